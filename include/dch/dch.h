@@ -1,0 +1,47 @@
+/*
+ * libdch: partition keys over nodes with distributed consistent hashing.
+ *
+ * This umbrella header includes every public header:
+ *   dch/version.h  DCH_VERSION_MAJOR/MINOR/PATCH, DCH_VERSION_STRING
+ *   dch/common.h   DCH_API, DCH_NODE_NONE, DCH_NAME_MAX, dch_allocator
+ *   dch/error.h    error codes and dch_strerror
+ *   dch/siphash.h  SipHash-2-4, the hash every client shares
+ *   dch/range.h    ownership as hash ranges, and the diff of two range lists
+ *   dch/map.h      the DCH equal-arc partition map (dch_map)
+ *
+ * How the pieces fit: a key is hashed with SipHash-2-4 under a key that every
+ * client shares; the 64-bit hash is routed by a map (or a ring) to a member
+ * id. Both schemes can list their ownership as ranges of the hash space, and
+ * the diff of two such lists is the exact migration plan between them.
+ *
+ * Threading contract: libdch has no global state. Functions taking a const
+ * object only read it, so any number of threads may use an object that no
+ * thread changes. A function taking a non-const object must not run
+ * concurrently with any other call on that object. To update under readers,
+ * clone, change the clone, and publish it (see map.h).
+ *
+ * Errors: functions that can fail return DCH_OK or a negative DCH_E* code and
+ * leave their object exactly as it was on failure.
+ */
+#ifndef DCH_DCH_H
+#define DCH_DCH_H
+
+#include "dch/version.h" /* generated into the build tree */
+#include "common.h"
+#include "error.h"
+#include "siphash.h"
+#include "range.h"
+#include "map.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The version of the library linked in, as "MAJOR.MINOR.PATCH". */
+DCH_API const char *dch_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DCH_DCH_H */

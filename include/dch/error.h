@@ -1,0 +1,48 @@
+/*
+ * libdch error codes.
+ *
+ * Every call that can fail returns DCH_OK (0) or one of the negative codes
+ * below; there is no global "last error". A call that fails leaves its object
+ * exactly as it was. Codes and their messages come from the single list
+ * DCH_ERROR_LIST so that they cannot drift apart.
+ */
+#ifndef DCH_ERROR_H
+#define DCH_ERROR_H
+
+#include "common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* X(name, value, message) */
+#define DCH_ERROR_LIST(X)                                                     \
+    X(DCH_OK, 0, "success")                                                   \
+    X(DCH_EINVAL, -1, "invalid argument")                                     \
+    X(DCH_ENOMEM, -2, "out of memory")                                        \
+    X(DCH_EEXIST, -3, "name already in use")                                  \
+    X(DCH_ENOENT, -4, "no such member")                                       \
+    X(DCH_EFULL, -5, "over a documented limit")                               \
+    X(DCH_ECORRUPT, -6, "data is damaged or not a libdch map")                \
+    X(DCH_EVERSION, -7, "unsupported format version")                         \
+    X(DCH_EIO, -8, "input/output error")
+
+enum dch_error {
+#define DCH__ERROR_ENUM(name, value, message) name = (value),
+    DCH_ERROR_LIST(DCH__ERROR_ENUM)
+#undef DCH__ERROR_ENUM
+};
+
+/**
+ * A short English description of an error code.
+ *
+ * Never returns NULL: an unknown code gives "unknown error". The string is
+ * static and must not be freed.
+ */
+DCH_API const char *dch_strerror(int code);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DCH_ERROR_H */

@@ -1,0 +1,224 @@
+/*
+ * The DCH partition map: distributed consistent hashing with equal arcs.
+ *
+ * The 64-bit hash space is cut into `units` minimum arc units of
+ * `slots_per_unit` slots each, P = units * slots_per_unit slots in all. Slot s
+ * covers hashes [s * 2^64 / P, (s + 1) * 2^64 / P), so a hash's slot is its
+ * top log2(P) bits and lookup is a shift and one table read. Every slot is
+ * owned by one member, and every member owns a slice of every unit in
+ * proportion to its weight. When a member joins, every existing member hands
+ * it an equal sliver; when one leaves, its slots are shared out over all the
+ * survivors. Nothing else ever moves, so migration is always the minimum.
+ *
+ * The slot table is a pure function of the config and the sequence of calls
+ * that built it (ties are broken by id, arithmetic is exact). Two clients
+ * therefore agree only if they applied the same calls in the same order: in a
+ * cluster, share the map itself (see dch_map_epoch), do not rebuild it.
+ *
+ * Members: names are non-empty NUL-terminated strings of at most DCH_NAME_MAX
+ * bytes, unique within a map. Ids are small integers, the lowest free one is
+ * given on add, and an id is stable while its member stays. A member of
+ * weight 0 is kept but owns nothing.
+ *
+ * Limits: at most DCH_MAP_MAX_NODES members, at most DCH_MAP_MAX_SLOTS slots,
+ * and the sum of all weights at most UINT32_MAX.
+ *
+ * Threads: every function that takes `const dch_map *` only reads (there is no
+ * lazy state), so any number of threads may look up in a map that nobody
+ * changes. To change a map under readers: dch_map_clone it, change the clone,
+ * publish the clone through an atomic pointer, and free the old map once no
+ * reader can still hold it.
+ */
+#ifndef DCH_MAP_H
+#define DCH_MAP_H
+
+#include "common.h"
+#include "range.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Most members a map holds (ids 0 .. DCH_MAP_MAX_NODES - 1). */
+#define DCH_MAP_MAX_NODES 65535u
+/** Most slots (units * slots_per_unit) a map may have. */
+#define DCH_MAP_MAX_SLOTS (1u << 24)
+
+/** Opaque partition map. */
+typedef struct dch_map dch_map;
+
+/** Map configuration; fixed for the map's life. */
+typedef struct dch_map_config {
+    /** Minimum arc units: a power of two >= 1. Default 1024. */
+    uint32_t units;
+    /** Slots per unit: a power of two >= 1. Default 64. */
+    uint32_t slots_per_unit;
+    /** SipHash-2-4 key that every client of the map shares. Default all zero. */
+    uint8_t hash_key[16];
+    /** Allocator for everything the map holds; NULL means libc. */
+    const dch_allocator *allocator;
+} dch_map_config;
+
+/**
+ * Fill `cfg` with the defaults: 1024 units of 64 slots (65,536 slots, a
+ * 128 KiB table that stays cache-resident), a zero hash key, libc allocation.
+ */
+DCH_API void dch_map_config_default(dch_map_config *cfg);
+
+/**
+ * Create an empty map.
+ *
+ * @param[out] out  the new map, owned by the caller (free with dch_map_free).
+ * @param cfg       the config, copied; NULL means dch_map_config_default.
+ * @return DCH_OK; DCH_EINVAL if out is NULL, units or slots_per_unit is not a
+ *         power of two, or an allocator lacks a function; DCH_EFULL if
+ *         units * slots_per_unit exceeds DCH_MAP_MAX_SLOTS; DCH_ENOMEM.
+ *         On error *out is left untouched.
+ */
+DCH_API int dch_map_new(dch_map **out, const dch_map_config *cfg);
+
+/** Free a map and everything it holds. NULL is a no-op. */
+DCH_API void dch_map_free(dch_map *m);
+
+/**
+ * Deep copy of a map, with the same allocator, members, ids, slot table and
+ * epoch. O(P + N).
+ *
+ * @return DCH_OK, DCH_EINVAL (a NULL argument), DCH_ENOMEM.
+ */
+DCH_API int dch_map_clone(dch_map **out, const dch_map *m);
+
+/**
+ * Add a member.
+ *
+ * The member gets the lowest free id. With a positive weight it takes its
+ * share of every unit, and every slot it takes comes from an existing member:
+ * the slots that move are exactly the ones it now owns. The name is copied.
+ * O(P + N + moved slots * S).
+ *
+ * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes.
+ * @param weight  0 .. UINT32_MAX; 0 adds a member that owns nothing.
+ * @param[out] id_out  the new member's id; may be NULL.
+ * @return DCH_OK; DCH_EINVAL (NULL map or name, empty or over-long name);
+ *         DCH_EEXIST (name in use); DCH_EFULL (DCH_MAP_MAX_NODES members
+ *         already, or the weight sum would pass UINT32_MAX); DCH_ENOMEM.
+ */
+DCH_API int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
+                             uint32_t *id_out);
+
+/**
+ * Remove a member. Its slots are shared out over all the remaining members of
+ * positive weight, each receiving in proportion to its weight; no other slot
+ * moves. When no member of positive weight remains, every slot becomes
+ * unowned. The id becomes free. O(P + moved slots * N).
+ *
+ * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT (id is not a member),
+ *         DCH_ENOMEM.
+ */
+DCH_API int dch_map_remove_node(dch_map *m, uint32_t id);
+
+/**
+ * Change a member's weight. Slots move only to the member (weight raised) or
+ * only from it (weight lowered), never between other members. Weight 0 drains
+ * the member but keeps it. Setting the current weight changes nothing.
+ *
+ * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT, DCH_EFULL (the weight sum
+ *         would pass UINT32_MAX), DCH_ENOMEM.
+ */
+DCH_API int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight);
+
+/**
+ * Find a member by name. O(log N).
+ *
+ * @return DCH_OK, DCH_EINVAL (a NULL argument or a name that is empty or
+ *         longer than DCH_NAME_MAX), DCH_ENOENT.
+ */
+DCH_API int dch_map_find_node(const dch_map *m, const char *name,
+                              uint32_t *id_out);
+
+/**
+ * A member's name, or NULL if `id` is not a member. Borrowed: valid until the
+ * member is removed or the map freed.
+ */
+DCH_API const char *dch_map_node_name(const dch_map *m, uint32_t id);
+
+/** A member's weight; 0 if `id` is not a member. */
+DCH_API uint32_t dch_map_node_weight(const dch_map *m, uint32_t id);
+
+/** How many slots a member owns; 0 if `id` is not a member. */
+DCH_API uint32_t dch_map_node_slots(const dch_map *m, uint32_t id);
+
+/** Number of members, including those of weight 0. */
+DCH_API uint32_t dch_map_node_count(const dch_map *m);
+
+/**
+ * One past the highest id in use (0 for an empty map): every member's id is
+ * below it, so `for (id = 0; id < dch_map_id_limit(m); id++)` with a
+ * dch_map_node_name check visits every member.
+ */
+DCH_API uint32_t dch_map_id_limit(const dch_map *m);
+
+/** Sum of all members' weights. */
+DCH_API uint32_t dch_map_total_weight(const dch_map *m);
+
+/** The map's config (allocator included). */
+DCH_API void dch_map_get_config(const dch_map *m, dch_map_config *cfg);
+
+/** P, the number of slots (units * slots_per_unit). */
+DCH_API uint32_t dch_map_slot_count(const dch_map *m);
+
+/** Owner of slot `slot`; DCH_NODE_NONE if unowned or slot >= P. */
+DCH_API uint32_t dch_map_slot_owner(const dch_map *m, uint32_t slot);
+
+/** The slot a hash falls in: its top log2(P) bits. */
+DCH_API uint32_t dch_map_slot_of(const dch_map *m, uint64_t hash);
+
+/** SipHash-2-4 of a key under the map's hash_key. key may be NULL if len is 0. */
+DCH_API uint64_t dch_map_hash(const dch_map *m, const void *key, size_t len);
+
+/**
+ * The member that owns a hash: O(1), a shift and one table read.
+ * DCH_NODE_NONE when no member has a positive weight.
+ */
+DCH_API uint32_t dch_map_lookup_hash(const dch_map *m, uint64_t hash);
+
+/** dch_map_lookup_hash(m, dch_map_hash(m, key, len)). */
+DCH_API uint32_t dch_map_lookup(const dch_map *m, const void *key, size_t len);
+
+/**
+ * Ownership as ranges (see range.h): ascending, adjacent slots of one owner
+ * merged, covering the hash space exactly once. Writes at most `cap` ranges
+ * to `out` and always sets *count_out to the number of ranges there are, so a
+ * first call with out = NULL, cap = 0 sizes the array. O(P).
+ *
+ * @return DCH_OK, DCH_EINVAL (NULL m or count_out, or out NULL with cap > 0),
+ *         DCH_EFULL (cap too small: the first cap ranges were written).
+ */
+DCH_API int dch_map_ranges(const dch_map *m, dch_range *out, size_t cap,
+                           size_t *count_out);
+
+/**
+ * Call fn for each range of dch_map_ranges in order, without allocating.
+ * A non-zero return from fn stops the walk and is returned. O(P).
+ *
+ * @return DCH_OK, DCH_EINVAL (NULL m or fn), or fn's non-zero value.
+ */
+DCH_API int dch_map_foreach_range(const dch_map *m,
+                                  int (*fn)(const dch_range *r, void *ctx),
+                                  void *ctx);
+
+/**
+ * The map's epoch: 0 for a new map, incremented by every call that changes
+ * members, weights or slots. Clients that share a map compare epochs to tell
+ * which copy is newer.
+ */
+DCH_API uint64_t dch_map_epoch(const dch_map *m);
+
+/** Bytes the map holds through its allocator (table, members, names). */
+DCH_API size_t dch_map_memory(const dch_map *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DCH_MAP_H */

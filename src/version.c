@@ -1,0 +1,7 @@
+/* The library's version, as built (the header's macros give the version compiled against). */
+#include "dch/dch.h"
+
+const char *dch_version(void)
+{
+    return DCH_VERSION_STRING;
+}
