@@ -8,6 +8,7 @@
  *   dch/siphash.h  SipHash-2-4, the hash every client shares
  *   dch/range.h    ownership as hash ranges, and the diff of two range lists
  *   dch/map.h      the DCH equal-arc partition map (dch_map)
+ *   dch/ring.h     the classic consistent-hash ring (dch_ring), for comparison
  *
  * How the pieces fit: a key is hashed with SipHash-2-4 under a key that every
  * client shares; the 64-bit hash is routed by a map (or a ring) to a member
@@ -32,6 +33,7 @@
 #include "siphash.h"
 #include "range.h"
 #include "map.h"
+#include "ring.h"
 
 #ifdef __cplusplus
 extern "C" {
