@@ -39,11 +39,12 @@
 #include "dch/siphash.h"
 
 #include "alloc.h"
+#include "map_internal.h"
 
 #include <string.h>
 
 /* Owner entry of an unowned slot; never a member id (ids stop at 65534). */
-#define NONE16 UINT16_C(0xFFFF)
+#define NONE16 DCH__MAP_UNOWNED
 
 typedef struct member {
     char *name; /* NULL when the id is free */
@@ -604,6 +605,11 @@ static uint64_t plan_units(move *mv)
         }
     }
 
+    /* With equal weights every soft band is kept, so others outside theirs
+     * force moves. With unequal weights the soft bands can conflict with
+     * monotone movement and with the global shares, so only the hard bands
+     * force; the soft ones are preferred in the passes that follow. */
+    const int soft = mv->max_tier == 1;
     uint64_t sum_min = 0, sum_room = 0;
     for (uint32_t u = 0; u < m->units; u++) {
         unit_count(mv, u);
@@ -630,7 +636,7 @@ static uint64_t plan_units(move *mv)
              * far as x's ceiling allows, and must shed what is above their
              * hard bands; x may rise to its ceiling while others stay at or
              * above their floors. */
-            const uint32_t must_soft = (uint32_t)(held - held_hi);
+            const uint32_t must_soft = soft ? (uint32_t)(held - held_hi) : 0;
             const uint32_t must_hard = (uint32_t)(held - held_hi1);
             const uint32_t can = (uint32_t)(held - held_lo);
             const uint32_t need_x = xlo > cx ? xlo - cx : 0;
@@ -642,7 +648,7 @@ static uint64_t plan_units(move *mv)
             /* x must shed what is above its ceiling and may fall to its
              * floor; others below their floors are filled as far as x's
              * floor allows, and must be filled up to their hard bands. */
-            const uint32_t must_soft = (uint32_t)(lo_sum - held_lo);
+            const uint32_t must_soft = soft ? (uint32_t)(lo_sum - held_lo) : 0;
             const uint32_t must_hard = (uint32_t)(lo1_sum - held_lo1);
             const uint32_t can = (uint32_t)(hi_sum - held_hi);
             const uint32_t excess = cx > xhi ? cx - xhi : 0;
@@ -1137,5 +1143,85 @@ int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
     if (moving)
         move_release(&mv);
     m->epoch++;
+    return DCH_OK;
+}
+
+/* ---- Assembly from parts (map files) ---------------------------------- */
+
+const uint16_t *dch__map_owner_table(const dch_map *m)
+{
+    return m->owner;
+}
+
+int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
+                      uint32_t id_limit, const char *const *names,
+                      const uint32_t *weights, const uint16_t *owner)
+{
+    if (out == NULL || cfg == NULL || owner == NULL ||
+        (id_limit > 0 && (names == NULL || weights == NULL)))
+        return DCH_EINVAL;
+    if (id_limit > DCH_MAP_MAX_NODES || (id_limit > 0 && names[id_limit - 1] == NULL))
+        return DCH_ECORRUPT;
+    uint64_t total = 0;
+    for (uint32_t id = 0; id < id_limit; id++) {
+        if (names[id] == NULL ? weights[id] != 0 : dch__name_length(names[id]) == SIZE_MAX)
+            return DCH_ECORRUPT;
+        total += weights[id];
+    }
+    if (total > UINT32_MAX)
+        return DCH_ECORRUPT;
+
+    dch_map *m;
+    int rc = dch_map_new(&m, cfg);
+    if (rc != DCH_OK)
+        return rc;
+    for (uint32_t s = 0; s < m->slots; s++) {
+        const uint16_t o = owner[s];
+        if (total == 0 ? o != NONE16 : (o >= id_limit || names[o] == NULL || weights[o] == 0)) {
+            dch_map_free(m);
+            return DCH_ECORRUPT;
+        }
+    }
+    /* Members in id order; uniqueness is checked as each name is placed. */
+    member *mb;
+    uint16_t *bn;
+    const int cap = reserve_ids(m, id_limit, &mb, &bn);
+    if (cap < 0) {
+        dch_map_free(m);
+        return cap;
+    }
+    if (mb != NULL) {
+        m->members = mb;
+        m->by_name = bn;
+        m->id_cap = (uint32_t)cap;
+    }
+    for (uint32_t id = 0; id < id_limit; id++) {
+        if (names[id] == NULL)
+            continue;
+        int found;
+        const uint32_t pos = name_position(m, names[id], &found);
+        const size_t len = strlen(names[id]);
+        char *copy = found ? NULL : dch__strdup(m->cfg.allocator, names[id], len);
+        if (copy == NULL) {
+            m->id_limit = id; /* free what was placed so far */
+            dch_map_free(m);
+            return found ? DCH_ECORRUPT : DCH_ENOMEM;
+        }
+        memmove(m->by_name + pos + 1, m->by_name + pos,
+                (size_t)(m->count - pos) * sizeof *m->by_name);
+        m->by_name[pos] = (uint16_t)id;
+        m->members[id].name = copy;
+        m->members[id].weight = weights[id];
+        m->count++;
+        m->name_bytes += len + 1;
+    }
+    m->id_limit = id_limit;
+    m->total_weight = (uint32_t)total;
+    memcpy(m->owner, owner, (size_t)m->slots * sizeof *owner);
+    for (uint32_t s = 0; s < m->slots; s++)
+        if (owner[s] != NONE16)
+            m->members[owner[s]].slots++;
+    m->epoch = epoch;
+    *out = m;
     return DCH_OK;
 }
