@@ -10,6 +10,7 @@
  *   dch/map.h      the DCH equal-arc partition map (dch_map)
  *   dch/map_file.h map files (save, load, atomic file replacement) and the
  *                  routing fingerprint
+ *   dch/map_diff.h migration plans between two maps, by member name
  *   dch/ring.h     the classic consistent-hash ring (dch_ring), for comparison
  *
  * How the pieces fit: a key is hashed with SipHash-2-4 under a key that every
@@ -36,6 +37,7 @@
 #include "range.h"
 #include "map.h"
 #include "map_file.h"
+#include "map_diff.h"
 #include "ring.h"
 
 #ifdef __cplusplus
