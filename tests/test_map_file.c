@@ -1278,3 +1278,92 @@ Test(map_file, damaged_files_are_refused)
     unlink(path);
     rmdir(dir);
 }
+
+/* ---- Golden files ----------------------------------------------------- */
+
+/*
+ * Every tests/golden/NAME.dchmap has a NAME.expect, written when the file was
+ * made (tests/golden/generate.sh), holding lines
+ *   epoch E | fingerprint HEX | member ID WEIGHT SLOTS NAME | route KEY NAME
+ * (NAME "-" for no owner). Every later version must load the file and route
+ * exactly so; a version that still writes format 1 must write the same bytes.
+ */
+static void check_golden(const char *dir, const char *base)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.dchmap", dir, base);
+    dch_map *m = NULL;
+    cr_assert_eq(dch_map_load_file(&m, path), DCH_OK, "%s does not load", path);
+    snprintf(path, sizeof path, "%s/%s.expect", dir, base);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", path);
+    char line[1024];
+    int routes = 0, members = 0, have_fp = 0, have_epoch = 0;
+    while (fgets(line, sizeof line, f)) {
+        char a[300], b[300];
+        unsigned long long v;
+        unsigned id, weight, slots;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (sscanf(line, "epoch %llu", &v) == 1) {
+            cr_assert_eq(dch_map_epoch(m), v, "%s: epoch", base);
+            have_epoch = 1;
+        } else if (sscanf(line, "fingerprint %llx", &v) == 1) {
+            cr_assert_eq(dch_map_fingerprint(m), v, "%s: fingerprint", base);
+            have_fp = 1;
+        } else if (sscanf(line, "member %u %u %u %299s", &id, &weight, &slots, a) == 4) {
+            cr_assert_str_eq(dch_map_node_name(m, id), a, "%s: member %u", base, id);
+            cr_assert_eq(dch_map_node_weight(m, id), weight, "%s: member %u", base, id);
+            cr_assert_eq(dch_map_node_slots(m, id), slots, "%s: member %u", base, id);
+            members++;
+        } else if (sscanf(line, "route %299s %299s", a, b) == 2) {
+            const uint32_t owner = dch_map_lookup(m, a, strlen(a));
+            const char *name = dch_map_node_name(m, owner);
+            cr_assert_str_eq(name ? name : "-", b, "%s: key %s", base, a);
+            routes++;
+        } else {
+            cr_assert_fail("%s: unreadable line: %s", path, line);
+        }
+    }
+    fclose(f);
+    cr_assert(have_fp && have_epoch && routes >= 50, "%s: incomplete expectations", base);
+    cr_assert_eq((uint32_t)members, dch_map_node_count(m), "%s: members listed", base);
+
+    if (DCH_MAP_FORMAT_VERSION == 1) {
+        snprintf(path, sizeof path, "%s/%s.dchmap", dir, base);
+        f = fopen(path, "rb");
+        cr_assert_not_null(f);
+        static uint8_t file[1 << 20];
+        const size_t flen = fread(file, 1, sizeof file, f);
+        fclose(f);
+        size_t len;
+        uint8_t *again = save_map(m, &len);
+        cr_assert(len == flen && memcmp(again, file, len) == 0,
+                  "%s: saving it again gives other bytes", base);
+        free(again);
+    }
+    dch_map_free(m);
+}
+
+Test(map_file, golden_files_load_and_route_as_recorded)
+{
+    const char *dir = DCH_SOURCE_DIR "/tests/golden";
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const size_t n = strlen(e->d_name);
+        if (n > 7 && strcmp(e->d_name + n - 7, ".dchmap") == 0) {
+            char base[256];
+            snprintf(base, sizeof base, "%.*s", (int)(n - 7), e->d_name);
+            check_golden(dir, base);
+            files++;
+        } else if (n > 7 && strcmp(e->d_name + n - 7, ".expect") == 0) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%.*s.dchmap", dir, (int)(n - 7), e->d_name);
+            cr_assert_eq(access(path, R_OK), 0, "%s has no map file", e->d_name);
+        }
+    }
+    closedir(d);
+    cr_assert_geq(files, 5, "golden files found: %d", files);
+}
