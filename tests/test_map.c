@@ -187,7 +187,9 @@ static void check_invariants(const dch_map *m, const snapshot *before,
                      moved, delta);
     }
 
-    if (W > 0) {
+    /* With unequal weights the balance bounds are promised only from 8 slots
+     * per unit up (NOTES.md gives a counterexample with 4). */
+    if (W > 0 && (equal || S >= 8)) {
         /* Global balance. */
         const double bound_g = equal ? 2.0 : 4.0;
         for (uint32_t id = 0; id < limit; id++) {
