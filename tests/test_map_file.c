@@ -598,8 +598,8 @@ static dch_map *small_map(void)
 {
     dch_map_config cfg;
     dch_map_config_default(&cfg);
-    cfg.units = 8;
-    cfg.slots_per_unit = 4;
+    cfg.units = 4;
+    cfg.slots_per_unit = 8; /* unequal weights: the balance bound applies */
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)(3 * i + 1);
     dch_map *m;
@@ -827,36 +827,72 @@ Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected)
     dch_map_free(m);
 }
 
-Test(map_file, the_balance_bound_is_exact)
+/*
+ * Two members in 64 slots with weights wa, wb, a owning `a_slots` of them
+ * (the first ones), as bytes with a valid checksum.
+ */
+static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint32_t wb,
+                                uint32_t a_slots, size_t *len)
 {
-    /* Two members of weight 1 in 64 slots: the ideal is 32 each. */
     dch_map_config cfg;
     dch_map_config_default(&cfg);
-    cfg.units = 8;
-    cfg.slots_per_unit = 8;
+    cfg.units = units;
+    cfg.slots_per_unit = spu;
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
-    cr_assert_eq(dch_map_add_node(m, "b", 1, NULL), DCH_OK);
-    size_t len;
-    uint8_t *bytes = save_map(m, &len);
-    for (uint32_t a_slots = 26; a_slots <= 38; a_slots++) {
-        doc d;
-        doc_parse(bytes, len, &d);
-        for (uint32_t s = 0; s < d.P; s++)
-            d.owner[s] = s < a_slots ? 0 : 1;
-        d.recs[0].slots = a_slots;
-        d.recs[1].slots = 64 - a_slots;
-        size_t blen;
-        uint8_t *b = doc_write(&d, -1, &blen);
-        const int dev = (int)a_slots - 32;
-        expect_load(b, blen, dev > -4 && dev < 4 ? DCH_OK : DCH_ECORRUPT, "a's slots",
-                    (long)a_slots);
-        free(b);
-        doc_free(&d);
-    }
+    cr_assert_eq(dch_map_add_node(m, "a", wa, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "b", wb, NULL), DCH_OK);
+    size_t blen;
+    uint8_t *bytes = save_map(m, &blen);
+    doc d;
+    doc_parse(bytes, blen, &d);
+    for (uint32_t s = 0; s < d.P; s++)
+        d.owner[s] = s < a_slots ? 0 : 1;
+    d.recs[0].slots = a_slots;
+    d.recs[1].slots = d.P - a_slots;
+    uint8_t *b = doc_write(&d, -1, len);
+    doc_free(&d);
     free(bytes);
     dch_map_free(m);
+    return b;
+}
+
+Test(map_file, the_balance_bound_is_exact)
+{
+    /* Equal weights in 8 units of 8: the ideal is 32 slots each. */
+    for (uint32_t a_slots = 26; a_slots <= 38; a_slots++) {
+        size_t len;
+        uint8_t *b = two_member_file(8, 8, 1, 1, a_slots, &len);
+        const int dev = (int)a_slots - 32;
+        expect_load(b, len, dev > -4 && dev < 4 ? DCH_OK : DCH_ECORRUPT, "a's slots",
+                    (long)a_slots);
+        free(b);
+    }
+}
+
+Test(map_file, the_balance_bound_applies_where_the_map_promises_it)
+{
+    /* 64 slots, a owns 40 of them: 8 over an ideal of 32 with equal
+     * weights, 8 under an ideal of 48 with weights 3 : 1. */
+    const struct {
+        uint32_t units, spu, wa, wb;
+        int want;
+    } cases[] = {
+        {8, 8, 1, 1, DCH_ECORRUPT}, /* equal weights: always bounded */
+        {16, 4, 1, 1, DCH_ECORRUPT},
+        {64, 1, 5, 5, DCH_ECORRUPT},
+        {8, 8, 3, 1, DCH_ECORRUPT}, /* 8 slots per unit: bounded */
+        {4, 16, 3, 1, DCH_ECORRUPT},
+        {16, 4, 3, 1, DCH_OK}, /* unequal weights, fewer than 8: not */
+        {64, 1, 3, 1, DCH_OK},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t len;
+        uint8_t *b = two_member_file(cases[k].units, cases[k].spu, cases[k].wa, cases[k].wb, 40,
+                                     &len);
+        expect_load(b, len, cases[k].want, "balance case", (long)k);
+        free(b);
+    }
 }
 
 Test(map_file, malformed_run_tables_are_rejected)

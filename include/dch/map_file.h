@@ -52,7 +52,9 @@
  * 0, or an unowned one otherwise), a weight sum above UINT32_MAX, a stored
  * slot count that is not the member's count in the table, and a member
  * outside the balance bound |slots - P * w / W| < 4 (w its weight, W the
- * weight sum > 0) that every map built by map.h keeps.
+ * weight sum > 0) where map.h's moves keep it: when every positive weight
+ * is equal or a unit has at least 8 slots. (With unequal weights and fewer
+ * than 8 slots per unit no global bound holds, and none is checked.)
  */
 #ifndef DCH_MAP_FILE_H
 #define DCH_MAP_FILE_H
