@@ -581,7 +581,7 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
     /* A damaged map: every command that reads it says so. */
     size_t len;
     char *bytes = slurp(map, &len);
-    bytes[len / 2] ^= 0x40;
+    bytes[len / 2] = (char)(bytes[len / 2] ^ 0x40);
     FILE *f = fopen(map, "wb");
     fwrite(bytes, 1, len, f);
     fclose(f);

@@ -552,7 +552,7 @@ Test(map_file, fingerprint_ignores_epoch_and_encoding_but_not_routing_state)
         e.owner = malloc(d.P * sizeof *e.owner);
         memcpy(e.owner, d.owner, d.P * sizeof *e.owner);
         if (k == 0)
-            e.key[5] ^= 1;
+            e.key[5] = (uint8_t)(e.key[5] ^ 1u);
         if (k == 1)
             e.recs[0].name[0] = 'z';
         if (k == 2) {
@@ -675,7 +675,7 @@ Test(map_file, every_flipped_byte_and_bit_is_rejected)
     for (size_t i = 0; i < len; i++) {
         for (int bit = -1; bit < 8; bit++) {
             memcpy(p, bytes, len);
-            p[i] ^= bit < 0 ? 0xFF : (uint8_t)(1u << bit);
+            p[i] = (uint8_t)(p[i] ^ (bit < 0 ? 0xFFu : 1u << bit));
             /* A damaged version field reads as an unknown version; every
              * other change fails the magic, the length or the checksum. */
             expect_load(p, len, i >= 8 && i < 12 ? DCH_EVERSION : DCH_ECORRUPT, "flipped byte",
@@ -1300,7 +1300,7 @@ Test(map_file, damaged_files_are_refused)
     write_bytes(path, p, len);
     cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT);
     memcpy(p, bytes, len);
-    p[100 % len] ^= 0x10;
+    p[100 % len] = (uint8_t)(p[100 % len] ^ 0x10u);
     write_bytes(path, p, len);
     cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT);
     cr_assert_null(out);

@@ -122,11 +122,14 @@ DCH_API int dch_map_load_with(dch_map **out, const void *buf, size_t len,
  * any point leaves either the old file or the new one, complete, at `path`,
  * and possibly a stray temporary file, never a partial map. A file that
  * already exists at `path` keeps its permission bits; a new one gets 0666
- * less the umask. On failure the temporary file is removed and `path` is
- * untouched. POSIX only.
+ * less the umask. Everything is allocated before the first file operation.
+ * On failure the temporary file is removed and `path` is untouched, except
+ * when only the final flush of the directory fails: the new map is then in
+ * place but its rename may not survive a power loss. POSIX only.
  *
  * @return DCH_OK; DCH_EINVAL (a NULL argument or an empty path); DCH_EIO
- *         (a system call failed; errno says which way); DCH_ENOMEM.
+ *         (a system call failed; errno says which way); DCH_ENOMEM (nothing
+ *         was written).
  */
 DCH_API int dch_map_save_file(const dch_map *m, const char *path);
 
