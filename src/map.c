@@ -396,6 +396,12 @@ typedef struct move {
     uint32_t *start; /* per id + 1: where each owner's run begins in order */
     uint8_t *spent; /* per id: no slot left that it may give or take */
     uint32_t *parent, *queue; /* per id: breadth-first search of the repair */
+    uint32_t *band_lo, *band_hi; /* per id: soft band in a unit, new weights */
+    uint8_t *entry_ok; /* per moved entry: its counterparty may hand it over */
+    uint32_t *entry_seen; /* per moved entry: unit_version when entry_ok was set */
+    uint32_t *unit_version; /* per unit: bumped by every take-over there */
+    uint32_t *unit_stamp, *unit_held; /* per unit: cached count of one member */
+    uint32_t stamp;
     uint32_t *moved; /* slots moved so far in this call */
     uint16_t *moved_with; /* for each, the counterparty */
     uint32_t nmoved;
@@ -419,9 +425,25 @@ static int move_alloc(move *mv, dch_map *m, uint32_t id_limit)
     mv->moved_with = dch__alloc_array(a, m->slots, sizeof *mv->moved_with);
     mv->parent = dch__alloc_array(a, id_limit, sizeof *mv->parent);
     mv->queue = dch__alloc_array(a, id_limit, sizeof *mv->queue);
+    mv->band_lo = dch__alloc_array(a, id_limit, sizeof *mv->band_lo);
+    mv->band_hi = dch__alloc_array(a, id_limit, sizeof *mv->band_hi);
+    mv->entry_ok = dch__alloc_array(a, m->slots, sizeof *mv->entry_ok);
+    mv->entry_seen = dch__alloc_array(a, m->slots, sizeof *mv->entry_seen);
+    mv->unit_version = dch__alloc_array(a, m->units, sizeof *mv->unit_version);
+    mv->unit_stamp = dch__alloc_array(a, m->units, sizeof *mv->unit_stamp);
+    mv->unit_held = dch__alloc_array(a, m->units, sizeof *mv->unit_held);
     if (!mv->cnt || !mv->present || !mv->kmin || !mv->room || !mv->picks ||
         !mv->order || !mv->start || !mv->spent || !mv->moved || !mv->moved_with ||
-        !mv->parent || !mv->queue) {
+        !mv->parent || !mv->queue || !mv->band_lo || !mv->band_hi ||
+        !mv->entry_ok || !mv->unit_stamp || !mv->unit_held || !mv->entry_seen ||
+        !mv->unit_version) {
+        dch__free(a, mv->entry_seen);
+        dch__free(a, mv->unit_version);
+        dch__free(a, mv->entry_ok);
+        dch__free(a, mv->unit_stamp);
+        dch__free(a, mv->unit_held);
+        dch__free(a, mv->band_lo);
+        dch__free(a, mv->band_hi);
         dch__free(a, mv->parent);
         dch__free(a, mv->queue);
         dch__free(a, mv->moved);
@@ -437,6 +459,8 @@ static int move_alloc(move *mv, dch_map *m, uint32_t id_limit)
         return DCH_ENOMEM;
     }
     memset(mv->cnt, 0, (size_t)id_limit * sizeof *mv->cnt);
+    memset(mv->unit_stamp, 0, (size_t)m->units * sizeof *mv->unit_stamp);
+    memset(mv->unit_version, 0, (size_t)m->units * sizeof *mv->unit_version);
     return DCH_OK;
 }
 
@@ -455,6 +479,13 @@ static void move_release(move *mv)
     dch__free(a, mv->moved_with);
     dch__free(a, mv->parent);
     dch__free(a, mv->queue);
+    dch__free(a, mv->band_lo);
+    dch__free(a, mv->band_hi);
+    dch__free(a, mv->entry_ok);
+    dch__free(a, mv->entry_seen);
+    dch__free(a, mv->unit_version);
+    dch__free(a, mv->unit_stamp);
+    dch__free(a, mv->unit_held);
 }
 
 /* Count the owners of unit u into cnt/present (x included). */
@@ -488,12 +519,23 @@ static uint32_t held_in_unit(const dch_map *m, uint32_t u, uint32_t id)
     return c;
 }
 
-/* Soft band [lo, hi] = [floor(s), ceil(s)] of s = S * w / W. */
-static void soft_band(const move *mv, uint32_t w, uint32_t *lo, uint32_t *hi)
+/* Compute every member's soft band [floor(s), ceil(s)], s = S * w / W, once
+ * per move: the passes consult them per slot. */
+static void compute_bands(move *mv)
 {
-    const uint64_t num = (uint64_t)mv->m->spu * w;
-    *lo = (uint32_t)(num / mv->W);
-    *hi = *lo + (num % mv->W != 0);
+    const dch_map *m = mv->m;
+    for (uint32_t id = 0; id < mv->id_limit; id++) {
+        const uint64_t num = (uint64_t)m->spu * m->members[id].weight;
+        mv->band_lo[id] = (uint32_t)(num / mv->W);
+        mv->band_hi[id] = mv->band_lo[id] + (num % mv->W != 0);
+    }
+}
+
+/* Soft band [lo, hi] of member id. */
+static void soft_band(const move *mv, uint32_t id, uint32_t *lo, uint32_t *hi)
+{
+    *lo = mv->band_lo[id];
+    *hi = mv->band_hi[id];
 }
 
 /* count * W - share * w: the member's deviation from its share, times W. */
@@ -515,10 +557,10 @@ static int64_t need(const move *mv, const member *mb)
  * move is forced (outside the soft band), 1 if it stays inside the soft band,
  * 2 if it stays inside the hard band, 3 otherwise. Lower is better.
  */
-static int tier(const move *mv, uint32_t c, uint32_t w)
+static int tier(const move *mv, uint32_t c, uint32_t id)
 {
     uint32_t lo, hi;
-    soft_band(mv, w, &lo, &hi);
+    soft_band(mv, id, &lo, &hi);
     if (mv->grow) { /* the member gives */
         if (c > hi)
             return 0;
@@ -567,7 +609,7 @@ static uint32_t pick_in_unit(const move *mv)
             continue;
         const uint32_t c = mv->cnt[id];
         const int64_t local = deviation(c, m->spu, mb->weight, mv->W);
-        rank r = {tier(mv, c, mb->weight), need(mv, mb),
+        rank r = {tier(mv, c, id), need(mv, mb),
                   mv->grow ? local : -local, id};
         if (rank_better(&r, &best))
             best = r;
@@ -595,7 +637,7 @@ static uint64_t plan_units(move *mv)
     dch_map *m = mv->m;
     const member *xm = &m->members[mv->x];
     uint32_t xlo, xhi;
-    soft_band(mv, xm->weight, &xlo, &xhi);
+    soft_band(mv, mv->x, &xlo, &xhi);
 
     /* Shrink: members absent from a unit hold 0 there, so the receivers'
      * floors and ceilings are summed once and corrected per unit. */
@@ -606,7 +648,7 @@ static uint64_t plan_units(move *mv)
             if (id == mv->x || mb->weight == 0)
                 continue;
             uint32_t lo, hi;
-            soft_band(mv, mb->weight, &lo, &hi);
+            soft_band(mv, id, &lo, &hi);
             lo_sum += lo;
             hi_sum += hi;
             lo1_sum += lo > 0 ? lo - 1 : 0;
@@ -630,7 +672,7 @@ static uint64_t plan_units(move *mv)
             if (id == mv->x)
                 continue;
             uint32_t lo, hi;
-            soft_band(mv, m->members[id].weight, &lo, &hi);
+            soft_band(mv, id, &lo, &hi);
             const uint32_t c = mv->cnt[id];
             held += c;
             held_lo += min_u32(c, lo);
@@ -835,7 +877,7 @@ static int place_one(move *mv, uint32_t id, uint32_t from, int max_tier)
         if (m->owner[s] != owner || mv->room[u] == 0)
             continue;
         const uint32_t c = held_in_unit(m, u, id);
-        if (tier(mv, c, m->members[id].weight) > max_tier)
+        if (tier(mv, c, id) > max_tier)
             continue;
         move_slot(mv, s, id);
         mv->room[u]--;
@@ -875,32 +917,45 @@ static void apply_extra(move *mv, uint64_t extra)
 }
 
 /*
- * Whether counterparty `to` can take over moved entry i from its current
- * counterparty `from`, both staying within their soft bands widened by
- * `slack`: for a grow, `to` gives x a slot in that unit instead and `from`
- * keeps its own; for a shrink, x's slot goes to `to` instead of `from`.
+ * Whether moved entry i's counterparty can hand it over, staying within its
+ * soft band widened by `slack`: for a grow it gets its slot back, for a
+ * shrink it gives x's slot back.
  */
-static int can_take_over(const move *mv, uint32_t i, uint32_t to, uint32_t slack)
+static int can_hand_over(const move *mv, uint32_t i, uint32_t slack)
 {
     const dch_map *m = mv->m;
     const uint32_t s = mv->moved[i], from = mv->moved_with[i];
-    if (to == from || m->owner[s] != (mv->grow ? mv->x : from))
+    if (m->owner[s] != (mv->grow ? mv->x : from))
         return 0;
-    const uint32_t u = s / m->spu;
-    uint32_t lo_t, hi_t, lo_f, hi_f;
-    soft_band(mv, m->members[to].weight, &lo_t, &hi_t);
-    soft_band(mv, m->members[from].weight, &lo_f, &hi_f);
-    const uint32_t ct = held_in_unit(m, u, to), cf = held_in_unit(m, u, from);
-    if (mv->grow)
-        return ct > 0 && ct + slack > lo_t && cf < hi_f + slack;
-    return ct < hi_t + slack && cf + slack > lo_f;
+    const uint32_t cf = held_in_unit(m, s / m->spu, from);
+    return mv->grow ? cf < mv->band_hi[from] + slack : cf + slack > mv->band_lo[from];
 }
 
-/* Hand moved entry i from its counterparty to `to` (see can_take_over). */
+/*
+ * Whether `to` can take over moved entry i, staying within its soft band
+ * widened by `slack`: for a grow it gives x a slot of that unit instead, for
+ * a shrink it receives x's slot. Its count in the unit is cached per stamp.
+ */
+static int can_take(move *mv, uint32_t i, uint32_t to, uint32_t slack)
+{
+    const dch_map *m = mv->m;
+    const uint32_t u = mv->moved[i] / m->spu;
+    if (mv->unit_stamp[u] != mv->stamp) {
+        mv->unit_stamp[u] = mv->stamp;
+        mv->unit_held[u] = held_in_unit(m, u, to);
+    }
+    const uint32_t ct = mv->unit_held[u];
+    if (mv->grow)
+        return ct > 0 && ct + slack > mv->band_lo[to];
+    return ct < mv->band_hi[to] + slack;
+}
+
+/* Hand moved entry i from its counterparty to `to` (see can_take). */
 static void take_over(move *mv, uint32_t i, uint32_t to)
 {
     dch_map *m = mv->m;
     const uint32_t s = mv->moved[i], from = mv->moved_with[i];
+    mv->unit_version[s / m->spu]++;
     if (mv->grow) {
         /* `from` gets its slot back; `to` gives its first slot in the unit. */
         const uint32_t u = s / m->spu;
@@ -937,35 +992,54 @@ static void repair(move *mv, uint32_t slack)
     dch_map *m = mv->m;
     uint32_t *via = mv->cnt; /* entry each member was reached through; cnt
                               * is free between units and zeroed after */
+    for (uint32_t i = 0; i < mv->nmoved; i++)
+        mv->entry_seen[i] = mv->unit_version[mv->moved[i] / m->spu] - 1;
+    unsigned failures = 0;
+    const int64_t gap = (int64_t)mv->W * (mv->max_tier == 1 ? 1 : 2);
     memset(mv->spent, 0, mv->id_limit);
     for (;;) {
         const uint32_t a = pick_global(mv);
-        if (a == UINT32_MAX)
+        /* Each search costs O(members * moves * S); after a few members in
+         * need that no chain can help, the rest are given up on. */
+        if (a == UINT32_MAX || failures >= 4)
             break;
         const int64_t need_a = need(mv, &m->members[a]);
-        /* Nothing to gain unless some counterparty has a slot less need. */
+        /* Nothing to gain unless some counterparty has a slot less need
+         * (two slots with unequal weights, whose bound is looser: searches
+         * that cannot succeed are what repairs cost). */
         int64_t least = need_a;
         for (uint32_t i = 0; i < mv->nmoved; i++) {
             const int64_t nb = need(mv, &m->members[mv->moved_with[i]]);
             least = nb < least ? nb : least;
         }
-        if (need_a - least <= (int64_t)mv->W)
+        if (need_a - least <= gap)
             break;
         for (uint32_t id = 0; id < mv->id_limit; id++)
             via[id] = UINT32_MAX;
+        for (uint32_t i = 0; i < mv->nmoved; i++) {
+            const uint32_t u = mv->moved[i] / m->spu;
+            if (mv->entry_seen[i] != mv->unit_version[u]) {
+                mv->entry_seen[i] = mv->unit_version[u];
+                mv->entry_ok[i] = (uint8_t)can_hand_over(mv, i, slack);
+            }
+        }
         uint32_t head = 0, tail = 0, found = UINT32_MAX;
         mv->queue[tail++] = a;
         via[a] = mv->nmoved; /* visited, reached through no entry */
-        while (head < tail && found == UINT32_MAX) {
+        /* The search expands at most 32 members: enough for the chains
+         * balance needs, and it bounds the cost at 32 * (moves + P). */
+        while (head < tail && head < 32 && found == UINT32_MAX) {
             const uint32_t c = mv->queue[head++];
+            mv->stamp++;
             for (uint32_t i = 0; i < mv->nmoved; i++) {
                 const uint32_t b = mv->moved_with[i];
-                if (via[b] != UINT32_MAX || !can_take_over(mv, i, c, slack))
+                if (via[b] != UINT32_MAX || b == c || !mv->entry_ok[i] ||
+                    !can_take(mv, i, c, slack))
                     continue;
                 via[b] = i;
                 mv->parent[b] = c;
                 mv->queue[tail++] = b;
-                if (need_a - need(mv, &m->members[b]) > (int64_t)mv->W) {
+                if (need_a - need(mv, &m->members[b]) > gap) {
                     found = b;
                     break;
                 }
@@ -973,20 +1047,28 @@ static void repair(move *mv, uint32_t slack)
         }
         if (found == UINT32_MAX) {
             mv->spent[a] = 1;
+            failures++;
             continue;
         }
         /* Shift from the far end. Each step is checked again, as steps
          * before it may have touched the same unit; a chain that no longer
          * holds stops there, every step taken still a valid move. */
         uint32_t b = found;
-        while (b != a && can_take_over(mv, via[b], mv->parent[b], slack)) {
+        for (;;) {
+            if (b == a || !can_hand_over(mv, via[b], slack))
+                break;
+            mv->stamp++;
+            if (!can_take(mv, via[b], mv->parent[b], slack))
+                break;
             take_over(mv, via[b], mv->parent[b]);
             b = mv->parent[b];
         }
-        if (b != a)
+        if (b != a) {
             mv->spent[a] = 1;
-        else
+            failures++;
+        } else {
             memset(mv->spent, 0, mv->id_limit);
+        }
     }
     memset(mv->cnt, 0, (size_t)mv->id_limit * sizeof *mv->cnt);
 }
@@ -1041,6 +1123,7 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, move *mv)
         mv->x = x;
         mv->W = (uint64_t)others + w;
         xm->weight = w; /* the bands use the new weights */
+        compute_bands(mv);
         const uint64_t extra = plan_units(mv);
         apply_forced(mv);
         apply_extra(mv, extra);
