@@ -51,8 +51,9 @@ DCH_API int dch_range_diff(const dch_range *a, size_t na, const dch_range *b,
                            void *ctx);
 
 /**
- * The share of the hash space a range covers, hi - lo + 1, as a fraction of
- * 2^64 (1.0 for the whole space).
+ * The share of the hash space a range covers, (hi - lo + 1) / 2^64, as a
+ * double: 1.0 for the whole space [0, 2^64-1], 2^-64 for a single hash,
+ * rounded to nearest otherwise. 0.0 when lo > hi.
  */
 DCH_API double dch_range_fraction(uint64_t lo, uint64_t hi);
 
