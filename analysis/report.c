@@ -298,9 +298,15 @@ static void render_charts(an_report *rp)
         b->rendered = file_nonempty(png) && file_nonempty(svg);
         ok += b->rendered;
     }
-    if (rc == 0 && ok == charts)
+    if (rc == 0 && ok == charts) {
         snprintf(rp->status, sizeof rp->status, "rendered (%zu charts)",
                  charts);
+        char log[4096];
+        an_report_path(rp, "charts.log", log, sizeof log);
+        struct stat st;
+        if (stat(log, &st) == 0 && st.st_size == 0)
+            remove(log);
+    }
     else
         snprintf(rp->status, sizeof rp->status,
                  "partly failed: %zu of %zu charts drawn, see charts.log", ok,

@@ -411,8 +411,8 @@ typedef struct growth_summary {
     double max_dev;      /* largest |moved - 1/N| */
     double min_ratio;    /* smallest moved / (1/N) */
     double max_ratio;
-    uint32_t min_donors; /* smallest donors / (N - 1), as a count at its N */
-    double min_donor_frac;
+    uint32_t max_donors; /* most donors of one join */
+    double min_donor_frac; /* smallest donors / (N - 1) */
     double max_donation; /* largest donation over ideal */
     double cumulative;
     double between_old;
@@ -465,10 +465,10 @@ static int grow_one(an_run *r, int s, an_table *t, an_progress *p,
             gs->min_ratio = mv.moved / opt;
         if (mv.moved / opt > gs->max_ratio)
             gs->max_ratio = mv.moved / opt;
-        if ((double)mv.donors / (n - 1) < gs->min_donor_frac) {
+        if ((double)mv.donors / (n - 1) < gs->min_donor_frac)
             gs->min_donor_frac = (double)mv.donors / (n - 1);
-            gs->min_donors = mv.donors;
-        }
+        if (mv.donors > gs->max_donors)
+            gs->max_donors = mv.donors;
         if (mv.max_donation / ideal > gs->max_donation)
             gs->max_donation = mv.max_donation / ideal;
         if (an_table_row(t) != 0) {
@@ -569,23 +569,26 @@ int an_section_growth(an_run *r)
               "<p><b>In this run.</b> DCH moved 1/N to within %.2g of the hash "
               "space at every join (one slot is %.3g), so the sequence of its "
               "moves is 1/2, 1/3, 1/4, ... and its total after %u nodes is "
-              "%.4f against the least possible %.4f. The %s ring moved between "
+              "%.4f against the least possible %.4f. %s moved between "
               "%.3g and %.3g times the optimum per join, the plain ring between "
               "%.3g and %.3g times; their totals are %.4f and %.4f (halving "
               "sequence: %.4f). Nothing moved between old members in any "
               "scheme (old-&gt;old summed over all joins: %.3g, %.3g, %.3g). "
               "The difference is who pays: under DCH at least %.0f%% of the "
               "old members donate at every join and no donation exceeds "
-              "%.2f times the ideal, while the plain ring takes everything "
-              "from one neighbour (largest donation %.1f times the ideal) "
-              "and the %s ring from some of them (largest %.2f times).</p>",
+              "%.2f times the ideal, while the plain ring took each joiner's "
+              "share from at most %u neighbour%s (largest donation %.1f times "
+              "the ideal) and %s from as few as %.0f%% of them (largest %.2f "
+              "times).</p>",
               gs[0].max_dev, slot, (unsigned)N, gs[0].cumulative,
               an_harmonic_migration(N), r->label[1], gs[1].min_ratio,
               gs[1].max_ratio, gs[2].min_ratio, gs[2].max_ratio,
               gs[1].cumulative, gs[2].cumulative, an_halving_migration(N),
               gs[0].between_old, gs[1].between_old, gs[2].between_old,
               100.0 * gs[0].min_donor_frac, gs[0].max_donation,
-              gs[2].max_donation, r->label[1], gs[1].max_donation);
+              (unsigned)gs[2].max_donors, gs[2].max_donors == 1 ? "" : "s",
+              gs[2].max_donation, r->label[1], 100.0 * gs[1].min_donor_frac,
+              gs[1].max_donation);
     int rc = an_report_section(r->report, "growth", "1. Growth",
                                sb_str(&h));
     sb_free(&h);
@@ -669,6 +672,7 @@ typedef struct shrink_summary {
     double min_ratio, max_ratio; /* moved / leaver's share */
     double total_moved;
     double min_receiver_frac;    /* receivers / survivors */
+    uint32_t max_receivers;      /* most receivers of one removal */
     double max_receipt;          /* largest receipt over ideal */
     double between_others;
 } shrink_summary;
@@ -685,7 +689,7 @@ static int shrink_one(an_run *r, int s, an_table *t, const uint32_t *order,
     an_changes ch = {NULL, 0, 0};
     rc = an_scheme_ranges(&sc, &prev);
     an_scheme_lookup_many(&sc, r->keys, r->opt.keys, r->own_before);
-    *ss = (shrink_summary){INFINITY, 0.0, 0.0, INFINITY, 0.0, 0.0};
+    *ss = (shrink_summary){INFINITY, 0.0, 0.0, INFINITY, 0, 0.0, 0.0};
     for (uint32_t k = 0; k < steps && rc == DCH_OK; k++) {
         char name[64];
         node_name(name, sizeof name, width, order[k]);
@@ -719,6 +723,8 @@ static int shrink_one(an_run *r, int s, an_table *t, const uint32_t *order,
         ss->between_others += mv.moved_other;
         if ((double)mv.receivers / (n - 1) < ss->min_receiver_frac)
             ss->min_receiver_frac = (double)mv.receivers / (n - 1);
+        if (mv.receivers > ss->max_receivers)
+            ss->max_receivers = mv.receivers;
         if (ideal > 0.0 && mv.max_receipt / ideal > ss->max_receipt)
             ss->max_receipt = mv.max_receipt / ideal;
         if (an_table_row(t) != 0) {
@@ -834,16 +840,18 @@ int an_section_shrink(an_run *r)
               "%.4f. Nothing moved between survivors (%.3g, %.3g, %.3g). "
               "Under DCH at least %.0f%% of the survivors received a part and "
               "no receipt exceeded %.2f times the ideal; the plain ring gave "
-              "everything to one neighbour (largest receipt %.1f times the "
-              "ideal) and the %s ring to as few as %.0f%% of the survivors "
-              "(largest receipt %.2f times).</p>",
+              "each leaver's share to at most %u neighbour%s (largest receipt "
+              "%.1f times the ideal) and %s to as few as %.0f%% of the "
+              "survivors (largest receipt %.2f times).</p>",
               ss[0].min_ratio, ss[0].max_ratio, ss[1].min_ratio,
               ss[1].max_ratio, r->label[1], ss[2].min_ratio, ss[2].max_ratio,
               (unsigned)steps, ss[0].total_moved, r->label[1],
               ss[1].total_moved, ss[2].total_moved, ss[0].between_others,
               ss[1].between_others, ss[2].between_others,
               100.0 * ss[0].min_receiver_frac, ss[0].max_receipt,
-              ss[2].max_receipt, r->label[1],
+              (unsigned)ss[2].max_receivers,
+              ss[2].max_receivers == 1 ? "" : "s", ss[2].max_receipt,
+              r->label[1],
               100.0 * ss[1].min_receiver_frac, ss[1].max_receipt);
     int rc = an_report_section(r->report, "shrink", "2. Shrink", sb_str(&h));
     sb_free(&h);
@@ -853,7 +861,7 @@ int an_section_shrink(an_run *r)
     sbuf gp = {NULL, 0, 0, false};
     sb_printf(&gp, "set title 'Share moved by each removal (the claim: 0)'\n"
                    "set xlabel 'removal'\nset ylabel 'share of the hash space'\n"
-                   "set key top left\nset yrange [0:*]\n");
+                   "set key top left\nset yrange [-0.005:*]\n");
     for (int s = 0; s < AN_SCHEMES; s++)
         gp_series(&gp, s == 0, "shrink.csv", 2, 7, r->label[s],
                   "linespoints pt 7 ps 0.6 lw 2", SCHEME_COLOUR[s],
@@ -1210,7 +1218,7 @@ int an_section_balance(an_run *r)
     };
     an_table *tv = an_table_new("balance_points",
                                 "4c. Balance of the ring against points per "
-                                "node (DCH for comparison, points = 0)",
+                                "node (DCH for comparison)",
                                 pc, 8);
     if (tv == NULL) {
         an_table_free(tp);
@@ -1264,7 +1272,7 @@ int an_section_balance(an_run *r)
               "<p><b>In this run.</b> DCH's peak-to-average never exceeded "
               "%.4f for any N up to %u: with P = %u slots a member owns "
               "floor or ceil of P/N slots, so its excess is at most one slot "
-              "(N/P of its share). At N = %u the %s ring's peak-to-average "
+              "(N/P of its share). At N = %u %s's peak-to-average "
               "was %.3f (CV %.3f) and the plain ring's %.3f (CV %.3f); at N "
               "= %u they were %.3f and %.3f.</p>",
               dch_worst, (unsigned)ns[km], (unsigned)P, (unsigned)ns[kn],

@@ -17,6 +17,7 @@
 #include "table.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -626,15 +627,41 @@ static void free_csv(csv *c)
     free(c->text);
 }
 
-/* Run the program with the given arguments, stdout to out_file; returns its
- * exit status. stderr stays the test's, so sanitizer reports reach the log. */
-static int run_program(const char *args, const char *out_file)
+/* Run the program with args (NULL-terminated), stdout to out_file, stderr
+ * kept (so sanitizer reports reach the log) unless quiet; returns its exit
+ * status. It is started directly, without a shell, so that a valgrind run
+ * traces one process per call. */
+static int run_program(const char *const *args, const char *out_file,
+                       bool quiet)
 {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s'", DCH_ANALYSIS_PROGRAM, args,
-             out_file);
-    int st = system(cmd);
-    cr_assert(st != -1 && WIFEXITED(st), "could not run %s", cmd);
+    char *argv[32];
+    char program[] = DCH_ANALYSIS_PROGRAM;
+    size_t n = 0;
+    argv[n++] = program;
+    for (; args[n - 1] != NULL && n < 31; n++)
+        argv[n] = (char *)(uintptr_t)args[n - 1];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork failed");
+    if (pid == 0) {
+        int fd = open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+            _exit(126);
+        close(fd);
+        if (quiet) {
+            int nul = open("/dev/null", O_WRONLY);
+            if (nul >= 0) {
+                dup2(nul, STDERR_FILENO);
+                close(nul);
+            }
+        }
+        execv(program, argv);
+        _exit(127);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st), "%s did not exit normally", program);
     return WEXITSTATUS(st);
 }
 
@@ -658,19 +685,20 @@ static bool is_png(const char *path)
 
 Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
 {
-    const unsigned nodes = 8, units = 16, slots = 16;
+    const unsigned nodes = 8, units = 16, slots = 16; /* as in args */
     const unsigned keys = scaled(20000, 2000);
     const bool charts = !UNDER_VALGRIND && have_gnuplot();
-    char dir[64], out[128], args[1024];
+    char dir[64], out[128], rdir[128], keys_arg[32];
     make_temp_dir(dir, sizeof dir);
     snprintf(out, sizeof out, "%s.stdout", dir);
-    snprintf(args, sizeof args,
-             "--nodes %u --units %u --slots %u --keys %u --views 4 "
-             "--shrink-to 3 --balance-max 20 --seed 7 --out '%s/report'%s",
-             nodes, units, slots, keys, dir, charts ? "" : " --no-charts");
-    cr_assert_eq(run_program(args, out), 0, "dch-analysis %s failed", args);
-    char rdir[128];
     snprintf(rdir, sizeof rdir, "%s/report", dir);
+    snprintf(keys_arg, sizeof keys_arg, "%u", keys);
+    const char *args[] = {"--nodes", "8", "--units", "16", "--slots", "16",
+                          "--keys", keys_arg, "--views", "4", "--shrink-to",
+                          "3", "--balance-max", "20", "--seed", "7", "--out",
+                          rdir, charts ? NULL : "--no-charts", NULL};
+    cr_assert_eq(run_program(args, out, false), 0,
+                 "dch-analysis failed on the small scenario");
 
     /* stdout has one table per section. */
     char *text = slurp(out);
@@ -792,16 +820,20 @@ Test(analysis, bad_usage_exits_with_status_2_and_help_with_0)
     char dir[64], out[128];
     make_temp_dir(dir, sizeof dir);
     snprintf(out, sizeof out, "%s/out", dir);
-    cr_assert_eq(run_program("--help", out), 0);
+    const char *help[] = {"--help", NULL};
+    cr_assert_eq(run_program(help, out, false), 0);
     char *text = slurp(out);
     cr_assert_not_null(text);
     cr_assert_not_null(strstr(text, "--balance-max"));
     free(text);
-    cr_assert_eq(run_program("--units 3 2>/dev/null", out), 2);
-    cr_assert_eq(run_program("--nodes 1 2>/dev/null", out), 2);
-    cr_assert_eq(run_program("--nodes 4 --shrink-to 4 2>/dev/null", out), 2);
-    cr_assert_eq(run_program("--bogus 2>/dev/null", out), 2);
-    cr_assert_eq(run_program("--keys 2>/dev/null", out), 2);
+    const char *units[] = {"--units", "3", NULL};
+    const char *nodes[] = {"--nodes=1", NULL};
+    const char *shrink[] = {"--nodes", "4", "--shrink-to", "4", NULL};
+    const char *bogus[] = {"--bogus", NULL};
+    const char *missing[] = {"--keys", NULL};
+    const char *const *bad[] = {units, nodes, shrink, bogus, missing};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(run_program(bad[i], out, true), 2, "case %zu", i);
     remove(out);
     rmdir(dir);
 }
