@@ -395,6 +395,7 @@ typedef struct move {
     uint32_t *order; /* slots grouped by owner, ascending within each owner */
     uint32_t *start; /* per id + 1: where each owner's run begins in order */
     uint8_t *spent; /* per id: no slot left that it may give or take */
+    uint32_t *parent, *queue; /* per id: breadth-first search of the repair */
     uint32_t *moved; /* slots moved so far in this call */
     uint16_t *moved_with; /* for each, the counterparty */
     uint32_t nmoved;
@@ -416,8 +417,13 @@ static int move_alloc(move *mv, dch_map *m, uint32_t id_limit)
     mv->spent = dch__alloc_array(a, id_limit, sizeof *mv->spent);
     mv->moved = dch__alloc_array(a, m->slots, sizeof *mv->moved);
     mv->moved_with = dch__alloc_array(a, m->slots, sizeof *mv->moved_with);
+    mv->parent = dch__alloc_array(a, id_limit, sizeof *mv->parent);
+    mv->queue = dch__alloc_array(a, id_limit, sizeof *mv->queue);
     if (!mv->cnt || !mv->present || !mv->kmin || !mv->room || !mv->picks ||
-        !mv->order || !mv->start || !mv->spent || !mv->moved || !mv->moved_with) {
+        !mv->order || !mv->start || !mv->spent || !mv->moved || !mv->moved_with ||
+        !mv->parent || !mv->queue) {
+        dch__free(a, mv->parent);
+        dch__free(a, mv->queue);
         dch__free(a, mv->moved);
         dch__free(a, mv->moved_with);
         dch__free(a, mv->cnt);
@@ -447,6 +453,8 @@ static void move_release(move *mv)
     dch__free(a, mv->spent);
     dch__free(a, mv->moved);
     dch__free(a, mv->moved_with);
+    dch__free(a, mv->parent);
+    dch__free(a, mv->queue);
 }
 
 /* Count the owners of unit u into cnt/present (x included). */
@@ -867,84 +875,126 @@ static void apply_extra(move *mv, uint64_t extra)
 }
 
 /*
- * Pass 4: exchange counterparties until no exchange brings two of them
- * closer to their global shares. A (most in need) takes over one of B's
- * moves (B least in need) in a unit where both stay inside their soft bands
- * (slack 0) or hard bands (slack 1):
- * for a grow, B gets its slot back and A gives x one of its own in the same
- * unit; for a shrink, x's slot goes to A instead of B. x's per-unit counts
- * do not change, every moved slot still moves to or from x, and each
- * exchange lowers the sum of squared deviations, so the pass ends.
+ * Whether counterparty `to` can take over moved entry i from its current
+ * counterparty `from`, both staying within their soft bands widened by
+ * `slack`: for a grow, `to` gives x a slot in that unit instead and `from`
+ * keeps its own; for a shrink, x's slot goes to `to` instead of `from`.
+ */
+static int can_take_over(const move *mv, uint32_t i, uint32_t to, uint32_t slack)
+{
+    const dch_map *m = mv->m;
+    const uint32_t s = mv->moved[i], from = mv->moved_with[i];
+    if (to == from || m->owner[s] != (mv->grow ? mv->x : from))
+        return 0;
+    const uint32_t u = s / m->spu;
+    uint32_t lo_t, hi_t, lo_f, hi_f;
+    soft_band(mv, m->members[to].weight, &lo_t, &hi_t);
+    soft_band(mv, m->members[from].weight, &lo_f, &hi_f);
+    const uint32_t ct = held_in_unit(m, u, to), cf = held_in_unit(m, u, from);
+    if (mv->grow)
+        return ct > 0 && ct + slack > lo_t && cf < hi_f + slack;
+    return ct < hi_t + slack && cf + slack > lo_f;
+}
+
+/* Hand moved entry i from its counterparty to `to` (see can_take_over). */
+static void take_over(move *mv, uint32_t i, uint32_t to)
+{
+    dch_map *m = mv->m;
+    const uint32_t s = mv->moved[i], from = mv->moved_with[i];
+    if (mv->grow) {
+        /* `from` gets its slot back; `to` gives its first slot in the unit. */
+        const uint32_t u = s / m->spu;
+        uint16_t *o = m->owner + (size_t)u * m->spu;
+        uint32_t t = 0;
+        while (o[t] != to)
+            t++;
+        m->owner[s] = (uint16_t)from;
+        o[t] = (uint16_t)mv->x;
+        m->members[from].slots++;
+        m->members[to].slots--;
+        mv->moved[i] = u * m->spu + t;
+    } else {
+        m->owner[s] = (uint16_t)to;
+        m->members[from].slots--;
+        m->members[to].slots++;
+    }
+    mv->moved_with[i] = (uint16_t)to;
+}
+
+/*
+ * Pass 4: shift moves between counterparties until no shift brings the one
+ * most in need (a) closer to its global share at the expense of one with
+ * at least a slot less need (b). A shift is a chain a <- c1 <- ... <- b
+ * found by breadth-first search: each member takes over one moved entry of
+ * the next in a unit where both stay within their soft bands (slack 0) or
+ * hard bands (slack 1), so a gains a move, b loses one and the members
+ * between keep their totals. x's per-unit counts never change, every moved
+ * slot still moves to or from x, and each shift lowers the sum of squared
+ * deviations, so the pass ends.
  */
 static void repair(move *mv, uint32_t slack)
 {
     dch_map *m = mv->m;
+    uint32_t *via = mv->cnt; /* entry each member was reached through; cnt
+                              * is free between units and zeroed after */
     memset(mv->spent, 0, mv->id_limit);
     for (;;) {
         const uint32_t a = pick_global(mv);
         if (a == UINT32_MAX)
-            return;
-        const member *am = &m->members[a];
-        const int64_t need_a = need(mv, am);
-        uint32_t lo_a, hi_a;
-        soft_band(mv, am->weight, &lo_a, &hi_a);
-        uint32_t best = UINT32_MAX;
-        int64_t best_need = 0;
-        uint32_t best_slot = 0;
+            break;
+        const int64_t need_a = need(mv, &m->members[a]);
+        /* Nothing to gain unless some counterparty has a slot less need. */
+        int64_t least = need_a;
         for (uint32_t i = 0; i < mv->nmoved; i++) {
-            const uint32_t b = mv->moved_with[i];
-            const member *bm = &m->members[b];
-            const int64_t need_b = need(mv, bm);
-            if (b == a || need_a - need_b <= (int64_t)mv->W)
-                continue;
-            if (best != UINT32_MAX && need_b >= best_need)
-                continue;
-            const uint32_t s = mv->moved[i];
-            if (m->owner[s] != (mv->grow ? mv->x : b))
-                continue;
-            const uint32_t u = s / m->spu;
-            uint32_t lo_b, hi_b;
-            soft_band(mv, bm->weight, &lo_b, &hi_b);
-            const uint32_t ca = held_in_unit(m, u, a), cb = held_in_unit(m, u, b);
-            const int ok = mv->grow ? (ca + slack > lo_a && ca > 0 && cb < hi_b + slack)
-                                    : (ca < hi_a + slack && cb + slack > lo_b);
-            if (!ok)
-                continue;
-            best = b;
-            best_need = need_b;
-            best_slot = i;
+            const int64_t nb = need(mv, &m->members[mv->moved_with[i]]);
+            least = nb < least ? nb : least;
         }
-        if (best == UINT32_MAX) {
+        if (need_a - least <= (int64_t)mv->W)
+            break;
+        for (uint32_t id = 0; id < mv->id_limit; id++)
+            via[id] = UINT32_MAX;
+        uint32_t head = 0, tail = 0, found = UINT32_MAX;
+        mv->queue[tail++] = a;
+        via[a] = mv->nmoved; /* visited, reached through no entry */
+        while (head < tail && found == UINT32_MAX) {
+            const uint32_t c = mv->queue[head++];
+            for (uint32_t i = 0; i < mv->nmoved; i++) {
+                const uint32_t b = mv->moved_with[i];
+                if (via[b] != UINT32_MAX || !can_take_over(mv, i, c, slack))
+                    continue;
+                via[b] = i;
+                mv->parent[b] = c;
+                mv->queue[tail++] = b;
+                if (need_a - need(mv, &m->members[b]) > (int64_t)mv->W) {
+                    found = b;
+                    break;
+                }
+            }
+        }
+        if (found == UINT32_MAX) {
             mv->spent[a] = 1;
             continue;
         }
-        const uint32_t s = mv->moved[best_slot];
-        if (mv->grow) {
-            /* B's slot returns to B; A's first slot in the unit goes to x. */
-            const uint32_t u = s / m->spu;
-            uint16_t *o = m->owner + (size_t)u * m->spu;
-            uint32_t t = 0;
-            while (o[t] != a)
-                t++;
-            m->owner[s] = (uint16_t)best;
-            o[t] = (uint16_t)mv->x;
-            m->members[best].slots++;
-            m->members[a].slots--;
-            mv->moved[best_slot] = u * m->spu + t;
-        } else {
-            m->owner[s] = (uint16_t)a;
-            m->members[best].slots--;
-            m->members[a].slots++;
+        /* Shift from the far end. Each step is checked again, as steps
+         * before it may have touched the same unit; a chain that no longer
+         * holds stops there, every step taken still a valid move. */
+        uint32_t b = found;
+        while (b != a && can_take_over(mv, via[b], mv->parent[b], slack)) {
+            take_over(mv, via[b], mv->parent[b]);
+            b = mv->parent[b];
         }
-        mv->moved_with[best_slot] = (uint16_t)a;
-        memset(mv->spent, 0, mv->id_limit);
+        if (b != a)
+            mv->spent[a] = 1;
+        else
+            memset(mv->spent, 0, mv->id_limit);
     }
+    memset(mv->cnt, 0, (size_t)mv->id_limit * sizeof *mv->cnt);
 }
 
 /*
  * Whether changing x's weight to w moves slots between members, and so needs
- * move scratch: only when x and at least one other member have weight after
- * or before (x alone owns everything or nothing otherwise).
+ * move scratch: only when another member has weight (otherwise x alone owns
+ * everything or nothing).
  */
 static int needs_move(const dch_map *m, uint32_t x, uint32_t w)
 {

@@ -200,9 +200,10 @@ static int prepare_points(dch_ring *r, const char *name, size_t len,
 /*
  * Merge k sorted positions of member `id` (named name/len) into the array,
  * which has room for them, and shift the index. Merging from the end moves
- * every old entry at most once and needs no second buffer. At one position,
- * a new point goes after an old one of the same member (its j is larger) and
- * otherwise after exactly the points of bytewise smaller names.
+ * every old entry at most once and needs no second buffer. At one position a
+ * new point goes after exactly the points of bytewise smaller names; two
+ * points of one member at one position are the same entry, so their order
+ * (by j) needs no care.
  */
 static void merge_points(dch_ring *r, const uint64_t *pos, uint32_t k,
                          uint32_t id, const char *name, size_t len)
@@ -223,9 +224,8 @@ static void merge_points(dch_ring *r, const uint64_t *pos, uint32_t k,
             if (np != op) {
                 take_new = np > op;
             } else {
-                uint32_t oid = (uint32_t)(e & ID_MASK);
-                const member *om = &r->members[oid];
-                take_new = oid == id || name_cmp(name, len, om->name, om->len) > 0;
+                const member *om = &r->members[e & ID_MASK];
+                take_new = name_cmp(name, len, om->name, om->len) > 0;
             }
         }
         if (take_new)
@@ -435,8 +435,9 @@ int dch_ring_add_node(dch_ring *r, const char *name, uint32_t weight,
         return DCH_EFULL;
     uint32_t k = (uint32_t)points_for(r, weight);
 
-    /* The lowest free id: a hole below id_limit, else id_limit itself. */
-    uint32_t id = 0;
+    /* The lowest free id: a hole below id_limit, else id_limit itself
+     * (no hole exactly when count == id_limit). */
+    uint32_t id = r->count == r->id_limit ? r->id_limit : 0;
     while (id < r->id_limit && r->members[id].name != NULL)
         id++;
 
