@@ -578,8 +578,9 @@ int an_section_growth(an_run *r)
               "old members donate at every join and no donation exceeds "
               "%.2f times the ideal, while the plain ring took each joiner's "
               "share from at most %u neighbour%s (largest donation %.1f times "
-              "the ideal) and %s from as few as %.0f%% of them (largest %.2f "
-              "times).</p>",
+              "the ideal); %s drew on at least %.0f%% of the old members at "
+              "every join, but unevenly (largest donation %.2f times the "
+              "ideal).</p>",
               gs[0].max_dev, slot, (unsigned)N, gs[0].cumulative,
               an_harmonic_migration(N), r->label[1], gs[1].min_ratio,
               gs[1].max_ratio, gs[2].min_ratio, gs[2].max_ratio,
