@@ -872,8 +872,10 @@ static int place_one(move *mv, uint32_t id, uint32_t from, int max_tier)
         else
             hi = mid;
     }
-    for (uint32_t k = 0; k < n; k++) {
-        const uint32_t s = list[(lo + k) % n];
+    if (lo == n)
+        lo = 0; /* every slot is before `from`: wrap */
+    for (uint32_t k = 0, at = lo; k < n; k++, at = at + 1 == n ? 0 : at + 1) {
+        const uint32_t s = list[at];
         const uint32_t u = s / m->spu;
         if (m->owner[s] != owner || mv->room[u] == 0)
             continue;
@@ -891,7 +893,8 @@ static int place_one(move *mv, uint32_t id, uint32_t from, int max_tier)
  * Pass 3: the moves beyond the forced ones, driven by global need. Each goes
  * to the counterparty furthest from its global share that can make it inside
  * its soft band (then its hard band), in a unit where x's band has room,
- * starting from a point that spreads the moves evenly round the ring.
+ * starting from a point that spreads the moves evenly round the ring. Moves
+ * not placed inside soft bands continue, in order, inside hard bands.
  */
 static void apply_extra(move *mv, uint64_t extra)
 {
@@ -899,20 +902,18 @@ static void apply_extra(move *mv, uint64_t extra)
     if (extra == 0)
         return;
     index_slots(mv);
-    for (int max_tier = 1; max_tier <= mv->max_tier && extra > 0; max_tier++) {
+    uint64_t e = 0;
+    for (int max_tier = 1; max_tier <= mv->max_tier && e < extra; max_tier++) {
         memset(mv->spent, 0, mv->id_limit);
-        for (uint64_t e = 0; e < extra;) {
+        while (e < extra) {
             const uint32_t id = pick_global(mv);
             if (id == UINT32_MAX)
                 break;
             const uint64_t unit = ((2 * e + 1) * m->units) / (2 * extra);
-            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier)) {
+            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier))
                 e++;
-            } else {
+            else
                 mv->spent[id] = 1;
-            }
-            if (e == extra)
-                extra = 0;
         }
     }
 }
