@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Install libdch into a temporary prefix and build tests/consumer against it
+# twice, through find_package(dch CONFIG) and through plain cc with
+# `pkg-config --cflags --libs dch`, then run both programs.
+#
+#   static  installs this build tree (the library as configured here).
+#   shared  builds the library anew with BUILD_SHARED_LIBS=ON, checks that it
+#           exports only the public dch_ functions, installs and uses that.
+#
+# Usage: test_consumer.sh static|shared WORK_DIR
+# Environment (set by ctest): CC, DCH_SOURCE_DIR, DCH_BINARY_DIR, DCH_CMAKE,
+# DCH_GENERATOR, DCH_VERSION, DCH_SANITIZE.
+set -euo pipefail
+
+mode=${1:?mode}
+work=${2:?work dir}
+cc=${CC:-cc}
+cmake=${DCH_CMAKE:-cmake}
+src=${DCH_SOURCE_DIR:?}
+bin=${DCH_BINARY_DIR:?}
+gen=${DCH_GENERATOR:-Unix Makefiles}
+consumer_src="$src/tests/consumer"
+
+# A library built with sanitizers needs their runtimes in the consumer too.
+san=()
+[ -n "${DCH_SANITIZE:-}" ] && san=("-fsanitize=$DCH_SANITIZE")
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+step() { echo "--- $*"; }
+
+rm -rf "$work"
+mkdir -p "$work"
+prefix="$work/prefix"
+
+case $mode in
+static)
+    lib_build=$bin
+    ;;
+shared)
+    lib_build="$work/lib-build"
+    step "building libdch as a shared library"
+    "$cmake" -S "$src" -B "$lib_build" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
+        -DBUILD_SHARED_LIBS=ON -DDCH_BUILD_TESTS=OFF -DDCH_BUILD_ANALYSIS=OFF \
+        -DDCH_WERROR=ON -DDCH_SANITIZE="${DCH_SANITIZE:-}" >"$work/lib-configure.log" ||
+        { cat "$work/lib-configure.log"; fail "configure of the shared build"; }
+    "$cmake" --build "$lib_build" -j2
+    ;;
+*)
+    fail "unknown mode '$mode'"
+    ;;
+esac
+
+step "installing into $prefix"
+"$cmake" --install "$lib_build" --prefix "$prefix" >"$work/install.log" ||
+    { cat "$work/install.log"; fail "install"; }
+
+[ -f "$prefix/include/dch/dch.h" ] || fail "dch/dch.h not installed"
+[ -f "$prefix/include/dch/version.h" ] || fail "generated dch/version.h not installed"
+pc=$(find "$prefix" -name dch.pc -path '*/pkgconfig/*' | head -n 1)
+[ -n "$pc" ] || fail "dch.pc not installed"
+config=$(find "$prefix" -name dchConfig.cmake | head -n 1)
+[ -n "$config" ] || fail "dchConfig.cmake not installed"
+
+if [ "$mode" = shared ]; then
+    so=$(find "$prefix" -name 'libdch.so.*' -type f | head -n 1)
+    [ -n "$so" ] || fail "no libdch.so installed"
+    step "checking the exported symbols of $(basename "$so")"
+    mapfile -t exported < <(nm -D --defined-only "$so" | awk '{print $NF}' | sort)
+    [ ${#exported[@]} -gt 0 ] || fail "the shared library exports nothing"
+    decls=$(cat "$prefix"/include/dch/*.h)
+    for sym in "${exported[@]}"; do
+        [[ $sym =~ ^dch_[a-z0-9] ]] || fail "exports a non-public symbol: $sym"
+        grep -Eq "[ *]$sym\(" <<<"$decls" || fail "exports $sym, which no installed header declares"
+    done
+    for sym in dch_version dch_strerror dch_siphash24 dch_siphash24_128; do
+        printf '%s\n' "${exported[@]}" | grep -qx "$sym" || fail "does not export $sym"
+    done
+    echo "exports ${#exported[@]} symbols, all dch_ and declared: ${exported[*]}"
+fi
+
+# The program must link libdch dynamically exactly when the library is shared.
+check_linkage() {
+    local exe=$1 needs
+    needs=$(readelf -d "$exe" | grep -c 'NEEDED.*libdch\.so' || true)
+    if [ "$mode" = shared ]; then
+        [ "$needs" -eq 1 ] || fail "$exe does not link libdch.so"
+    elif [ -z "$(find "$prefix" -name 'libdch.so*')" ] && [ "$needs" -ne 0 ]; then
+        fail "$exe needs a libdch.so although only the static library is installed"
+    fi
+}
+
+step "consumer through find_package(dch CONFIG)"
+# Only the temporary prefix may provide dch: no package registry, and the
+# cache below is checked for where dch came from.
+"$cmake" -S "$consumer_src" -B "$work/cmake-consumer" -G "$gen" \
+    -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" \
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_C_FLAGS="${san[*]}" \
+    -DDCH_EXPECTED_VERSION="${DCH_VERSION:-}" >"$work/consumer-configure.log" ||
+    { cat "$work/consumer-configure.log"; fail "consumer configure"; }
+found_dir=$(sed -n 's/^dch_DIR:PATH=//p' "$work/cmake-consumer/CMakeCache.txt")
+[ "$found_dir" = "$(dirname "$config")" ] ||
+    fail "find_package used $found_dir, not the temporary prefix"
+"$cmake" --build "$work/cmake-consumer"
+check_linkage "$work/cmake-consumer/consumer"
+"$work/cmake-consumer/consumer"
+
+step "consumer through pkg-config"
+# PKG_CONFIG_LIBDIR replaces the default search path, so only this dch.pc
+# can answer.
+export PKG_CONFIG_LIBDIR PKG_CONFIG_PATH=''
+PKG_CONFIG_LIBDIR=$(dirname "$pc")
+pcflags=$(pkg-config --cflags --libs dch)
+libdir=$(pkg-config --variable=libdir dch)
+echo "pkg-config --cflags --libs dch: $pcflags"
+# shellcheck disable=SC2086 # pkg-config output is a list of flags
+"$cc" -std=c11 -pedantic -Wall -Wextra -Werror "${san[@]}" -o "$work/pc-consumer" "$consumer_src/main.c" $pcflags
+check_linkage "$work/pc-consumer"
+LD_LIBRARY_PATH="$libdir" "$work/pc-consumer"
+
+echo "consumer ($mode): find_package and pkg-config builds both pass"

@@ -1,0 +1,690 @@
+/*
+ * Tests of the DCH partition map: the invariants of map.h checked after every
+ * operation of seeded random sequences, an exact key-level migration test,
+ * and every error path.
+ */
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Harness ---------------------------------------------------------- */
+
+static double test_scale(void)
+{
+    const char *s = getenv("DCH_TEST_SCALE");
+    double v = s ? atof(s) : 1.0;
+    return v > 0 ? v : 1.0;
+}
+
+static unsigned scaled(unsigned n, unsigned floor_n)
+{
+    double v = n * test_scale();
+    return v < floor_n ? floor_n : (unsigned)v;
+}
+
+/* splitmix64: small, seedable, the same on every platform. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(uint64_t *s, uint32_t n)
+{
+    return (uint32_t)(rng_next(s) % n);
+}
+
+static char *copy_string(const char *s)
+{
+    const size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    memcpy(c, s, n);
+    return c;
+}
+
+/* Everything observable about a map, to compare before and after a call. */
+typedef struct snapshot {
+    uint32_t slots;
+    uint32_t *owner;
+    uint32_t limit;
+    char **names;
+    uint32_t *weights;
+    uint32_t *counts;
+    uint32_t node_count;
+    uint64_t epoch;
+} snapshot;
+
+static void snap_take(snapshot *sn, const dch_map *m)
+{
+    sn->slots = dch_map_slot_count(m);
+    sn->owner = malloc(sn->slots * sizeof *sn->owner);
+    for (uint32_t s = 0; s < sn->slots; s++)
+        sn->owner[s] = dch_map_slot_owner(m, s);
+    sn->limit = dch_map_id_limit(m);
+    sn->names = calloc(sn->limit + 1, sizeof *sn->names);
+    sn->weights = calloc(sn->limit + 1, sizeof *sn->weights);
+    sn->counts = calloc(sn->limit + 1, sizeof *sn->counts);
+    for (uint32_t id = 0; id < sn->limit; id++) {
+        const char *n = dch_map_node_name(m, id);
+        sn->names[id] = n ? copy_string(n) : NULL;
+        sn->weights[id] = dch_map_node_weight(m, id);
+        sn->counts[id] = dch_map_node_slots(m, id);
+    }
+    sn->node_count = dch_map_node_count(m);
+    sn->epoch = dch_map_epoch(m);
+}
+
+static void snap_free(snapshot *sn)
+{
+    for (uint32_t id = 0; id < sn->limit; id++)
+        free(sn->names[id]);
+    free(sn->names);
+    free(sn->weights);
+    free(sn->counts);
+    free(sn->owner);
+}
+
+static int snap_same(const snapshot *a, const dch_map *m)
+{
+    snapshot b;
+    snap_take(&b, m);
+    int same = a->slots == b.slots && a->limit == b.limit &&
+               a->node_count == b.node_count && a->epoch == b.epoch &&
+               memcmp(a->owner, b.owner, a->slots * sizeof *a->owner) == 0;
+    for (uint32_t id = 0; same && id < a->limit; id++) {
+        if ((a->names[id] == NULL) != (b.names[id] == NULL) ||
+            (a->names[id] && strcmp(a->names[id], b.names[id]) != 0) ||
+            a->weights[id] != b.weights[id] || a->counts[id] != b.counts[id])
+            same = 0;
+    }
+    snap_free(&b);
+    return same;
+}
+
+/* ---- Invariants ------------------------------------------------------- */
+
+typedef enum op_kind { OP_ADD, OP_REMOVE, OP_WEIGHT, OP_CLONE } op_kind;
+
+typedef struct worst {
+    double global; /* max |count - q| seen */
+    double unit;   /* max |per-unit count - s| seen */
+    double spread; /* max |donation or receipt - ideal| seen, equal weights */
+} worst;
+
+/*
+ * Check every invariant of the map after one operation.
+ * before/after: snapshots around the call; x: the member the operation named
+ * (for add, its new id); equal: all positive weights are equal. Assertions
+ * fire only on failure, so the loops stay cheap.
+ */
+static void check_invariants(const dch_map *m, const snapshot *before,
+                             const snapshot *after, op_kind kind, uint32_t x,
+                             int equal, uint64_t seed, int step, worst *w)
+{
+    const unsigned long long sd = (unsigned long long)seed;
+    const uint32_t P = after->slots;
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    dch_map_get_config(m, &cfg);
+    const uint32_t S = cfg.slots_per_unit, U = cfg.units;
+    const uint32_t limit = after->limit;
+    const uint64_t W = dch_map_total_weight(m);
+    const uint32_t *own = after->owner;
+
+    /* Coverage, and counts recomputed from the table. */
+    uint32_t *count = calloc(limit + 1, sizeof *count);
+    for (uint32_t s = 0; s < P; s++) {
+        const uint32_t o = own[s];
+        if (W == 0) {
+            if (o != DCH_NODE_NONE)
+                cr_assert_fail("seed %llu step %d: slot %u owned with no weight", sd, step, s);
+            continue;
+        }
+        if (o >= limit || after->names[o] == NULL || after->weights[o] == 0)
+            cr_assert_fail("seed %llu step %d: slot %u owned by %u, not a member of positive weight",
+                           sd, step, s, o);
+        count[o]++;
+    }
+    for (uint32_t id = 0; id < limit; id++)
+        if (count[id] != after->counts[id])
+            cr_assert_fail("seed %llu step %d: member %u counts %u slots, owns %u", sd, step, id,
+                           after->counts[id], count[id]);
+
+    /* Monotone, minimal movement. */
+    uint32_t moved = 0, into_x = 0, out_of_x = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        const uint32_t a = before->owner[s], b = own[s];
+        if (a == b)
+            continue;
+        moved++;
+        into_x += b == x && a != DCH_NODE_NONE;
+        out_of_x += a == x && b != DCH_NODE_NONE;
+        if (a != DCH_NODE_NONE && b != DCH_NODE_NONE && a != x && b != x)
+            cr_assert_fail("seed %llu step %d: slot %u moved %u -> %u, neither is the changed member %u",
+                           sd, step, s, a, b, x);
+    }
+    cr_assert(into_x == 0 || out_of_x == 0, "seed %llu step %d: slots moved both into and out of %u",
+              sd, step, x);
+    if (kind == OP_ADD)
+        cr_assert_eq(out_of_x, 0, "seed %llu step %d", sd, step);
+    if (kind == OP_REMOVE)
+        cr_assert_eq(into_x, 0, "seed %llu step %d", sd, step);
+    if (kind == OP_CLONE)
+        cr_assert_eq(moved, 0, "seed %llu step %d", sd, step);
+    if (kind != OP_CLONE) {
+        /* Optimal volume: what moved is exactly what x gained or lost. */
+        const uint32_t was = x < before->limit ? before->counts[x] : 0;
+        const uint32_t now = x < limit ? after->counts[x] : 0;
+        const uint32_t delta = was > now ? was - now : now - was;
+        cr_assert_eq(moved, delta, "seed %llu step %d: moved %u slots, x changed by %u", sd, step,
+                     moved, delta);
+    }
+
+    /* With unequal weights the balance bounds are promised only from 8 slots
+     * per unit up (NOTES.md gives a counterexample with 4). */
+    if (W > 0 && (equal || S >= 8)) {
+        /* Global balance. */
+        const double bound_g = equal ? 2.0 : 4.0;
+        for (uint32_t id = 0; id < limit; id++) {
+            if (after->names[id] == NULL)
+                continue;
+            const double q = (double)P * after->weights[id] / (double)W;
+            const double dev = fabs(count[id] - q);
+            if (dev > w->global)
+                w->global = dev;
+            if (!(dev < bound_g))
+                cr_assert_fail("seed %llu step %d: member %u owns %u slots, share %.3f", sd, step,
+                               id, count[id], q);
+        }
+        /* Per-unit slices: floor/ceil with equal weights, within 2 otherwise.
+         * Members absent from a unit hold 0 there; only those whose band
+         * excludes 0 need checking when absent. */
+        uint32_t *lo = calloc(limit + 1, sizeof *lo), *hi = calloc(limit + 1, sizeof *hi);
+        uint32_t *must = calloc(limit + 1, sizeof *must), nmust = 0;
+        for (uint32_t id = 0; id < limit; id++) {
+            const uint64_t num = (uint64_t)S * after->weights[id];
+            if (equal) {
+                lo[id] = (uint32_t)(num / W);
+                hi[id] = lo[id] + (num % W != 0);
+            } else { /* |c - s| < 2 */
+                lo[id] = num >= 2 * W ? (uint32_t)((num - 2 * W) / W) + 1 : 0;
+                hi[id] = (uint32_t)((num + 2 * W - 1) / W);
+            }
+            if (after->names[id] && lo[id] > 0)
+                must[nmust++] = id;
+        }
+        uint32_t *ucount = calloc(limit + 1, sizeof *ucount);
+        for (uint32_t u = 0; u < U; u++) {
+            const uint32_t *o = own + (size_t)u * S;
+            for (uint32_t i = 0; i < S; i++)
+                ucount[o[i]]++;
+            for (uint32_t i = 0; i < S; i++) {
+                const uint32_t id = o[i];
+                const double dev = fabs(ucount[id] - (double)S * after->weights[id] / (double)W);
+                if (dev > w->unit)
+                    w->unit = dev;
+                if (ucount[id] > hi[id])
+                    cr_assert_fail("seed %llu step %d: unit %u: member %u holds %u, share %.3f",
+                                   sd, step, u, id, ucount[id],
+                                   (double)S * after->weights[id] / (double)W);
+            }
+            for (uint32_t i = 0; i < nmust; i++) {
+                const uint32_t id = must[i];
+                if (ucount[id] < lo[id])
+                    cr_assert_fail("seed %llu step %d: unit %u: member %u holds %u, share %.3f",
+                                   sd, step, u, id, ucount[id],
+                                   (double)S * after->weights[id] / (double)W);
+            }
+            for (uint32_t i = 0; i < S; i++)
+                ucount[o[i]] = 0;
+        }
+        free(ucount);
+        free(lo);
+        free(hi);
+        free(must);
+    }
+
+    /* Spread migration with equal weights: every old member gives (or every
+     * survivor receives) an equal sliver. */
+    if (equal && W > 0 && before->owner[0] != DCH_NODE_NONE) {
+        uint32_t n_before = 0;
+        for (uint32_t id = 0; id < before->limit; id++)
+            n_before += before->names[id] && before->weights[id] > 0;
+        const int growing = into_x > 0, shrinking = out_of_x > 0;
+        for (uint32_t id = 0; id < before->limit && (growing || shrinking); id++) {
+            if (id == x || !before->names[id] || before->weights[id] == 0)
+                continue;
+            const double now = count[id], was = before->counts[id];
+            double ideal, got;
+            if (growing) { /* n_before old members, one joins */
+                ideal = (double)P / ((double)n_before * (n_before + 1));
+                got = was - now;
+            } else { /* n_before members, one leaves */
+                ideal = (double)P / ((double)n_before * (n_before - 1));
+                got = now - was;
+            }
+            const double dev = fabs(got - ideal);
+            if (dev > w->spread)
+                w->spread = dev;
+            if (!(dev < 4.0))
+                cr_assert_fail("seed %llu step %d: member %u moved %.0f slots, ideal %.3f", sd,
+                               step, id, got, ideal);
+        }
+    }
+    free(count);
+}
+
+/* ---- Random sequences ------------------------------------------------- */
+
+typedef struct shape {
+    uint32_t units, spu;
+} shape;
+
+static const shape shapes[] = {
+    {1, 1}, {1, 2}, {2, 1}, {1, 64}, {4, 4}, {8, 8}, {16, 64}, {64, 16},
+    {256, 4}, {32, 32}, {128, 64}, {1024, 64},
+};
+
+static worst run_sequence(uint64_t seed, int ops, uint32_t max_nodes, int equal)
+{
+    uint64_t rng = seed;
+    const shape sh = shapes[rng_below(&rng, sizeof shapes / sizeof shapes[0])];
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = sh.units;
+    cfg.slots_per_unit = sh.spu;
+    for (int i = 0; i < 16; i++)
+        cfg.hash_key[i] = (uint8_t)rng_next(&rng);
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    const uint32_t cap = 2 + rng_below(&rng, max_nodes - 1);
+    uint32_t next_name = 0;
+    worst w = {0, 0, 0};
+
+    snapshot before;
+    snap_take(&before, m);
+    for (int step = 0; step < ops; step++) {
+        const uint32_t n = dch_map_node_count(m);
+        const uint32_t r = rng_below(&rng, 100);
+        op_kind kind;
+        uint32_t x = DCH_NODE_NONE;
+        if (n == 0 || (r < 45 && n < cap)) {
+            kind = OP_ADD;
+            char name[32];
+            snprintf(name, sizeof name, "node-%u", next_name++);
+            const uint32_t wt = equal ? 1 : 1 + rng_below(&rng, 10);
+            cr_assert_eq(dch_map_add_node(m, name, wt, &x), DCH_OK, "seed %llu step %d",
+                         (unsigned long long)seed, step);
+            uint32_t found;
+            cr_assert_eq(dch_map_find_node(m, name, &found), DCH_OK);
+            cr_assert_eq(found, x);
+        } else {
+            /* Pick an existing member. */
+            uint32_t id;
+            do
+                id = rng_below(&rng, dch_map_id_limit(m));
+            while (dch_map_node_name(m, id) == NULL);
+            x = id;
+            if (r < 75) {
+                kind = OP_REMOVE;
+                cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
+            } else if (r < 95) {
+                kind = OP_WEIGHT;
+                const uint32_t wt = rng_below(&rng, 4) == 0 ? 0 : (equal ? 1 : 1 + rng_below(&rng, 10));
+                cr_assert_eq(dch_map_set_weight(m, id, wt), DCH_OK);
+                cr_assert_eq(dch_map_node_weight(m, id), wt);
+            } else {
+                kind = OP_CLONE;
+                dch_map *c;
+                cr_assert_eq(dch_map_clone(&c, m), DCH_OK);
+                dch_map_free(m);
+                m = c;
+            }
+        }
+        snapshot after;
+        snap_take(&after, m);
+        check_invariants(m, &before, &after, kind, x, equal, seed, step, &w);
+        snap_free(&before);
+        before = after;
+    }
+    snap_free(&before);
+    dch_map_free(m);
+    return w;
+}
+
+static void run_many(int equal, uint64_t base)
+{
+    const unsigned seqs = scaled(1000, 20);
+    worst all = {0, 0, 0};
+    for (unsigned i = 0; i < seqs; i++) {
+        const uint64_t seed = base + i;
+        const worst w = run_sequence(seed, 200, (i % 10 == 0) ? 300 : 40, equal);
+        if (w.global > all.global)
+            all.global = w.global;
+        if (w.unit > all.unit)
+            all.unit = w.unit;
+        if (w.spread > all.spread)
+            all.spread = w.spread;
+    }
+    fprintf(stderr, "%s weights, %u sequences: worst |count-q| %.3f, per-unit %.3f, spread %.3f\n",
+            equal ? "equal" : "unequal", seqs, all.global, all.unit, all.spread);
+}
+
+Test(map, equal_weights_keep_every_invariant_over_random_sequences, .timeout = 600)
+{
+    run_many(1, 1000);
+}
+
+Test(map, unequal_weights_keep_coverage_monotonicity_and_bounds, .timeout = 600)
+{
+    run_many(0, 500000);
+}
+
+/* ---- Exact key-level migration ---------------------------------------- */
+
+Test(map, after_an_add_exactly_the_keys_in_moved_slots_change_owner)
+{
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, NULL), DCH_OK);
+    for (int i = 0; i < 7; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+    }
+    const uint32_t nkeys = scaled(1000000, 20000);
+    uint32_t *owner = malloc(nkeys * sizeof *owner);
+    snapshot before;
+    snap_take(&before, m);
+    for (uint32_t k = 0; k < nkeys; k++)
+        owner[k] = dch_map_lookup(m, &k, sizeof k);
+    uint32_t x;
+    cr_assert_eq(dch_map_add_node(m, "joiner", 1, &x), DCH_OK);
+    uint32_t changed = 0;
+    for (uint32_t k = 0; k < nkeys; k++) {
+        const uint64_t h = dch_map_hash(m, &k, sizeof k);
+        const uint32_t slot = dch_map_slot_of(m, h);
+        const uint32_t now = dch_map_lookup(m, &k, sizeof k);
+        const int slot_moved = before.owner[slot] != dch_map_slot_owner(m, slot);
+        cr_assert_eq(now != owner[k], slot_moved, "key %u", k);
+        if (now != owner[k]) {
+            cr_assert_eq(now, x);
+            changed++;
+        }
+    }
+    /* 1/8 of the keys should move; 1,000,000 keys put 5 sigma near 0.0017. */
+    const double frac = (double)changed / nkeys, expect = 1.0 / 8;
+    cr_assert(fabs(frac - expect) < 5 * sqrt(expect * (1 - expect) / nkeys) + 1.0 / 65536,
+              "moved %.5f of keys, expected %.5f", frac, expect);
+    snap_free(&before);
+    free(owner);
+    dch_map_free(m);
+}
+
+/* ---- Lookup edges ----------------------------------------------------- */
+
+Test(map, empty_or_weightless_maps_route_nowhere)
+{
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, NULL), DCH_OK);
+    cr_assert_eq(dch_map_lookup_hash(m, 0), DCH_NODE_NONE);
+    uint32_t id;
+    cr_assert_eq(dch_map_add_node(m, "idle", 0, &id), DCH_OK);
+    cr_assert_eq(dch_map_lookup_hash(m, UINT64_MAX), DCH_NODE_NONE);
+    cr_assert_eq(dch_map_set_weight(m, id, 3), DCH_OK);
+    cr_assert_eq(dch_map_lookup_hash(m, UINT64_MAX), id);
+    cr_assert_eq(dch_map_node_slots(m, id), dch_map_slot_count(m));
+    cr_assert_eq(dch_map_set_weight(m, id, 0), DCH_OK);
+    cr_assert_eq(dch_map_lookup_hash(m, 12345), DCH_NODE_NONE);
+    dch_map_free(m);
+}
+
+Test(map, a_hash_falls_in_the_slot_of_its_top_bits)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 4;
+    cfg.slots_per_unit = 2;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_slot_of(m, 0), 0);
+    cr_assert_eq(dch_map_slot_of(m, UINT64_MAX), 7);
+    cr_assert_eq(dch_map_slot_of(m, UINT64_C(0x2000000000000000)), 1);
+    cr_assert_eq(dch_map_slot_of(m, UINT64_C(0x1fffffffffffffff)), 0);
+    dch_map_free(m);
+    cfg.units = 1;
+    cfg.slots_per_unit = 1;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_slot_of(m, UINT64_MAX), 0);
+    dch_map_free(m);
+}
+
+/* ---- Errors leave the map unchanged ----------------------------------- */
+
+static dch_map *small_map(void)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 16;
+    cfg.slots_per_unit = 8;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "b", 2, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "c", 0, NULL), DCH_OK);
+    return m;
+}
+
+Test(map, bad_configs_are_rejected)
+{
+    dch_map *m = (dch_map *)&m; /* must stay untouched */
+    dch_map *const sentinel = m;
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cr_assert_eq(dch_map_new(NULL, &cfg), DCH_EINVAL);
+    cfg.units = 0;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_EINVAL);
+    cfg.units = 3;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_EINVAL);
+    cfg.units = 4;
+    cfg.slots_per_unit = 0;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_EINVAL);
+    cfg.slots_per_unit = 6;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_EINVAL);
+    cfg.units = 1u << 16;
+    cfg.slots_per_unit = 1u << 9;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_EFULL);
+    cfg.units = 1u << 31;
+    cfg.slots_per_unit = 1u << 31;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_EFULL);
+    dch_allocator half = {NULL, NULL, NULL, NULL};
+    dch_map_config_default(&cfg);
+    cfg.allocator = &half;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_EINVAL);
+    cr_assert_eq(m, sentinel);
+    cfg.allocator = NULL;
+    cfg.units = 1u << 12;
+    cfg.slots_per_unit = 1u << 12;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK, "2^24 slots is within the limit");
+    dch_map_free(m);
+    dch_map_free(NULL);
+}
+
+Test(map, every_error_leaves_the_map_unchanged)
+{
+    dch_map *m = small_map();
+    snapshot sn;
+    snap_take(&sn, m);
+    char longname[DCH_NAME_MAX + 2];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    char unterminated[DCH_NAME_MAX + 1];
+    memset(unterminated, 'y', sizeof unterminated);
+    uint32_t id;
+
+    cr_assert_eq(dch_map_add_node(NULL, "z", 1, &id), DCH_EINVAL);
+    cr_assert_eq(dch_map_add_node(m, NULL, 1, &id), DCH_EINVAL);
+    cr_assert_eq(dch_map_add_node(m, "", 1, &id), DCH_EINVAL);
+    cr_assert_eq(dch_map_add_node(m, longname, 1, &id), DCH_EINVAL);
+    cr_assert_eq(dch_map_add_node(m, unterminated, 1, &id), DCH_EINVAL);
+    cr_assert_eq(dch_map_add_node(m, "a", 1, &id), DCH_EEXIST);
+    cr_assert_eq(dch_map_add_node(m, "z", UINT32_MAX, &id), DCH_EFULL);
+    cr_assert_eq(dch_map_remove_node(NULL, 0), DCH_EINVAL);
+    cr_assert_eq(dch_map_remove_node(m, 3), DCH_ENOENT);
+    cr_assert_eq(dch_map_remove_node(m, DCH_NODE_NONE), DCH_ENOENT);
+    cr_assert_eq(dch_map_set_weight(NULL, 0, 1), DCH_EINVAL);
+    cr_assert_eq(dch_map_set_weight(m, 7, 1), DCH_ENOENT);
+    cr_assert_eq(dch_map_set_weight(m, 0, UINT32_MAX - 1), DCH_EFULL);
+    cr_assert_eq(dch_map_find_node(m, "nope", &id), DCH_ENOENT);
+    cr_assert_eq(dch_map_find_node(m, NULL, &id), DCH_EINVAL);
+    cr_assert_eq(dch_map_find_node(m, "a", NULL), DCH_EINVAL);
+    cr_assert_eq(dch_map_find_node(m, unterminated, &id), DCH_EINVAL);
+    cr_assert_eq(dch_map_clone(NULL, m), DCH_EINVAL);
+    cr_assert_eq(dch_map_clone(&(dch_map *){NULL}, NULL), DCH_EINVAL);
+    cr_assert_eq(dch_map_set_weight(m, 1, 2), DCH_OK, "same weight is no change");
+    cr_assert(snap_same(&sn, m), "a failed or empty call changed the map");
+    cr_assert_null(dch_map_node_name(m, 3));
+    cr_assert_eq(dch_map_node_weight(m, 99), 0);
+    cr_assert_eq(dch_map_slot_owner(m, dch_map_slot_count(m)), DCH_NODE_NONE);
+
+    size_t n;
+    cr_assert_eq(dch_map_ranges(NULL, NULL, 0, &n), DCH_EINVAL);
+    cr_assert_eq(dch_map_ranges(m, NULL, 1, &n), DCH_EINVAL);
+    cr_assert_eq(dch_map_ranges(m, NULL, 0, &n), DCH_EFULL);
+    cr_assert_gt(n, 0);
+    snap_free(&sn);
+    dch_map_free(m);
+}
+
+/* Fails the k-th allocation and every one after it. */
+typedef struct failing {
+    long left;
+    long live;
+} failing;
+
+static void *f_alloc(void *ctx, size_t n)
+{
+    failing *f = ctx;
+    if (f->left-- <= 0)
+        return NULL;
+    f->live++;
+    return malloc(n);
+}
+
+static void *f_realloc(void *ctx, void *p, size_t n)
+{
+    failing *f = ctx;
+    if (f->left-- <= 0)
+        return NULL;
+    if (p == NULL)
+        f->live++;
+    return realloc(p, n);
+}
+
+static void f_free(void *ctx, void *p)
+{
+    failing *f = ctx;
+    if (p != NULL)
+        f->live--;
+    free(p);
+}
+
+typedef enum fop { F_ADD, F_ADD_IDLE, F_REMOVE, F_WEIGHT_UP, F_WEIGHT_DOWN, F_CLONE } fop;
+
+static int run_fop(dch_map *m, fop op, dch_map **clone)
+{
+    switch (op) {
+    case F_ADD: return dch_map_add_node(m, "newcomer", 3, NULL);
+    case F_ADD_IDLE: return dch_map_add_node(m, "idle", 0, NULL);
+    case F_REMOVE: return dch_map_remove_node(m, 0);
+    case F_WEIGHT_UP: return dch_map_set_weight(m, 0, 5);
+    case F_WEIGHT_DOWN: return dch_map_set_weight(m, 0, 0);
+    case F_CLONE: return dch_map_clone(clone, m);
+    }
+    return DCH_EINVAL;
+}
+
+Test(map, allocation_failure_at_every_point_leaves_the_map_unchanged)
+{
+    const uint32_t sizes[] = {1, 5, 40};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        for (fop op = F_ADD; op <= F_CLONE; op++) {
+            for (long k = 0;; k++) {
+                failing f = {1000000, 0};
+                const dch_allocator a = {f_alloc, f_realloc, f_free, &f};
+                dch_map_config cfg;
+                dch_map_config_default(&cfg);
+                cfg.units = 64;
+                cfg.slots_per_unit = 16;
+                cfg.allocator = &a;
+                dch_map *m;
+                cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+                for (uint32_t i = 0; i < sizes[si]; i++) {
+                    char name[16];
+                    snprintf(name, sizeof name, "m%u", i);
+                    cr_assert_eq(dch_map_add_node(m, name, 1 + i % 3, NULL), DCH_OK);
+                }
+                snapshot sn;
+                snap_take(&sn, m);
+                const long live = f.live;
+                f.left = k;
+                dch_map *clone = NULL;
+                const int rc = run_fop(m, op, &clone);
+                f.left = 1000000;
+                if (rc == DCH_OK) {
+                    dch_map_free(clone);
+                    snap_free(&sn);
+                    dch_map_free(m);
+                    cr_assert_eq(f.live, 0, "leak after success");
+                    break; /* k passed the call's last allocation */
+                }
+                cr_assert_eq(rc, DCH_ENOMEM, "op %d k %ld", op, k);
+                cr_assert_eq(f.live, live, "op %d k %ld leaked", op, k);
+                cr_assert(snap_same(&sn, m), "op %d k %ld changed the map", op, k);
+                snap_free(&sn);
+                dch_map_free(m);
+                cr_assert_eq(f.live, 0);
+            }
+        }
+    }
+}
+
+/* ---- Clones and determinism ------------------------------------------- */
+
+Test(map, the_same_calls_give_the_same_table_and_clones_are_independent)
+{
+    uint64_t rng = 77;
+    dch_map *a, *b;
+    cr_assert_eq(dch_map_new(&a, NULL), DCH_OK);
+    cr_assert_eq(dch_map_new(&b, NULL), DCH_OK);
+    for (int i = 0; i < 60; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        const uint32_t w = 1 + rng_below(&rng, 5);
+        cr_assert_eq(dch_map_add_node(a, name, w, NULL), DCH_OK);
+        cr_assert_eq(dch_map_add_node(b, name, w, NULL), DCH_OK);
+        if (i % 7 == 3) {
+            cr_assert_eq(dch_map_remove_node(a, (uint32_t)i / 2), DCH_OK);
+            cr_assert_eq(dch_map_remove_node(b, (uint32_t)i / 2), DCH_OK);
+        }
+    }
+    snapshot sa;
+    snap_take(&sa, a);
+    cr_assert(snap_same(&sa, b));
+    dch_map *c;
+    cr_assert_eq(dch_map_clone(&c, a), DCH_OK);
+    cr_assert(snap_same(&sa, c));
+    cr_assert_eq(dch_map_memory(c), dch_map_memory(a));
+    cr_assert_eq(dch_map_add_node(c, "only-in-clone", 2, NULL), DCH_OK);
+    cr_assert(snap_same(&sa, a), "changing a clone changed the original");
+    snap_free(&sa);
+    dch_map_free(a);
+    dch_map_free(b);
+    dch_map_free(c);
+}
