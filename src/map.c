@@ -14,22 +14,23 @@
  *   shrink(x): x's weight falls; slots move only from x to other members.
  * Add is grow from weight 0, remove is shrink to 0, set_weight is either.
  *
- * A move runs in two passes over the units. With W the new weight sum, a
- * member of weight w has the exact per-unit share s = S*w/W and the global
- * share q = P*w/W. Its soft band in a unit is [floor(s), ceil(s)] and its
- * hard band [floor(s) - 1, ceil(s) + 1], which still keeps |count - s| < 2.
- *   Pass 1 gives each unit a range [kmin, kmax] for how many slots x gains
- *   (or gives) there: enough that every other member can end inside its soft
- *   band, no more than x's soft band and the others' room allow.
- *   The total is round(q_x) - count_x, clamped to [sum kmin, sum kmax]; the
- *   part above sum kmin is spread over units in proportion to their room.
- *   Pass 2 makes the moves unit by unit. Each slot's counterparty is the
- *   best-ranked other member by (band tier, global deviation, per-unit
- *   deviation, id): a donor over its soft band first, then one inside it,
- *   then one at its floor (hard band), each tier by largest global surplus;
- *   receivers symmetrically by largest global deficit. Ranking by global
- *   deviation is what keeps the counts within a slot of their shares, and
- *   per-unit bands are what keep every unit's slices equal.
+ * With W the new weight sum, a member of weight w has the exact per-unit
+ * share s = S*w/W and the global share q = P*w/W; its soft band in a unit is
+ * [floor(s), ceil(s)] and its hard band one wider each side, which still
+ * keeps |count - s| < 2. A move runs four passes (NOTES.md states them bit
+ * for bit):
+ *   1. per unit, the moves the bands force (kmin) and the further moves x's
+ *      band allows (room); x's total is its rounded share, clamped;
+ *   2. the forced moves, unit by unit, counterparties ranked by band tier,
+ *      then global need, then per-unit need, then id;
+ *   3. the remaining moves, each to the counterparty of greatest global need
+ *      that can make it inside its soft (then hard) band, in a unit with
+ *      room, starting from points spread evenly round the ring;
+ *   4. repair: chains of take-overs between counterparties while one is a
+ *      slot (two, with unequal weights) needier than another.
+ * Ranking by global need keeps counts within a slot of their shares; the
+ * bands keep every unit's slices equal. With equal weights the soft bands
+ * always hold; with unequal weights only the hard bands force moves.
  * All arithmetic is exact (64-bit integers) and ties fall to the lower id,
  * so the table is a pure function of the config and the call sequence.
  */
@@ -395,6 +396,13 @@ typedef struct move {
     uint32_t *order; /* slots grouped by owner, ascending within each owner */
     uint32_t *start; /* per id + 1: where each owner's run begins in order */
     uint8_t *spent; /* per id: no slot left that it may give or take */
+    uint32_t *parent, *queue; /* per id: breadth-first search of the repair */
+    uint32_t *band_lo, *band_hi; /* per id: soft band in a unit, new weights */
+    uint8_t *entry_ok; /* per moved entry: its counterparty may hand it over */
+    uint32_t *entry_seen; /* per moved entry: unit_version when entry_ok was set */
+    uint32_t *unit_version; /* per unit: bumped by every take-over there */
+    uint32_t *unit_stamp, *unit_held; /* per unit: cached count of one member */
+    uint32_t stamp;
     uint32_t *moved; /* slots moved so far in this call */
     uint16_t *moved_with; /* for each, the counterparty */
     uint32_t nmoved;
@@ -416,8 +424,29 @@ static int move_alloc(move *mv, dch_map *m, uint32_t id_limit)
     mv->spent = dch__alloc_array(a, id_limit, sizeof *mv->spent);
     mv->moved = dch__alloc_array(a, m->slots, sizeof *mv->moved);
     mv->moved_with = dch__alloc_array(a, m->slots, sizeof *mv->moved_with);
+    mv->parent = dch__alloc_array(a, id_limit, sizeof *mv->parent);
+    mv->queue = dch__alloc_array(a, id_limit, sizeof *mv->queue);
+    mv->band_lo = dch__alloc_array(a, id_limit, sizeof *mv->band_lo);
+    mv->band_hi = dch__alloc_array(a, id_limit, sizeof *mv->band_hi);
+    mv->entry_ok = dch__alloc_array(a, m->slots, sizeof *mv->entry_ok);
+    mv->entry_seen = dch__alloc_array(a, m->slots, sizeof *mv->entry_seen);
+    mv->unit_version = dch__alloc_array(a, m->units, sizeof *mv->unit_version);
+    mv->unit_stamp = dch__alloc_array(a, m->units, sizeof *mv->unit_stamp);
+    mv->unit_held = dch__alloc_array(a, m->units, sizeof *mv->unit_held);
     if (!mv->cnt || !mv->present || !mv->kmin || !mv->room || !mv->picks ||
-        !mv->order || !mv->start || !mv->spent || !mv->moved || !mv->moved_with) {
+        !mv->order || !mv->start || !mv->spent || !mv->moved || !mv->moved_with ||
+        !mv->parent || !mv->queue || !mv->band_lo || !mv->band_hi ||
+        !mv->entry_ok || !mv->unit_stamp || !mv->unit_held || !mv->entry_seen ||
+        !mv->unit_version) {
+        dch__free(a, mv->entry_seen);
+        dch__free(a, mv->unit_version);
+        dch__free(a, mv->entry_ok);
+        dch__free(a, mv->unit_stamp);
+        dch__free(a, mv->unit_held);
+        dch__free(a, mv->band_lo);
+        dch__free(a, mv->band_hi);
+        dch__free(a, mv->parent);
+        dch__free(a, mv->queue);
         dch__free(a, mv->moved);
         dch__free(a, mv->moved_with);
         dch__free(a, mv->cnt);
@@ -431,6 +460,8 @@ static int move_alloc(move *mv, dch_map *m, uint32_t id_limit)
         return DCH_ENOMEM;
     }
     memset(mv->cnt, 0, (size_t)id_limit * sizeof *mv->cnt);
+    memset(mv->unit_stamp, 0, (size_t)m->units * sizeof *mv->unit_stamp);
+    memset(mv->unit_version, 0, (size_t)m->units * sizeof *mv->unit_version);
     return DCH_OK;
 }
 
@@ -447,6 +478,15 @@ static void move_release(move *mv)
     dch__free(a, mv->spent);
     dch__free(a, mv->moved);
     dch__free(a, mv->moved_with);
+    dch__free(a, mv->parent);
+    dch__free(a, mv->queue);
+    dch__free(a, mv->band_lo);
+    dch__free(a, mv->band_hi);
+    dch__free(a, mv->entry_ok);
+    dch__free(a, mv->entry_seen);
+    dch__free(a, mv->unit_version);
+    dch__free(a, mv->unit_stamp);
+    dch__free(a, mv->unit_held);
 }
 
 /* Count the owners of unit u into cnt/present (x included). */
@@ -480,12 +520,23 @@ static uint32_t held_in_unit(const dch_map *m, uint32_t u, uint32_t id)
     return c;
 }
 
-/* Soft band [lo, hi] = [floor(s), ceil(s)] of s = S * w / W. */
-static void soft_band(const move *mv, uint32_t w, uint32_t *lo, uint32_t *hi)
+/* Compute every member's soft band [floor(s), ceil(s)], s = S * w / W, once
+ * per move: the passes consult them per slot. */
+static void compute_bands(move *mv)
 {
-    const uint64_t num = (uint64_t)mv->m->spu * w;
-    *lo = (uint32_t)(num / mv->W);
-    *hi = *lo + (num % mv->W != 0);
+    const dch_map *m = mv->m;
+    for (uint32_t id = 0; id < mv->id_limit; id++) {
+        const uint64_t num = (uint64_t)m->spu * m->members[id].weight;
+        mv->band_lo[id] = (uint32_t)(num / mv->W);
+        mv->band_hi[id] = mv->band_lo[id] + (num % mv->W != 0);
+    }
+}
+
+/* Soft band [lo, hi] of member id. */
+static void soft_band(const move *mv, uint32_t id, uint32_t *lo, uint32_t *hi)
+{
+    *lo = mv->band_lo[id];
+    *hi = mv->band_hi[id];
 }
 
 /* count * W - share * w: the member's deviation from its share, times W. */
@@ -507,10 +558,10 @@ static int64_t need(const move *mv, const member *mb)
  * move is forced (outside the soft band), 1 if it stays inside the soft band,
  * 2 if it stays inside the hard band, 3 otherwise. Lower is better.
  */
-static int tier(const move *mv, uint32_t c, uint32_t w)
+static int tier(const move *mv, uint32_t c, uint32_t id)
 {
     uint32_t lo, hi;
-    soft_band(mv, w, &lo, &hi);
+    soft_band(mv, id, &lo, &hi);
     if (mv->grow) { /* the member gives */
         if (c > hi)
             return 0;
@@ -559,7 +610,7 @@ static uint32_t pick_in_unit(const move *mv)
             continue;
         const uint32_t c = mv->cnt[id];
         const int64_t local = deviation(c, m->spu, mb->weight, mv->W);
-        rank r = {tier(mv, c, mb->weight), need(mv, mb),
+        rank r = {tier(mv, c, id), need(mv, mb),
                   mv->grow ? local : -local, id};
         if (rank_better(&r, &best))
             best = r;
@@ -587,7 +638,7 @@ static uint64_t plan_units(move *mv)
     dch_map *m = mv->m;
     const member *xm = &m->members[mv->x];
     uint32_t xlo, xhi;
-    soft_band(mv, xm->weight, &xlo, &xhi);
+    soft_band(mv, mv->x, &xlo, &xhi);
 
     /* Shrink: members absent from a unit hold 0 there, so the receivers'
      * floors and ceilings are summed once and corrected per unit. */
@@ -598,7 +649,7 @@ static uint64_t plan_units(move *mv)
             if (id == mv->x || mb->weight == 0)
                 continue;
             uint32_t lo, hi;
-            soft_band(mv, mb->weight, &lo, &hi);
+            soft_band(mv, id, &lo, &hi);
             lo_sum += lo;
             hi_sum += hi;
             lo1_sum += lo > 0 ? lo - 1 : 0;
@@ -622,7 +673,7 @@ static uint64_t plan_units(move *mv)
             if (id == mv->x)
                 continue;
             uint32_t lo, hi;
-            soft_band(mv, m->members[id].weight, &lo, &hi);
+            soft_band(mv, id, &lo, &hi);
             const uint32_t c = mv->cnt[id];
             held += c;
             held_lo += min_u32(c, lo);
@@ -821,13 +872,15 @@ static int place_one(move *mv, uint32_t id, uint32_t from, int max_tier)
         else
             hi = mid;
     }
-    for (uint32_t k = 0; k < n; k++) {
-        const uint32_t s = list[(lo + k) % n];
+    if (lo == n)
+        lo = 0; /* every slot is before `from`: wrap */
+    for (uint32_t k = 0, at = lo; k < n; k++, at = at + 1 == n ? 0 : at + 1) {
+        const uint32_t s = list[at];
         const uint32_t u = s / m->spu;
         if (m->owner[s] != owner || mv->room[u] == 0)
             continue;
         const uint32_t c = held_in_unit(m, u, id);
-        if (tier(mv, c, m->members[id].weight) > max_tier)
+        if (tier(mv, c, id) > max_tier)
             continue;
         move_slot(mv, s, id);
         mv->room[u]--;
@@ -840,7 +893,8 @@ static int place_one(move *mv, uint32_t id, uint32_t from, int max_tier)
  * Pass 3: the moves beyond the forced ones, driven by global need. Each goes
  * to the counterparty furthest from its global share that can make it inside
  * its soft band (then its hard band), in a unit where x's band has room,
- * starting from a point that spreads the moves evenly round the ring.
+ * starting from a point that spreads the moves evenly round the ring. Moves
+ * not placed inside soft bands continue, in order, inside hard bands.
  */
 static void apply_extra(move *mv, uint64_t extra)
 {
@@ -848,103 +902,183 @@ static void apply_extra(move *mv, uint64_t extra)
     if (extra == 0)
         return;
     index_slots(mv);
-    for (int max_tier = 1; max_tier <= mv->max_tier && extra > 0; max_tier++) {
+    uint64_t e = 0;
+    for (int max_tier = 1; max_tier <= mv->max_tier && e < extra; max_tier++) {
         memset(mv->spent, 0, mv->id_limit);
-        for (uint64_t e = 0; e < extra;) {
+        while (e < extra) {
             const uint32_t id = pick_global(mv);
             if (id == UINT32_MAX)
                 break;
             const uint64_t unit = ((2 * e + 1) * m->units) / (2 * extra);
-            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier)) {
+            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier))
                 e++;
-            } else {
+            else
                 mv->spent[id] = 1;
-            }
-            if (e == extra)
-                extra = 0;
         }
     }
 }
 
 /*
- * Pass 4: exchange counterparties until no exchange brings two of them
- * closer to their global shares. A (most in need) takes over one of B's
- * moves (B least in need) in a unit where both stay inside their soft bands
- * (slack 0) or hard bands (slack 1):
- * for a grow, B gets its slot back and A gives x one of its own in the same
- * unit; for a shrink, x's slot goes to A instead of B. x's per-unit counts
- * do not change, every moved slot still moves to or from x, and each
- * exchange lowers the sum of squared deviations, so the pass ends.
+ * Whether moved entry i's counterparty can hand it over, staying within its
+ * soft band widened by `slack`: for a grow it gets its slot back, for a
+ * shrink it gives x's slot back.
+ */
+static int can_hand_over(const move *mv, uint32_t i, uint32_t slack)
+{
+    const dch_map *m = mv->m;
+    const uint32_t s = mv->moved[i], from = mv->moved_with[i];
+    if (m->owner[s] != (mv->grow ? mv->x : from))
+        return 0;
+    const uint32_t cf = held_in_unit(m, s / m->spu, from);
+    return mv->grow ? cf < mv->band_hi[from] + slack : cf + slack > mv->band_lo[from];
+}
+
+/*
+ * Whether `to` can take over moved entry i, staying within its soft band
+ * widened by `slack`: for a grow it gives x a slot of that unit instead, for
+ * a shrink it receives x's slot. Its count in the unit is cached per stamp.
+ */
+static int can_take(move *mv, uint32_t i, uint32_t to, uint32_t slack)
+{
+    const dch_map *m = mv->m;
+    const uint32_t u = mv->moved[i] / m->spu;
+    if (mv->unit_stamp[u] != mv->stamp) {
+        mv->unit_stamp[u] = mv->stamp;
+        mv->unit_held[u] = held_in_unit(m, u, to);
+    }
+    const uint32_t ct = mv->unit_held[u];
+    if (mv->grow)
+        return ct > 0 && ct + slack > mv->band_lo[to];
+    return ct < mv->band_hi[to] + slack;
+}
+
+/* Hand moved entry i from its counterparty to `to` (see can_take). */
+static void take_over(move *mv, uint32_t i, uint32_t to)
+{
+    dch_map *m = mv->m;
+    const uint32_t s = mv->moved[i], from = mv->moved_with[i];
+    mv->unit_version[s / m->spu]++;
+    if (mv->grow) {
+        /* `from` gets its slot back; `to` gives its first slot in the unit. */
+        const uint32_t u = s / m->spu;
+        uint16_t *o = m->owner + (size_t)u * m->spu;
+        uint32_t t = 0;
+        while (o[t] != to)
+            t++;
+        m->owner[s] = (uint16_t)from;
+        o[t] = (uint16_t)mv->x;
+        m->members[from].slots++;
+        m->members[to].slots--;
+        mv->moved[i] = u * m->spu + t;
+    } else {
+        m->owner[s] = (uint16_t)to;
+        m->members[from].slots--;
+        m->members[to].slots++;
+    }
+    mv->moved_with[i] = (uint16_t)to;
+}
+
+/*
+ * Pass 4: shift moves between counterparties until no shift brings the one
+ * most in need (a) closer to its global share at the expense of one with
+ * at least a slot less need (b). A shift is a chain a <- c1 <- ... <- b
+ * found by breadth-first search: each member takes over one moved entry of
+ * the next in a unit where both stay within their soft bands (slack 0) or
+ * hard bands (slack 1), so a gains a move, b loses one and the members
+ * between keep their totals. x's per-unit counts never change, every moved
+ * slot still moves to or from x, and each shift lowers the sum of squared
+ * deviations, so the pass ends.
  */
 static void repair(move *mv, uint32_t slack)
 {
     dch_map *m = mv->m;
+    uint32_t *via = mv->cnt; /* entry each member was reached through; cnt
+                              * is free between units and zeroed after */
+    for (uint32_t i = 0; i < mv->nmoved; i++)
+        mv->entry_seen[i] = mv->unit_version[mv->moved[i] / m->spu] - 1;
+    unsigned failures = 0;
+    const int64_t gap = (int64_t)mv->W * (mv->max_tier == 1 ? 1 : 2);
     memset(mv->spent, 0, mv->id_limit);
     for (;;) {
         const uint32_t a = pick_global(mv);
-        if (a == UINT32_MAX)
-            return;
-        const member *am = &m->members[a];
-        const int64_t need_a = need(mv, am);
-        uint32_t lo_a, hi_a;
-        soft_band(mv, am->weight, &lo_a, &hi_a);
-        uint32_t best = UINT32_MAX;
-        int64_t best_need = 0;
-        uint32_t best_slot = 0;
+        /* Each search costs O(members * moves * S); after a few members in
+         * need that no chain can help, the rest are given up on. */
+        if (a == UINT32_MAX || failures >= 4)
+            break;
+        const int64_t need_a = need(mv, &m->members[a]);
+        /* Nothing to gain unless some counterparty has a slot less need
+         * (two slots with unequal weights, whose bound is looser: searches
+         * that cannot succeed are what repairs cost). */
+        int64_t least = need_a;
         for (uint32_t i = 0; i < mv->nmoved; i++) {
-            const uint32_t b = mv->moved_with[i];
-            const member *bm = &m->members[b];
-            const int64_t need_b = need(mv, bm);
-            if (b == a || need_a - need_b <= (int64_t)mv->W)
-                continue;
-            if (best != UINT32_MAX && need_b >= best_need)
-                continue;
-            const uint32_t s = mv->moved[i];
-            if (m->owner[s] != (mv->grow ? mv->x : b))
-                continue;
-            const uint32_t u = s / m->spu;
-            uint32_t lo_b, hi_b;
-            soft_band(mv, bm->weight, &lo_b, &hi_b);
-            const uint32_t ca = held_in_unit(m, u, a), cb = held_in_unit(m, u, b);
-            const int ok = mv->grow ? (ca + slack > lo_a && ca > 0 && cb < hi_b + slack)
-                                    : (ca < hi_a + slack && cb + slack > lo_b);
-            if (!ok)
-                continue;
-            best = b;
-            best_need = need_b;
-            best_slot = i;
+            const int64_t nb = need(mv, &m->members[mv->moved_with[i]]);
+            least = nb < least ? nb : least;
         }
-        if (best == UINT32_MAX) {
+        if (need_a - least <= gap)
+            break;
+        for (uint32_t id = 0; id < mv->id_limit; id++)
+            via[id] = UINT32_MAX;
+        for (uint32_t i = 0; i < mv->nmoved; i++) {
+            const uint32_t u = mv->moved[i] / m->spu;
+            if (mv->entry_seen[i] != mv->unit_version[u]) {
+                mv->entry_seen[i] = mv->unit_version[u];
+                mv->entry_ok[i] = (uint8_t)can_hand_over(mv, i, slack);
+            }
+        }
+        uint32_t head = 0, tail = 0, found = UINT32_MAX;
+        mv->queue[tail++] = a;
+        via[a] = mv->nmoved; /* visited, reached through no entry */
+        /* The search expands at most 32 members: enough for the chains
+         * balance needs, and it bounds the cost at 32 * (moves + P). */
+        while (head < tail && head < 32 && found == UINT32_MAX) {
+            const uint32_t c = mv->queue[head++];
+            mv->stamp++;
+            for (uint32_t i = 0; i < mv->nmoved; i++) {
+                const uint32_t b = mv->moved_with[i];
+                if (via[b] != UINT32_MAX || b == c || !mv->entry_ok[i] ||
+                    !can_take(mv, i, c, slack))
+                    continue;
+                via[b] = i;
+                mv->parent[b] = c;
+                mv->queue[tail++] = b;
+                if (need_a - need(mv, &m->members[b]) > gap) {
+                    found = b;
+                    break;
+                }
+            }
+        }
+        if (found == UINT32_MAX) {
             mv->spent[a] = 1;
+            failures++;
             continue;
         }
-        const uint32_t s = mv->moved[best_slot];
-        if (mv->grow) {
-            /* B's slot returns to B; A's first slot in the unit goes to x. */
-            const uint32_t u = s / m->spu;
-            uint16_t *o = m->owner + (size_t)u * m->spu;
-            uint32_t t = 0;
-            while (o[t] != a)
-                t++;
-            m->owner[s] = (uint16_t)best;
-            o[t] = (uint16_t)mv->x;
-            m->members[best].slots++;
-            m->members[a].slots--;
-            mv->moved[best_slot] = u * m->spu + t;
-        } else {
-            m->owner[s] = (uint16_t)a;
-            m->members[best].slots--;
-            m->members[a].slots++;
+        /* Shift from the far end. Each step is checked again, as steps
+         * before it may have touched the same unit; a chain that no longer
+         * holds stops there, every step taken still a valid move. */
+        uint32_t b = found;
+        for (;;) {
+            if (b == a || !can_hand_over(mv, via[b], slack))
+                break;
+            mv->stamp++;
+            if (!can_take(mv, via[b], mv->parent[b], slack))
+                break;
+            take_over(mv, via[b], mv->parent[b]);
+            b = mv->parent[b];
         }
-        mv->moved_with[best_slot] = (uint16_t)a;
-        memset(mv->spent, 0, mv->id_limit);
+        if (b != a) {
+            mv->spent[a] = 1;
+            failures++;
+        } else {
+            memset(mv->spent, 0, mv->id_limit);
+        }
     }
+    memset(mv->cnt, 0, (size_t)mv->id_limit * sizeof *mv->cnt);
 }
 
 /*
  * Whether changing x's weight to w moves slots between members, and so needs
- * move scratch: only when x and at least one other member have weight after
- * or before (x alone owns everything or nothing otherwise).
+ * move scratch: only when another member has weight (otherwise x alone owns
+ * everything or nothing).
  */
 static int needs_move(const dch_map *m, uint32_t x, uint32_t w)
 {
@@ -991,6 +1125,7 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, move *mv)
         mv->x = x;
         mv->W = (uint64_t)others + w;
         xm->weight = w; /* the bands use the new weights */
+        compute_bands(mv);
         const uint64_t extra = plan_units(mv);
         apply_forced(mv);
         apply_extra(mv, extra);

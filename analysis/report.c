@@ -1,0 +1,448 @@
+/*
+ * The report directory and its index.html. The page is assembled from a list
+ * of blocks (sections, paragraphs, tables, charts, images) recorded as the
+ * analysis runs, so it is written once at the end, after gnuplot has said
+ * which charts it could draw. It is a POSIX program (mkdir, a shell for
+ * gnuplot); the library it measures is plain C11.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "report.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+typedef enum block_kind {
+    BLOCK_SECTION,
+    BLOCK_HTML,
+    BLOCK_TABLE,
+    BLOCK_CHART,
+    BLOCK_IMAGE
+} block_kind;
+
+typedef struct block {
+    block_kind kind;
+    char *a; /* section id, html, chart stem, image file */
+    char *b; /* section title, chart or image caption */
+    char *c; /* section intro, chart gnuplot body */
+    an_table *table;
+    bool rendered; /* charts: both files exist */
+} block;
+
+struct an_report {
+    char *dir;
+    block *blocks;
+    size_t n;
+    size_t cap;
+    char status[160];
+};
+
+static char *copy_string(const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    if (c != NULL)
+        memcpy(c, s, n);
+    return c;
+}
+
+/* mkdir -p: every missing component of `path` is created. */
+static int make_dirs(const char *path)
+{
+    char *p = copy_string(path);
+    if (p == NULL)
+        return -1;
+    int rc = 0;
+    for (char *s = p + 1;; s++) {
+        char c = *s;
+        if (c != '/' && c != '\0')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+            rc = -1;
+            break;
+        }
+        *s = c;
+        if (c == '\0')
+            break;
+    }
+    struct stat st;
+    if (rc == 0 && (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)))
+        rc = -1;
+    free(p);
+    return rc;
+}
+
+an_report *an_report_new(const char *dir)
+{
+    if (make_dirs(dir) != 0) {
+        fprintf(stderr, "dch-analysis: cannot create directory %s: %s\n", dir,
+                strerror(errno));
+        return NULL;
+    }
+    an_report *rp = calloc(1, sizeof *rp);
+    if (rp == NULL || (rp->dir = copy_string(dir)) == NULL) {
+        free(rp);
+        fprintf(stderr, "dch-analysis: out of memory\n");
+        return NULL;
+    }
+    snprintf(rp->status, sizeof rp->status, "not rendered");
+    return rp;
+}
+
+void an_report_free(an_report *rp)
+{
+    if (rp == NULL)
+        return;
+    for (size_t i = 0; i < rp->n; i++) {
+        free(rp->blocks[i].a);
+        free(rp->blocks[i].b);
+        free(rp->blocks[i].c);
+        an_table_free(rp->blocks[i].table);
+    }
+    free(rp->blocks);
+    free(rp->dir);
+    free(rp);
+}
+
+const char *an_report_dir(const an_report *rp)
+{
+    return rp->dir;
+}
+
+void an_report_path(const an_report *rp, const char *file, char *buf,
+                    size_t n)
+{
+    snprintf(buf, n, "%s/%s", rp->dir, file);
+}
+
+/* Append a block; the strings are copied, the table is taken. */
+static int push(an_report *rp, block_kind kind, const char *a, const char *b,
+                const char *c, an_table *t)
+{
+    if (rp->n == rp->cap) {
+        size_t cap = rp->cap ? 2 * rp->cap : 32;
+        block *v = realloc(rp->blocks, cap * sizeof *v);
+        if (v == NULL) {
+            an_table_free(t);
+            return -1;
+        }
+        rp->blocks = v;
+        rp->cap = cap;
+    }
+    block bl = {kind, copy_string(a), copy_string(b), copy_string(c), t, false};
+    if ((a && !bl.a) || (b && !bl.b) || (c && !bl.c)) {
+        free(bl.a);
+        free(bl.b);
+        free(bl.c);
+        an_table_free(t);
+        return -1;
+    }
+    rp->blocks[rp->n++] = bl;
+    return 0;
+}
+
+int an_report_section(an_report *rp, const char *id, const char *title,
+                      const char *html)
+{
+    return push(rp, BLOCK_SECTION, id, title, html, NULL);
+}
+
+int an_report_html(an_report *rp, const char *html)
+{
+    return push(rp, BLOCK_HTML, html, NULL, NULL, NULL);
+}
+
+int an_report_htmlf(an_report *rp, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return an_report_html(rp, buf);
+}
+
+int an_report_table(an_report *rp, an_table *t)
+{
+    if (t == NULL)
+        return -1;
+    an_table_print(t, stdout);
+    fflush(stdout);
+    char path[4096], file[512];
+    snprintf(file, sizeof file, "%s.csv", an_table_id(t));
+    an_report_path(rp, file, path, sizeof path);
+    if (an_table_write_csv(t, path) != 0) {
+        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
+        an_table_free(t);
+        return -1;
+    }
+    return push(rp, BLOCK_TABLE, NULL, NULL, NULL, t);
+}
+
+int an_report_chart(an_report *rp, const char *stem, const char *caption,
+                    const char *gp)
+{
+    return push(rp, BLOCK_CHART, stem, caption, gp, NULL);
+}
+
+int an_report_image(an_report *rp, const char *file, const char *caption)
+{
+    return push(rp, BLOCK_IMAGE, file, caption, NULL, NULL);
+}
+
+const char *an_report_chart_status(const an_report *rp)
+{
+    return rp->status;
+}
+
+/* ---- Charts ------------------------------------------------------------------ */
+
+/* Quote s for the shell inside single quotes ('\'' for each quote). */
+static void shell_quote(char *out, size_t n, const char *s)
+{
+    size_t k = 0;
+    if (k + 1 < n)
+        out[k++] = '\'';
+    for (; *s && k + 5 < n; s++) {
+        if (*s == '\'') {
+            memcpy(out + k, "'\\''", 4);
+            k += 4;
+        } else {
+            out[k++] = *s;
+        }
+    }
+    if (k + 1 < n)
+        out[k++] = '\'';
+    out[k < n ? k : n - 1] = '\0';
+}
+
+static bool file_nonempty(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
+static void remove_if_present(const an_report *rp, const char *stem,
+                              const char *ext)
+{
+    char file[512], path[4096];
+    snprintf(file, sizeof file, "%s.%s", stem, ext);
+    an_report_path(rp, file, path, sizeof path);
+    remove(path);
+}
+
+static void render_charts(an_report *rp)
+{
+    size_t charts = 0;
+    for (size_t i = 0; i < rp->n; i++)
+        charts += rp->blocks[i].kind == BLOCK_CHART;
+    if (charts == 0) {
+        snprintf(rp->status, sizeof rp->status, "no charts");
+        return;
+    }
+    char path[4096];
+    an_report_path(rp, "charts.gp", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        snprintf(rp->status, sizeof rp->status,
+                 "skipped: cannot write charts.gp");
+        return;
+    }
+    fputs("# The report's charts, drawn from its CSV files.\n"
+          "# Re-render them from this directory with: gnuplot charts.gp\n"
+          "set encoding utf8\n",
+          f);
+    for (size_t i = 0; i < rp->n; i++) {
+        const block *b = &rp->blocks[i];
+        if (b->kind != BLOCK_CHART)
+            continue;
+        remove_if_present(rp, b->a, "png");
+        remove_if_present(rp, b->a, "svg");
+        fprintf(f,
+                "\n# %s\nreset\nset datafile separator ','\nset grid\n"
+                "set terminal pngcairo size 960,540 enhanced font 'sans,10'\n"
+                "set output '%s.png'\n%s\n"
+                "set terminal svg size 960,540 dynamic enhanced "
+                "font 'sans,11' background rgb 'white'\n"
+                "set output '%s.svg'\nreplot\nunset output\n",
+                b->a, b->a, b->c, b->a);
+    }
+    if (fclose(f) != 0) {
+        snprintf(rp->status, sizeof rp->status,
+                 "skipped: cannot write charts.gp");
+        return;
+    }
+    char dir[4200], cmd[8600];
+    shell_quote(dir, sizeof dir, rp->dir);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && gnuplot charts.gp >charts.log 2>&1", dir);
+    int rc = system(cmd);
+    size_t ok = 0;
+    for (size_t i = 0; i < rp->n; i++) {
+        block *b = &rp->blocks[i];
+        if (b->kind != BLOCK_CHART)
+            continue;
+        char file[512], png[4096], svg[4096];
+        snprintf(file, sizeof file, "%s.png", b->a);
+        an_report_path(rp, file, png, sizeof png);
+        snprintf(file, sizeof file, "%s.svg", b->a);
+        an_report_path(rp, file, svg, sizeof svg);
+        b->rendered = file_nonempty(png) && file_nonempty(svg);
+        ok += b->rendered;
+    }
+    if (rc == 0 && ok == charts) {
+        snprintf(rp->status, sizeof rp->status, "rendered (%zu charts)",
+                 charts);
+        char log[4096];
+        an_report_path(rp, "charts.log", log, sizeof log);
+        struct stat st;
+        if (stat(log, &st) == 0 && st.st_size == 0)
+            remove(log);
+    }
+    else
+        snprintf(rp->status, sizeof rp->status,
+                 "partly failed: %zu of %zu charts drawn, see charts.log", ok,
+                 charts);
+}
+
+static bool have_gnuplot(void)
+{
+    return system(NULL) != 0 &&
+           system("gnuplot --version >/dev/null 2>&1") == 0;
+}
+
+/* ---- HTML -------------------------------------------------------------------- */
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static const char *const STYLE =
+    "body{font-family:sans-serif;max-width:1100px;margin:1em auto;"
+    "padding:0 1em;color:#222;line-height:1.45}\n"
+    "h1{font-size:1.6em}h2{margin-top:2.2em;border-bottom:1px solid #ccc}\n"
+    "table{border-collapse:collapse;font-size:0.82em;margin:0.8em 0}\n"
+    "th,td{padding:2px 7px;border-bottom:1px solid #e4e4e4}\n"
+    "th{background:#f0f0f0;text-align:center}td.n{text-align:right;"
+    "font-variant-numeric:tabular-nums}\n"
+    "tr.group td{border-top:2px solid #999}\n"
+    ".scroll{max-height:30em;overflow:auto;border:1px solid #ddd;"
+    "display:inline-block;max-width:100%}\n"
+    "figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}\n"
+    "figcaption{font-size:0.9em;color:#444}\n"
+    ".skipped{color:#a33}.csv{font-size:0.85em}\n"
+    "code{background:#f4f4f4;padding:0 3px}\n"
+    "nav ol{columns:2}\n";
+
+int an_report_finish(an_report *rp, bool charts, const char *title,
+                     const char *preamble)
+{
+    if (!charts)
+        snprintf(rp->status, sizeof rp->status, "skipped: --no-charts");
+    else if (!have_gnuplot())
+        snprintf(rp->status, sizeof rp->status,
+                 "skipped: gnuplot not found (install gnuplot-nox)");
+    else
+        render_charts(rp);
+    if (strncmp(rp->status, "rendered", 8) != 0 &&
+        strcmp(rp->status, "no charts") != 0)
+        fprintf(stderr, "dch-analysis: charts %s\n", rp->status);
+
+    char path[4096];
+    an_report_path(rp, "index.html", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
+        return -1;
+    }
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+          "<title>",
+          f);
+    html_text(f, title);
+    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", STYLE);
+    html_text(f, title);
+    fprintf(f, "</h1>\n%s\n", preamble);
+
+    fputs("<nav><h3>Contents</h3><ol>\n", f);
+    for (size_t i = 0; i < rp->n; i++) {
+        const block *b = &rp->blocks[i];
+        if (b->kind != BLOCK_SECTION)
+            continue;
+        fprintf(f, "<li><a href=\"#%s\">", b->a);
+        html_text(f, b->b);
+        fputs("</a></li>\n", f);
+    }
+    fputs("</ol></nav>\n", f);
+    if (strncmp(rp->status, "rendered", 8) != 0)
+        fprintf(f, "<p class=\"skipped\">Charts %s.</p>\n", rp->status);
+
+    for (size_t i = 0; i < rp->n; i++) {
+        const block *b = &rp->blocks[i];
+        switch (b->kind) {
+        case BLOCK_SECTION:
+            fprintf(f, "\n<h2 id=\"%s\">", b->a);
+            html_text(f, b->b);
+            fprintf(f, "</h2>\n%s\n", b->c ? b->c : "");
+            break;
+        case BLOCK_HTML:
+            fprintf(f, "%s\n", b->a);
+            break;
+        case BLOCK_TABLE:
+            fputs("<h4>", f);
+            html_text(f, an_table_title(b->table));
+            fputs("</h4>\n<div class=\"scroll\">\n", f);
+            an_table_write_html(b->table, f);
+            fprintf(f, "</div>\n<p class=\"csv\">Data: <a href=\"%s.csv\">%s.csv</a></p>\n",
+                    an_table_id(b->table), an_table_id(b->table));
+            break;
+        case BLOCK_CHART:
+            if (b->rendered) {
+                fprintf(f, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"",
+                        b->a, b->a);
+                html_text(f, b->b);
+                fputs("\"></a><figcaption>", f);
+                html_text(f, b->b);
+                fprintf(f, " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.svg\">SVG</a>)"
+                        "</figcaption></figure>\n", b->a, b->a);
+            } else {
+                fputs("<p class=\"skipped\">Chart not drawn (", f);
+                html_text(f, rp->status);
+                fputs("): ", f);
+                html_text(f, b->b);
+                fputs("</p>\n", f);
+            }
+            break;
+        case BLOCK_IMAGE:
+            fprintf(f, "<figure><a href=\"%s\"><img src=\"%s\" alt=\"", b->a, b->a);
+            html_text(f, b->b);
+            fputs("\"></a><figcaption>", f);
+            html_text(f, b->b);
+            fputs("</figcaption></figure>\n", f);
+            break;
+        }
+    }
+    fputs("</body>\n</html>\n", f);
+    if (fclose(f) != 0) {
+        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
+        return -1;
+    }
+    return 0;
+}

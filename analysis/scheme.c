@@ -1,0 +1,123 @@
+/*
+ * The scheme interface: each call forwards to the map or the ring. Lookups of
+ * many keys test the kind once, outside the loop, so sampling a million keys
+ * costs what the library's own lookup costs.
+ */
+#include "scheme.h"
+
+#include <string.h>
+
+int an_scheme_new(an_scheme *s, const an_scheme_spec *spec)
+{
+    an_scheme n = {*spec, NULL, NULL};
+    int rc;
+    if (spec->kind == AN_KIND_MAP) {
+        dch_map_config cfg;
+        dch_map_config_default(&cfg);
+        cfg.units = spec->units;
+        cfg.slots_per_unit = spec->slots_per_unit;
+        memcpy(cfg.hash_key, spec->hash_key, sizeof cfg.hash_key);
+        rc = dch_map_new(&n.map, &cfg);
+    } else {
+        dch_ring_config cfg;
+        dch_ring_config_default(&cfg);
+        cfg.points_per_weight = spec->points;
+        memcpy(cfg.hash_key, spec->hash_key, sizeof cfg.hash_key);
+        rc = dch_ring_new(&n.ring, &cfg);
+    }
+    if (rc == DCH_OK)
+        *s = n;
+    return rc;
+}
+
+int an_scheme_clone(an_scheme *out, const an_scheme *s)
+{
+    an_scheme n = {s->spec, NULL, NULL};
+    int rc = s->map ? dch_map_clone(&n.map, s->map)
+                    : dch_ring_clone(&n.ring, s->ring);
+    if (rc == DCH_OK)
+        *out = n;
+    return rc;
+}
+
+void an_scheme_free(an_scheme *s)
+{
+    if (s == NULL)
+        return;
+    dch_map_free(s->map);
+    dch_ring_free(s->ring);
+    s->map = NULL;
+    s->ring = NULL;
+}
+
+int an_scheme_add(an_scheme *s, const char *name, uint32_t weight,
+                  uint32_t *id_out)
+{
+    return s->map ? dch_map_add_node(s->map, name, weight, id_out)
+                  : dch_ring_add_node(s->ring, name, weight, id_out);
+}
+
+int an_scheme_remove(an_scheme *s, uint32_t id)
+{
+    return s->map ? dch_map_remove_node(s->map, id)
+                  : dch_ring_remove_node(s->ring, id);
+}
+
+int an_scheme_set_weight(an_scheme *s, uint32_t id, uint32_t weight)
+{
+    return s->map ? dch_map_set_weight(s->map, id, weight)
+                  : dch_ring_set_weight(s->ring, id, weight);
+}
+
+int an_scheme_find(const an_scheme *s, const char *name, uint32_t *id_out)
+{
+    return s->map ? dch_map_find_node(s->map, name, id_out)
+                  : dch_ring_find_node(s->ring, name, id_out);
+}
+
+const char *an_scheme_name(const an_scheme *s, uint32_t id)
+{
+    return s->map ? dch_map_node_name(s->map, id)
+                  : dch_ring_node_name(s->ring, id);
+}
+
+uint32_t an_scheme_weight(const an_scheme *s, uint32_t id)
+{
+    return s->map ? dch_map_node_weight(s->map, id)
+                  : dch_ring_node_weight(s->ring, id);
+}
+
+uint32_t an_scheme_id_limit(const an_scheme *s)
+{
+    return s->map ? dch_map_id_limit(s->map) : dch_ring_id_limit(s->ring);
+}
+
+uint32_t an_scheme_count(const an_scheme *s)
+{
+    return s->map ? dch_map_node_count(s->map) : dch_ring_node_count(s->ring);
+}
+
+void an_scheme_lookup_many(const an_scheme *s, const uint64_t *hash, size_t n,
+                           uint32_t *owner)
+{
+    if (s->map) {
+        for (size_t i = 0; i < n; i++)
+            owner[i] = dch_map_lookup_hash(s->map, hash[i]);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            owner[i] = dch_ring_lookup_hash(s->ring, hash[i]);
+    }
+}
+
+int an_scheme_ranges(const an_scheme *s, an_ranges *out)
+{
+    return s->map ? an_ranges_of_map(out, s->map)
+                  : an_ranges_of_ring(out, s->ring);
+}
+
+void an_scheme_weights(const an_scheme *s, uint32_t *weight)
+{
+    uint32_t limit = an_scheme_id_limit(s);
+    for (uint32_t id = 0; id < limit; id++)
+        weight[id] = an_scheme_weight(s, id);
+}

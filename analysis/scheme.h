@@ -1,0 +1,81 @@
+/*
+ * One interface over the two schemes the analysis compares: a DCH map or a
+ * classic ring, behind the same add / remove / reweight / lookup / ranges
+ * calls, so every measurement runs the same code on both.
+ *
+ * Ids are each scheme's own (the lowest free id on add): compare members of
+ * different schemes, or of different objects, by name.
+ */
+#ifndef DCH_ANALYSIS_SCHEME_H
+#define DCH_ANALYSIS_SCHEME_H
+
+#include "metrics.h"
+
+/** Which library object a scheme is. */
+typedef enum an_kind { AN_KIND_MAP, AN_KIND_RING } an_kind;
+
+/** How to build one scheme. */
+typedef struct an_scheme_spec {
+    const char *label;      /* short name used in tables and files */
+    an_kind kind;
+    uint32_t units;         /* map: minimum arc units */
+    uint32_t slots_per_unit; /* map: slots per unit */
+    uint32_t points;        /* ring: points per unit of weight */
+    uint8_t hash_key[16];   /* both: the shared SipHash key */
+} an_scheme_spec;
+
+/** A live scheme object. */
+typedef struct an_scheme {
+    an_scheme_spec spec;
+    dch_map *map;   /* set when spec.kind is AN_KIND_MAP */
+    dch_ring *ring; /* set when spec.kind is AN_KIND_RING */
+} an_scheme;
+
+/** An empty scheme object built from spec (copied). @return as dch_map_new / dch_ring_new. */
+int an_scheme_new(an_scheme *s, const an_scheme_spec *spec);
+
+/** A deep copy. @return DCH_OK, DCH_ENOMEM. */
+int an_scheme_clone(an_scheme *out, const an_scheme *s);
+
+/** Free the object; a zeroed or freed scheme is a no-op. */
+void an_scheme_free(an_scheme *s);
+
+/** Add a member. @return as dch_map_add_node / dch_ring_add_node. */
+int an_scheme_add(an_scheme *s, const char *name, uint32_t weight,
+                  uint32_t *id_out);
+
+/** Remove a member. @return as dch_map_remove_node / dch_ring_remove_node. */
+int an_scheme_remove(an_scheme *s, uint32_t id);
+
+/** Change a member's weight. @return as dch_map_set_weight / dch_ring_set_weight. */
+int an_scheme_set_weight(an_scheme *s, uint32_t id, uint32_t weight);
+
+/** Find a member by name. @return DCH_OK, DCH_EINVAL, DCH_ENOENT. */
+int an_scheme_find(const an_scheme *s, const char *name, uint32_t *id_out);
+
+/** A member's name (borrowed), or NULL. */
+const char *an_scheme_name(const an_scheme *s, uint32_t id);
+
+/** A member's weight; 0 for a non-member. */
+uint32_t an_scheme_weight(const an_scheme *s, uint32_t id);
+
+/** One past the highest id in use. */
+uint32_t an_scheme_id_limit(const an_scheme *s);
+
+/** Number of members. */
+uint32_t an_scheme_count(const an_scheme *s);
+
+/** Owner of each of hash[0 .. n-1], written to owner[0 .. n-1]. */
+void an_scheme_lookup_many(const an_scheme *s, const uint64_t *hash, size_t n,
+                           uint32_t *owner);
+
+/** The scheme's ownership ranges, in a new list. */
+int an_scheme_ranges(const an_scheme *s, an_ranges *out);
+
+/**
+ * Weights by id: weight[id] for id < an_scheme_id_limit (0 for free ids).
+ * `weight` must hold that many entries.
+ */
+void an_scheme_weights(const an_scheme *s, uint32_t *weight);
+
+#endif /* DCH_ANALYSIS_SCHEME_H */

@@ -1,0 +1,83 @@
+/*
+ * The built-in scenario of dch-analysis, one function per report section.
+ *
+ * Three schemes are measured side by side: the DCH map with its defaults,
+ * the classic ring with `points` points per unit of weight (ketama's 160 by
+ * default), and the plain ring of the descriptions, one point per node.
+ * Members are named node-01, node-02, ... and added in that (name) order.
+ */
+#ifndef DCH_ANALYSIS_SECTIONS_H
+#define DCH_ANALYSIS_SECTIONS_H
+
+#include "report.h"
+#include "scheme.h"
+
+#include <stdbool.h>
+
+/** The schemes compared: DCH, ring with `points` points, ring with 1. */
+#define AN_SCHEMES 3
+
+/** Every setting of a run; main.c documents and parses them. */
+typedef struct an_options {
+    uint32_t nodes;       /* growth goes 1 -> nodes; views choose from them */
+    uint32_t points;      /* points per weight of the ketama-style ring */
+    uint32_t units;       /* DCH minimum arc units */
+    uint32_t slots;       /* DCH slots per unit */
+    size_t keys;          /* sampled keys */
+    uint32_t views;       /* client views for spread and load */
+    uint32_t shrink_to;   /* removals stop at this many members */
+    uint32_t balance_max; /* balance is measured for N = 2 .. this */
+    uint64_t seed;        /* hash key, removal order, views */
+    const char *out;      /* report directory */
+    bool charts;          /* render charts with gnuplot */
+} an_options;
+
+/** How the sampled keys agreed with the exact figures in one phase. */
+typedef struct an_sample_stats {
+    uint32_t steps;
+    double max_abs_z;
+    size_t mismatched;
+    size_t moved_other;
+} an_sample_stats;
+
+/** Phases whose steps are checked with sampled keys. */
+enum { AN_PHASE_GROWTH, AN_PHASE_SHRINK, AN_PHASE_WEIGHTS, AN_PHASES };
+
+/** State shared by the sections of one run. */
+typedef struct an_run {
+    an_options opt;
+    uint8_t hash_key[16];
+    an_scheme_spec spec[AN_SCHEMES];
+    char label[AN_SCHEMES][32];
+    uint64_t *keys; /* opt.keys sampled hashes, ascending */
+    uint32_t *own_before;
+    uint32_t *own_after;
+    an_report *report;
+    an_scheme grown[AN_SCHEMES]; /* each scheme after growth to opt.nodes */
+    an_sample_stats stats[AN_SCHEMES][AN_PHASES];
+    double growth_between_old[AN_SCHEMES]; /* summed over the joins */
+    double grown_peak[AN_SCHEMES];         /* peak/avg at opt.nodes */
+} an_run;
+
+/** Set up schemes, hash key and sampled keys. @return DCH_OK or an error. */
+int an_run_init(an_run *r, const an_options *opt, an_report *report);
+
+/** Free what an_run_init and the sections allocated. */
+void an_run_free(an_run *r);
+
+/** The schemes and their ring diagrams (one join, one removal). */
+int an_section_schemes(an_run *r);
+/** 1. Growth from 1 to opt.nodes members, one join at a time. */
+int an_section_growth(an_run *r);
+/** 2. Removals in seeded order down to opt.shrink_to members. */
+int an_section_shrink(an_run *r);
+/** 3. One member's weight raised, lowered and drained. */
+int an_section_weights(an_run *r);
+/** 4. Balance against N and against points per node. */
+int an_section_balance(an_run *r);
+/** 5. Karger's four properties, with client views for spread and load. */
+int an_section_karger(an_run *r);
+/** 6. How sampled keys confirm the exact figures. */
+int an_section_sampled(an_run *r);
+
+#endif /* DCH_ANALYSIS_SECTIONS_H */

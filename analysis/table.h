@@ -1,0 +1,72 @@
+/*
+ * Result tables: filled once, then printed as aligned text, written as CSV
+ * and emitted as HTML, so the terminal, the CSV files and the web report
+ * always show the same numbers.
+ *
+ * Each numeric cell keeps two renderings: the column's display format (for
+ * text and HTML) and a full-precision one for CSV (%.10g), so files that feed
+ * charts and tests are not rounded for the eye.
+ */
+#ifndef DCH_ANALYSIS_TABLE_H
+#define DCH_ANALYSIS_TABLE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef struct an_table an_table;
+
+/**
+ * One column: its header for people, its name in the CSV header line (plain
+ * snake_case, for programs), and the printf format that displays a double
+ * ("%.4f"; NULL means "%g").
+ */
+typedef struct an_column {
+    const char *header;
+    const char *key;
+    const char *format;
+} an_column;
+
+/**
+ * A new empty table. `id` names its files (id.csv) and must be a plain file
+ * stem; `title` heads the printed table. Everything is copied, the
+ * columns' strings included.
+ *
+ * @return the table, or NULL when out of memory.
+ */
+an_table *an_table_new(const char *id, const char *title,
+                       const an_column *cols, size_t ncols);
+
+/** Free a table. NULL is a no-op. */
+void an_table_free(an_table *t);
+
+/** Start a new row; the cells of the previous row that were not set stay empty. @return 0 or -1 (no memory). */
+int an_table_row(an_table *t);
+
+/** Start a visual group: a blank line in the text output, nothing in CSV. */
+void an_table_gap(an_table *t);
+
+/** Set a text cell of the current row (copied). @return 0 or -1. */
+int an_table_text(an_table *t, size_t col, const char *text);
+
+/** Set a numeric cell of the current row with the column's format. @return 0 or -1. */
+int an_table_num(an_table *t, size_t col, double v);
+
+/** Set an integer cell of the current row. @return 0 or -1. */
+int an_table_int(an_table *t, size_t col, long long v);
+
+/** The table's id (its file stem). */
+const char *an_table_id(const an_table *t);
+
+/** The table's title. */
+const char *an_table_title(const an_table *t);
+
+/** Print the title and the aligned table. */
+void an_table_print(const an_table *t, FILE *f);
+
+/** Write the table as CSV (header line, then rows). @return 0 or -1. */
+int an_table_write_csv(const an_table *t, const char *path);
+
+/** Write the table as an HTML <table> (escaped). */
+void an_table_write_html(const an_table *t, FILE *f);
+
+#endif /* DCH_ANALYSIS_TABLE_H */

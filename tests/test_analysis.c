@@ -1,0 +1,839 @@
+/*
+ * Tests of the analysis: the metric code on tiny hand-built cases whose
+ * answers are known (hand-made range lists, a two-node ring whose arcs follow
+ * from its two point positions, a one-unit map), a seeded property test that
+ * sampled keys always agree with the exact change lists, and an end-to-end
+ * run of dch-analysis on a small scenario whose CSV files are checked.
+ *
+ * The end-to-end test draws charts only when gnuplot is installed and the
+ * test is not running under valgrind (gnuplot is not ours to memcheck).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+
+#include "metrics.h"
+#include "scheme.h"
+#include "table.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef DCH_HAVE_VALGRIND_H
+#include <valgrind/valgrind.h>
+#define UNDER_VALGRIND (RUNNING_ON_VALGRIND != 0)
+#else
+#define UNDER_VALGRIND 0
+#endif
+
+#define HALF (UINT64_C(1) << 63)
+#define QUARTER (UINT64_C(1) << 62)
+#define DEFAULT_SEED UINT64_C(0x616e616c79736973)
+
+/* ---- Harness ---------------------------------------------------------------- */
+
+static double test_scale(void)
+{
+    const char *s = getenv("DCH_TEST_SCALE");
+    double v = s ? atof(s) : 1.0;
+    return v > 0 ? v : 1.0;
+}
+
+static unsigned scaled(unsigned n, unsigned floor_n)
+{
+    double v = n * test_scale();
+    return v < floor_n ? floor_n : (unsigned)v;
+}
+
+static uint64_t test_seed(void)
+{
+    const char *s = getenv("DCH_TEST_SEED");
+    return s ? strtoull(s, NULL, 0) : DEFAULT_SEED;
+}
+
+static void fixed_key(uint8_t key[16])
+{
+    for (unsigned i = 0; i < 16; i++)
+        key[i] = (uint8_t)(0xa0 + i);
+}
+
+static an_ranges make_ranges(const dch_range *v, size_t n)
+{
+    an_ranges rs = {NULL, 0};
+    cr_assert_eq(an_ranges_copy(&rs, v, n), DCH_OK);
+    return rs;
+}
+
+/* ---- Volumes and shares ------------------------------------------------------- */
+
+Test(analysis, volume_counts_the_whole_space_exactly)
+{
+    an_volume v = {0, 0};
+    an_volume_add_range(&v, 0, UINT64_MAX);
+    cr_assert_eq(v.high, 1);
+    cr_assert_eq(v.low, 0);
+    cr_assert_eq(an_volume_fraction(v), 1.0);
+
+    an_volume h = {0, 0};
+    an_volume_add_range(&h, 0, HALF - 1);
+    an_volume_add_range(&h, HALF, UINT64_MAX);
+    cr_assert_eq(h.high, 1);
+    cr_assert_eq(h.low, 0);
+
+    an_volume one = {0, 0};
+    an_volume_add_range(&one, 7, 7);
+    cr_assert_eq(one.high, 0);
+    cr_assert_eq(one.low, 1);
+    an_volume_add(&v, one);
+    cr_assert_eq(v.high, 1);
+    cr_assert_eq(v.low, 1);
+    cr_assert_eq(an_volume_fraction(h), 1.0);
+}
+
+Test(analysis, shares_of_a_hand_built_list)
+{
+    const dch_range v[] = {
+        {0, QUARTER - 1, 0},
+        {QUARTER, HALF - 1, 2},
+        {HALF, UINT64_MAX, 0},
+    };
+    an_ranges rs = make_ranges(v, 3);
+    double share[3];
+    cr_assert_eq(an_shares(&rs, 3, share), DCH_OK);
+    cr_assert_eq(share[0], 0.75);
+    cr_assert_eq(share[1], 0.0);
+    cr_assert_eq(share[2], 0.25);
+    /* An owner at or above the limit is an error. */
+    cr_assert_eq(an_shares(&rs, 2, share), DCH_EINVAL);
+    an_ranges_free(&rs);
+}
+
+Test(analysis, renumber_rejects_an_unknown_owner_and_changes_nothing)
+{
+    const dch_range v[] = {{0, HALF - 1, 1}, {HALF, UINT64_MAX, 5}};
+    an_ranges rs = make_ranges(v, 2);
+    const uint32_t to[2] = {10, 11};
+    cr_assert_eq(an_ranges_renumber(&rs, to, 2), DCH_EINVAL);
+    cr_assert_eq(rs.v[0].owner, 1);
+    cr_assert_eq(rs.v[1].owner, 5);
+    rs.v[1].owner = DCH_NODE_NONE;
+    cr_assert_eq(an_ranges_renumber(&rs, to, 2), DCH_OK);
+    cr_assert_eq(rs.v[0].owner, 11);
+    cr_assert_eq(rs.v[1].owner, DCH_NODE_NONE);
+    an_ranges_free(&rs);
+}
+
+Test(analysis, balance_measures_shares_against_weights)
+{
+    const double share[4] = {0.5, 0.25, 0.25, 0.0};
+    const uint32_t even[4] = {2, 1, 1, 0}; /* the weight-0 member is left out */
+    an_balance b = an_balance_of(share, even, 4);
+    cr_assert_eq(b.members, 3);
+    cr_assert_float_eq(b.peak_to_avg, 1.0, 1e-12);
+    cr_assert_float_eq(b.min_to_avg, 1.0, 1e-12);
+    cr_assert_float_eq(b.cv, 0.0, 1e-12);
+
+    const uint32_t flat[4] = {1, 1, 1, 1};
+    b = an_balance_of(share, flat, 4);
+    /* Ratios 2, 1, 1, 0: mean 1, variance (1 + 0 + 0 + 1) / 4. */
+    cr_assert_float_eq(b.peak_to_avg, 2.0, 1e-12);
+    cr_assert_float_eq(b.min_to_avg, 0.0, 1e-12);
+    cr_assert_float_eq(b.cv, sqrt(0.5), 1e-12);
+
+    const uint32_t none[4] = {0, 0, 0, 0};
+    b = an_balance_of(share, none, 4);
+    cr_assert_eq(b.members, 0);
+    cr_assert_eq(b.peak_to_avg, 0.0);
+}
+
+/* ---- Migration on hand-built lists --------------------------------------------- */
+
+Test(analysis, moves_of_a_hand_built_change)
+{
+    /* Owner 2 takes [1/4, 1/2) from owner 0 and [3/4, 1) from owner 1. */
+    const dch_range before[] = {{0, HALF - 1, 0}, {HALF, UINT64_MAX, 1}};
+    const dch_range after[] = {
+        {0, QUARTER - 1, 0},
+        {QUARTER, HALF - 1, 2},
+        {HALF, HALF + QUARTER - 1, 1},
+        {HALF + QUARTER, UINT64_MAX, 2},
+    };
+    an_ranges a = make_ranges(before, 2), b = make_ranges(after, 4);
+    an_changes ch = {NULL, 0, 0};
+    cr_assert_eq(an_changes_diff(&ch, &a, &b), DCH_OK);
+    cr_assert_eq(ch.n, 2);
+    an_moves mv;
+    cr_assert_eq(an_moves_of(&ch, 3, 2, &mv), DCH_OK);
+    cr_assert_eq(mv.moved, 0.5);
+    cr_assert_eq(mv.moved_other, 0.0);
+    cr_assert_eq(mv.donors, 2);
+    cr_assert_eq(mv.receivers, 1);
+    cr_assert_eq(mv.max_donation, 0.25);
+    cr_assert_eq(mv.max_receipt, 0.5);
+    /* Seen from another subject, the same moves are between bystanders. */
+    cr_assert_eq(an_moves_of(&ch, 3, 0, &mv), DCH_OK);
+    cr_assert_eq(mv.moved_other, 0.25);
+    cr_assert_eq(an_moves_of(&ch, 2, 2, &mv), DCH_EINVAL);
+    /* A list that is not well formed is refused and the result kept. */
+    a.v[0].hi = 5;
+    cr_assert_eq(an_changes_diff(&ch, &a, &b), DCH_EINVAL);
+    cr_assert_eq(ch.n, 2);
+    an_changes_free(&ch);
+    an_ranges_free(&a);
+    an_ranges_free(&b);
+}
+
+Test(analysis, key_check_finds_keys_off_the_plan)
+{
+    const dch_range before[] = {{0, UINT64_MAX, 0}};
+    const dch_range after[] = {{0, HALF - 1, 0}, {HALF, UINT64_MAX, 1}};
+    an_ranges a = make_ranges(before, 1), b = make_ranges(after, 2);
+    an_changes ch = {NULL, 0, 0};
+    cr_assert_eq(an_changes_diff(&ch, &a, &b), DCH_OK);
+    const uint64_t hash[4] = {1, HALF - 1, HALF, UINT64_MAX};
+    const uint32_t own0[4] = {0, 0, 0, 0};
+    const uint32_t good[4] = {0, 0, 1, 1};
+    an_key_moves k = an_key_moves_check(hash, own0, good, 4, &ch, 1);
+    cr_assert_eq(k.keys, 4);
+    cr_assert_eq(k.moved, 2);
+    cr_assert_eq(k.moved_other, 0);
+    cr_assert_eq(k.mismatched, 0);
+    /* A key that moved outside the changed range, one that stayed inside
+     * it, and one that went to another owner than the plan says. */
+    const uint32_t bad[4] = {2, 0, 0, 2};
+    k = an_key_moves_check(hash, own0, bad, 4, &ch, 1);
+    cr_assert_eq(k.moved, 2);
+    cr_assert_eq(k.moved_other, 2);
+    cr_assert_eq(k.mismatched, 3);
+    an_changes_free(&ch);
+    an_ranges_free(&a);
+    an_ranges_free(&b);
+}
+
+Test(analysis, binomial_z_in_standard_errors)
+{
+    cr_assert_float_eq(an_binomial_z(0.5, 60, 100), 2.0, 1e-12);
+    cr_assert_float_eq(an_binomial_z(0.5, 40, 100), -2.0, 1e-12);
+    cr_assert_eq(an_binomial_z(0.0, 0, 100), 0.0);
+    cr_assert(isinf(an_binomial_z(0.0, 1, 100)));
+    cr_assert(an_binomial_z(1.0, 99, 100) < 0.0);
+}
+
+Test(analysis, reference_sequences)
+{
+    cr_assert_eq(an_harmonic_migration(1), 0.0);
+    cr_assert_float_eq(an_harmonic_migration(4), 0.5 + 1.0 / 3 + 0.25, 1e-15);
+    const double step[] = {0, 0, 0.5, 0.25, 0.25, 0.125, 0.125, 0.125, 0.125,
+                           0.0625};
+    for (uint32_t n = 2; n < 10; n++)
+        cr_assert_eq(an_halving_step(n), step[n], "n = %u", (unsigned)n);
+    /* 1/2 + 1/4 + 1/4 + 4 * 1/8 */
+    cr_assert_eq(an_halving_migration(8), 1.5);
+    cr_assert_eq(an_halving_migration(1), 0.0);
+}
+
+Test(analysis, spread_and_load_of_two_hand_built_views)
+{
+    /* View A sends everything to node 0; view B sends the upper half to 1. */
+    const dch_range va[] = {{0, UINT64_MAX, 0}};
+    const dch_range vb[] = {{0, HALF - 1, 0}, {HALF, UINT64_MAX, 1}};
+    an_ranges views[2] = {make_ranges(va, 1), make_ranges(vb, 2)};
+    an_spread_load sl;
+    cr_assert_eq(an_spread_load_exact(views, 2, 2, &sl), DCH_OK);
+    cr_assert_eq(sl.spread_max, 2.0);
+    cr_assert_eq(sl.spread_mean, 1.5);
+    cr_assert_eq(sl.load_max, 2.0); /* node 0 gets all keys: twice keys/2 */
+    cr_assert_eq(an_spread_load_exact(views, 2, 1, &sl), DCH_EINVAL);
+
+    /* The same views counted key by key. */
+    an_key_spread ks;
+    cr_assert_eq(an_key_spread_init(&ks, 2), DCH_OK);
+    const uint32_t low[2] = {0, 0}, high[2] = {0, 1};
+    an_key_spread_add(&ks, low, 2);
+    an_key_spread_add(&ks, high, 2);
+    an_spread_load r = an_key_spread_result(&ks);
+    cr_assert_eq(r.spread_max, 2.0);
+    cr_assert_eq(r.spread_mean, 1.5);
+    cr_assert_eq(r.load_max, 2.0);
+    an_key_spread_free(&ks);
+    an_ranges_free(&views[0]);
+    an_ranges_free(&views[1]);
+}
+
+/* ---- Known schemes ----------------------------------------------------------------- */
+
+/* The position of a one-point ring member, by ring.h's placement rule. */
+static uint64_t point_of(const uint8_t key[16], const char *name)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%s#0", name);
+    return dch_siphash24(key, buf, (size_t)n);
+}
+
+Test(analysis, two_node_ring_shares_follow_its_two_points)
+{
+    an_scheme_spec spec = {"ring-1", AN_KIND_RING, 0, 0, 1, {0}};
+    fixed_key(spec.hash_key);
+    an_scheme sc;
+    cr_assert_eq(an_scheme_new(&sc, &spec), DCH_OK);
+    uint32_t ia, ib;
+    cr_assert_eq(an_scheme_add(&sc, "a", 1, &ia), DCH_OK);
+    an_ranges one;
+    cr_assert_eq(an_scheme_ranges(&sc, &one), DCH_OK);
+    cr_assert_eq(an_scheme_add(&sc, "b", 1, &ib), DCH_OK);
+    an_ranges two;
+    cr_assert_eq(an_scheme_ranges(&sc, &two), DCH_OK);
+
+    /* b owns the hashes after a's point up to its own, wrapping. */
+    uint64_t pa = point_of(spec.hash_key, "a"), pb = point_of(spec.hash_key, "b");
+    cr_assert_neq(pa, pb);
+    an_volume vb = {0, 0};
+    if (pa < pb) {
+        an_volume_add_range(&vb, pa + 1, pb);
+    } else {
+        if (pa != UINT64_MAX)
+            an_volume_add_range(&vb, pa + 1, UINT64_MAX);
+        an_volume_add_range(&vb, 0, pb);
+    }
+    double share_b = an_volume_fraction(vb);
+    double share[2];
+    cr_assert_eq(an_shares(&two, 2, share), DCH_OK);
+    cr_assert_eq(share[ib], share_b);
+    cr_assert_float_eq(share[ia], 1.0 - share_b, 1e-15);
+
+    an_changes ch = {NULL, 0, 0};
+    cr_assert_eq(an_changes_diff(&ch, &one, &two), DCH_OK);
+    an_moves mv;
+    cr_assert_eq(an_moves_of(&ch, 2, ib, &mv), DCH_OK);
+    cr_assert_eq(mv.moved, share_b);
+    cr_assert_eq(mv.moved_other, 0.0);
+    cr_assert_eq(mv.donors, 1);
+    cr_assert_eq(mv.receivers, 1);
+    cr_assert_eq(mv.max_donation, share_b);
+
+    const uint32_t weight[2] = {1, 1};
+    an_balance b = an_balance_of(share, weight, 2);
+    cr_assert_float_eq(b.peak_to_avg, 2.0 * fmax(share_b, 1.0 - share_b),
+                       1e-12);
+    an_changes_free(&ch);
+    an_ranges_free(&one);
+    an_ranges_free(&two);
+    an_scheme_free(&sc);
+}
+
+Test(analysis, one_unit_map_moves_exactly_the_joiners_slots)
+{
+    an_scheme_spec spec = {"dch", AN_KIND_MAP, 1, 4, 0, {0}};
+    an_scheme sc;
+    cr_assert_eq(an_scheme_new(&sc, &spec), DCH_OK);
+    const char *names[4] = {"n0", "n1", "n2", "n3"};
+    an_ranges prev = {NULL, 0}, cur = {NULL, 0};
+    uint32_t id;
+    cr_assert_eq(an_scheme_add(&sc, names[0], 1, &id), DCH_OK);
+    cr_assert_eq(an_scheme_ranges(&sc, &prev), DCH_OK);
+    double share[4];
+    cr_assert_eq(an_shares(&prev, 1, share), DCH_OK);
+    cr_assert_eq(share[0], 1.0);
+    for (uint32_t n = 2; n <= 4; n++) {
+        cr_assert_eq(an_scheme_add(&sc, names[n - 1], 1, &id), DCH_OK);
+        cr_assert_eq(an_scheme_ranges(&sc, &cur), DCH_OK);
+        an_changes ch = {NULL, 0, 0};
+        an_moves mv;
+        cr_assert_eq(an_changes_diff(&ch, &prev, &cur), DCH_OK);
+        cr_assert_eq(an_moves_of(&ch, n, id, &mv), DCH_OK);
+        /* Exactly the joiner's slots, each a quarter of the space. */
+        cr_assert_eq(mv.moved, dch_map_node_slots(sc.map, id) / 4.0, "n = %u",
+                     (unsigned)n);
+        cr_assert_eq(mv.moved_other, 0.0);
+        cr_assert_eq(mv.receivers, 1);
+        if (n == 2) {
+            cr_assert_eq(mv.moved, 0.5);
+            cr_assert_eq(mv.donors, 1);
+            cr_assert_eq(mv.max_donation, 0.5);
+        }
+        an_changes_free(&ch);
+        an_ranges_free(&prev);
+        prev = cur;
+        cur = (an_ranges){NULL, 0};
+    }
+    /* Four members, four slots: one each, perfect balance. */
+    uint32_t weight[4];
+    an_scheme_weights(&sc, weight);
+    cr_assert_eq(an_shares(&prev, 4, share), DCH_OK);
+    an_balance b = an_balance_of(share, weight, 4);
+    cr_assert_eq(b.peak_to_avg, 1.0);
+    cr_assert_eq(b.cv, 0.0);
+    /* A leaver's single slot goes to one survivor; nothing else moves. */
+    cr_assert_eq(an_scheme_find(&sc, "n1", &id), DCH_OK);
+    cr_assert_eq(an_scheme_remove(&sc, id), DCH_OK);
+    cr_assert_eq(an_scheme_ranges(&sc, &cur), DCH_OK);
+    an_changes ch = {NULL, 0, 0};
+    an_moves mv;
+    cr_assert_eq(an_changes_diff(&ch, &prev, &cur), DCH_OK);
+    cr_assert_eq(an_moves_of(&ch, 4, id, &mv), DCH_OK);
+    cr_assert_eq(mv.moved, 0.25);
+    cr_assert_eq(mv.moved_other, 0.0);
+    cr_assert_eq(mv.receivers, 1);
+    cr_assert_eq(mv.donors, 1);
+    an_changes_free(&ch);
+    an_ranges_free(&prev);
+    an_ranges_free(&cur);
+    an_scheme_free(&sc);
+}
+
+/* ---- Property: sampled keys follow the exact plan ------------------------------------- */
+
+/* Random joins, removals and weight changes on both schemes; after each, the
+ * looked-up owners of sampled keys agree with the range diff key for key,
+ * shares sum to one, and (for joins and leaves) nothing moves between
+ * bystanders. */
+Test(analysis, sampled_keys_follow_the_range_diff_under_random_changes)
+{
+    const uint64_t seed = test_seed();
+    const unsigned ops = scaled(120, 12);
+    const size_t nkeys = scaled(4000, 500);
+    uint8_t key[16];
+    fixed_key(key);
+    uint64_t *hash;
+    cr_assert_eq(an_keys_sorted(&hash, nkeys, key), DCH_OK);
+    for (size_t i = 1; i < nkeys; i++)
+        cr_assert(hash[i - 1] <= hash[i]);
+    uint32_t *before = malloc(nkeys * sizeof *before);
+    uint32_t *after = malloc(nkeys * sizeof *after);
+    cr_assert(before && after);
+
+    an_scheme_spec specs[2] = {{"dch", AN_KIND_MAP, 16, 8, 0, {0}},
+                               {"ring-8", AN_KIND_RING, 0, 0, 8, {0}}};
+    for (int s = 0; s < 2; s++) {
+        memcpy(specs[s].hash_key, key, 16);
+        uint64_t rng = seed + (uint64_t)s;
+        an_scheme sc;
+        cr_assert_eq(an_scheme_new(&sc, &specs[s]), DCH_OK);
+        an_ranges prev;
+        cr_assert_eq(an_scheme_ranges(&sc, &prev), DCH_OK);
+        an_scheme_lookup_many(&sc, hash, nkeys, before);
+        unsigned next_name = 0;
+        for (unsigned op = 0; op < ops; op++) {
+            uint32_t count = an_scheme_count(&sc);
+            uint32_t kind = count < 2 ? 0 : an_rng_below(&rng, 3);
+            uint32_t subject = DCH_NODE_NONE;
+            uint32_t limit = an_scheme_id_limit(&sc);
+            if (kind == 0 && count < 24) {
+                char name[32];
+                snprintf(name, sizeof name, "m%u", next_name++);
+                cr_assert_eq(an_scheme_add(&sc, name,
+                                           1 + an_rng_below(&rng, 3), &subject),
+                             DCH_OK);
+            } else {
+                /* Pick a member by walking ids from a random start. */
+                uint32_t id = an_rng_below(&rng, limit);
+                while (an_scheme_name(&sc, id) == NULL)
+                    id = (id + 1) % limit;
+                subject = id;
+                if (kind == 1 || kind == 0)
+                    cr_assert_eq(an_scheme_remove(&sc, id), DCH_OK);
+                else
+                    cr_assert_eq(an_scheme_set_weight(&sc, id,
+                                                      an_rng_below(&rng, 4)),
+                                 DCH_OK);
+            }
+            uint32_t lim = an_scheme_id_limit(&sc);
+            if (lim > limit)
+                limit = lim;
+            an_ranges cur;
+            cr_assert_eq(an_scheme_ranges(&sc, &cur), DCH_OK);
+            an_changes ch = {NULL, 0, 0};
+            cr_assert_eq(an_changes_diff(&ch, &prev, &cur), DCH_OK);
+            an_moves mv;
+            cr_assert_eq(an_moves_of(&ch, limit, subject, &mv), DCH_OK);
+            cr_assert_eq(mv.moved_other, 0.0, "seed %llu scheme %s op %u",
+                         (unsigned long long)seed, specs[s].label, op);
+            an_scheme_lookup_many(&sc, hash, nkeys, after);
+            an_key_moves k = an_key_moves_check(hash, before, after, nkeys,
+                                                &ch, subject);
+            cr_assert_eq(k.mismatched, 0, "seed %llu scheme %s op %u",
+                         (unsigned long long)seed, specs[s].label, op);
+            cr_assert_eq(k.moved_other, 0, "seed %llu scheme %s op %u",
+                         (unsigned long long)seed, specs[s].label, op);
+            double share[64];
+            uint32_t weight[64];
+            cr_assert(lim <= 64);
+            cr_assert_eq(an_shares(&cur, lim, share), DCH_OK);
+            an_scheme_weights(&sc, weight);
+            double total = 0.0;
+            uint32_t wsum = 0;
+            for (uint32_t i = 0; i < lim; i++) {
+                total += share[i];
+                wsum += weight[i];
+            }
+            if (wsum > 0)
+                cr_assert_float_eq(total, 1.0, 1e-12, "seed %llu",
+                                   (unsigned long long)seed);
+            an_changes_free(&ch);
+            an_ranges_free(&prev);
+            prev = cur;
+            memcpy(before, after, nkeys * sizeof *before);
+        }
+        an_ranges_free(&prev);
+        an_scheme_free(&sc);
+    }
+    free(before);
+    free(after);
+    free(hash);
+}
+
+/* ---- Tables ------------------------------------------------------------------------------ */
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s != NULL) {
+        size_t got = fread(s, 1, (size_t)n, f);
+        s[got] = '\0';
+    }
+    fclose(f);
+    return s;
+}
+
+static void make_temp_dir(char *dir, size_t n)
+{
+    snprintf(dir, n, "/tmp/dch-analysis-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+/* Remove a directory and the files in it (the report has no subdirectories). */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    struct dirent *e;
+    char path[4096];
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        remove(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+Test(analysis, table_csv_quotes_only_what_needs_it)
+{
+    const an_column cols[3] = {{"Name", "name", NULL},
+                               {"Value", "value", "%.2f"},
+                               {"Count", "count", NULL}};
+    an_table *t = an_table_new("t", "title", cols, 3);
+    cr_assert_not_null(t);
+    cr_assert_eq(an_table_row(t), 0);
+    an_table_text(t, 0, "a,b");
+    an_table_num(t, 1, 0.125);
+    an_table_int(t, 2, 7);
+    cr_assert_eq(an_table_row(t), 0);
+    an_table_text(t, 0, "say \"hi\"");
+    cr_assert_eq(an_table_num(t, 3, 1.0), -1);
+    char dir[64], path[128];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    cr_assert_eq(an_table_write_csv(t, path), 0);
+    char *s = slurp(path);
+    cr_assert_not_null(s);
+    cr_assert_str_eq(s, "name,value,count\n\"a,b\",0.125,7\n\"say \"\"hi\"\"\",,\n");
+    free(s);
+    an_table_free(t);
+    remove_dir(dir);
+}
+
+/* ---- End to end ---------------------------------------------------------------------------- */
+
+/* A parsed CSV: header names and rows of fields (no quoted fields expected). */
+typedef struct csv {
+    char *text;
+    char **field;
+    size_t cols;
+    size_t rows; /* data rows */
+} csv;
+
+static csv read_csv(const char *dir, const char *file)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    csv c = {slurp(path), NULL, 0, 0};
+    cr_assert_not_null(c.text, "missing %s", path);
+    size_t lines = 0, commas = 0;
+    for (char *p = c.text; *p; p++) {
+        lines += *p == '\n';
+        commas += *p == ',';
+    }
+    c.field = calloc(lines + commas + 1, sizeof *c.field);
+    cr_assert_not_null(c.field);
+    size_t k = 0, line_fields = 0;
+    char *start = c.text;
+    for (char *p = c.text; *p; p++) {
+        if (*p != ',' && *p != '\n')
+            continue;
+        bool eol = *p == '\n';
+        *p = '\0';
+        c.field[k++] = start;
+        line_fields++;
+        start = p + 1;
+        if (eol) {
+            if (c.cols == 0)
+                c.cols = line_fields;
+            cr_assert_eq(line_fields, c.cols, "ragged row in %s", file);
+            line_fields = 0;
+        }
+    }
+    c.rows = k / c.cols - 1;
+    return c;
+}
+
+static size_t csv_col(const csv *c, const char *name)
+{
+    for (size_t i = 0; i < c->cols; i++)
+        if (strcmp(c->field[i], name) == 0)
+            return i;
+    cr_assert_fail("no column %s", name);
+    return 0;
+}
+
+static const char *csv_at(const csv *c, size_t row, size_t col)
+{
+    return c->field[(row + 1) * c->cols + col];
+}
+
+static double csv_num(const csv *c, size_t row, size_t col)
+{
+    return strtod(csv_at(c, row, col), NULL);
+}
+
+static void free_csv(csv *c)
+{
+    free(c->field);
+    free(c->text);
+}
+
+/* Run the program with args (NULL-terminated), stdout to out_file, stderr
+ * kept (so sanitizer reports reach the log) unless quiet; returns its exit
+ * status. It is started directly, without a shell, so that a valgrind run
+ * traces one process per call. */
+static int run_program(const char *const *args, const char *out_file,
+                       bool quiet)
+{
+    char *argv[32];
+    char program[] = DCH_ANALYSIS_PROGRAM;
+    size_t n = 0;
+    argv[n++] = program;
+    for (; args[n - 1] != NULL && n < 31; n++)
+        argv[n] = (char *)(uintptr_t)args[n - 1];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert(pid >= 0, "fork failed");
+    if (pid == 0) {
+        int fd = open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+            _exit(126);
+        close(fd);
+        if (quiet) {
+            int nul = open("/dev/null", O_WRONLY);
+            if (nul >= 0) {
+                dup2(nul, STDERR_FILENO);
+                close(nul);
+            }
+        }
+        execv(program, argv);
+        _exit(127);
+    }
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    cr_assert(WIFEXITED(st), "%s did not exit normally", program);
+    return WEXITSTATUS(st);
+}
+
+static bool have_gnuplot(void)
+{
+    return system("gnuplot --version >/dev/null 2>&1") == 0;
+}
+
+static bool is_png(const char *path)
+{
+    static const unsigned char sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a,
+                                         '\n'};
+    unsigned char buf[8] = {0};
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return false;
+    size_t n = fread(buf, 1, 8, f);
+    fclose(f);
+    return n == 8 && memcmp(buf, sig, 8) == 0;
+}
+
+Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
+{
+    const unsigned nodes = 8, units = 16, slots = 16; /* as in args */
+    const unsigned keys = scaled(20000, 2000);
+    const bool charts = !UNDER_VALGRIND && have_gnuplot();
+    char dir[64], out[128], rdir[128], keys_arg[32];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s.stdout", dir);
+    snprintf(rdir, sizeof rdir, "%s/report", dir);
+    snprintf(keys_arg, sizeof keys_arg, "%u", keys);
+    const char *args[] = {"--nodes", "8", "--units", "16", "--slots", "16",
+                          "--keys", keys_arg, "--views", "4", "--shrink-to",
+                          "3", "--balance-max", "20", "--seed", "7", "--out",
+                          rdir, charts ? NULL : "--no-charts", NULL};
+    cr_assert_eq(run_program(args, out, false), 0,
+                 "dch-analysis failed on the small scenario");
+
+    /* stdout has one table per section. */
+    char *text = slurp(out);
+    cr_assert_not_null(text);
+    const char *titles[] = {"1. Growth", "2. Shrink", "3. Weights",
+                            "4a. Balance", "4c. Balance", "5. Karger",
+                            "6. Sampled keys"};
+    for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
+        cr_assert_not_null(strstr(text, titles[i]), "no '%s' on stdout",
+                           titles[i]);
+    free(text);
+    remove(out);
+
+    /* Growth: DCH moves 1/N within one slot; no scheme moves old->old. */
+    csv g = read_csv(rdir, "growth.csv");
+    cr_assert_eq(g.rows, 3 * (nodes - 1));
+    size_t cs = csv_col(&g, "scheme"), cn = csv_col(&g, "n"),
+           cm = csv_col(&g, "moved"), co = csv_col(&g, "moved_between_old"),
+           cz = csv_col(&g, "sampled_z");
+    const double slot = 1.0 / (units * slots);
+    size_t dch_rows = 0;
+    for (size_t r = 0; r < g.rows; r++) {
+        double n = csv_num(&g, r, cn), moved = csv_num(&g, r, cm);
+        cr_assert_eq(csv_num(&g, r, co), 0.0, "row %zu moved between old", r);
+        cr_assert(moved > 0.0 && moved < 1.0);
+        cr_assert(fabs(csv_num(&g, r, cz)) < 6.0, "row %zu sample off", r);
+        if (strcmp(csv_at(&g, r, cs), "dch") == 0) {
+            dch_rows++;
+            cr_assert(fabs(moved - 1.0 / n) <= slot, "N %.0f moved %.10g", n,
+                      moved);
+        }
+    }
+    cr_assert_eq(dch_rows, nodes - 1);
+    free_csv(&g);
+
+    /* Shrink: exactly the leaver's share moves, to survivors only. */
+    csv s = read_csv(rdir, "shrink.csv");
+    cr_assert_eq(s.rows, 3 * (nodes - 3));
+    size_t so = csv_col(&s, "moved_between_others"),
+           sr = csv_col(&s, "moved_over_share");
+    for (size_t r = 0; r < s.rows; r++) {
+        cr_assert_eq(csv_num(&s, r, so), 0.0);
+        cr_assert_float_eq(csv_num(&s, r, sr), 1.0, 1e-9);
+    }
+    free_csv(&s);
+
+    /* Weights: nothing moves between the other members. */
+    csv w = read_csv(rdir, "weights.csv");
+    cr_assert_eq(w.rows, 3 * 5);
+    size_t wo = csv_col(&w, "moved_between_others");
+    for (size_t r = 0; r < w.rows; r++)
+        cr_assert_eq(csv_num(&w, r, wo), 0.0);
+    free_csv(&w);
+
+    /* Sampled keys: no key ever moved off the exact plan. */
+    csv k = read_csv(rdir, "sampled.csv");
+    size_t km = csv_col(&k, "mismatched_keys");
+    for (size_t r = 0; r < k.rows; r++)
+        cr_assert_eq(csv_num(&k, r, km), 0.0);
+    free_csv(&k);
+
+    /* The shared DCH map: every view agrees, spread exactly 1. */
+    csv kg = read_csv(rdir, "karger.csv");
+    size_t ks = csv_col(&kg, "scheme"), kx = csv_col(&kg, "spread_max");
+    bool shared = false;
+    for (size_t r = 0; r < kg.rows; r++) {
+        if (strcmp(csv_at(&kg, r, ks), "dch (one shared map)") == 0) {
+            shared = true;
+            cr_assert_eq(csv_num(&kg, r, kx), 1.0);
+        }
+    }
+    cr_assert(shared);
+    free_csv(&kg);
+
+    const char *files[] = {
+        "growth.csv",           "shrink.csv",
+        "weights.csv",          "balance_peak.csv",
+        "balance_cv.csv",       "balance_points.csv",
+        "karger.csv",           "history.csv",
+        "sampled.csv",          "index.html",
+        "diagram_join_dch.svg", "diagram_join_ring-160.svg",
+        "diagram_join_ring-1.svg", "diagram_remove_dch.svg"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[256];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", rdir, files[i]);
+        cr_assert(stat(path, &st) == 0 && st.st_size > 0, "missing %s",
+                  files[i]);
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/index.html", rdir);
+    char *html = slurp(path);
+    cr_assert_not_null(html);
+    cr_assert_not_null(strstr(html, "href=\"growth.csv\""));
+    cr_assert_null(strstr(html, "http://"), "the page must not load anything");
+    cr_assert_null(strstr(html, "https://"), "the page must not load anything");
+    if (charts) {
+        const char *pngs[] = {"growth_moved", "growth_cumulative",
+                              "growth_donors", "growth_donation",
+                              "shrink_moved", "shrink_receivers", "balance_n",
+                              "balance_points", "karger_spread_load"};
+        for (size_t i = 0; i < sizeof pngs / sizeof pngs[0]; i++) {
+            snprintf(path, sizeof path, "%s/%s.png", rdir, pngs[i]);
+            cr_assert(is_png(path), "%s is not a PNG", path);
+            char img[128];
+            snprintf(img, sizeof img, "src=\"%s.png\"", pngs[i]);
+            cr_assert_not_null(strstr(html, img), "page lacks %s", img);
+        }
+    } else {
+        cr_assert_not_null(strstr(html, "Charts skipped"));
+    }
+    free(html);
+    remove_dir(rdir);
+    rmdir(dir);
+}
+
+Test(analysis, bad_usage_exits_with_status_2_and_help_with_0)
+{
+    char dir[64], out[128];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    const char *help[] = {"--help", NULL};
+    cr_assert_eq(run_program(help, out, false), 0);
+    char *text = slurp(out);
+    cr_assert_not_null(text);
+    cr_assert_not_null(strstr(text, "--balance-max"));
+    free(text);
+    const char *units[] = {"--units", "3", NULL};
+    const char *nodes[] = {"--nodes=1", NULL};
+    const char *shrink[] = {"--nodes", "4", "--shrink-to", "4", NULL};
+    const char *bogus[] = {"--bogus", NULL};
+    const char *missing[] = {"--keys", NULL};
+    const char *const *bad[] = {units, nodes, shrink, bogus, missing};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        cr_assert_eq(run_program(bad[i], out, true), 2, "case %zu", i);
+    remove(out);
+    rmdir(dir);
+}
