@@ -28,6 +28,11 @@
  * unequal weights and S < 8 only coverage and monotone movement are
  * promised. NOTES.md gives the reasons and the counterexamples.
  *
+ * Changes allocate their scratch up front and free it before returning:
+ * about 15 bytes per slot plus 25 per member id (1 MiB for the default
+ * 65,536 slots), which is what lets a failed allocation leave the map as it
+ * was.
+ *
  * Limits: at most DCH_MAP_MAX_NODES members, at most DCH_MAP_MAX_SLOTS slots,
  * and the sum of all weights at most UINT32_MAX.
  *
