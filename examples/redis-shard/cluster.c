@@ -310,6 +310,17 @@ static int parse_line(cluster *c, char *line, int *seen_scheme)
             return -1;
         return cluster_add_member(c, &m);
     }
+    if (strcmp(word, "pending") == 0 && b != NULL && c->pending == STEP_NONE &&
+        strlen(b) <= DCH_NAME_MAX) {
+        if (strcmp(a, "join") == 0)
+            c->pending = STEP_JOIN;
+        else if (strcmp(a, "leave") == 0)
+            c->pending = STEP_LEAVE;
+        else
+            return -1;
+        memcpy(c->pending_name, b, strlen(b) + 1);
+        return 0;
+    }
     return -1;
 }
 
@@ -338,7 +349,8 @@ static int load_book(cluster *c, const char *dir)
         }
     }
     free(text);
-    if (first || line != NULL || !seen_scheme) {
+    if (first || line != NULL || !seen_scheme ||
+        (c->pending != STEP_NONE && cluster_find(c, c->pending_name) < 0)) {
         fprintf(stderr, "redis-shard: %s/cluster is not a cluster file\n", dir);
         return -1;
     }
@@ -418,7 +430,9 @@ static int build_router(cluster *c, const char *dir)
         cluster_ring_config(c, &cfg);
         rc = dch_ring_new(&c->ring, &cfg);
         for (size_t i = 0; rc == DCH_OK && i < c->nbook; i++)
-            rc = dch_ring_add_node(c->ring, c->book[i].name, 1, NULL);
+            if (c->pending != STEP_JOIN ||
+                strcmp(c->book[i].name, c->pending_name) != 0)
+                rc = dch_ring_add_node(c->ring, c->book[i].name, 1, NULL);
         if (rc != DCH_OK) {
             fprintf(stderr, "redis-shard: building the ring: %s\n",
                     dch_strerror(rc));
@@ -473,6 +487,9 @@ static void fill_book(FILE *f, const cluster *c)
     for (size_t i = 0; i < c->nbook; i++)
         fprintf(f, "member %s %s:%d\n", c->book[i].name, c->book[i].host,
                 c->book[i].port);
+    if (c->pending != STEP_NONE)
+        fprintf(f, "pending %s %s\n",
+                c->pending == STEP_JOIN ? "join" : "leave", c->pending_name);
 }
 
 static void fill_gens(FILE *f, const cluster *c)

@@ -3,20 +3,26 @@
  * keys are routed, and what the data set holds.
  *
  *   DIR/cluster     text: the scheme, the hash key, the number of keys
- *                   loaded, and the address book, one `member NAME HOST:PORT`
- *                   line per shard;
+ *                   loaded, the address book, one `member NAME HOST:PORT`
+ *                   line per shard, and `pending join|leave NAME` while a
+ *                   step has not been published;
  *   DIR/map.dchmap  the DCH map (scheme map), written by dch_map_save_file;
  *   DIR/gens        text: `I G` for every key whose generation G is not 0.
  *
  * Every file is replaced atomically (a new file, flushed, renamed over the
  * old one), so a reader sees the old or the new version, never a mix.
  *
- * What routes keys: with the map, the map file, and its members are a subset
- * of the address book (a name in the book but not in the map is a shard that
- * is joining); with the ring, the address book itself, since a ring is a
- * function of its member set (every member has weight 1). The book is
- * therefore written before the map on a join and after it on a leave, so
- * that every member of the published map always has an address.
+ * What routes keys: with the map, the map file, whose members are a subset
+ * of the address book; with the ring, the book's members but a pending
+ * joiner, since a ring is a function of its member set (every member has
+ * weight 1).
+ *
+ * A step writes the book with its `pending` line (and a joiner's address)
+ * before any key moves, and clears it when it publishes the new router
+ * (for the ring, in the same write). So every shard that may hold keys has
+ * an address, and a step that stopped part-way is known: until it is run
+ * again to its end, no other step may start, since the keys are split
+ * between the two routers.
  */
 #ifndef REDIS_SHARD_CLUSTER_H
 #define REDIS_SHARD_CLUSTER_H
@@ -37,6 +43,8 @@ typedef struct member {
     int port;
 } member;
 
+typedef enum step_op { STEP_NONE, STEP_JOIN, STEP_LEAVE } step_op;
+
 typedef struct cluster {
     scheme scheme;
     uint8_t hash_key[16];
@@ -50,6 +58,9 @@ typedef struct cluster {
     dch_ring *ring;
     /** Generation of each key, `keys` entries (NULL when keys is 0). */
     uint32_t *gens;
+    /** The step not yet published, if any, and its member. */
+    step_op pending;
+    char pending_name[DCH_NAME_MAX + 1];
 } cluster;
 
 /** Scheme names as written in the state file: "map", "ring". */

@@ -59,7 +59,9 @@ static const char usage_text[] =
     "  --naive-client    the client ignores the migration (reads and writes\n"
     "                    the old owner until its donor finishes): shows that\n"
     "                    the checks catch a broken rule\n"
-    "  --seed N          seed of the client's choices (1)\n";
+    "  --seed N          seed of the client's choices (1)\n"
+    "  --stop-after N    fail after N batches, as a crash would; running the\n"
+    "                    same step again completes it\n";
 
 static int usage(const char *why)
 {
@@ -118,6 +120,15 @@ static redisContext **connect_all(const cluster *c)
         }
     }
     return conns;
+}
+
+static int member_of_router(const cluster *c, const char *name)
+{
+    uint32_t id;
+
+    return c->scheme == SCHEME_MAP
+               ? dch_map_find_node(c->map, name, &id) == DCH_OK
+               : dch_ring_find_node(c->ring, name, &id) == DCH_OK;
 }
 
 /* The current router's view. */
@@ -374,6 +385,7 @@ static int parse_step_options(step_options *o, int argc, char **argv)
 {
     o->mig.batch = 100;
     o->mig.interleave = 4;
+    o->mig.stop_after = 0;
     o->cli.keys = 2000;
     o->cli.max_ops = 200000;
     o->cli.seed = 1;
@@ -404,6 +416,9 @@ static int parse_step_options(step_options *o, int argc, char **argv)
         else if (strcmp(argv[a], "--client-ops") == 0 &&
                  parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
             o->cli.max_ops = v;
+        else if (strcmp(argv[a], "--stop-after") == 0 &&
+                 parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
+            o->mig.stop_after = v;
         else if (strcmp(argv[a], "--seed") == 0 &&
                  parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
             o->cli.seed = v;
@@ -416,35 +431,59 @@ static int parse_step_options(step_options *o, int argc, char **argv)
     return 0;
 }
 
-/* Exact expectations from the data set: how many keys each shard must send
- * and receive, counted key by key against the plan. */
+/* Exact expectations from the data set, counted key by key: how many keys
+ * each shard holds under either router, and must send and receive by the
+ * plan. */
 typedef struct expectation {
     uint64_t in_ranges;
     uint64_t *sends, *receives;
+    uint64_t *old_count, *new_count;
+    uint64_t plan_mismatches; /* keys the plan and the routers disagree on */
 } expectation;
 
 static int expect_keys(expectation *e, const cluster *c, const view *old,
-                       const plan *p)
+                       const view *new, const plan *p)
 {
-    e->in_ranges = 0;
+    memset(e, 0, sizeof *e);
     e->sends = calloc(c->nbook, sizeof *e->sends);
     e->receives = calloc(c->nbook, sizeof *e->receives);
-    if (e->sends == NULL || e->receives == NULL) {
+    e->old_count = calloc(c->nbook, sizeof *e->old_count);
+    e->new_count = calloc(c->nbook, sizeof *e->new_count);
+    if (!e->sends || !e->receives || !e->old_count || !e->new_count) {
         fprintf(stderr, "redis-shard: out of memory\n");
         return -1;
     }
     for (uint32_t i = 0; i < c->keys; i++) {
         char key[KEY_CAP];
         size_t klen = key_name(key, i);
-        const move *m = plan_find(p, view_hash(old, key, klen));
+        uint64_t h = view_hash(old, key, klen);
+        const move *m = plan_find(p, h);
+        int o = view_owner(old, h), n = view_owner(new, h);
 
+        if (o < 0 || n < 0) {
+            e->plan_mismatches++;
+            continue;
+        }
+        e->old_count[o]++;
+        e->new_count[n]++;
         if (m != NULL) {
             e->in_ranges++;
             e->sends[m->from]++;
             e->receives[m->to]++;
         }
+        if ((m != NULL) != (o != n) || (m && (m->from != o || m->to != n)))
+            e->plan_mismatches++;
     }
     return 0;
+}
+
+static void expectation_free(expectation *e)
+{
+    free(e->sends);
+    free(e->receives);
+    free(e->old_count);
+    free(e->new_count);
+    memset(e, 0, sizeof *e);
 }
 
 typedef struct step {
@@ -458,6 +497,9 @@ typedef struct step {
     client_stats cst; /* the client's counts, kept after it is freed */
     int client_ran;
     long long *before, *after;
+    /* Keys that had already moved when the step began: a step run again
+     * after it stopped part-way. */
+    uint64_t resumed;
     double seconds;
     int failures;
 } step;
@@ -479,17 +521,23 @@ static void check_step(step *s)
 
     fail(s, "keys left on a donor after its pass", s->r.left_behind);
     fail(s, "keys on a donor that the old router places elsewhere", s->r.strays);
-    fail(s, "keys the plan and the new router send apart", s->r.disagreements);
-    if (s->r.moved != s->e.in_ranges)
+    fail(s, "keys the plan and the new router send apart",
+         s->r.disagreements + s->e.plan_mismatches);
+    /* A fresh step moves exactly the keys in the plan's ranges; one run
+     * again moves what the first run left, and the end state shows both. */
+    if (!s->resumed && s->r.moved != s->e.in_ranges)
         fail(s, "keys moved differ from the keys in the moved ranges", 1);
     for (size_t b = 0; b < c->nbook; b++) {
         long long delta = s->after[b] - s->before[b];
         long long want = (long long)s->r.received[b] - (long long)s->r.sent[b];
 
-        if (s->r.sent[b] != s->e.sends[b] || s->r.received[b] != s->e.receives[b])
+        if (!s->resumed && (s->r.sent[b] != s->e.sends[b] ||
+                            s->r.received[b] != s->e.receives[b]))
             fail(s, "a shard's keys sent or received differ from the plan", 1);
         if (delta != want)
             fail(s, "a shard's key count changed by other than what moved", 1);
+        if (s->after[b] != (long long)s->e.new_count[b])
+            fail(s, "a shard's key count differs from the new router's", 1);
     }
     fail(s, "client reads that found the key nowhere", cs->misses);
     fail(s, "client reads that returned an older value", cs->stale);
@@ -514,6 +562,9 @@ static void print_step(const step *s)
            "space\n", s->p.n, donors, receivers, 100.0 * s->p.fraction);
     printf("      predicts %.1f keys (fraction x keys); %" PRIu64 " keys hash "
            "into the moved ranges\n", predicted, s->e.in_ranges);
+    if (s->resumed)
+        printf("resumed: %" PRIu64 " keys had moved in an earlier run\n",
+               s->resumed);
     printf("moved %" PRIu64 " keys in %" PRIu64 " MIGRATE batches, %.3f s\n",
            s->r.moved, s->r.batches, s->seconds);
     printf("  %-8s %-21s %10s %9s %9s %17s\n", "shard", "address",
@@ -548,10 +599,10 @@ static void print_step(const step *s)
                s->r.waits_timed_out);
     printf("@step scheme=%s op=%s name=%s keys=%" PRIu32 " ranges=%zu "
            "fraction=%.9f predicted=%.1f in_ranges=%" PRIu64 " moved=%" PRIu64
-           " batches=%" PRIu64 " seconds=%.3f left_behind=%" PRIu64
-           " failures=%d\n",
+           " resumed=%" PRIu64 " batches=%" PRIu64 " seconds=%.3f"
+           " left_behind=%" PRIu64 " failures=%d\n",
            sch, s->op, s->name, c->keys, s->p.n, s->p.fraction, predicted,
-           s->e.in_ranges, s->r.moved, s->r.batches, s->seconds,
+           s->e.in_ranges, s->r.moved, s->resumed, s->r.batches, s->seconds,
            s->r.left_behind, s->failures);
     for (size_t b = 0; b < c->nbook; b++)
         printf("@shard scheme=%s op=%s name=%s predicted_sent=%.1f "
@@ -599,7 +650,7 @@ static int run_step(step *s, const step_options *o, dch_map *next_map,
     if (current_view(&s->old, c) != 0 ||
         view_init(&s->new, c, next_map, next_ring) != 0 ||
         plan_build(&s->p, c, &s->old, &s->new) != 0 ||
-        expect_keys(&s->e, c, &s->old, &s->p) != 0)
+        expect_keys(&s->e, c, &s->old, &s->new, &s->p) != 0)
         return -1;
     s->before = calloc(c->nbook, sizeof *s->before);
     s->after = calloc(c->nbook, sizeof *s->after);
@@ -607,6 +658,9 @@ static int run_step(step *s, const step_options *o, dch_map *next_map,
     if (s->before == NULL || s->after == NULL || conns == NULL ||
         sizes(c, conns, s->before) != 0)
         goto out;
+    for (size_t b = 0; b < c->nbook; b++)
+        if (s->before[b] > (long long)s->e.old_count[b])
+            s->resumed += (uint64_t)s->before[b] - s->e.old_count[b];
     if (flight_init(&f, &s->old, &s->new, c->nbook) != 0)
         goto out;
     flight_up = 1;
@@ -640,50 +694,95 @@ static void step_free(step *s)
     view_free(&s->old);
     view_free(&s->new);
     plan_free(&s->p);
-    free(s->e.sends);
-    free(s->e.receives);
+    expectation_free(&s->e);
     migrate_result_free(&s->r);
     free(s->before);
     free(s->after);
 }
 
-/* Shared tail of join and leave: migrate, check, report, and publish the new
- * router only when every invariant held. */
+/* Publish the new router and clear the pending step: for the map, the map
+ * file (unless next_map is NULL: already published) and then the book; for
+ * the ring, the book alone, in one write. A leaver's address goes in the
+ * same book write. */
+static int publish(cluster *c, const char *dir, const char *name,
+                   const dch_map *next_map, int joining)
+{
+    if (c->scheme == SCHEME_MAP && next_map != NULL &&
+        cluster_save_map(next_map, dir) != 0)
+        return -1;
+    c->pending = STEP_NONE;
+    if (!joining)
+        cluster_drop_member(c, name);
+    return cluster_save_book(c, dir);
+}
+
+/* Whether a step may start. Another step that has not been published
+ * forbids it. The same step may run again; if its router was published but
+ * the book not yet cleared, the book is finished here and *done set. */
+static int step_gate(cluster *c, const char *dir, step_op op,
+                     const char *name, int *done)
+{
+    static const char *const names[] = {"", "join", "leave"};
+    int in_router = member_of_router(c, name);
+
+    *done = 0;
+    if (c->pending == STEP_NONE)
+        return 0;
+    if (c->pending != op || strcmp(c->pending_name, name) != 0) {
+        fprintf(stderr, "redis-shard: the %s of %s did not finish; run it "
+                        "again first\n", names[c->pending], c->pending_name);
+        return -1;
+    }
+    if (op == STEP_JOIN ? in_router : !in_router) {
+        *done = 1;
+        printf("%s %s was published; its book is now complete\n",
+               names[op], name);
+        return publish(c, dir, name, NULL, op == STEP_JOIN);
+    }
+    return 0;
+}
+
+/* Shared tail of join and leave: migrate, publish, check, report.
+ *
+ * The new router is published as soon as every donor has finished, because
+ * from then on the keys are where it says, even if a count disagrees with
+ * the plan (that is reported and fails the command). A step that stops
+ * before every donor finished publishes nothing: keys are then split between
+ * the two routers, and running the same step again completes it, since the
+ * new router is a function of the old one and the step. */
 static int step_and_publish(cluster *c, const char *dir, step *s,
                             const step_options *o, dch_map *next_map,
                             dch_ring *next_ring, int joining)
 {
     int rc = run_step(s, o, next_map, next_ring);
+    /* The client's writes are on the shards whatever happened. */
+    int saved = cluster_save_gens(c, dir);
 
-    if (rc != 0) {
-        fprintf(stderr, "redis-shard: %s %s failed part-way; the old router "
+    if (rc == 0) {
+        check_step(s);
+        print_step(s);
+    }
+    if (rc != 0 || s->r.left_behind != 0) {
+        fprintf(stderr, "redis-shard: %s %s did not finish; the old router "
                         "is still published; run the same step again\n",
                 s->op, s->name);
-        /* Writes the client made must not be forgotten. */
-        cluster_save_gens(c, dir);
         return 1;
     }
-    check_step(s);
-    print_step(s);
-    if (cluster_save_gens(c, dir) != 0)
+    if (publish(c, dir, s->name, next_map, joining) != 0 || saved != 0)
         return 1;
-    if (s->failures != 0)
-        return 1;
-    if (c->scheme == SCHEME_MAP) {
-        if (cluster_save_map(next_map, dir) != 0)
-            return 1;
-        if (!joining) {
-            cluster_drop_member(c, s->name);
-            if (cluster_save_book(c, dir) != 0)
-                return 1;
-        }
-    } else {
-        if (!joining)
-            cluster_drop_member(c, s->name);
-        if (cluster_save_book(c, dir) != 0)
-            return 1;
-    }
-    return 0;
+    return s->failures != 0;
+}
+
+static int reachable(const member *m)
+{
+    redisContext *conn;
+    long long size;
+
+    if (store_connect(&conn, m->host, m->port) != 0)
+        return 0;
+    size = store_dbsize(conn);
+    store_close(conn);
+    return size >= 0;
 }
 
 static int cmd_join(const char *dir, int argc, char **argv)
@@ -694,7 +793,7 @@ static int cmd_join(const char *dir, int argc, char **argv)
     member m;
     dch_map *next_map = NULL;
     dch_ring *next_ring = NULL;
-    int at, rc, status = 1;
+    int at, rc, done, status = 1;
 
     if (argc < 2)
         return usage("join takes NAME HOST:PORT");
@@ -708,33 +807,32 @@ static int cmd_join(const char *dir, int argc, char **argv)
     s.op = "join";
     s.name = m.name;
     s.c = &c;
+    if (step_gate(&c, dir, STEP_JOIN, m.name, &done) != 0 || done) {
+        status = done ? 0 : 1;
+        goto out;
+    }
     at = cluster_find(&c, m.name);
+    if (at >= 0 && (c.pending != STEP_JOIN || strcmp(c.book[at].host, m.host) != 0 ||
+                    c.book[at].port != m.port)) {
+        fprintf(stderr, "redis-shard: %s is already a member%s\n", m.name,
+                c.pending == STEP_JOIN ? " (joining at another address)" : "");
+        goto out;
+    }
+    /* The joiner must answer before its address is written anywhere. */
+    if (!reachable(&m))
+        goto out;
+    /* Its address and the pending step are on disk before any key moves. */
+    c.pending = STEP_JOIN;
+    memcpy(c.pending_name, m.name, sizeof m.name);
+    if (at < 0 && cluster_add_member(&c, &m) != 0)
+        goto out;
+    if (cluster_save_book(&c, dir) != 0)
+        goto out;
     if (c.scheme == SCHEME_MAP) {
-        uint32_t id;
-
-        /* A name in the book but not in the map is a join that did not
-         * finish; the same join may run again. */
-        if (dch_map_find_node(c.map, m.name, &id) == DCH_OK ||
-            (at >= 0 && (strcmp(c.book[at].host, m.host) != 0 ||
-                         c.book[at].port != m.port))) {
-            fprintf(stderr, "redis-shard: %s is already a member\n", m.name);
-            goto out;
-        }
-        if (at < 0 && (cluster_add_member(&c, &m) != 0 ||
-                       cluster_save_book(&c, dir) != 0))
-            goto out;
         rc = dch_map_clone(&next_map, c.map);
         if (rc == DCH_OK)
             rc = dch_map_add_node(next_map, m.name, 1, NULL);
     } else {
-        if (at >= 0) {
-            fprintf(stderr, "redis-shard: %s is already a member\n", m.name);
-            goto out;
-        }
-        /* The ring's book is its member list, so the joiner enters the
-         * book in memory only, and the file when the step is done. */
-        if (cluster_add_member(&c, &m) != 0)
-            goto out;
         rc = dch_ring_clone(&next_ring, c.ring);
         if (rc == DCH_OK)
             rc = dch_ring_add_node(next_ring, m.name, 1, NULL);
@@ -760,7 +858,7 @@ static int cmd_leave(const char *dir, int argc, char **argv)
     dch_map *next_map = NULL;
     dch_ring *next_ring = NULL;
     uint32_t id;
-    int rc, status = 1;
+    int rc, done, status = 1;
 
     if (argc < 1)
         return usage("leave takes NAME");
@@ -772,6 +870,10 @@ static int cmd_leave(const char *dir, int argc, char **argv)
     s.op = "leave";
     s.name = argv[0];
     s.c = &c;
+    if (step_gate(&c, dir, STEP_LEAVE, argv[0], &done) != 0 || done) {
+        status = done ? 0 : 1;
+        goto out;
+    }
     if (c.scheme == SCHEME_MAP) {
         rc = dch_map_find_node(c.map, argv[0], &id);
         if (rc == DCH_OK && dch_map_node_count(c.map) < 2)
@@ -794,6 +896,11 @@ static int cmd_leave(const char *dir, int argc, char **argv)
                 dch_strerror(rc));
         goto out;
     }
+    /* The pending step is on disk before any key moves. */
+    c.pending = STEP_LEAVE;
+    memcpy(c.pending_name, argv[0], strlen(argv[0]) + 1);
+    if (cluster_save_book(&c, dir) != 0)
+        goto out;
     status = step_and_publish(&c, dir, &s, &o, next_map, next_ring, 0);
     goto out;
 last:
@@ -843,15 +950,6 @@ static int on_read(size_t k, const char *val, size_t len, void *ctx)
     else if (!value_is(val, len, i, vf->c->gens[i]))
         vf->damaged++;
     return 0;
-}
-
-static int member_of_router(const cluster *c, const char *name)
-{
-    uint32_t id;
-
-    return c->scheme == SCHEME_MAP
-               ? dch_map_find_node(c->map, name, &id) == DCH_OK
-               : dch_ring_find_node(c->ring, name, &id) == DCH_OK;
 }
 
 static int cmd_verify(const char *dir, int argc, char **argv)

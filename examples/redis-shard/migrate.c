@@ -4,6 +4,7 @@
 #include "migrate.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,13 @@ static int move_keys(const cluster *c, collector *col, flight *f,
         int to = col->items[i].to;
         size_t n = 0;
 
+        if (cfg->stop_after != 0 && res->batches >= cfg->stop_after) {
+            fprintf(stderr, "redis-shard: stopping after %" PRIu64
+                            " batches, as asked\n", res->batches);
+            rc = -1;
+            break;
+        }
+
         while (i < col->n && col->items[i].to == to && n < cfg->batch) {
             keys[n] = col->items[i].key;
             lens[n] = col->items[i].len;
@@ -179,7 +187,8 @@ static int drain_donor(const cluster *c, const plan *p, flight *f, int d,
         free_items(&col);
         return -1;
     }
-    qsort(col.items, col.n, sizeof *col.items, by_receiver_then_key);
+    if (col.n > 1)
+        qsort(col.items, col.n, sizeof *col.items, by_receiver_then_key);
     for (size_t i = 0; i < col.n; i++) {
         if (kept > 0 && by_receiver_then_key(&col.items[kept - 1],
                                              &col.items[i]) == 0) {

@@ -23,6 +23,9 @@
 typedef struct migrate_config {
     unsigned batch;      /* keys per MIGRATE */
     unsigned interleave; /* client operations to wait for after each batch */
+    /* Stop with a failure after this many batches (0: never), as a crash
+     * would; for the test that runs a step again after it stopped. */
+    uint64_t stop_after;
 } migrate_config;
 
 typedef struct migrate_result {

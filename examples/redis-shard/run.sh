@@ -225,8 +225,9 @@ table leave
 
 # ---- the checks can fail (--check) -----------------------------------------------
 # Damage the ring's final store in three ways, each of which verify must
-# report, then repair it; and run a join whose client ignores the migration,
-# which the step must report as failed.
+# report, then repair it; stop a join part-way, as a crash would, and run it
+# again; and run a join whose client ignores the migration, which the step
+# must report as failed.
 echo
 echo "checks that must fail:"
 state=$work/state-ring
@@ -280,20 +281,52 @@ else
     echo "  FAIL verify fails after the repair"
     neg_failed=$((neg_failed + 1))
 fi
-for p in "${ports[@]}"; do
-    cli "$p" flushall >/dev/null
+expect_success() {
+    local what=$1 out
+    shift
+    if out=$("$@" 2>&1); then
+        echo "  ok   $what"
+        neg_ok=$((neg_ok + 1))
+    else
+        echo "  FAIL $what:"
+        sed 's/^/    /' <<<"$out"
+        neg_failed=$((neg_failed + 1))
+    fi
+}
+# A fresh store of 20000 keys on the first shards, under scheme $1, in $2.
+fresh_store() {
+    local members=() i flag=()
+    for p in "${ports[@]}"; do
+        cli "$p" flushall >/dev/null
+    done
+    rm -rf "$2"
+    for i in $(seq "$shards"); do
+        members+=("s$i=127.0.0.1:$(port_of "s$i")")
+    done
+    [ "$1" = ring ] && flag=(--ring)
+    "$program" -d "$2" init "${flag[@]}" --hash-key "$hash_key" "${members[@]}" >/dev/null
+    "$program" -d "$2" load 20000 >/dev/null
+}
+join_args=("$joiner" "127.0.0.1:$(port_of "$joiner")")
+for scheme in map ring; do
+    state=$work/state-$scheme-resumed
+    fresh_store "$scheme" "$state"
+    expect_failure "$scheme: a join that stops part-way says so" 'did not finish' \
+        "$program" -d "$state" join "${join_args[@]}" --stop-after 40
+    expect_failure "$scheme: verify then finds keys away from the published router" \
+        ' lost=[1-9][0-9]* damaged=0 misplaced=[1-9]' "$program" -d "$state" verify
+    expect_failure "$scheme: no other step may start meanwhile" \
+        'the join of s5 did not finish' \
+        "$program" -d "$state" leave s1
+    expect_success "$scheme: the same join, run again, completes" \
+        "$program" -d "$state" join "${join_args[@]}"
+    expect_success "$scheme: verify then passes" "$program" -d "$state" verify
 done
-naive=$work/state-naive
-rm -rf "$naive"
-members=()
-for i in $(seq "$shards"); do
-    members+=("s$i=127.0.0.1:$(port_of "s$i")")
-done
-"$program" -d "$naive" init --hash-key "$hash_key" "${members[@]}" >/dev/null
-"$program" -d "$naive" load 20000 >/dev/null
+state=$work/state-naive
+fresh_store map "$state"
 expect_failure "a join whose client ignores the migration fails" \
     'client reads that found the key nowhere|keys left on a donor' \
-    "$program" -d "$naive" join "$joiner" "127.0.0.1:$(port_of "$joiner")" --naive-client
+    "$program" -d "$state" join "${join_args[@]}" --naive-client
 
 # ---- assertions (--check) ------------------------------------------------------
 echo
