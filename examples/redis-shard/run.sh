@@ -73,9 +73,11 @@ ports=()
 pids=()
 
 # Only the servers this script started, by pid: TERM all, wait up to 5 s,
-# then KILL any still there.
+# then KILL any still there. Their pid files go too, so the watchdog below
+# has nothing left to do.
 stop_servers() {
     local pid alive
+    rm -f "$work"/server-*/redis.pid
     [ ${#pids[@]} -gt 0 ] || return 0
     for pid in "${pids[@]}"; do
         kill -TERM "$pid" 2>/dev/null || true
@@ -101,6 +103,22 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# The servers daemonize, so a script killed outright (SIGKILL, as a test
+# timeout may do) would leave them running. A watchdog in a session of its
+# own outlives such a kill: once this script is gone (or after an hour), it
+# stops every server whose pid file is still there and that is still a
+# redis-server.
+setsid bash -c '
+    for _ in $(seq 3600); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 1
+    done
+    for f in "$2"/server-*/redis.pid; do
+        [ -s "$f" ] || continue
+        pid=$(cat "$f")
+        [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] && kill -TERM "$pid"
+    done' watchdog "$$" "$work" </dev/null >/dev/null 2>&1 &
 
 port_busy() {
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
@@ -166,15 +184,17 @@ run_scheme() {
         members+=("s$i=127.0.0.1:$(port_of "s$i")")
     done
     [ "$scheme" = ring ] && flag=(--ring)
+    # The first command that fails ends the run (errexit does not apply in
+    # a function called under ||, hence the &&).
     {
-        "$program" -d "$state" init "${flag[@]}" --hash-key "$hash_key" "${members[@]}"
-        "$program" -d "$state" load "$keys"
-        "$program" -d "$state" verify
-        "$program" -d "$state" join "$joiner" "127.0.0.1:$(port_of "$joiner")"
-        "$program" -d "$state" verify
-        "$program" -d "$state" leave "$leaver"
+        "$program" -d "$state" init "${flag[@]}" --hash-key "$hash_key" "${members[@]}" &&
+        "$program" -d "$state" load "$keys" &&
+        "$program" -d "$state" verify &&
+        "$program" -d "$state" join "$joiner" "127.0.0.1:$(port_of "$joiner")" &&
+        "$program" -d "$state" verify &&
+        "$program" -d "$state" leave "$leaver" &&
         "$program" -d "$state" verify "127.0.0.1:$(port_of "$leaver")"
-    } > >(tee "$log") 2>&1
+    } 2>&1 | tee "$log"
 }
 
 status=0
@@ -183,7 +203,6 @@ for scheme in map ring; do
     echo "######## $scheme"
     run_scheme "$scheme" || { status=1; echo "run.sh: the $scheme run failed" >&2; }
 done
-wait
 [ "$status" -eq 0 ] || exit 1
 
 # ---- side by side --------------------------------------------------------------
@@ -343,12 +362,29 @@ awk -v keys="$keys" -v members=$((shards + 1)) '
         printf "  %s %s\n", ok ? "ok  " : "FAIL", what
         if (ok) passed++; else failed++
     }
+    # The concurrent client must have met every case of its rule, so that
+    # its zero misses and zero lost writes mean something.
+    $1 == "@client" {
+        check(val("donor_reads") > 0 && val("fallback_reads") > 0 &&
+              val("donor_writes") > 0 && val("receiver_writes") > 0 &&
+              val("misses") == 0 && val("stale") == 0 && val("lost") == 0 && val("doubled") == 0,
+              sprintf("%s %s client: reads on donor %d, on receiver after a miss %d; writes on donor %d, on receiver %d; misses %d, stale %d, lost %d",
+                      val("scheme"), val("op"), val("donor_reads"), val("fallback_reads"),
+                      val("donor_writes"), val("receiver_writes"), val("misses"), val("stale"), val("lost")))
+    }
+    # The bounds below are on DCH; the ring is measured, not bounded.
+    ($1 == "@step" || $1 == "@shard") && val("scheme") != "map" { next }
+    # Which keys fall in the moved ranges is a sample: its count alone varies
+    # by sigma = sqrt(keys f (1 - f)) around keys f, shown beside each bound.
     $1 == "@step" {
         op = val("op"); m = val("moved"); p = val("predicted"); share = keys / members
+        f = p / keys; sigma = 100 * sqrt(keys * f * (1 - f)) / p
         check(abs(m - p) <= 0.01 * p,
-              sprintf("DCH %s moved %d keys, within 1%% of the plan'"'"'s %.1f", op, m, p))
+              sprintf("DCH %s moved %d keys, within 1%% of the plan'"'"'s %.1f (%+.2f%%, sampling sigma %.2f%%)",
+                      op, m, p, 100 * (m - p) / p, sigma))
         check(abs(m - share) <= 0.01 * share,
-              sprintf("DCH %s moved %d keys, within 1%% of keys/%d = %.1f", op, m, members, share))
+              sprintf("DCH %s moved %d keys, within 1%% of keys/%d = %.1f (%+.2f%%)",
+                      op, m, members, share, 100 * (m - share) / share))
     }
     $1 == "@shard" && val("op") == "join" && val("sent") > 0 { js[++nj] = val("sent"); jn[nj] = val("name") }
     $1 == "@shard" && val("op") == "leave" && val("received") > 0 { lr[++nl] = val("received"); ln[nl] = val("name") }
@@ -364,4 +400,4 @@ awk -v keys="$keys" -v members=$((shards + 1)) '
         check(nj == members - 1 && nl == members - 1, sprintf("DCH: %d donors on join, %d receivers on leave", nj, nl))
         printf "%d passed, %d failed\n", passed + negpassed, failed + negfailed
         exit failed + negfailed > 0
-    }' negpassed=$neg_ok negfailed=$neg_failed "$work/map.log"
+    }' negpassed=$neg_ok negfailed=$neg_failed "$work/map.log" "$work/ring.log"
