@@ -331,7 +331,7 @@ for scheme in map ring; do
     state=$work/state-$scheme-resumed
     fresh_store "$scheme" "$state"
     expect_failure "$scheme: a join that stops part-way says so" 'did not finish' \
-        "$program" -d "$state" join "${join_args[@]}" --stop-after 40
+        "$program" -d "$state" join "${join_args[@]}" --stop-after 20
     expect_failure "$scheme: verify then finds keys away from the published router" \
         ' lost=[1-9][0-9]* damaged=0 misplaced=[1-9]' "$program" -d "$state" verify
     expect_failure "$scheme: no other step may start meanwhile" \
