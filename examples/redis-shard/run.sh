@@ -23,7 +23,14 @@
 #   - DCH moves within 1% of the plan's prediction (moved fraction of the
 #     hash space x keys) and within 1% of keys/(K+1), at each step;
 #   - every DCH donor of the join sends, and every DCH receiver of the leave
-#     receives, within 15% of the mean of its group.
+#     receives, within 15% of the mean of its group;
+#   - under both schemes the concurrent client met every case of its rule;
+#   - the checks can fail: verify catches a damaged value, a misplaced copy
+#     and a key left on the shard that left; a join stopped part-way is
+#     reported, blocks other steps and completes when run again; a client
+#     that ignores the migration makes its join fail.
+# The damage checks use the ring's final store; the others a store of 20000
+# keys of their own.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -50,6 +57,7 @@ while [ $# -gt 0 ]; do
 done
 case $keys$shards in *[!0-9]*) echo "run.sh: --keys and --shards take numbers" >&2; exit 2 ;; esac
 [ "$shards" -ge 2 ] || { echo "run.sh: --shards must be at least 2" >&2; exit 2; }
+[ "$keys" -ge 8 ] || { echo "run.sh: --keys must be at least 8" >&2; exit 2; }
 
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
     bash "$root/tests/deps.sh"
