@@ -859,12 +859,17 @@ static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint3
 
 Test(map_file, the_balance_bound_is_exact)
 {
-    /* Equal weights in 8 units of 8: the ideal is 32 slots each. */
+    /* Equal weights in 8 units of 8: the ideal is 32 slots each and the
+     * promise is within 2; in 16 units of 4 it is within 4. */
     for (uint32_t a_slots = 26; a_slots <= 38; a_slots++) {
         size_t len;
         uint8_t *b = two_member_file(8, 8, 1, 1, a_slots, &len);
         const int dev = (int)a_slots - 32;
-        expect_load(b, len, dev > -4 && dev < 4 ? DCH_OK : DCH_ECORRUPT, "a's slots",
+        expect_load(b, len, dev > -2 && dev < 2 ? DCH_OK : DCH_ECORRUPT, "a's slots",
+                    (long)a_slots);
+        free(b);
+        b = two_member_file(16, 4, 1, 1, a_slots, &len);
+        expect_load(b, len, dev > -4 && dev < 4 ? DCH_OK : DCH_ECORRUPT, "a's slots, S = 4",
                     (long)a_slots);
         free(b);
     }
