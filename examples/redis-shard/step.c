@@ -199,8 +199,8 @@ static void print_step(const step *s)
         receivers += s->p.receives[b] > 0.0;
     }
     printf("== %s %s (%s, %" PRIu32 " keys)\n", s->op, s->name, sch, c->keys);
-    printf("plan: %zu ranges, %zu donors -> %zu receivers, %.4f%% of the hash "
-           "space\n", s->p.n, donors, receivers, 100.0 * s->p.fraction);
+    printf("plan: %zu ranges (%.4f%% of the hash space), donors %zu, "
+           "receivers %zu\n", s->p.n, 100.0 * s->p.fraction, donors, receivers);
     printf("      predicts %.1f keys (fraction x keys); %" PRIu64 " keys hash "
            "into the moved ranges\n", predicted, s->e.in_ranges);
     if (s->resumed)
