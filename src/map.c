@@ -656,11 +656,14 @@ static uint64_t plan_units(move *mv)
         }
     }
 
-    /* With equal weights every soft band is kept, so others outside theirs
-     * force moves. With unequal weights the soft bands can conflict with
-     * monotone movement and with the global shares, so only the hard bands
-     * force; the soft ones are preferred in the passes that follow. */
-    const int soft = mv->max_tier == 1;
+    /* Soft bands force moves with equal weights, and with unequal weights
+     * from 8 slots per unit up: a member left above its soft ceiling where
+     * a light member is absent keeps that surplus once the light member
+     * leaves (no monotone move can take it back), so slices must stay soft
+     * for the global shares to survive later changes. Below 8 slots a unit's
+     * shares are a slot or two, soft bands would force far more moves than
+     * the global shares allow, and only the hard bands force. */
+    const int soft = mv->max_tier == 1 || m->spu >= 8;
     uint64_t sum_min = 0, sum_room = 0;
     for (uint32_t u = 0; u < m->units; u++) {
         unit_count(mv, u);
