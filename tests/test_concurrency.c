@@ -119,7 +119,7 @@ typedef struct publisher {
     _Atomic(void *) current;
     _Atomic(void *) hazard[READERS];
     atomic_bool stop;
-    atomic_int ready; /* readers started */
+    atomic_int ready; /* readers that have read at least once */
 } publisher;
 
 /* The published object, protected from reclamation until release(). */
@@ -169,7 +169,7 @@ static void start_readers(publisher *p, reader *rd, pthread_t *th, void *(*fn)(v
         rd[i] = (reader){p, i, 0, 0, 0, ""};
         REQUIRE(pthread_create(&th[i], NULL, fn, &rd[i]) == 0, "cannot start a reader");
     }
-    /* Publish only once every reader is running, so that they overlap. */
+    /* Publish only once every reader has read, so that they overlap. */
     while (atomic_load(&p->ready) < READERS)
         sched_yield();
 }
@@ -181,7 +181,6 @@ static void stop_readers(publisher *p, reader *rd, pthread_t *th, const char *wh
         REQUIRE(pthread_join(th[i], NULL) == 0, "cannot join a reader");
     for (int i = 0; i < READERS; i++) {
         CHECK(rd[i].error[0] == '\0', "%s reader %d: %s", what, i, rd[i].error);
-        CHECK(rd[i].snapshots > 0, "%s reader %d never read", what, i);
         fprintf(stderr, "%s reader %d: %lu snapshots, %lu lookups, %lu versions seen\n", what,
                 i, rd[i].snapshots, rd[i].lookups, rd[i].versions);
     }
@@ -227,7 +226,6 @@ static void *map_reader(void *arg)
     reader *rd = arg;
     publisher *p = rd->pub;
     uint64_t key = (uint64_t)rd->index << 48, last_epoch = 0;
-    atomic_fetch_add(&p->ready, 1);
     while (!atomic_load(&p->stop)) {
         const dch_map *m = acquire(p, rd->index);
         const uint64_t epoch = dch_map_epoch(m);
@@ -241,7 +239,8 @@ static void *map_reader(void *arg)
             READER_FAIL(rd, "a range of epoch %llu is owned by a non-member",
                         (unsigned long long)epoch);
         release(p, rd->index);
-        rd->snapshots++;
+        if (rd->snapshots++ == 0)
+            atomic_fetch_add(&p->ready, 1);
         /* Readers outnumber the cores: let the writer run. */
         sched_yield();
     }
@@ -328,7 +327,6 @@ static void *ring_reader(void *arg)
     publisher *p = rd->pub;
     uint64_t key = (uint64_t)rd->index << 48;
     const void *last = NULL;
-    atomic_fetch_add(&p->ready, 1);
     while (!atomic_load(&p->stop)) {
         const dch_ring *r = acquire(p, rd->index);
         rd->versions += (const void *)r != last;
@@ -348,7 +346,8 @@ static void *ring_reader(void *arg)
             dch_ring_foreach_range(r, ring_range_owner_ok, (void *)r) != 0)
             READER_FAIL(rd, "a range is owned by a non-member");
         release(p, rd->index);
-        rd->snapshots++;
+        if (rd->snapshots++ == 0)
+            atomic_fetch_add(&p->ready, 1);
         /* Readers outnumber the cores: let the writer run. */
         sched_yield();
     }
