@@ -1,0 +1,547 @@
+/*
+ * Concurrent readers under one writer, the update pattern dch.h and map.h
+ * document: readers look up in the published object without locks; the
+ * writer clones it, changes the clone, publishes the clone through an atomic
+ * pointer and frees the old object once no reader can still hold it.
+ *
+ * Reclamation is by hazard pointers, one slot per reader (see `publisher`
+ * below): a reader announces the pointer it is about to use and then checks
+ * that it is still the published one, retrying if not; the writer swaps in
+ * the new object and waits until no slot holds the old one before freeing
+ * it. With sequentially consistent atomics, either the writer's scan sees
+ * the announcement or the reader's check sees the new pointer, so no reader
+ * ever uses a freed object. (An epoch scheme or reference counts would do as
+ * well; hazard pointers need no counter on the read path's object.)
+ *
+ * What the readers check, on the snapshot they loaded: every lookup returns
+ * a member of positive weight of that very snapshot (dch_map_node_name
+ * non-NULL), or DCH_NODE_NONE exactly when it has no weight; a lookup agrees
+ * with the slot table and with a find by the member's name; and the map's
+ * epoch never goes back between two loads by one reader (publication
+ * order). Readers record the first failure and the main thread reports it,
+ * since Criterion's assertions belong to the test's own thread.
+ *
+ * CI runs this file under ThreadSanitizer and fails on any report. Criterion
+ * cannot start under ThreadSanitizer (it maps a shared arena at random
+ * addresses, which ThreadSanitizer reserves), so the file also builds as a
+ * plain program with DCH_NO_CRITERION defined: TEST, CHECK and REQUIRE below
+ * stand for Criterion's Test, cr_expect and cr_assert, or for a main() that
+ * runs the same tests and fails the same way. The work scales with
+ * DCH_TEST_SCALE (the valgrind pass, which runs threads one at a time, uses
+ * 0.05); DCH_TEST_SEED replaces the writers' seeds.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "dch/dch.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef DCH_NO_CRITERION
+#include <stdarg.h>
+
+static int failures;
+
+static void report(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    failures++;
+}
+
+#define TEST(name) static void name(void)
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (!(cond))                                                          \
+            report(__FILE__, __LINE__, __VA_ARGS__);                          \
+    } while (0)
+#define REQUIRE(cond, ...)                                                    \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            report(__FILE__, __LINE__, __VA_ARGS__);                          \
+            abort();                                                          \
+        }                                                                     \
+    } while (0)
+#else
+#include <criterion/criterion.h>
+#define TEST(name) Test(concurrency, name, .timeout = 600)
+#define CHECK(cond, ...) cr_expect(cond, __VA_ARGS__)
+#define REQUIRE(cond, ...) cr_assert(cond, __VA_ARGS__)
+#endif
+
+#define READERS 4
+#define BATCH 64 /* lookups per snapshot */
+
+static double test_scale(void)
+{
+    const char *s = getenv("DCH_TEST_SCALE");
+    double v = s ? atof(s) : 1.0;
+    return v > 0 ? v : 1.0;
+}
+
+static unsigned scaled(unsigned n, unsigned floor_n)
+{
+    double v = n * test_scale();
+    return v < floor_n ? floor_n : (unsigned)v;
+}
+
+static uint64_t test_seed(uint64_t fallback)
+{
+    const char *s = getenv("DCH_TEST_SEED");
+    return s ? strtoull(s, NULL, 0) : fallback;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(uint64_t *s, uint32_t n)
+{
+    return (uint32_t)(rng_next(s) % n);
+}
+
+/* ---- Publication with hazard pointers --------------------------------- */
+
+typedef struct publisher {
+    _Atomic(void *) current;
+    _Atomic(void *) hazard[READERS];
+    atomic_bool stop;
+    atomic_int ready; /* readers that have read at least once */
+} publisher;
+
+/* The published object, protected from reclamation until release(). */
+static void *acquire(publisher *p, int reader)
+{
+    void *o = atomic_load(&p->current);
+    for (;;) {
+        atomic_store(&p->hazard[reader], o);
+        void *again = atomic_load(&p->current);
+        if (again == o)
+            return o;
+        o = again;
+    }
+}
+
+static void release(publisher *p, int reader)
+{
+    atomic_store(&p->hazard[reader], NULL);
+}
+
+/* Publish `next`; returns the old object once no reader holds it. */
+static void *publish(publisher *p, void *next)
+{
+    void *old = atomic_exchange(&p->current, next);
+    for (int i = 0; i < READERS; i++)
+        while (atomic_load(&p->hazard[i]) == old)
+            sched_yield();
+    return old;
+}
+
+typedef struct reader {
+    publisher *pub;
+    int index;
+    unsigned long snapshots, lookups, versions;
+    char error[256]; /* the first failure, empty if none */
+} reader;
+
+#define READER_FAIL(rd, ...)                                                  \
+    do {                                                                      \
+        if ((rd)->error[0] == '\0')                                           \
+            snprintf((rd)->error, sizeof (rd)->error, __VA_ARGS__);           \
+    } while (0)
+
+static void start_readers(publisher *p, reader *rd, pthread_t *th, void *(*fn)(void *))
+{
+    for (int i = 0; i < READERS; i++) {
+        rd[i] = (reader){p, i, 0, 0, 0, ""};
+        REQUIRE(pthread_create(&th[i], NULL, fn, &rd[i]) == 0, "cannot start a reader");
+    }
+    /* Publish only once every reader has read, so that they overlap. */
+    while (atomic_load(&p->ready) < READERS)
+        sched_yield();
+}
+
+static void stop_readers(publisher *p, reader *rd, pthread_t *th, const char *what)
+{
+    atomic_store(&p->stop, true);
+    for (int i = 0; i < READERS; i++)
+        REQUIRE(pthread_join(th[i], NULL) == 0, "cannot join a reader");
+    for (int i = 0; i < READERS; i++) {
+        CHECK(rd[i].error[0] == '\0', "%s reader %d: %s", what, i, rd[i].error);
+        fprintf(stderr, "%s reader %d: %lu snapshots, %lu lookups, %lu versions seen\n", what,
+                i, rd[i].snapshots, rd[i].lookups, rd[i].versions);
+    }
+}
+
+/* ---- The map ---------------------------------------------------------- */
+
+static void check_map_snapshot(reader *rd, const dch_map *m, uint64_t *key)
+{
+    const uint32_t W = dch_map_total_weight(m);
+    for (int i = 0; i < BATCH; i++, ++*key) {
+        const uint32_t id = dch_map_lookup(m, key, sizeof *key);
+        const uint64_t h = dch_map_hash(m, key, sizeof *key);
+        rd->lookups++;
+        if (dch_map_slot_owner(m, dch_map_slot_of(m, h)) != id)
+            READER_FAIL(rd, "key %llu: lookup %u disagrees with the slot table",
+                        (unsigned long long)*key, id);
+        if (id == DCH_NODE_NONE) {
+            if (W != 0)
+                READER_FAIL(rd, "key %llu: no owner in a map of weight %u",
+                            (unsigned long long)*key, W);
+            continue;
+        }
+        const char *name = dch_map_node_name(m, id);
+        uint32_t found = DCH_NODE_NONE;
+        if (name == NULL || dch_map_node_weight(m, id) == 0)
+            READER_FAIL(rd, "key %llu: owner %u is not a member of positive weight of the "
+                        "map it was read from (epoch %llu)",
+                        (unsigned long long)*key, id, (unsigned long long)dch_map_epoch(m));
+        else if (dch_map_find_node(m, name, &found) != DCH_OK || found != id)
+            READER_FAIL(rd, "member %u \"%s\" is found as %u", id, name, found);
+    }
+}
+
+static int range_owner_ok(const dch_range *r, void *ctx)
+{
+    const dch_map *m = ctx;
+    return r->owner != DCH_NODE_NONE && dch_map_node_name(m, r->owner) == NULL;
+}
+
+static void *map_reader(void *arg)
+{
+    reader *rd = arg;
+    publisher *p = rd->pub;
+    uint64_t key = (uint64_t)rd->index << 48, last_epoch = 0;
+    while (!atomic_load(&p->stop)) {
+        const dch_map *m = acquire(p, rd->index);
+        const uint64_t epoch = dch_map_epoch(m);
+        if (epoch < last_epoch)
+            READER_FAIL(rd, "epoch went back from %llu to %llu", (unsigned long long)last_epoch,
+                        (unsigned long long)epoch);
+        rd->versions += epoch != last_epoch;
+        last_epoch = epoch;
+        check_map_snapshot(rd, m, &key);
+        if (rd->snapshots % 16 == 0 && dch_map_foreach_range(m, range_owner_ok, (void *)m) != 0)
+            READER_FAIL(rd, "a range of epoch %llu is owned by a non-member",
+                        (unsigned long long)epoch);
+        release(p, rd->index);
+        if (rd->snapshots++ == 0)
+            atomic_fetch_add(&p->ready, 1);
+        /* Readers outnumber the cores: let the writer run. */
+        sched_yield();
+    }
+    return NULL;
+}
+
+/* One change to a map that always changes it (and so its epoch). */
+static void change_map(dch_map *m, uint64_t *rng, unsigned *serial)
+{
+    const uint32_t n = dch_map_node_count(m), r = rng_below(rng, 100);
+    if (n < 3 || (r < 40 && n < 24)) {
+        char name[32];
+        snprintf(name, sizeof name, "node-%u", (*serial)++);
+        REQUIRE(dch_map_add_node(m, name, 1 + rng_below(rng, 4), NULL) == DCH_OK, "add");
+        return;
+    }
+    uint32_t id;
+    do
+        id = rng_below(rng, dch_map_id_limit(m));
+    while (dch_map_node_name(m, id) == NULL);
+    if (r < 70) {
+        REQUIRE(dch_map_remove_node(m, id) == DCH_OK, "remove");
+    } else {
+        const uint32_t w = (dch_map_node_weight(m, id) + 1 + rng_below(rng, 3)) % 5;
+        REQUIRE(dch_map_set_weight(m, id, w) == DCH_OK, "set_weight");
+    }
+}
+
+TEST(map_readers_always_see_a_whole_published_map)
+{
+    const uint64_t seed = test_seed(2024);
+    uint64_t rng = seed;
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 256;
+    cfg.slots_per_unit = 16;
+    dch_map *cur;
+    REQUIRE(dch_map_new(&cur, &cfg) == DCH_OK, "map_new");
+    unsigned serial = 0;
+    for (int i = 0; i < 8; i++)
+        change_map(cur, &rng, &serial);
+
+    publisher p;
+    atomic_init(&p.current, cur);
+    for (int i = 0; i < READERS; i++)
+        atomic_init(&p.hazard[i], NULL);
+    atomic_init(&p.stop, false);
+    atomic_init(&p.ready, 0);
+    reader rd[READERS];
+    pthread_t th[READERS];
+    start_readers(&p, rd, th, map_reader);
+
+    /* The writer: only it changes `current`, so it may read its own
+     * published map without announcing it. */
+    const unsigned versions = scaled(3000, 20);
+    for (unsigned v = 0; v < versions; v++) {
+        dch_map *next;
+        REQUIRE(dch_map_clone(&next, cur) == DCH_OK, "clone");
+        change_map(next, &rng, &serial);
+        REQUIRE(dch_map_epoch(next) == dch_map_epoch(cur) + 1, "seed %llu: epoch",
+                     (unsigned long long)seed);
+        dch_map *old = publish(&p, next);
+        REQUIRE(old == cur, "publish returned another object");
+        dch_map_free(old);
+        cur = next;
+    }
+    stop_readers(&p, rd, th, "map");
+    dch_map_free(cur);
+    fprintf(stderr, "map: %u versions published, seed %llu\n", versions,
+            (unsigned long long)seed);
+}
+
+/* ---- The ring --------------------------------------------------------- */
+
+static int ring_range_owner_ok(const dch_range *r, void *ctx)
+{
+    const dch_ring *ring = ctx;
+    return r->owner != DCH_NODE_NONE && dch_ring_node_name(ring, r->owner) == NULL;
+}
+
+static void *ring_reader(void *arg)
+{
+    reader *rd = arg;
+    publisher *p = rd->pub;
+    uint64_t key = (uint64_t)rd->index << 48;
+    const void *last = NULL;
+    while (!atomic_load(&p->stop)) {
+        const dch_ring *r = acquire(p, rd->index);
+        rd->versions += (const void *)r != last;
+        last = r;
+        const uint32_t points = dch_ring_point_count(r);
+        for (int i = 0; i < BATCH; i++, key++) {
+            const uint32_t id = dch_ring_lookup(r, &key, sizeof key);
+            rd->lookups++;
+            if (id == DCH_NODE_NONE ? points != 0
+                                    : dch_ring_node_name(r, id) == NULL ||
+                                          dch_ring_node_weight(r, id) == 0)
+                READER_FAIL(rd, "key %llu: owner %u is not a member of positive weight of the "
+                            "ring it was read from (%u points)",
+                            (unsigned long long)key, id, points);
+        }
+        if (rd->snapshots % 64 == 0 &&
+            dch_ring_foreach_range(r, ring_range_owner_ok, (void *)r) != 0)
+            READER_FAIL(rd, "a range is owned by a non-member");
+        release(p, rd->index);
+        if (rd->snapshots++ == 0)
+            atomic_fetch_add(&p->ready, 1);
+        /* Readers outnumber the cores: let the writer run. */
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void change_ring(dch_ring *r, uint64_t *rng, unsigned *serial)
+{
+    const uint32_t n = dch_ring_node_count(r), k = rng_below(rng, 100);
+    if (n < 3 || (k < 40 && n < 24)) {
+        char name[32];
+        snprintf(name, sizeof name, "node-%u", (*serial)++);
+        REQUIRE(dch_ring_add_node(r, name, 1 + rng_below(rng, 4), NULL) == DCH_OK, "add");
+        return;
+    }
+    uint32_t id;
+    do
+        id = rng_below(rng, dch_ring_id_limit(r));
+    while (dch_ring_node_name(r, id) == NULL);
+    if (k < 70)
+        REQUIRE(dch_ring_remove_node(r, id) == DCH_OK, "remove");
+    else
+        REQUIRE(dch_ring_set_weight(r, id, rng_below(rng, 5)) == DCH_OK, "set_weight");
+}
+
+TEST(ring_readers_always_see_a_whole_published_ring)
+{
+    const uint64_t seed = test_seed(2025);
+    uint64_t rng = seed;
+    dch_ring_config cfg;
+    dch_ring_config_default(&cfg);
+    cfg.points_per_weight = 40;
+    dch_ring *cur;
+    REQUIRE(dch_ring_new(&cur, &cfg) == DCH_OK, "ring_new");
+    unsigned serial = 0;
+    for (int i = 0; i < 8; i++)
+        change_ring(cur, &rng, &serial);
+
+    publisher p;
+    atomic_init(&p.current, cur);
+    for (int i = 0; i < READERS; i++)
+        atomic_init(&p.hazard[i], NULL);
+    atomic_init(&p.stop, false);
+    atomic_init(&p.ready, 0);
+    reader rd[READERS];
+    pthread_t th[READERS];
+    start_readers(&p, rd, th, ring_reader);
+
+    const unsigned versions = scaled(2000, 20);
+    for (unsigned v = 0; v < versions; v++) {
+        dch_ring *next;
+        REQUIRE(dch_ring_clone(&next, cur) == DCH_OK, "clone");
+        change_ring(next, &rng, &serial);
+        dch_ring *old = publish(&p, next);
+        REQUIRE(old == cur, "publish returned another object");
+        dch_ring_free(old);
+        cur = next;
+    }
+    stop_readers(&p, rd, th, "ring");
+    dch_ring_free(cur);
+    fprintf(stderr, "ring: %u versions published, seed %llu\n", versions,
+            (unsigned long long)seed);
+}
+
+/* ---- Shared reading without a writer ---------------------------------- */
+
+/*
+ * Everything a reader can ask of one map and one ring, folded into a digest.
+ * Threads that share the objects must all get the digest a lone thread
+ * gets: the const functions only read (map.h: "there is no lazy state").
+ */
+typedef struct shared {
+    const dch_map *map, *map2;
+    const dch_ring *ring;
+    unsigned rounds;
+    uint64_t digest[READERS];
+} shared;
+
+static uint64_t mix(uint64_t d, uint64_t v)
+{
+    d ^= v + UINT64_C(0x9e3779b97f4a7c15) + (d << 6) + (d >> 2);
+    return d;
+}
+
+static int fold_range(const dch_range *r, void *ctx)
+{
+    uint64_t *d = ctx;
+    *d = mix(mix(mix(*d, r->lo), r->hi), r->owner);
+    return 0;
+}
+
+static uint64_t name_hash(const char *name)
+{
+    static const uint8_t key[16] = {7};
+    return name ? dch_siphash24(key, name, strlen(name)) : 0;
+}
+
+static int fold_move(const dch_move *mv, void *ctx)
+{
+    uint64_t *d = ctx;
+    *d = mix(mix(*d, mv->lo), mv->hi);
+    *d = mix(mix(*d, name_hash(mv->from)), name_hash(mv->to));
+    return 0;
+}
+
+static uint64_t read_everything(const shared *s)
+{
+    uint64_t d = 0;
+    for (uint64_t k = 0; k < 256; k++) {
+        d = mix(d, dch_map_lookup(s->map, &k, sizeof k));
+        d = mix(d, dch_ring_lookup(s->ring, &k, sizeof k));
+    }
+    (void)dch_map_foreach_range(s->map, fold_range, &d);
+    (void)dch_ring_foreach_range(s->ring, fold_range, &d);
+    (void)dch_map_diff(s->map, s->map2, fold_move, &d);
+    d = mix(d, dch_map_fingerprint(s->map));
+    size_t len;
+    (void)dch_map_save(s->map, NULL, 0, &len);
+    uint8_t *buf = malloc(len);
+    if (buf != NULL && dch_map_save(s->map, buf, len, &len) == DCH_OK)
+        d = mix(d, dch_siphash24((const uint8_t *)"0123456789abcdef", buf, len));
+    free(buf);
+    for (uint32_t id = 0; id < dch_map_id_limit(s->map); id++) {
+        const char *name = dch_map_node_name(s->map, id);
+        uint32_t found = DCH_NODE_NONE;
+        if (name != NULL)
+            (void)dch_map_find_node(s->map, name, &found);
+        d = mix(mix(d, found), dch_map_node_slots(s->map, id));
+    }
+    for (uint32_t id = 0; id < dch_ring_id_limit(s->ring); id++) {
+        const char *name = dch_ring_node_name(s->ring, id);
+        uint32_t found = DCH_NODE_NONE;
+        if (name != NULL)
+            (void)dch_ring_find_node(s->ring, name, &found);
+        d = mix(d, found);
+    }
+    return d;
+}
+
+typedef struct shared_reader {
+    shared *s;
+    int index;
+} shared_reader;
+
+static void *shared_read(void *arg)
+{
+    shared_reader *sr = arg;
+    uint64_t d = 0;
+    for (unsigned r = 0; r < sr->s->rounds; r++)
+        d = mix(d, read_everything(sr->s));
+    sr->s->digest[sr->index] = d;
+    return NULL;
+}
+
+TEST(threads_sharing_unchanged_objects_read_what_one_thread_reads)
+{
+    dch_map *m, *m2;
+    dch_ring *r;
+    REQUIRE(dch_map_new(&m, NULL) == DCH_OK, "map_new");
+    REQUIRE(dch_ring_new(&r, NULL) == DCH_OK, "ring_new");
+    for (int i = 0; i < 12; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        REQUIRE(dch_map_add_node(m, name, 1, NULL) == DCH_OK, "add");
+        REQUIRE(dch_ring_add_node(r, name, 1 + (uint32_t)i % 2, NULL) == DCH_OK, "add");
+    }
+    REQUIRE(dch_map_clone(&m2, m) == DCH_OK, "clone");
+    REQUIRE(dch_map_add_node(m2, "joiner", 1, NULL) == DCH_OK, "add");
+    shared s = {m, m2, r, scaled(20, 2), {0}};
+    uint64_t alone = 0;
+    for (unsigned i = 0; i < s.rounds; i++)
+        alone = mix(alone, read_everything(&s));
+    pthread_t th[READERS];
+    shared_reader sr[READERS];
+    for (int i = 0; i < READERS; i++) {
+        sr[i] = (shared_reader){&s, i};
+        REQUIRE(pthread_create(&th[i], NULL, shared_read, &sr[i]) == 0, "cannot start a reader");
+    }
+    for (int i = 0; i < READERS; i++)
+        REQUIRE(pthread_join(th[i], NULL) == 0, "cannot join a reader");
+    for (int i = 0; i < READERS; i++)
+        CHECK(s.digest[i] == alone, "reader %d read something else", i);
+    dch_map_free(m);
+    dch_map_free(m2);
+    dch_ring_free(r);
+}
+
+#ifdef DCH_NO_CRITERION
+int main(void)
+{
+    map_readers_always_see_a_whole_published_map();
+    ring_readers_always_see_a_whole_published_ring();
+    threads_sharing_unchanged_objects_read_what_one_thread_reads();
+    fprintf(stderr, "concurrency: 3 tests, %d failures\n", failures);
+    return failures == 0 ? 0 : 1;
+}
+#endif
