@@ -33,12 +33,12 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
                       const uint32_t *weights, const uint16_t *owner);
 
 /**
- * Whether every member's slot count is within the global bound the map
- * promises (NOTES.md, "Invariants"): |count - P*w/W| < 2 with equal weights
- * and at least 8 slots per unit, < 4 with equal weights and fewer, < 4 with
- * unequal weights and at least 8 slots per unit; nothing is promised with
- * unequal weights and fewer than 8. Always true when no member has weight.
- * O(N).
+ * Whether every member's slot count is within the global bound that every
+ * map the library builds keeps, whatever its history (NOTES.md,
+ * "Invariants"): |slots - P*w/W| < 4 from 8 slots per unit up. Below 8 slots
+ * per unit no bound holds for a map whose weights were ever unequal, and a
+ * map's bytes do not tell its history, so none is checked. Always true when
+ * no member has weight. O(N).
  */
 int dch__map_within_bounds(const dch_map *m);
 
