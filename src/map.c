@@ -657,14 +657,18 @@ static uint64_t plan_units(move *mv)
     }
 
     /* Soft bands force moves with equal weights, and with unequal weights
-     * from 8 slots per unit up: a member left above its soft ceiling where
-     * a light member is absent keeps that surplus once the light member
-     * leaves (no monotone move can take it back), so slices must stay soft
-     * for the global shares to survive later changes. Below 8 slots a unit's
-     * shares are a slot or two, soft bands would force far more moves than
-     * the global shares allow, and only the hard bands force. */
+     * from 8 slots per unit up as far as x's global target allows: a member
+     * left above its soft ceiling where a light member is absent keeps that
+     * surplus once the light member leaves (no monotone move can take it
+     * back), so slices should stay soft for the global shares to survive
+     * later changes; but with unequal weights many members can cross an
+     * integer share at once and their soft bands alone can ask for more
+     * moves than x's share calls for. Below 8 slots a unit's shares are a
+     * slot or two and only the hard bands force. kmin holds the moves soft
+     * bands force, unit_held (free until the repair) those hard bands force. */
     const int soft = mv->max_tier == 1 || m->spu >= 8;
-    uint64_t sum_min = 0, sum_room = 0;
+    uint32_t *hard_min = mv->unit_held;
+    uint64_t sum_soft = 0, sum_hard = 0;
     for (uint32_t u = 0; u < m->units; u++) {
         unit_count(mv, u);
         const uint32_t cx = mv->cnt[mv->x];
@@ -684,37 +688,39 @@ static uint64_t plan_units(move *mv)
             held_hi += min_u32(c, hi);
             held_hi1 += min_u32(c, hi + 1);
         }
-        uint32_t kmin, kmax;
+        uint32_t kmin, khard, kmax;
         if (mv->grow) {
-            /* x must reach its floor; others above their ceilings shed as
-             * far as x's ceiling allows, and must shed what is above their
-             * hard bands; x may rise to its ceiling while others stay at or
-             * above their floors. */
+            /* x must reach its floor and others must shed what is above
+             * their hard bands; others above their soft ceilings shed as far
+             * as x's ceiling allows; x may rise to its ceiling while others
+             * stay at or above their floors. */
             const uint32_t must_soft = soft ? (uint32_t)(held - held_hi) : 0;
             const uint32_t must_hard = (uint32_t)(held - held_hi1);
             const uint32_t can = (uint32_t)(held - held_lo);
             const uint32_t need_x = xlo > cx ? xlo - cx : 0;
             const uint32_t space = xhi > cx ? xhi - cx : 0;
-            kmin = max_u32(max_u32(need_x, must_hard), min_u32(must_soft, space));
-            kmin = min_u32((uint32_t)held, kmin);
+            khard = min_u32((uint32_t)held, max_u32(need_x, must_hard));
+            kmin = min_u32((uint32_t)held, max_u32(khard, min_u32(must_soft, space)));
             kmax = max_u32(kmin, min_u32(space, can));
         } else {
-            /* x must shed what is above its ceiling and may fall to its
-             * floor; others below their floors are filled as far as x's
-             * floor allows, and must be filled up to their hard bands. */
+            /* x must shed what is above its ceiling and others must be
+             * filled up to their hard bands; others below their soft floors
+             * are filled as far as x's floor allows; x may fall to its floor
+             * while others stay at or below their ceilings. */
             const uint32_t must_soft = soft ? (uint32_t)(lo_sum - held_lo) : 0;
             const uint32_t must_hard = (uint32_t)(lo1_sum - held_lo1);
             const uint32_t can = (uint32_t)(hi_sum - held_hi);
             const uint32_t excess = cx > xhi ? cx - xhi : 0;
             const uint32_t spare = cx > xlo ? cx - xlo : 0;
-            kmin = max_u32(max_u32(excess, min_u32(must_hard, cx)),
-                           min_u32(must_soft, spare));
+            khard = max_u32(excess, min_u32(must_hard, cx));
+            kmin = max_u32(khard, min_u32(must_soft, spare));
             kmax = max_u32(kmin, min_u32(spare, can));
         }
         mv->kmin[u] = kmin;
-        mv->room[u] = kmax - kmin;
-        sum_min += kmin;
-        sum_room += kmax - kmin;
+        hard_min[u] = khard;
+        mv->room[u] = kmax; /* the upper bound until the minimum is settled */
+        sum_soft += kmin;
+        sum_hard += khard;
         unit_clear(mv);
     }
 
@@ -726,6 +732,24 @@ static uint64_t plan_units(move *mv)
         total = target > xm->slots ? target - xm->slots : 0;
     else
         total = xm->slots > target ? xm->slots - target : 0;
+
+    /* With unequal weights, soft-forced moves beyond the hard-forced ones
+     * are kept, unit by unit in ring order, only while they fit in total. */
+    if (mv->max_tier > 1 && sum_soft > total) {
+        uint64_t budget = total > sum_hard ? total - sum_hard : 0;
+        for (uint32_t u = 0; u < m->units; u++) {
+            const uint32_t more = mv->kmin[u] - hard_min[u];
+            const uint32_t take = (uint32_t)(budget < more ? budget : more);
+            mv->kmin[u] = hard_min[u] + take;
+            budget -= take;
+        }
+    }
+    uint64_t sum_min = 0, sum_room = 0;
+    for (uint32_t u = 0; u < m->units; u++) {
+        mv->room[u] -= mv->kmin[u];
+        sum_min += mv->kmin[u];
+        sum_room += mv->room[u];
+    }
     if (total < sum_min)
         total = sum_min;
     if (total > sum_min + sum_room)
