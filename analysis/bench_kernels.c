@@ -3,8 +3,8 @@
  * marked noinline so that the timing loops call them exactly as they call
  * libdch: one call per lookup, nothing hoisted or vectorised across calls.
  * Each starts on a 64-byte boundary, so that a function as short as the
- * floor never straddles two fetch blocks (measured at about a cycle a call
- * on this project's machine): the floor is the best a bare lookup can do.
+ * floor never straddles two instruction fetch blocks, whatever the layout of
+ * this file: the floor is the best a bare lookup can do.
  */
 #include "bench_kernels.h"
 
