@@ -7,7 +7,9 @@
  * contenders of one comparison run in turn inside each trial (their order
  * rotating from trial to trial), so a ratio is taken between runs made
  * moments apart, and the report gives the median and the extremes over the
- * trials. Lookups run on precomputed 64-bit hashes in two modes: independent
+ * trials. Times are the thread's CPU time: the time other processes hold
+ * the core is not counted, which on a shared machine is most of the noise.
+ * Lookups run on precomputed 64-bit hashes in two modes: independent
  * (throughput: the next hash never waits for an answer) and dependent
  * (latency: the next hash's index is derived from the previous answer).
  * Peers that are not libdch's (the bare-array floor, the branchy binary
@@ -38,6 +40,14 @@
 
 #ifndef DCH_BENCH_BUILD_TYPE
 #define DCH_BENCH_BUILD_TYPE "unknown"
+#endif
+
+#if defined(__clang__)
+#define BENCH_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define BENCH_COMPILER "gcc " __VERSION__
+#else
+#define BENCH_COMPILER "unknown"
 #endif
 
 /* Sections, for --only. */
@@ -1318,7 +1328,7 @@ int main(int argc, char **argv)
     dch_ring_config_default(&rcfg);
 
     printf("dch-bench: libdch %s (%s build), compiler %s\n", dch_version(),
-           DCH_BENCH_BUILD_TYPE, __VERSION__);
+           DCH_BENCH_BUILD_TYPE, BENCH_COMPILER);
     printf("%s, CPU: %s, %ld online, started on CPU %d%s, load average %.2f\n", date,
            model, sysconf(_SC_NPROCESSORS_ONLN), start_cpu,
            b.o.cpu >= 0 ? " (pinned)" : "", load0);
@@ -1332,7 +1342,7 @@ int main(int argc, char **argv)
     bench_report_info(b.rep, "program", "dch-bench");
     bench_report_info(b.rep, "libdch_version", dch_version());
     bench_report_info(b.rep, "build_type", DCH_BENCH_BUILD_TYPE);
-    bench_report_info(b.rep, "compiler", __VERSION__);
+    bench_report_info(b.rep, "compiler", BENCH_COMPILER);
     bench_report_info(b.rep, "date", date);
     bench_report_info(b.rep, "cpu_model", model);
     bench_report_info_num(b.rep, "cpus_online", (double)sysconf(_SC_NPROCESSORS_ONLN));
