@@ -1130,7 +1130,9 @@ static void usage(FILE *f)
             "  --help         print this help and exit\n"
             "\n"
             "Exit status: 0 when the run completed (targets may be missed), 1 if a\n"
-            "measurement failed or a peer disagreed with libdch, 2 on bad usage.\n",
+            "measurement failed or a peer disagreed with libdch, 2 on bad usage\n"
+            "(an unknown option, a value out of range, a --json path that cannot\n"
+            "be written).\n",
             (unsigned)BENCH_MAX_TRIALS);
 }
 
@@ -1305,6 +1307,13 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* A path that cannot be written is found now, not after the run. */
+    FILE *probe = fopen(b.o.json, "w");
+    if (probe == NULL) {
+        fprintf(stderr, "dch-bench: cannot write %s: %s\n", b.o.json, strerror(errno));
+        return 2;
+    }
+    fclose(probe);
     b.last_cpu = -1;
     b.rep = bench_report_new();
     b.hashes = malloc(HASHES_MAX * sizeof *b.hashes);

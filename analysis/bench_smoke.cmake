@@ -1,7 +1,7 @@
 # Smoke test of dch-bench, run by ctest as `cmake -P`: a quick run must exit
 # 0 and write a JSON file that parses and holds measurements and checks, and
-# a bad option must exit 2. It asserts no timing: CI builds the benchmark
-# but does not time it.
+# bad usage must exit 2. It asserts no timing: CI builds the benchmark but
+# does not time it.
 #
 # Usage: cmake -DBENCH=<dch-bench> -DOUT=<scratch dir> -P bench_smoke.cmake
 file(REMOVE_RECURSE "${OUT}")
@@ -67,8 +67,14 @@ if(NOT sum EQUAL targets_measured OR targets_measured EQUAL 0)
         "${targets_missed} != measured ${targets_measured}")
 endif()
 
+# Bad usage exits 2 before measuring anything.
 execute_process(COMMAND "${BENCH}" --trials 0
     RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
 if(NOT rc EQUAL 2)
     message(FATAL_ERROR "dch-bench --trials 0 exited with ${rc}, not 2")
+endif()
+execute_process(COMMAND "${BENCH}" --json "${OUT}/no-such-dir/bench.json"
+    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "dch-bench with an unwritable --json exited with ${rc}, not 2")
 endif()
