@@ -14,22 +14,23 @@
  *   shrink(x): x's weight falls; slots move only from x to other members.
  * Add is grow from weight 0, remove is shrink to 0, set_weight is either.
  *
- * A move runs in two passes over the units. With W the new weight sum, a
- * member of weight w has the exact per-unit share s = S*w/W and the global
- * share q = P*w/W. Its soft band in a unit is [floor(s), ceil(s)] and its
- * hard band [floor(s) - 1, ceil(s) + 1], which still keeps |count - s| < 2.
- *   Pass 1 gives each unit a range [kmin, kmax] for how many slots x gains
- *   (or gives) there: enough that every other member can end inside its soft
- *   band, no more than x's soft band and the others' room allow.
- *   The total is round(q_x) - count_x, clamped to [sum kmin, sum kmax]; the
- *   part above sum kmin is spread over units in proportion to their room.
- *   Pass 2 makes the moves unit by unit. Each slot's counterparty is the
- *   best-ranked other member by (band tier, global deviation, per-unit
- *   deviation, id): a donor over its soft band first, then one inside it,
- *   then one at its floor (hard band), each tier by largest global surplus;
- *   receivers symmetrically by largest global deficit. Ranking by global
- *   deviation is what keeps the counts within a slot of their shares, and
- *   per-unit bands are what keep every unit's slices equal.
+ * With W the new weight sum, a member of weight w has the exact per-unit
+ * share s = S*w/W and the global share q = P*w/W; its soft band in a unit is
+ * [floor(s), ceil(s)] and its hard band one wider each side, which still
+ * keeps |count - s| < 2. A move runs four passes (NOTES.md states them bit
+ * for bit):
+ *   1. per unit, the moves the bands force (kmin) and the further moves x's
+ *      band allows (room); x's total is its rounded share, clamped;
+ *   2. the forced moves, unit by unit, counterparties ranked by band tier,
+ *      then global need, then per-unit need, then id;
+ *   3. the remaining moves, each to the counterparty of greatest global need
+ *      that can make it inside its soft (then hard) band, in a unit with
+ *      room, starting from points spread evenly round the ring;
+ *   4. repair: chains of take-overs between counterparties while one is a
+ *      slot (two, with unequal weights) needier than another.
+ * Ranking by global need keeps counts within a slot of their shares; the
+ * bands keep every unit's slices equal. With equal weights the soft bands
+ * always hold; with unequal weights only the hard bands force moves.
  * All arithmetic is exact (64-bit integers) and ties fall to the lower id,
  * so the table is a pure function of the config and the call sequence.
  */
@@ -871,8 +872,10 @@ static int place_one(move *mv, uint32_t id, uint32_t from, int max_tier)
         else
             hi = mid;
     }
-    for (uint32_t k = 0; k < n; k++) {
-        const uint32_t s = list[(lo + k) % n];
+    if (lo == n)
+        lo = 0; /* every slot is before `from`: wrap */
+    for (uint32_t k = 0, at = lo; k < n; k++, at = at + 1 == n ? 0 : at + 1) {
+        const uint32_t s = list[at];
         const uint32_t u = s / m->spu;
         if (m->owner[s] != owner || mv->room[u] == 0)
             continue;
@@ -890,7 +893,8 @@ static int place_one(move *mv, uint32_t id, uint32_t from, int max_tier)
  * Pass 3: the moves beyond the forced ones, driven by global need. Each goes
  * to the counterparty furthest from its global share that can make it inside
  * its soft band (then its hard band), in a unit where x's band has room,
- * starting from a point that spreads the moves evenly round the ring.
+ * starting from a point that spreads the moves evenly round the ring. Moves
+ * not placed inside soft bands continue, in order, inside hard bands.
  */
 static void apply_extra(move *mv, uint64_t extra)
 {
@@ -898,20 +902,18 @@ static void apply_extra(move *mv, uint64_t extra)
     if (extra == 0)
         return;
     index_slots(mv);
-    for (int max_tier = 1; max_tier <= mv->max_tier && extra > 0; max_tier++) {
+    uint64_t e = 0;
+    for (int max_tier = 1; max_tier <= mv->max_tier && e < extra; max_tier++) {
         memset(mv->spent, 0, mv->id_limit);
-        for (uint64_t e = 0; e < extra;) {
+        while (e < extra) {
             const uint32_t id = pick_global(mv);
             if (id == UINT32_MAX)
                 break;
             const uint64_t unit = ((2 * e + 1) * m->units) / (2 * extra);
-            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier)) {
+            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier))
                 e++;
-            } else {
+            else
                 mv->spent[id] = 1;
-            }
-            if (e == extra)
-                extra = 0;
         }
     }
 }
@@ -1277,6 +1279,28 @@ int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
         move_release(&mv);
     m->epoch++;
     return DCH_OK;
+}
+
+/* ---- Promised bounds ------------------------------------------------- */
+
+int dch__map_within_bounds(const dch_map *m)
+{
+    const uint64_t W = m->total_weight, P = m->slots;
+    if (W == 0)
+        return 1;
+    const int equal = equal_weights(m, UINT32_MAX, 0);
+    if (!equal && m->spu < 8)
+        return 1;
+    const uint64_t bound = equal && m->spu >= 8 ? 2 : 4;
+    for (uint32_t id = 0; id < m->id_limit; id++) {
+        const member *mb = &m->members[id];
+        if (mb->name == NULL)
+            continue;
+        const uint64_t have = (uint64_t)mb->slots * W, ideal = P * mb->weight;
+        if ((have > ideal ? have - ideal : ideal - have) >= bound * W)
+            return 0;
+    }
+    return 1;
 }
 
 /* ---- Assembly from parts (map files) ---------------------------------- */

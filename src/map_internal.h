@@ -32,4 +32,14 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
                       uint32_t id_limit, const char *const *names,
                       const uint32_t *weights, const uint16_t *owner);
 
+/**
+ * Whether every member's slot count is within the global bound the map
+ * promises (NOTES.md, "Invariants"): |count - P*w/W| < 2 with equal weights
+ * and at least 8 slots per unit, < 4 with equal weights and fewer, < 4 with
+ * unequal weights and at least 8 slots per unit; nothing is promised with
+ * unequal weights and fewer than 8. Always true when no member has weight.
+ * O(N).
+ */
+int dch__map_within_bounds(const dch_map *m);
+
 #endif /* DCH_SRC_MAP_INTERNAL_H */

@@ -7,9 +7,10 @@
 set -euo pipefail
 
 packages=(
-    cmake make gcc clang pkg-config binutils
+    cmake make gcc clang libclang-rt-dev pkg-config binutils
     libcriterion-dev libsodium-dev
     valgrind gnuplot-nox
+    libhiredis-dev redis-server
 )
 packages+=("$@")
 

@@ -498,6 +498,26 @@ Test(ring, lookup_matches_oracle_when_buckets_hold_many_points)
     dch_ring_free(r);
 }
 
+Test(ring, placement_matches_published_positions)
+{
+    /* Positions of "a#0", "b#1", "a#1", "b#0" under the zero key, computed
+     * with libsodium's crypto_shorthash_siphash24 and read little-endian:
+     * a fixed point that the placement rule itself has not drifted. */
+    const uint64_t a0 = UINT64_C(0x3cd64949b364f42e), b1 = UINT64_C(0x48fdf2a61c7e48f3),
+                   a1 = UINT64_C(0x51f754fdd15838fd), b0 = UINT64_C(0x691356df69b4b5b5);
+    dch_ring *r = new_ring(2, NULL, NULL);
+    uint32_t a, b;
+    cr_assert_eq(dch_ring_add_node(r, "a", 1, &a), DCH_OK, "add");
+    cr_assert_eq(dch_ring_add_node(r, "b", 1, &b), DCH_OK, "add");
+    const dch_range want[] = {
+        {0, a0, a}, {a0 + 1, b1, b}, {b1 + 1, a1, a}, {a1 + 1, b0, b}, {b0 + 1, UINT64_MAX, a}};
+    size_t n;
+    dch_range *got = ranges_of(r, &n);
+    cr_assert(n == 5 && ranges_equal(got, want, 5), "ranges of a and b");
+    free(got);
+    dch_ring_free(r);
+}
+
 Test(ring, ranges_match_oracle_and_lookups_at_every_boundary)
 {
     uint64_t seed = test_seed(0x7a9e5u);

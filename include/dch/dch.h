@@ -8,6 +8,9 @@
  *   dch/siphash.h  SipHash-2-4, the hash every client shares
  *   dch/range.h    ownership as hash ranges, and the diff of two range lists
  *   dch/map.h      the DCH equal-arc partition map (dch_map)
+ *   dch/map_file.h map files (save, load, atomic file replacement) and the
+ *                  routing fingerprint
+ *   dch/map_diff.h migration plans between two maps, by member name
  *   dch/ring.h     the classic consistent-hash ring (dch_ring), for comparison
  *
  * How the pieces fit: a key is hashed with SipHash-2-4 under a key that every
@@ -33,6 +36,8 @@
 #include "siphash.h"
 #include "range.h"
 #include "map.h"
+#include "map_file.h"
+#include "map_diff.h"
 #include "ring.h"
 
 #ifdef __cplusplus

@@ -20,6 +20,19 @@
  * given on add, and an id is stable while its member stays. A member of
  * weight 0 is kept but owns nothing.
  *
+ * Balance: with W the weight sum, P slots and S slots per unit, a member of
+ * weight w owns about P*w/W slots. Promised (and checked on load): with
+ * equal positive weights every member holds floor or ceil of S*w/W slots of
+ * every unit, and |slots - P*w/W| < 2 (< 4 when S < 8); with unequal weights
+ * and S >= 8, |slots - P*w/W| < 4 and every unit within 2 of S*w/W. With
+ * unequal weights and S < 8 only coverage and monotone movement are
+ * promised. NOTES.md gives the reasons and the counterexamples.
+ *
+ * Changes allocate their scratch up front and free it before returning:
+ * about 15 bytes per slot plus 25 per member id (1 MiB for the default
+ * 65,536 slots), which is what lets a failed allocation leave the map as it
+ * was.
+ *
  * Limits: at most DCH_MAP_MAX_NODES members, at most DCH_MAP_MAX_SLOTS slots,
  * and the sum of all weights at most UINT32_MAX.
  *

@@ -1,0 +1,170 @@
+/*
+ * Map files: a dch_map as bytes, and its routing fingerprint.
+ *
+ * A map is shared by shipping it, not by replaying the calls that built it
+ * (see map.h). dch_map_save writes a map as a self-checking byte string and
+ * dch_map_load reads one back, checking every field and every invariant of
+ * the map before returning it, so bytes from anywhere (a disk, a network, an
+ * attacker) give either a valid map or an error, never a crash or a map that
+ * breaks its contract. dch_map_save_file and dch_map_load_file do the same
+ * with a file, replacing it atomically. dch_map_fingerprint digests what
+ * decides routing, so two clients know in one comparison that they route
+ * every key the same way.
+ *
+ * Format, version 1. All integers are little-endian; uleb is unsigned LEB128
+ * (7 bits per byte, low group first, high bit set on every byte but the
+ * last) in its shortest form, so its last byte is non-zero unless the value
+ * is 0 and it is one byte long.
+ *
+ *   offset size  field
+ *   0      8     magic 89 44 43 48 0D 0A 1A 0A ("\x89DCH\r\n\x1a\n")
+ *   8      4     u32 format version, 1
+ *   12     4     u32 N, member count, 0 .. DCH_MAP_MAX_NODES
+ *   16     8     u64 file length in bytes, checksum included
+ *   24     4     u32 units, a power of two
+ *   28     4     u32 slots per unit, a power of two; P = units * slots per
+ *                unit is at most DCH_MAP_MAX_SLOTS
+ *   32     16    hash key
+ *   48     8     u64 epoch
+ *   56           N member records, ids strictly ascending, each:
+ *                  u16 id (0 .. 65534), u32 weight, u32 slots owned,
+ *                  u8 name length L (1 .. 255), L name bytes (no 00 byte)
+ *                the slot table:
+ *                  u8 encoding, 0 (raw) or 1 (runs)
+ *                  raw:  P u16 owners in slot order, 65535 for unowned
+ *                  runs: u32 R (1 .. P), then R runs of (uleb owner,
+ *                        uleb length >= 1) in slot order; adjacent runs
+ *                        have different owners and the lengths sum to P
+ *   len-8  8     u64 checksum: SipHash-2-4 under the 16 ASCII bytes
+ *                "dch map checksum" of bytes 0 .. len-9
+ *
+ * The writer uses runs when they are strictly smaller than the raw table and
+ * is deterministic, so saving a loaded map gives the same bytes. The checksum
+ * catches accidental damage; it is not a signature, so bytes from an
+ * untrusted source still need authenticating elsewhere.
+ *
+ * Load checks, and the error each failure gives: bad magic or fewer than 12
+ * bytes, DCH_ECORRUPT; a version other than 1, DCH_EVERSION; then, all as
+ * DCH_ECORRUPT, a length field other than the byte count, a bad checksum,
+ * any field out of its range above, a record or run reaching past the table
+ * or a table ending before the checksum, a duplicate name, a slot owned by a
+ * non-member or a member of weight 0 (or any owned slot when every weight is
+ * 0, or an unowned one otherwise), a weight sum above UINT32_MAX, a stored
+ * slot count that is not the member's count in the table, and a member
+ * outside the balance bound |slots - P * w / W| < 4 (w its weight, W the
+ * weight sum > 0) where map.h's moves keep it: when every positive weight
+ * is equal or a unit has at least 8 slots. (With unequal weights and fewer
+ * than 8 slots per unit no global bound holds, and none is checked.)
+ */
+#ifndef DCH_MAP_FILE_H
+#define DCH_MAP_FILE_H
+
+#include "common.h"
+#include "map.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The format version dch_map_save writes; dch_map_load reads only this one. */
+#define DCH_MAP_FORMAT_VERSION 1u
+
+/**
+ * Serialise a map.
+ *
+ * Always sets *len_out to the size of the serialisation; writes it to buf
+ * only when buf is not NULL, so a first call with buf = NULL sizes the
+ * buffer. Deterministic: the same map state gives the same bytes. O(P + N).
+ *
+ * @param m        the map.
+ * @param buf      where to write; NULL to only measure.
+ * @param cap      bytes available at buf.
+ * @param[out] len_out  bytes the serialisation takes.
+ * @return DCH_OK; DCH_EINVAL (NULL m or len_out, or buf given and cap below
+ *         *len_out; nothing is written then).
+ */
+DCH_API int dch_map_save(const dch_map *m, void *buf, size_t cap,
+                         size_t *len_out);
+
+/**
+ * Build a map from bytes written by dch_map_save, with libc allocation.
+ * Same as dch_map_load_with(out, buf, len, NULL).
+ */
+DCH_API int dch_map_load(dch_map **out, const void *buf, size_t len);
+
+/**
+ * Build a map from bytes written by dch_map_save, allocating through
+ * `allocator`.
+ *
+ * The bytes are treated as hostile: nothing is read outside buf[0 .. len-1]
+ * and every check listed at the top of this header passes before the map is
+ * returned. The map has the saved config, members, ids, slot table and
+ * epoch; its config names `allocator`.
+ *
+ * @param[out] out  the map, owned by the caller; untouched on error.
+ * @param buf       the bytes; may be NULL when len is 0.
+ * @param len       their number.
+ * @param allocator for the map and the scratch of the load; NULL means libc.
+ * @return DCH_OK; DCH_EINVAL (NULL out, NULL buf with len > 0, an allocator
+ *         lacking a function); DCH_ECORRUPT (damaged, truncated, or not a
+ *         map file); DCH_EVERSION (a format version this library does not
+ *         read); DCH_ENOMEM. O(len + P + N log N).
+ */
+DCH_API int dch_map_load_with(dch_map **out, const void *buf, size_t len,
+                              const dch_allocator *allocator);
+
+/**
+ * Write a map to a file, atomically.
+ *
+ * The bytes go to a new file beside `path` (`path` followed by
+ * ".<pid>.<n>.tmp", created exclusively), which is flushed to disk and then
+ * renamed over `path`; the directory is flushed after the rename. A crash at
+ * any point leaves either the old file or the new one, complete, at `path`,
+ * and possibly a stray temporary file, never a partial map. A file that
+ * already exists at `path` keeps its permission bits; a new one gets 0666
+ * less the umask. Everything is allocated before the first file operation.
+ * On failure the temporary file is removed and `path` is untouched, except
+ * when only the final flush of the directory fails: the new map is then in
+ * place but its rename may not survive a power loss. POSIX only.
+ *
+ * @return DCH_OK; DCH_EINVAL (a NULL argument or an empty path); DCH_EIO
+ *         (a system call failed; errno says which way); DCH_ENOMEM (nothing
+ *         was written).
+ */
+DCH_API int dch_map_save_file(const dch_map *m, const char *path);
+
+/**
+ * Read a map from a file written by dch_map_save_file (or any file holding
+ * exactly what dch_map_save writes), with libc allocation.
+ *
+ * Reads no more than the length the file's header announces, which may be
+ * at most what the largest possible map takes, plus one byte to check that
+ * nothing follows; works on pipes.
+ *
+ * @return DCH_OK; DCH_EINVAL (a NULL argument); DCH_EIO (the file cannot be
+ *         opened or read; errno says why); DCH_ECORRUPT (including data
+ *         after the map, or a file ending early); DCH_EVERSION; DCH_ENOMEM.
+ */
+DCH_API int dch_map_load_file(dch_map **out, const char *path);
+
+/**
+ * A 64-bit digest of everything that decides routing: the config (units,
+ * slots per unit, hash key), the members (id, weight, name) and the slot
+ * table, but not the epoch, the allocator or the file encoding. Two maps
+ * with equal fingerprints route every key to the same id and name (barring
+ * a 2^-64 accident; the digest is not meant to resist forgery).
+ *
+ * Definition: SipHash-2-4, under the 16 ASCII bytes "dch fingerprint1", of
+ *   u32 units, u32 slots per unit, the 16 hash key bytes, u32 N,
+ *   for each member by ascending id: u16 id, u32 weight, u8 name length L,
+ *   L name bytes;
+ *   then the P slot owners as u16 (65535 for unowned), in slot order;
+ * every integer little-endian. Returns 0 for a NULL map. O(P + N).
+ */
+DCH_API uint64_t dch_map_fingerprint(const dch_map *m);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DCH_MAP_FILE_H */

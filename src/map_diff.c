@@ -1,0 +1,82 @@
+/*
+ * The diff of two maps as named hash ranges.
+ *
+ * Both maps cut the hash space into the same P slots, so the walk is over
+ * slots: a slot's hashes all change owner together, and a range boundary can
+ * only fall on a slot boundary. Within one map distinct ids have distinct
+ * names, so "the (old name, new name) pair is the same" is "the (old id, new
+ * id) pair is the same", and names are compared only when that pair changes.
+ */
+#include "dch/map_diff.h"
+
+#include "dch/error.h"
+
+#include "map_internal.h"
+
+#include <string.h>
+
+/* First hash of slot s of a table of 2^bits slots. */
+static uint64_t slot_lo(unsigned bits, uint32_t s)
+{
+    return bits == 0 ? 0 : (uint64_t)s << (64u - bits);
+}
+
+static const char *owner_name(const dch_map *m, uint16_t id)
+{
+    return id == DCH__MAP_UNOWNED ? NULL : dch_map_node_name(m, id);
+}
+
+int dch_map_diff(const dch_map *from, const dch_map *to,
+                 int (*fn)(const dch_move *mv, void *ctx), void *ctx)
+{
+    if (from == NULL || to == NULL || fn == NULL)
+        return DCH_EINVAL;
+    dch_map_config a, b;
+    dch_map_get_config(from, &a);
+    dch_map_get_config(to, &b);
+    if (a.units != b.units || a.slots_per_unit != b.slots_per_unit ||
+        memcmp(a.hash_key, b.hash_key, sizeof a.hash_key) != 0)
+        return DCH_EINVAL;
+
+    const uint32_t P = dch_map_slot_count(from);
+    unsigned bits = 0;
+    while ((UINT32_C(1) << bits) < P)
+        bits++;
+    const uint16_t *oa = dch__map_owner_table(from);
+    const uint16_t *ob = dch__map_owner_table(to);
+
+    /* The (old id, new id) pair of the previous slot, and whether its names
+     * differ; `open` when a move is being grown from slot `start`. */
+    uint16_t pa = 0, pb = 0;
+    int have_pair = 0, differs = 0, open = 0;
+    uint32_t start = 0;
+    dch_move mv;
+    for (uint32_t s = 0; s <= P; s++) {
+        const int same_pair = s < P && have_pair && oa[s] == pa && ob[s] == pb;
+        if (same_pair)
+            continue;
+        /* The pair changes at s (or the table ends): close any open move. */
+        if (open) {
+            mv.lo = slot_lo(bits, start);
+            mv.hi = s == P ? UINT64_MAX : slot_lo(bits, s) - 1;
+            const int rc = fn(&mv, ctx);
+            if (rc != 0)
+                return rc;
+            open = 0;
+        }
+        if (s == P)
+            break;
+        pa = oa[s];
+        pb = ob[s];
+        have_pair = 1;
+        const char *na = owner_name(from, pa), *nb = owner_name(to, pb);
+        differs = (na == NULL) != (nb == NULL) || (na != NULL && strcmp(na, nb) != 0);
+        if (differs) {
+            mv.from = na;
+            mv.to = nb;
+            start = s;
+            open = 1;
+        }
+    }
+    return DCH_OK;
+}

@@ -1,0 +1,724 @@
+/*
+ * Tests of the dch tool, driven end to end: the program is run as an operator
+ * would run it, and its files and output are checked against the library
+ * (the map it wrote, loaded back; lookups and plans recomputed), every --json
+ * output against a strict JSON grammar, and its exit status: 0 success, 1
+ * runtime error, 2 usage error.
+ *
+ * The tool is found through DCH_TOOL, else at ../src/tool/dch from this
+ * program's directory (the build tree layout).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/*
+ * Every k-th of the many near-identical usage and help cases: all of them at
+ * DCH_TEST_SCALE 1, every 4th under a reduced scale (the valgrind pass, where
+ * each run of the tool costs about a second).
+ */
+static size_t case_stride(void)
+{
+    const char *s = getenv("DCH_TEST_SCALE");
+    return s != NULL && atof(s) > 0 && atof(s) < 1 ? 4 : 1;
+}
+
+/* ---- Running the tool ------------------------------------------------- */
+
+static char tool[4096];
+static char work[64];
+
+static void find_tool(void)
+{
+    const char *env = getenv("DCH_TOOL");
+    if (env != NULL) {
+        snprintf(tool, sizeof tool, "%s", env);
+        return;
+    }
+    char self[2048];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    cr_assert_gt(n, 0, "cannot find this program's path; set DCH_TOOL");
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    *slash = '\0';
+    snprintf(tool, sizeof tool, "%s/../src/tool/dch", self);
+    cr_assert_eq(access(tool, X_OK), 0, "no dch tool at %s; set DCH_TOOL", tool);
+}
+
+static void setup(void)
+{
+    find_tool();
+    snprintf(work, sizeof work, "/tmp/dch-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(work));
+}
+
+static void rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static void teardown(void)
+{
+    rm_tree(work);
+}
+
+TestSuite(cli, .init = setup, .fini = teardown);
+
+typedef struct result {
+    int status; /* exit status */
+    char *out, *err;
+} result;
+
+static char *slurp(const char *path, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    for (size_t n; (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+        len += n;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    fclose(f);
+    buf[len] = '\0';
+    if (len_out)
+        *len_out = len;
+    return buf;
+}
+
+/* Run the tool with the given arguments (NULL-terminated). */
+static result run_argv(char *const *args)
+{
+    char out_path[128], err_path[128];
+    snprintf(out_path, sizeof out_path, "%s/.stdout", work);
+    snprintf(err_path, sizeof err_path, "%s/.stderr", work);
+    fflush(NULL);
+    const pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        const int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        const int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(127);
+        close(o);
+        close(e);
+        char *argv[64];
+        int n = 0;
+        argv[n++] = tool;
+        for (; args[n - 1] != NULL && n < 63; n++)
+            argv[n] = args[n - 1];
+        argv[n] = NULL;
+        execv(tool, argv);
+        _exit(127);
+    }
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        cr_assert_eq(errno, EINTR);
+    result r;
+    cr_assert(WIFEXITED(ws), "dch did not exit normally");
+    r.status = WEXITSTATUS(ws);
+    cr_assert_neq(r.status, 127, "could not run %s", tool);
+    r.out = slurp(out_path, NULL);
+    r.err = slurp(err_path, NULL);
+    unlink(out_path);
+    unlink(err_path);
+    /* A sanitizer or valgrind report in the tool fails the test too. */
+    cr_assert(strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL,
+              "the tool reported: %s", r.err);
+    return r;
+}
+
+#define RUN(...) run_argv((char *const[]){__VA_ARGS__, NULL})
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static void path_in(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", work, name);
+}
+
+/* Names of the files in the work directory (stdout/stderr captures aside). */
+static int count_files(void)
+{
+    DIR *d = opendir(work);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* ---- A strict JSON checker -------------------------------------------- */
+
+typedef struct json {
+    const char *p;
+    int ok;
+} json;
+
+static void ws(json *j)
+{
+    while (*j->p == ' ' || *j->p == '\n' || *j->p == '\t' || *j->p == '\r')
+        j->p++;
+}
+
+static void value(json *j, int depth);
+
+static void string(json *j)
+{
+    if (*j->p != '"') {
+        j->ok = 0;
+        return;
+    }
+    j->p++;
+    while (j->ok && *j->p != '"') {
+        const unsigned char c = (unsigned char)*j->p;
+        if (c == '\0' || c < 0x20) {
+            j->ok = 0;
+        } else if (c == '\\') {
+            j->p++;
+            if (*j->p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!strchr("0123456789abcdefABCDEF", j->p[i]) || j->p[i] == '\0')
+                        j->ok = 0;
+                j->p += 5;
+            } else if (*j->p && strchr("\"\\/bfnrt", *j->p)) {
+                j->p++;
+            } else {
+                j->ok = 0;
+            }
+        } else if (c < 0x80) {
+            j->p++;
+        } else {
+            /* UTF-8: lead byte and its continuation bytes. */
+            const int n = (c & 0xE0) == 0xC0 ? 1 : (c & 0xF0) == 0xE0 ? 2 : (c & 0xF8) == 0xF0 ? 3 : -1;
+            if (n < 0 || c == 0xC0 || c == 0xC1)
+                j->ok = 0;
+            for (int i = 1; j->ok && i <= n; i++)
+                if (((unsigned char)j->p[i] & 0xC0) != 0x80)
+                    j->ok = 0;
+            j->p += n + 1;
+        }
+    }
+    if (j->ok)
+        j->p++;
+}
+
+static void number(json *j)
+{
+    const char *s = j->p;
+    if (*j->p == '-')
+        j->p++;
+    if (*j->p == '0')
+        j->p++;
+    else if (*j->p >= '1' && *j->p <= '9')
+        while (*j->p >= '0' && *j->p <= '9')
+            j->p++;
+    else
+        j->ok = 0;
+    if (*j->p == '.') {
+        j->p++;
+        if (!(*j->p >= '0' && *j->p <= '9'))
+            j->ok = 0;
+        while (*j->p >= '0' && *j->p <= '9')
+            j->p++;
+    }
+    if (*j->p == 'e' || *j->p == 'E') {
+        j->p++;
+        if (*j->p == '+' || *j->p == '-')
+            j->p++;
+        if (!(*j->p >= '0' && *j->p <= '9'))
+            j->ok = 0;
+        while (*j->p >= '0' && *j->p <= '9')
+            j->p++;
+    }
+    if (j->p == s)
+        j->ok = 0;
+}
+
+static void value(json *j, int depth)
+{
+    ws(j);
+    if (depth > 20) {
+        j->ok = 0;
+        return;
+    }
+    if (*j->p == '{' || *j->p == '[') {
+        const char close = *j->p == '{' ? '}' : ']';
+        const int object = close == '}';
+        j->p++;
+        ws(j);
+        if (*j->p == close) {
+            j->p++;
+            return;
+        }
+        while (j->ok) {
+            if (object) {
+                ws(j);
+                string(j);
+                ws(j);
+                if (*j->p != ':')
+                    j->ok = 0;
+                j->p++;
+            }
+            value(j, depth + 1);
+            ws(j);
+            if (*j->p == ',') {
+                j->p++;
+            } else if (*j->p == close) {
+                j->p++;
+                return;
+            } else {
+                j->ok = 0;
+            }
+        }
+    } else if (*j->p == '"') {
+        string(j);
+    } else if (strncmp(j->p, "true", 4) == 0 || strncmp(j->p, "null", 4) == 0) {
+        j->p += 4;
+    } else if (strncmp(j->p, "false", 5) == 0) {
+        j->p += 5;
+    } else {
+        number(j);
+    }
+}
+
+static void assert_json(const char *text)
+{
+    json j = {text, 1};
+    value(&j, 0);
+    ws(&j);
+    cr_assert(j.ok && *j.p == '\0', "not valid JSON near offset %ld: %s", (long)(j.p - text),
+              text);
+}
+
+/* The string value of "field": "..." (first occurrence), copied into buf. */
+static const char *json_field(const char *text, const char *field, char *buf, size_t n)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": \"", field);
+    const char *s = strstr(text, pat);
+    cr_assert_not_null(s, "no %s in %s", field, text);
+    s += strlen(pat);
+    const char *e = strchr(s, '"');
+    snprintf(buf, n, "%.*s", (int)(e - s), s);
+    return buf;
+}
+
+static unsigned long long json_number(const char *text, const char *field)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", field);
+    const char *s = strstr(text, pat);
+    cr_assert_not_null(s, "no %s in %s", field, text);
+    return strtoull(s + strlen(pat), NULL, 10);
+}
+
+/* ---- Library oracles -------------------------------------------------- */
+
+static dch_map *load(const char *path)
+{
+    dch_map *m = NULL;
+    cr_assert_eq(dch_map_load_file(&m, path), DCH_OK, "%s does not load", path);
+    return m;
+}
+
+static int count_moved(const dch_move *mv, void *ctx)
+{
+    (void)mv;
+    (void)ctx;
+    return 0;
+}
+
+typedef struct moved_sum {
+    unsigned bits;
+    unsigned long long slots;
+    size_t ranges;
+} moved_sum;
+
+static int sum_moved(const dch_move *mv, void *ctx)
+{
+    moved_sum *s = ctx;
+    s->slots += s->bits == 0 ? 1 : ((mv->hi - mv->lo) >> (64 - s->bits)) + 1;
+    s->ranges++;
+    return 0;
+}
+
+static moved_sum plan_of(const dch_map *a, const dch_map *b)
+{
+    moved_sum s = {0, 0, 0};
+    while ((UINT32_C(1) << s.bits) < dch_map_slot_count(a))
+        s.bits++;
+    cr_assert_eq(dch_map_diff(a, b, sum_moved, &s), DCH_OK);
+    return s;
+}
+
+/* ---- Tests ------------------------------------------------------------ */
+
+Test(cli, an_operator_workflow_matches_the_library)
+{
+    char map[256], old[256], fp[64];
+    path_in(map, sizeof map, "cluster.dchmap");
+    path_in(old, sizeof old, "old.dchmap");
+
+    result r = RUN("init", map, "--units", "64", "--slots", "16", "--key",
+                   "00112233445566778899AABBCCDDEEFF");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    cr_assert_eq(count_files(), 1);
+    dch_map *m = load(map);
+    dch_map_config cfg;
+    dch_map_get_config(m, &cfg);
+    cr_assert(cfg.units == 64 && cfg.slots_per_unit == 16 && cfg.hash_key[1] == 0x11 &&
+              cfg.hash_key[15] == 0xFF);
+    cr_assert_eq(dch_map_node_count(m), 0);
+    dch_map_free(m);
+
+    r = RUN("add", map, "alpha");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "- -> alpha: 1024/1024 slots") != NULL, "%s", r.out);
+    result_free(&r);
+    r = RUN("add", map, "beta", "--weight", "2", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    assert_json(r.out);
+    m = load(map);
+    uint32_t beta;
+    cr_assert_eq(dch_map_find_node(m, "beta", &beta), DCH_OK);
+    cr_assert_eq(dch_map_node_weight(m, beta), 2);
+    cr_assert_eq(json_number(r.out, "moved_slots"), dch_map_node_slots(m, beta),
+                 "the plan of an add moves the newcomer's slots");
+    char want[32];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_fingerprint(m));
+    cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
+    result_free(&r);
+    cr_assert_eq(count_files(), 1, "no temporary file left by a change");
+
+    /* show --json: valid, and the library's numbers. */
+    r = RUN("show", map, "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    assert_json(r.out);
+    cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
+    cr_assert_eq(json_number(r.out, "epoch"), dch_map_epoch(m));
+    cr_assert_eq(json_number(r.out, "slots"), 1024);
+    cr_assert_str_eq(json_field(r.out, "hash_key", fp, sizeof fp),
+                     "00112233445566778899aabbccddeeff");
+    cr_assert(strstr(r.out, "\"name\": \"alpha\"") && strstr(r.out, "\"name\": \"beta\""));
+    result_free(&r);
+    r = RUN("show", map);
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, want) != NULL, "text show has the fingerprint");
+    result_free(&r);
+
+    /* lookup: text and JSON agree with the library. */
+    r = RUN("lookup", map, "user:1", "user:2", "user:3", "order/9");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    const char *keys[] = {"user:1", "user:2", "user:3", "order/9"};
+    const char *line = r.out;
+    for (int k = 0; k < 4; k++) {
+        char expect_line[128];
+        snprintf(expect_line, sizeof expect_line, "%s\t%s\n", keys[k],
+                 dch_map_node_name(m, dch_map_lookup(m, keys[k], strlen(keys[k]))));
+        cr_assert_eq(strncmp(line, expect_line, strlen(expect_line)), 0, "got %s", r.out);
+        line += strlen(expect_line);
+    }
+    cr_assert_eq(*line, '\0');
+    result_free(&r);
+    r = RUN("lookup", "--json", map, "user:1");
+    cr_assert_eq(r.status, 0);
+    assert_json(r.out);
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_hash(m, "user:1", 6));
+    cr_assert_str_eq(json_field(r.out, "hash", fp, sizeof fp), want);
+    result_free(&r);
+
+    /* diff: the plan the library computes. */
+    r = RUN("init", old, "--units", "64", "--slots", "16");
+    cr_assert_eq(r.status, 0);
+    result_free(&r);
+    r = RUN("init", old, "--units", "64", "--slots", "16", "--key",
+            "00112233445566778899aabbccddeeff", "--force");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    FILE *src = fopen(map, "rb"), *dst = fopen(old, "wb");
+    char buf[8192];
+    for (size_t n; (n = fread(buf, 1, sizeof buf, src)) > 0;)
+        fwrite(buf, 1, n, dst);
+    fclose(src);
+    fclose(dst);
+    r = RUN("add", map, "gamma", "--weight", "1");
+    cr_assert_eq(r.status, 0);
+    result_free(&r);
+    dch_map *before = load(old), *after = load(map);
+    const moved_sum plan = plan_of(before, after);
+    r = RUN("diff", old, map, "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    assert_json(r.out);
+    cr_assert_eq(json_number(r.out, "moved_slots"), plan.slots);
+    size_t ranges = 0;
+    for (const char *s = r.out; (s = strstr(s, "\"lo\": ")) != NULL; s++)
+        ranges++;
+    cr_assert_eq(ranges, plan.ranges);
+    result_free(&r);
+    r = RUN("diff", old, map);
+    cr_assert_eq(r.status, 0);
+    char head[128];
+    snprintf(head, sizeof head, "plan: %llu of 1024 slots move", plan.slots);
+    cr_assert(strstr(r.out, head) != NULL, "%s", r.out);
+    cr_assert(strstr(r.out, "alpha -> gamma: ") && strstr(r.out, "beta -> gamma: "), "%s", r.out);
+    result_free(&r);
+    dch_map_free(before);
+    dch_map_free(after);
+
+    /* remove, weight, verify. */
+    r = RUN("remove", map, "beta");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "beta -> alpha: ") && strstr(r.out, "beta -> gamma: "), "%s", r.out);
+    result_free(&r);
+    r = RUN("weight", map, "alpha", "0");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    dch_map_free(m);
+    m = load(map);
+    cr_assert_eq(dch_map_node_count(m), 2);
+    cr_assert_eq(dch_map_epoch(m), 5);
+    uint32_t id;
+    cr_assert_eq(dch_map_find_node(m, "alpha", &id), DCH_OK);
+    cr_assert_eq(dch_map_node_slots(m, id), 0, "alpha drained");
+    r = RUN("verify", map);
+    cr_assert_eq(r.status, 0);
+    cr_assert(strstr(r.out, ": ok:") != NULL);
+    result_free(&r);
+    r = RUN("verify", map, "--json");
+    cr_assert_eq(r.status, 0);
+    assert_json(r.out);
+    cr_assert(strstr(r.out, "\"ok\": true") != NULL);
+    result_free(&r);
+    r = RUN("fingerprint", map);
+    snprintf(want, sizeof want, "%016llx\n", (unsigned long long)dch_map_fingerprint(m));
+    cr_assert_str_eq(r.out, want);
+    result_free(&r);
+    dch_map_free(m);
+    cr_assert_eq(count_files(), 2, "only the two maps: no temporary files");
+}
+
+Test(cli, dry_runs_and_failed_changes_leave_the_file_as_it_was)
+{
+    char map[256];
+    path_in(map, sizeof map, "m.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    r = RUN("add", map, "a");
+    result_free(&r);
+    size_t len0;
+    char *bytes0 = slurp(map, &len0);
+
+    r = RUN("add", map, "b", "--dry-run", "--ranges");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "dry run") && strstr(r.out, "0x"), "%s", r.out);
+    result_free(&r);
+    r = RUN("add", map, "a");
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, map) && strstr(r.err, "name already in use"), "%s", r.err);
+    result_free(&r);
+    r = RUN("remove", map, "nobody");
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, "no such member") != NULL, "%s", r.err);
+    result_free(&r);
+    r = RUN("weight", map, "nobody", "3");
+    cr_assert_eq(r.status, 1);
+    result_free(&r);
+    r = RUN("init", map);
+    cr_assert_eq(r.status, 1, "init refuses to replace a map");
+    cr_assert(strstr(r.err, "already exists") != NULL);
+    result_free(&r);
+
+    size_t len1;
+    char *bytes1 = slurp(map, &len1);
+    cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "the file changed");
+    cr_assert_eq(count_files(), 1);
+    free(bytes0);
+    free(bytes1);
+}
+
+Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
+{
+    char map[256], other[256], missing[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(other, sizeof other, "other.dchmap");
+    path_in(missing, sizeof missing, "missing.dchmap");
+    result r = RUN("show", missing);
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, missing) && strstr(r.err, "No such file"), "%s", r.err);
+    cr_assert_str_eq(r.out, "");
+    result_free(&r);
+
+    r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    r = RUN("init", other, "--units", "32", "--slots", "8");
+    result_free(&r);
+    r = RUN("diff", map, other);
+    cr_assert_eq(r.status, 1, "maps of different shapes have no plan");
+    result_free(&r);
+
+    /* A damaged map: every command that reads it says so. */
+    size_t len;
+    char *bytes = slurp(map, &len);
+    bytes[len / 2] = (char)(bytes[len / 2] ^ 0x40);
+    FILE *f = fopen(map, "wb");
+    fwrite(bytes, 1, len, f);
+    fclose(f);
+    free(bytes);
+    const char *cmds[] = {"show", "verify", "fingerprint"};
+    for (int k = 0; k < 3; k++) {
+        r = run_argv((char *const[]){(char *)cmds[k], map, NULL});
+        cr_assert_eq(r.status, 1, "%s", cmds[k]);
+        cr_assert(strstr(r.err, map) && strstr(r.err, "damaged"), "%s: %s", cmds[k], r.err);
+        result_free(&r);
+    }
+    r = RUN("add", map, "x");
+    cr_assert_eq(r.status, 1);
+    result_free(&r);
+    r = RUN("verify", map, "--json");
+    cr_assert_eq(r.status, 1);
+    assert_json(r.out);
+    cr_assert(strstr(r.out, "\"ok\": false") != NULL);
+    result_free(&r);
+}
+
+Test(cli, usage_errors_exit_2)
+{
+    char map[256];
+    path_in(map, sizeof map, "m.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    char *const cases[][8] = {
+        {NULL},
+        {"frobnicate", NULL},
+        {"add", map, NULL},
+        {"add", map, "a", "b", NULL},
+        {"add", map, "a", "--weight", "heavy", NULL},
+        {"add", map, "a", "--weight", "-1", NULL},
+        {"add", map, "a", "--weight", "4294967296", NULL},
+        {"add", map, "a", "--weight", NULL},
+        {"add", map, "a", "--colour", "red", NULL},
+        {"add", map, "", NULL},
+        {"weight", map, "a", NULL},
+        {"show", map, "--json=yes", NULL},
+        {"show", map, "--json", "--json", NULL},
+        {"lookup", map, NULL},
+        {"init", "x", "--units", "3", NULL},
+        {"init", "x", "--slots", "0", NULL},
+        {"init", "x", "--units", "65536", "--slots", "512", NULL},
+        {"init", "x", "--key", "0011", NULL},
+        {"init", "x", "--key", "00112233445566778899aabbccddeefg", NULL},
+        {"init", "x", "--key", "00112233445566778899aabbccddeeff", "--random-key", NULL},
+        {"help", "frobnicate", NULL},
+        {"diff", map, NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k += case_stride()) {
+        r = run_argv(cases[k]);
+        cr_assert_eq(r.status, 2, "case %zu: status %d, stderr %s", k, r.status, r.err);
+        cr_assert(strstr(r.err, "usage") != NULL, "case %zu: %s", k, r.err);
+        result_free(&r);
+    }
+    cr_assert_eq(count_files(), 1, "no usage error created a file");
+}
+
+Test(cli, help_and_version)
+{
+    result r = RUN("--help");
+    cr_assert_eq(r.status, 0);
+    const char *cmds[] = {"init", "add", "remove", "weight", "show", "lookup", "diff", "verify"};
+    for (int k = 0; k < 8; k++)
+        cr_assert(strstr(r.out, cmds[k]) != NULL, "--help lacks %s", cmds[k]);
+    result_free(&r);
+    for (size_t k = 0; k < 8; k += case_stride()) {
+        r = run_argv((char *const[]){"help", (char *)cmds[k], NULL});
+        cr_assert_eq(r.status, 0);
+        char want[64];
+        snprintf(want, sizeof want, "usage: dch %s ", cmds[k]);
+        cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+        result_free(&r);
+        r = run_argv((char *const[]){(char *)cmds[k], "--help", NULL});
+        cr_assert_eq(r.status, 0);
+        cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+        result_free(&r);
+    }
+    r = RUN("--version");
+    cr_assert_eq(r.status, 0);
+    char want[64];
+    snprintf(want, sizeof want, "dch %s\n", dch_version());
+    cr_assert_str_eq(r.out, want);
+    result_free(&r);
+}
+
+Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
+{
+    char a[256], b[256], ka[64], kb[64];
+    path_in(a, sizeof a, "a.dchmap");
+    path_in(b, sizeof b, "b.dchmap");
+    result r = RUN("init", a, "--units", "4", "--slots", "4", "--random-key");
+    cr_assert_eq(r.status, 0);
+    result_free(&r);
+    r = RUN("init", b, "--units", "4", "--slots", "4", "--random-key");
+    result_free(&r);
+    r = RUN("show", a, "--json");
+    json_field(r.out, "hash_key", ka, sizeof ka);
+    result_free(&r);
+    r = RUN("show", b, "--json");
+    json_field(r.out, "hash_key", kb, sizeof kb);
+    result_free(&r);
+    cr_assert_str_neq(ka, kb, "two random keys are equal");
+    cr_assert_str_neq(ka, "00000000000000000000000000000000");
+
+    /* Quotes, backslashes, control bytes, UTF-8 and invalid UTF-8. */
+    char *const names[] = {"q\"uote", "back\\slash", "tab\tnl\n", "caf\xc3\xa9", "bad\xff\xfe",
+                           "--", "-"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        r = run_argv((char *const[]){"add", a, "--json", "--", names[k], NULL});
+        cr_assert_eq(r.status, 0, "name %zu: %s", k, r.err);
+        assert_json(r.out);
+        result_free(&r);
+    }
+    r = RUN("show", a, "--json");
+    assert_json(r.out);
+    cr_assert(strstr(r.out, "caf\xc3\xa9") != NULL, "valid UTF-8 passes through");
+    cr_assert(strstr(r.out, "bad\\u00ff\\u00fe") != NULL, "%s", r.out);
+    result_free(&r);
+    r = RUN("lookup", a, "--json", "k\xff", "x");
+    assert_json(r.out);
+    result_free(&r);
+    dch_map *m = load(a);
+    cr_assert_eq(dch_map_node_count(m), sizeof names / sizeof names[0]);
+    cr_assert_eq(dch_map_diff(m, m, count_moved, NULL), DCH_OK);
+    dch_map_free(m);
+}

@@ -1,0 +1,450 @@
+/*
+ * Tests of dch_map_diff against two oracles: the owners of random keys looked
+ * up in both maps, and the merge of the two maps' range lists (dch_map_ranges)
+ * with owners turned into names. Plus the plan of an add, maps that number
+ * the same members differently, early stop and every error.
+ *
+ * DCH_TEST_SCALE scales the random work; DCH_TEST_SEED replaces the seed.
+ */
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+#include "map_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Harness ---------------------------------------------------------- */
+
+static double test_scale(void)
+{
+    const char *s = getenv("DCH_TEST_SCALE");
+    double v = s ? atof(s) : 1.0;
+    return v > 0 ? v : 1.0;
+}
+
+static unsigned scaled(unsigned n, unsigned floor_n)
+{
+    double v = n * test_scale();
+    return v < floor_n ? floor_n : (unsigned)v;
+}
+
+static uint64_t test_seed(uint64_t fallback)
+{
+    const char *s = getenv("DCH_TEST_SEED");
+    return s ? strtoull(s, NULL, 0) : fallback;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(uint64_t *s, uint32_t n)
+{
+    return (uint32_t)(rng_next(s) % n);
+}
+
+typedef struct shape {
+    uint32_t units, spu;
+} shape;
+
+static const shape shapes[] = {{1, 1}, {1, 4}, {4, 1}, {4, 4}, {16, 8}, {64, 16}, {32, 64}, {1024, 64}};
+
+static dch_map *new_map(uint32_t units, uint32_t spu, uint64_t key_seed)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = units;
+    cfg.slots_per_unit = spu;
+    for (int i = 0; i < 16; i++)
+        cfg.hash_key[i] = (uint8_t)(key_seed >> (i % 8 * 8));
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    return m;
+}
+
+/* One random change: add (names from a pool of 12, so names come back after
+ * a removal, usually under another id), remove, or reweigh. */
+static void random_change(dch_map *m, uint64_t *rng)
+{
+    const uint32_t r = rng_below(rng, 100);
+    if (dch_map_node_count(m) == 0 || r < 50) {
+        char name[16];
+        snprintf(name, sizeof name, "n%u", rng_below(rng, 12));
+        (void)dch_map_add_node(m, name, rng_below(rng, 6), NULL);
+        return;
+    }
+    uint32_t id;
+    do
+        id = rng_below(rng, dch_map_id_limit(m));
+    while (dch_map_node_name(m, id) == NULL);
+    if (r < 75)
+        cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
+    else
+        cr_assert_eq(dch_map_set_weight(m, id, rng_below(rng, 6)), DCH_OK);
+}
+
+/* ---- Collecting a plan ------------------------------------------------ */
+
+typedef struct mv {
+    uint64_t lo, hi;
+    char *from, *to; /* copies; NULL for nobody */
+} mv;
+
+typedef struct moves {
+    mv *v;
+    size_t n, cap;
+} moves;
+
+static char *dup_or_null(const char *s)
+{
+    if (s == NULL)
+        return NULL;
+    const size_t n = strlen(s) + 1;
+    char *c = malloc(n);
+    memcpy(c, s, n);
+    return c;
+}
+
+static void push(moves *ms, uint64_t lo, uint64_t hi, const char *from, const char *to)
+{
+    if (ms->n == ms->cap) {
+        ms->cap = ms->cap ? 2 * ms->cap : 16;
+        ms->v = realloc(ms->v, ms->cap * sizeof *ms->v);
+    }
+    ms->v[ms->n++] = (mv){lo, hi, dup_or_null(from), dup_or_null(to)};
+}
+
+static void moves_free(moves *ms)
+{
+    for (size_t i = 0; i < ms->n; i++) {
+        free(ms->v[i].from);
+        free(ms->v[i].to);
+    }
+    free(ms->v);
+    ms->v = NULL;
+    ms->n = ms->cap = 0;
+}
+
+static int collect(const dch_move *m, void *ctx)
+{
+    push(ctx, m->lo, m->hi, m->from, m->to);
+    return 0;
+}
+
+static int same_name(const char *a, const char *b)
+{
+    return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static moves diff_of(const dch_map *a, const dch_map *b)
+{
+    moves ms = {NULL, 0, 0};
+    cr_assert_eq(dch_map_diff(a, b, collect, &ms), DCH_OK);
+    return ms;
+}
+
+/* Ascending, disjoint, maximal, and never from a name to itself. */
+static void check_shape(const moves *ms, unsigned long long seed)
+{
+    for (size_t i = 0; i < ms->n; i++) {
+        const mv *m = &ms->v[i];
+        cr_assert(m->lo <= m->hi, "seed %llu move %zu", seed, i);
+        cr_assert(!same_name(m->from, m->to), "seed %llu move %zu from a name to itself", seed, i);
+        if (i > 0) {
+            const mv *p = &ms->v[i - 1];
+            cr_assert(p->hi < m->lo, "seed %llu: moves %zu and %zu overlap or descend", seed, i - 1, i);
+            if (p->hi + 1 == m->lo)
+                cr_assert(!(same_name(p->from, m->from) && same_name(p->to, m->to)),
+                          "seed %llu: moves %zu and %zu should be one", seed, i - 1, i);
+        }
+    }
+}
+
+/* The move holding hash h, or NULL. */
+static const mv *move_at(const moves *ms, uint64_t h)
+{
+    size_t lo = 0, hi = ms->n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (ms->v[mid].hi < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ms->n && ms->v[lo].lo <= h ? &ms->v[lo] : NULL;
+}
+
+/* ---- Oracle: merged range lists --------------------------------------- */
+
+static dch_range *ranges_of(const dch_map *m, size_t *n)
+{
+    /* Sizing with cap 0 reports the count, with DCH_EFULL. */
+    cr_assert_eq(dch_map_ranges(m, NULL, 0, n), DCH_EFULL);
+    dch_range *r = malloc(*n * sizeof *r);
+    size_t again;
+    cr_assert_eq(dch_map_ranges(m, r, *n, &again), DCH_OK);
+    return r;
+}
+
+static moves merge_oracle(const dch_map *a, const dch_map *b)
+{
+    size_t na, nb;
+    dch_range *ra = ranges_of(a, &na), *rb = ranges_of(b, &nb);
+    moves ms = {NULL, 0, 0};
+    size_t i = 0, j = 0;
+    uint64_t lo = 0;
+    for (;;) {
+        const uint64_t hi = ra[i].hi < rb[j].hi ? ra[i].hi : rb[j].hi;
+        const char *from = dch_map_node_name(a, ra[i].owner);
+        const char *to = dch_map_node_name(b, rb[j].owner);
+        if (!same_name(from, to)) {
+            mv *last = ms.n ? &ms.v[ms.n - 1] : NULL;
+            if (last && last->hi + 1 == lo && same_name(last->from, from) && same_name(last->to, to))
+                last->hi = hi;
+            else
+                push(&ms, lo, hi, from, to);
+        }
+        if (hi == UINT64_MAX)
+            break;
+        if (ra[i].hi == hi)
+            i++;
+        if (rb[j].hi == hi)
+            j++;
+        lo = hi + 1;
+    }
+    free(ra);
+    free(rb);
+    return ms;
+}
+
+/* ---- Tests ------------------------------------------------------------ */
+
+Test(map_diff, plans_match_key_lookups_and_merged_range_lists)
+{
+    const uint64_t base = test_seed(UINT64_C(0xd1ff000000000000));
+    const unsigned n = scaled(400, 12);
+    const unsigned keys = scaled(4000, 200);
+    for (unsigned c = 0; c < n; c++) {
+        const uint64_t seed = base + c;
+        const unsigned long long sd = (unsigned long long)seed;
+        uint64_t rng = seed;
+        const shape sh = shapes[rng_below(&rng, c % 20 == 0 ? 8 : 7)];
+        dch_map *a = new_map(sh.units, sh.spu, seed);
+        for (uint32_t k = rng_below(&rng, 10); k > 0; k--)
+            random_change(a, &rng);
+        /* b: a clone changed further, or a map built independently (other
+         * ids for the same names). */
+        dch_map *b;
+        if (rng_below(&rng, 3) == 0) {
+            b = new_map(sh.units, sh.spu, seed);
+        } else {
+            cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
+        }
+        for (uint32_t k = rng_below(&rng, 6); k > 0; k--)
+            random_change(b, &rng);
+
+        moves got = diff_of(a, b);
+        check_shape(&got, sd);
+        moves want = merge_oracle(a, b);
+        cr_assert_eq(got.n, want.n, "seed %llu: %zu moves, the range merge has %zu", sd, got.n,
+                     want.n);
+        for (size_t i = 0; i < got.n; i++)
+            cr_assert(got.v[i].lo == want.v[i].lo && got.v[i].hi == want.v[i].hi &&
+                          same_name(got.v[i].from, want.v[i].from) &&
+                          same_name(got.v[i].to, want.v[i].to),
+                      "seed %llu: move %zu differs from the range merge", sd, i);
+
+        for (unsigned k = 0; k < keys; k++) {
+            char key[32];
+            snprintf(key, sizeof key, "key-%llu-%u", sd, k);
+            const uint64_t h = dch_map_hash(a, key, strlen(key));
+            const char *from = dch_map_node_name(a, dch_map_lookup(a, key, strlen(key)));
+            const char *to = dch_map_node_name(b, dch_map_lookup(b, key, strlen(key)));
+            const mv *m = move_at(&got, h);
+            if (same_name(from, to)) {
+                cr_assert_null(m, "seed %llu: key %s keeps its owner but is in a move", sd, key);
+            } else {
+                cr_assert_not_null(m, "seed %llu: key %s moves but is in no move", sd, key);
+                cr_assert(same_name(m->from, from) && same_name(m->to, to),
+                          "seed %llu: key %s moves %s -> %s, the plan says %s -> %s", sd, key,
+                          from ? from : "-", to ? to : "-", m->from ? m->from : "-",
+                          m->to ? m->to : "-");
+            }
+        }
+        moves_free(&got);
+        moves_free(&want);
+        dch_map_free(a);
+        dch_map_free(b);
+    }
+}
+
+Test(map_diff, the_plan_of_an_add_is_exactly_the_new_members_slots)
+{
+    const uint64_t base = test_seed(UINT64_C(0xadd0000000000000));
+    const unsigned n = scaled(200, 10);
+    for (unsigned c = 0; c < n; c++) {
+        const uint64_t seed = base + c;
+        const unsigned long long sd = (unsigned long long)seed;
+        uint64_t rng = seed;
+        const shape sh = shapes[rng_below(&rng, c % 20 == 0 ? 8 : 7)];
+        dch_map *a = new_map(sh.units, sh.spu, seed);
+        for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
+            random_change(a, &rng);
+        dch_map *b;
+        cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
+        uint32_t x;
+        cr_assert_eq(dch_map_add_node(b, "newcomer", 1 + rng_below(&rng, 5), &x), DCH_OK);
+
+        moves got = diff_of(a, b);
+        check_shape(&got, sd);
+        const uint32_t P = dch_map_slot_count(b);
+        unsigned bits = 0;
+        while ((UINT32_C(1) << bits) < P)
+            bits++;
+        const unsigned shift = 64u - bits; /* unused when P == 1 */
+        uint64_t covered = 0;
+        for (size_t i = 0; i < got.n; i++) {
+            cr_assert_str_eq(got.v[i].to, "newcomer", "seed %llu", sd);
+            covered += P == 1 ? 1 : ((got.v[i].hi - got.v[i].lo) >> shift) + 1;
+        }
+        cr_assert_eq(covered, dch_map_node_slots(b, x), "seed %llu: the plan moves %llu slots, "
+                     "the newcomer owns %u", sd, (unsigned long long)covered,
+                     dch_map_node_slots(b, x));
+        /* Slot by slot: in a move exactly when the newcomer owns it, and
+         * from its owner before. */
+        for (uint32_t s = 0; s < P; s++) {
+            const uint64_t h = P == 1 ? 0 : (uint64_t)s << shift;
+            const mv *m = move_at(&got, h);
+            if (dch_map_slot_owner(b, s) == x) {
+                cr_assert_not_null(m, "seed %llu slot %u", sd, s);
+                cr_assert(same_name(m->from, dch_map_node_name(a, dch_map_slot_owner(a, s))),
+                          "seed %llu slot %u: wrong donor", sd, s);
+            } else {
+                cr_assert_null(m, "seed %llu slot %u moves but is not the newcomer's", sd, s);
+            }
+        }
+        moves_free(&got);
+        dch_map_free(a);
+        dch_map_free(b);
+    }
+}
+
+Test(map_diff, members_are_matched_by_name_not_id)
+{
+    /* b holds a's members under other ids, and the same table by name:
+     * there is nothing to move, although every id differs. */
+    dch_map *a = new_map(16, 16, 5);
+    cr_assert_eq(dch_map_add_node(a, "red", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(a, "green", 2, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(a, "blue", 1, NULL), DCH_OK);
+    const uint32_t P = dch_map_slot_count(a);
+    const char *names[5] = {NULL, dch_map_node_name(a, 2), NULL, dch_map_node_name(a, 0),
+                            dch_map_node_name(a, 1)};
+    const uint32_t weights[5] = {0, 1, 0, 1, 2};
+    const uint16_t remap[3] = {3, 4, 1};
+    uint16_t *owner = malloc(P * sizeof *owner);
+    for (uint32_t s = 0; s < P; s++)
+        owner[s] = remap[dch_map_slot_owner(a, s)];
+    dch_map_config cfg;
+    dch_map_get_config(a, &cfg);
+    dch_map *b;
+    cr_assert_eq(dch__map_assemble(&b, &cfg, 99, 5, names, weights, owner), DCH_OK);
+    moves got = diff_of(a, b);
+    cr_assert_eq(got.n, 0, "renumbering alone moves nothing");
+    moves_free(&got);
+
+    /* The same two maps compared by id (dch_map_ranges) differ everywhere. */
+    cr_assert_neq(dch_map_slot_owner(a, 0), dch_map_slot_owner(b, 0));
+
+    /* A member renamed is a move of all its slots. */
+    names[1] = "cyan"; /* was blue */
+    dch_map *c;
+    cr_assert_eq(dch__map_assemble(&c, &cfg, 100, 5, names, weights, owner), DCH_OK);
+    got = diff_of(a, c);
+    uint64_t moved = 0;
+    for (size_t i = 0; i < got.n; i++) {
+        cr_assert_str_eq(got.v[i].from, "blue");
+        cr_assert_str_eq(got.v[i].to, "cyan");
+        moved += ((got.v[i].hi - got.v[i].lo) >> 56) + 1;
+    }
+    cr_assert_eq(moved, dch_map_node_slots(a, 2));
+    moves_free(&got);
+    free(owner);
+    dch_map_free(a);
+    dch_map_free(b);
+    dch_map_free(c);
+}
+
+Test(map_diff, nobody_is_null_and_identical_maps_give_no_moves)
+{
+    dch_map *empty = new_map(1, 1, 0);
+    dch_map *one;
+    cr_assert_eq(dch_map_clone(&one, empty), DCH_OK);
+    cr_assert_eq(dch_map_add_node(one, "solo", 1, NULL), DCH_OK);
+    moves got = diff_of(empty, one);
+    cr_assert_eq(got.n, 1);
+    cr_assert(got.v[0].lo == 0 && got.v[0].hi == UINT64_MAX);
+    cr_assert_null(got.v[0].from);
+    cr_assert_str_eq(got.v[0].to, "solo");
+    moves_free(&got);
+    got = diff_of(one, empty);
+    cr_assert(got.n == 1 && got.v[0].to == NULL && strcmp(got.v[0].from, "solo") == 0);
+    moves_free(&got);
+    got = diff_of(one, one);
+    cr_assert_eq(got.n, 0);
+    moves_free(&got);
+    dch_map_free(empty);
+    dch_map_free(one);
+}
+
+static int stop_after(const dch_move *m, void *ctx)
+{
+    (void)m;
+    int *left = ctx;
+    return --*left == 0 ? 42 : 0;
+}
+
+static int never(const dch_move *m, void *ctx)
+{
+    (void)m;
+    (void)ctx;
+    cr_assert_fail("fn called on an invalid diff");
+    return 0;
+}
+
+Test(map_diff, a_non_zero_return_stops_the_walk_and_bad_pairs_are_refused)
+{
+    dch_map *a = new_map(64, 16, 1), *b;
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "m%d", i);
+        cr_assert_eq(dch_map_add_node(a, name, 1, NULL), DCH_OK);
+    }
+    cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
+    cr_assert_eq(dch_map_remove_node(b, 1), DCH_OK);
+    moves all = diff_of(a, b);
+    cr_assert_gt(all.n, 3);
+    moves_free(&all);
+    int left = 3;
+    cr_assert_eq(dch_map_diff(a, b, stop_after, &left), 42);
+    cr_assert_eq(left, 0, "stopped at the third call");
+
+    cr_assert_eq(dch_map_diff(NULL, b, never, NULL), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, NULL, never, NULL), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, b, NULL, NULL), DCH_EINVAL);
+    dch_map *units = new_map(32, 16, 1), *spu = new_map(64, 8, 1), *key = new_map(64, 16, 2);
+    cr_assert_eq(dch_map_diff(a, units, never, NULL), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, spu, never, NULL), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, key, never, NULL), DCH_EINVAL, "another hash key");
+    dch_map_free(units);
+    dch_map_free(spu);
+    dch_map_free(key);
+    dch_map_free(a);
+    dch_map_free(b);
+}

@@ -1,0 +1,1410 @@
+/*
+ * Tests of map files: round trips of random maps, the byte layout against an
+ * independent reader and writer that follow map_file.h's description (with
+ * libsodium's SipHash for the checksum and the fingerprint), every kind of
+ * damage and hostile field, allocation failure at every point, the atomic
+ * file functions, and the committed golden files.
+ *
+ * DCH_TEST_SCALE scales the random work; DCH_TEST_SEED replaces the seed.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+#include <sodium.h>
+
+#include "dch/dch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- Harness ---------------------------------------------------------- */
+
+static double test_scale(void)
+{
+    const char *s = getenv("DCH_TEST_SCALE");
+    double v = s ? atof(s) : 1.0;
+    return v > 0 ? v : 1.0;
+}
+
+static unsigned scaled(unsigned n, unsigned floor_n)
+{
+    double v = n * test_scale();
+    return v < floor_n ? floor_n : (unsigned)v;
+}
+
+static uint64_t test_seed(uint64_t fallback)
+{
+    const char *s = getenv("DCH_TEST_SEED");
+    return s ? strtoull(s, NULL, 0) : fallback;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(uint64_t *s, uint32_t n)
+{
+    return (uint32_t)(rng_next(s) % n);
+}
+
+/* SipHash-2-4 from libsodium, as a little-endian integer. */
+static uint64_t sodium_sip(const char key16[16], const uint8_t *msg, size_t len)
+{
+    uint8_t out[8];
+    cr_assert(sodium_init() >= 0);
+    crypto_shorthash_siphash24(out, msg, len, (const unsigned char *)key16);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | out[i];
+    return v;
+}
+
+/* ---- Random maps ------------------------------------------------------ */
+
+typedef struct shape {
+    uint32_t units, spu;
+} shape;
+
+static const shape shapes[] = {
+    {1, 1}, {1, 2}, {2, 1}, {4, 4}, {8, 8}, {16, 64}, {64, 16}, {256, 4}, {32, 32}, {1024, 64},
+};
+
+/*
+ * A map from a random sequence of adds (weights 0 .. 10, sometimes large),
+ * removes and weight changes, with names of 1 .. 255 random non-zero bytes.
+ * `big` allows the 65,536-slot default shape.
+ */
+static dch_map *random_map(uint64_t *rng, int big)
+{
+    const uint32_t nshapes = (uint32_t)(sizeof shapes / sizeof shapes[0]) - (big ? 0 : 1);
+    const shape sh = shapes[rng_below(rng, nshapes)];
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = sh.units;
+    cfg.slots_per_unit = sh.spu;
+    for (int i = 0; i < 16; i++)
+        cfg.hash_key[i] = (uint8_t)rng_next(rng);
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    const int ops = (int)rng_below(rng, 30);
+    for (int op = 0; op < ops; op++) {
+        const uint32_t r = rng_below(rng, 100);
+        const uint32_t n = dch_map_node_count(m);
+        if (n == 0 || r < 55) {
+            char name[DCH_NAME_MAX + 1];
+            const uint32_t len = rng_below(rng, 8) == 0 ? 1 + rng_below(rng, DCH_NAME_MAX)
+                                                        : 1 + rng_below(rng, 12);
+            for (uint32_t i = 0; i < len; i++)
+                name[i] = (char)(1 + rng_below(rng, 255));
+            name[len] = '\0';
+            const uint32_t w = rng_below(rng, 10) == 0   ? 0
+                               : rng_below(rng, 10) == 0 ? 1000 + rng_below(rng, 100000)
+                                                         : 1 + rng_below(rng, 10);
+            const int rc = dch_map_add_node(m, name, w, NULL);
+            cr_assert(rc == DCH_OK || rc == DCH_EEXIST);
+        } else {
+            uint32_t id;
+            do
+                id = rng_below(rng, dch_map_id_limit(m));
+            while (dch_map_node_name(m, id) == NULL);
+            if (r < 75)
+                cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
+            else
+                cr_assert_eq(dch_map_set_weight(m, id, rng_below(rng, 4) ? 1 + rng_below(rng, 10) : 0),
+                             DCH_OK);
+        }
+    }
+    return m;
+}
+
+/* Everything observable is equal, epoch included. */
+static void assert_same_map(const dch_map *a, const dch_map *b, const char *what,
+                            unsigned long long seed)
+{
+    dch_map_config ca, cb;
+    dch_map_get_config(a, &ca);
+    dch_map_get_config(b, &cb);
+    cr_assert(ca.units == cb.units && ca.slots_per_unit == cb.slots_per_unit &&
+                  memcmp(ca.hash_key, cb.hash_key, 16) == 0,
+              "%s seed %llu: config differs", what, seed);
+    cr_assert_eq(dch_map_epoch(a), dch_map_epoch(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_id_limit(a), dch_map_id_limit(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_node_count(a), dch_map_node_count(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_total_weight(a), dch_map_total_weight(b), "%s seed %llu", what, seed);
+    for (uint32_t id = 0; id < dch_map_id_limit(a); id++) {
+        const char *na = dch_map_node_name(a, id), *nb = dch_map_node_name(b, id);
+        cr_assert((na == NULL) == (nb == NULL) && (na == NULL || strcmp(na, nb) == 0),
+                  "%s seed %llu: id %u named differently", what, seed, id);
+        cr_assert_eq(dch_map_node_weight(a, id), dch_map_node_weight(b, id), "%s seed %llu", what,
+                     seed);
+        cr_assert_eq(dch_map_node_slots(a, id), dch_map_node_slots(b, id), "%s seed %llu", what,
+                     seed);
+    }
+    for (uint32_t s = 0; s < dch_map_slot_count(a); s++)
+        if (dch_map_slot_owner(a, s) != dch_map_slot_owner(b, s))
+            cr_assert_fail("%s seed %llu: slot %u owned by %u and %u", what, seed, s,
+                           dch_map_slot_owner(a, s), dch_map_slot_owner(b, s));
+}
+
+static uint8_t *save_map(const dch_map *m, size_t *len)
+{
+    cr_assert_eq(dch_map_save(m, NULL, 0, len), DCH_OK);
+    uint8_t *buf = malloc(*len);
+    size_t again = 0;
+    cr_assert_eq(dch_map_save(m, buf, *len, &again), DCH_OK);
+    cr_assert_eq(again, *len);
+    return buf;
+}
+
+/* ---- An independent reader and writer of the documented format -------- */
+
+typedef struct rec {
+    uint32_t id, weight, slots, len;
+    uint8_t name[256];
+} rec;
+
+typedef struct doc {
+    uint32_t version, n;
+    uint64_t length;
+    uint32_t units, spu;
+    uint8_t key[16];
+    uint64_t epoch;
+    rec *recs;
+    uint32_t encoding;
+    size_t table_at; /* offset of the encoding byte */
+    uint32_t P;
+    uint16_t *owner;
+} doc;
+
+static const uint8_t file_magic[8] = {0x89, 0x44, 0x43, 0x48, 0x0D, 0x0A, 0x1A, 0x0A};
+static const char checksum_key[16] = "dch map checksum";
+static const char fingerprint_key[16] = "dch fingerprint1";
+
+static uint64_t rd(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void wr(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t rd_uleb(const uint8_t *p, size_t *at)
+{
+    uint32_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        const uint8_t b = p[(*at)++];
+        v |= (uint32_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+}
+
+static size_t wr_uleb(uint8_t *p, uint32_t v)
+{
+    size_t n = 0;
+    do {
+        p[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            p[n] |= 0x80;
+        n++;
+    } while (v);
+    return n;
+}
+
+/* Parse a file the library wrote, asserting the documented layout. */
+static void doc_parse(const uint8_t *p, size_t len, doc *d)
+{
+    cr_assert(len >= 65);
+    cr_assert_eq(memcmp(p, file_magic, 8), 0, "magic");
+    d->version = (uint32_t)rd(p + 8, 4);
+    d->n = (uint32_t)rd(p + 12, 4);
+    d->length = rd(p + 16, 8);
+    d->units = (uint32_t)rd(p + 24, 4);
+    d->spu = (uint32_t)rd(p + 28, 4);
+    memcpy(d->key, p + 32, 16);
+    d->epoch = rd(p + 48, 8);
+    cr_assert_eq(d->length, len);
+    cr_assert_eq(rd(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
+    d->recs = calloc(d->n + 1, sizeof *d->recs);
+    size_t at = 56;
+    for (uint32_t i = 0; i < d->n; i++) {
+        rec *r = &d->recs[i];
+        r->id = (uint32_t)rd(p + at, 2);
+        r->weight = (uint32_t)rd(p + at + 2, 4);
+        r->slots = (uint32_t)rd(p + at + 6, 4);
+        r->len = p[at + 10];
+        memcpy(r->name, p + at + 11, r->len);
+        at += 11 + r->len;
+    }
+    d->table_at = at;
+    d->encoding = p[at++];
+    d->P = d->units * d->spu;
+    d->owner = malloc(d->P * sizeof *d->owner);
+    if (d->encoding == 0) {
+        for (uint32_t s = 0; s < d->P; s++, at += 2)
+            d->owner[s] = (uint16_t)rd(p + at, 2);
+    } else {
+        cr_assert_eq(d->encoding, 1);
+        const uint32_t runs = (uint32_t)rd(p + at, 4);
+        at += 4;
+        uint32_t s = 0;
+        for (uint32_t r = 0; r < runs; r++) {
+            const uint32_t o = rd_uleb(p, &at), n = rd_uleb(p, &at);
+            for (uint32_t k = 0; k < n; k++)
+                d->owner[s++] = (uint16_t)o;
+        }
+        cr_assert_eq(s, d->P);
+    }
+    cr_assert_eq(at, len - 8, "table ends at the checksum");
+}
+
+static void doc_free(doc *d)
+{
+    free(d->recs);
+    free(d->owner);
+}
+
+/* Number of runs of the owner table. */
+static uint32_t doc_runs(const doc *d)
+{
+    uint32_t runs = 1;
+    for (uint32_t s = 1; s < d->P; s++)
+        runs += d->owner[s] != d->owner[s - 1];
+    return runs;
+}
+
+/*
+ * Write a file from its parts as map_file.h describes it, with the given
+ * table encoding (-1: the writer's rule, runs when strictly smaller), the
+ * length field and checksum computed. The caller frees the bytes.
+ */
+static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
+{
+    size_t cap = 56 + (size_t)d->n * 266 + 5 + (size_t)d->P * 8 + 8;
+    uint8_t *p = calloc(1, cap);
+    memcpy(p, file_magic, 8);
+    wr(p + 8, d->version, 4);
+    wr(p + 12, d->n, 4);
+    wr(p + 24, d->units, 4);
+    wr(p + 28, d->spu, 4);
+    memcpy(p + 32, d->key, 16);
+    wr(p + 48, d->epoch, 8);
+    size_t at = 56;
+    for (uint32_t i = 0; i < d->n; i++) {
+        const rec *r = &d->recs[i];
+        wr(p + at, r->id, 2);
+        wr(p + at + 2, r->weight, 4);
+        wr(p + at + 6, r->slots, 4);
+        p[at + 10] = (uint8_t)r->len;
+        memcpy(p + at + 11, r->name, r->len);
+        at += 11 + r->len;
+    }
+    size_t runs_bytes = 4;
+    uint8_t tmp[8];
+    for (uint32_t s = 0; s < d->P;) {
+        uint32_t e = s + 1;
+        while (e < d->P && d->owner[e] == d->owner[s])
+            e++;
+        runs_bytes += wr_uleb(tmp, d->owner[s]) + wr_uleb(tmp, e - s);
+        s = e;
+    }
+    if (encoding < 0)
+        encoding = runs_bytes < (size_t)d->P * 2 ? 1 : 0;
+    p[at++] = (uint8_t)encoding;
+    if (encoding == 0) {
+        for (uint32_t s = 0; s < d->P; s++, at += 2)
+            wr(p + at, d->owner[s], 2);
+    } else {
+        wr(p + at, doc_runs(d), 4);
+        at += 4;
+        for (uint32_t s = 0; s < d->P;) {
+            uint32_t e = s + 1;
+            while (e < d->P && d->owner[e] == d->owner[s])
+                e++;
+            at += wr_uleb(p + at, d->owner[s]);
+            at += wr_uleb(p + at, e - s);
+            s = e;
+        }
+    }
+    wr(p + 16, at + 8, 8);
+    wr(p + at, sodium_sip(checksum_key, p, at), 8);
+    *len_out = at + 8;
+    return p;
+}
+
+/* Recompute the checksum after a change to the bytes before it. */
+static void fix_checksum(uint8_t *p, size_t len)
+{
+    wr(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
+}
+
+/* The fingerprint as map_file.h defines it, from the documented parts. */
+static uint64_t doc_fingerprint(const doc *d)
+{
+    size_t cap = 28 + (size_t)d->n * 263 + (size_t)d->P * 2;
+    uint8_t *p = malloc(cap);
+    size_t at = 0;
+    wr(p, d->units, 4);
+    wr(p + 4, d->spu, 4);
+    memcpy(p + 8, d->key, 16);
+    wr(p + 24, d->n, 4);
+    at = 28;
+    for (uint32_t i = 0; i < d->n; i++) {
+        wr(p + at, d->recs[i].id, 2);
+        wr(p + at + 2, d->recs[i].weight, 4);
+        p[at + 6] = (uint8_t)d->recs[i].len;
+        memcpy(p + at + 7, d->recs[i].name, d->recs[i].len);
+        at += 7 + d->recs[i].len;
+    }
+    for (uint32_t s = 0; s < d->P; s++, at += 2)
+        wr(p + at, d->owner[s], 2);
+    const uint64_t fp = sodium_sip(fingerprint_key, p, at);
+    free(p);
+    return fp;
+}
+
+/* ---- Round trips ------------------------------------------------------ */
+
+Test(map_file, random_maps_round_trip_exactly)
+{
+    const uint64_t base = test_seed(UINT64_C(0xf11e000000000000));
+    const unsigned n = scaled(300, 10);
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t seed = base + i;
+        uint64_t rng = seed;
+        dch_map *m = random_map(&rng, i % 25 == 0);
+        size_t len;
+        uint8_t *bytes = save_map(m, &len);
+        dch_map *back = NULL;
+        cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK, "seed %llu",
+                     (unsigned long long)seed);
+        assert_same_map(m, back, "round trip", (unsigned long long)seed);
+        cr_assert_eq(dch_map_fingerprint(m), dch_map_fingerprint(back), "seed %llu",
+                     (unsigned long long)seed);
+        size_t len2;
+        uint8_t *again = save_map(back, &len2);
+        cr_assert(len2 == len && memcmp(again, bytes, len) == 0,
+                  "seed %llu: saving a loaded map gives other bytes", (unsigned long long)seed);
+        /* A loaded map is a full map: it can change and save again. */
+        cr_assert_eq(dch_map_add_node(back, "joined later", 3, NULL) == DCH_OK ||
+                         dch_map_node_count(back) == DCH_MAP_MAX_NODES,
+                     1);
+        free(again);
+        again = save_map(back, &len2);
+        dch_map *third = NULL;
+        cr_assert_eq(dch_map_load(&third, again, len2), DCH_OK, "seed %llu",
+                     (unsigned long long)seed);
+        assert_same_map(back, third, "after a change", (unsigned long long)seed);
+        dch_map_free(third);
+        free(again);
+        dch_map_free(back);
+        free(bytes);
+        dch_map_free(m);
+    }
+}
+
+Test(map_file, bytes_follow_the_documented_layout)
+{
+    const uint64_t base = test_seed(UINT64_C(0x1a10000000000000));
+    const unsigned n = scaled(200, 10);
+    unsigned raw = 0, runs = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t seed = base + i;
+        uint64_t rng = seed;
+        dch_map *m = random_map(&rng, i % 25 == 0);
+        size_t len;
+        uint8_t *bytes = save_map(m, &len);
+        doc d;
+        doc_parse(bytes, len, &d);
+        const unsigned long long sd = (unsigned long long)seed;
+        dch_map_config cfg;
+        dch_map_get_config(m, &cfg);
+        cr_assert_eq(d.version, 1, "seed %llu", sd);
+        cr_assert_eq(d.n, dch_map_node_count(m), "seed %llu", sd);
+        cr_assert(d.units == cfg.units && d.spu == cfg.slots_per_unit, "seed %llu", sd);
+        cr_assert_eq(memcmp(d.key, cfg.hash_key, 16), 0, "seed %llu", sd);
+        cr_assert_eq(d.epoch, dch_map_epoch(m), "seed %llu", sd);
+        uint32_t prev = 0;
+        for (uint32_t k = 0; k < d.n; k++) {
+            const rec *r = &d.recs[k];
+            cr_assert(k == 0 || r->id > prev, "seed %llu: ids ascend", sd);
+            prev = r->id;
+            const char *name = dch_map_node_name(m, r->id);
+            cr_assert(name != NULL && strlen(name) == r->len &&
+                          memcmp(name, r->name, r->len) == 0,
+                      "seed %llu: record %u", sd, k);
+            cr_assert_eq(r->weight, dch_map_node_weight(m, r->id), "seed %llu", sd);
+            cr_assert_eq(r->slots, dch_map_node_slots(m, r->id), "seed %llu", sd);
+        }
+        for (uint32_t s = 0; s < d.P; s++) {
+            const uint32_t o = dch_map_slot_owner(m, s);
+            cr_assert_eq(d.owner[s], o == DCH_NODE_NONE ? 0xFFFF : o, "seed %llu slot %u", sd,
+                         s);
+        }
+        /* The writer's encoding rule, and the whole file, reproduced from
+         * the description alone; the fingerprint too. */
+        size_t len2;
+        uint8_t *mine = doc_write(&d, -1, &len2);
+        cr_assert(len2 == len && memcmp(mine, bytes, len) == 0,
+                  "seed %llu: the documented writer disagrees", sd);
+        cr_assert_eq(doc_fingerprint(&d), dch_map_fingerprint(m), "seed %llu", sd);
+        if (d.encoding)
+            runs++;
+        else
+            raw++;
+        /* The other encoding of the same map loads to the same map. */
+        free(mine);
+        mine = doc_write(&d, d.encoding ? 0 : 1, &len2);
+        dch_map *other = NULL;
+        cr_assert_eq(dch_map_load(&other, mine, len2), DCH_OK, "seed %llu", sd);
+        assert_same_map(m, other, "other encoding", sd);
+        dch_map_free(other);
+        free(mine);
+        doc_free(&d);
+        free(bytes);
+        dch_map_free(m);
+    }
+    cr_assert(raw > 0 && runs > 0, "both encodings exercised (raw %u, runs %u)", raw, runs);
+}
+
+Test(map_file, measured_size_is_exact_and_short_buffers_are_refused)
+{
+    uint64_t rng = 7;
+    dch_map *m = random_map(&rng, 0);
+    size_t len;
+    cr_assert_eq(dch_map_save(m, NULL, 0, &len), DCH_OK);
+    uint8_t *buf = malloc(len + 1);
+    memset(buf, 0xA5, len + 1);
+    size_t got = 0;
+    cr_assert_eq(dch_map_save(m, buf, len - 1, &got), DCH_EINVAL);
+    cr_assert_eq(got, len, "the size is reported even when the buffer is short");
+    for (size_t i = 0; i <= len; i++)
+        cr_assert_eq(buf[i], 0xA5, "nothing written to a short buffer");
+    cr_assert_eq(dch_map_save(m, buf, len + 1, &got), DCH_OK);
+    cr_assert_eq(buf[len], 0xA5, "nothing written past the serialisation");
+    cr_assert_eq(dch_map_save(NULL, buf, len, &got), DCH_EINVAL);
+    cr_assert_eq(dch_map_save(m, buf, len, NULL), DCH_EINVAL);
+    dch_map *back = NULL;
+    cr_assert_eq(dch_map_load(NULL, buf, len), DCH_EINVAL);
+    cr_assert_eq(dch_map_load(&back, NULL, 5), DCH_EINVAL);
+    cr_assert_eq(dch_map_load(&back, NULL, 0), DCH_ECORRUPT);
+    const dch_allocator half = {NULL, NULL, NULL, NULL};
+    cr_assert_eq(dch_map_load_with(&back, buf, len, &half), DCH_EINVAL);
+    cr_assert_null(back);
+    free(buf);
+    dch_map_free(m);
+}
+
+/* ---- Fingerprint ------------------------------------------------------ */
+
+Test(map_file, fingerprint_ignores_epoch_and_encoding_but_not_routing_state)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 16;
+    cfg.slots_per_unit = 8;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "b", 2, NULL), DCH_OK);
+    const uint64_t fp = dch_map_fingerprint(m);
+    cr_assert_eq(dch_map_fingerprint(NULL), 0);
+
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    doc d;
+    doc_parse(bytes, len, &d);
+
+    /* Another epoch, the other encoding: the same fingerprint. */
+    d.epoch = 12345;
+    size_t len2;
+    uint8_t *other = doc_write(&d, d.encoding ? 0 : 1, &len2);
+    dch_map *m2 = NULL;
+    cr_assert_eq(dch_map_load(&m2, other, len2), DCH_OK);
+    cr_assert_eq(dch_map_epoch(m2), 12345);
+    cr_assert_eq(dch_map_fingerprint(m2), fp);
+    dch_map_free(m2);
+    free(other);
+
+    /* Hash key, a name, a weight (balance kept: b 2 -> 2 with a 1 -> 1 is
+     * unchanged, so scale both), an id, a slot: each changes it. */
+    uint64_t seen[5];
+    for (int k = 0; k < 5; k++) {
+        doc e = d;
+        e.recs = malloc(d.n * sizeof *e.recs);
+        memcpy(e.recs, d.recs, d.n * sizeof *e.recs);
+        e.owner = malloc(d.P * sizeof *e.owner);
+        memcpy(e.owner, d.owner, d.P * sizeof *e.owner);
+        if (k == 0)
+            e.key[5] = (uint8_t)(e.key[5] ^ 1u);
+        if (k == 1)
+            e.recs[0].name[0] = 'z';
+        if (k == 2) {
+            e.recs[0].weight *= 3;
+            e.recs[1].weight *= 3;
+        }
+        if (k == 3) { /* b becomes id 5 */
+            for (uint32_t s = 0; s < e.P; s++)
+                if (e.owner[s] == e.recs[1].id)
+                    e.owner[s] = 5;
+            e.recs[1].id = 5;
+        }
+        if (k == 4) { /* a and b swap one slot each */
+            uint32_t sa = 0, sb = 0;
+            while (e.owner[sa] != e.recs[0].id)
+                sa++;
+            while (e.owner[sb] != e.recs[1].id)
+                sb++;
+            e.owner[sa] = (uint16_t)e.recs[1].id;
+            e.owner[sb] = (uint16_t)e.recs[0].id;
+        }
+        uint8_t *b = doc_write(&e, -1, &len2);
+        dch_map *x = NULL;
+        cr_assert_eq(dch_map_load(&x, b, len2), DCH_OK, "variant %d", k);
+        seen[k] = dch_map_fingerprint(x);
+        cr_assert_neq(seen[k], fp, "variant %d keeps the fingerprint", k);
+        cr_assert_eq(seen[k], doc_fingerprint(&e), "variant %d", k);
+        for (int j = 0; j < k; j++)
+            cr_assert_neq(seen[k], seen[j]);
+        dch_map_free(x);
+        free(b);
+        free(e.recs);
+        free(e.owner);
+    }
+    doc_free(&d);
+    free(bytes);
+    dch_map_free(m);
+}
+
+/* ---- Damage ----------------------------------------------------------- */
+
+static dch_map *small_map(void)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 4;
+    cfg.slots_per_unit = 8; /* unequal weights: the balance bound applies */
+    for (int i = 0; i < 16; i++)
+        cfg.hash_key[i] = (uint8_t)(3 * i + 1);
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "alpha", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "beta", 2, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "gamma", 0, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "delta", 1, NULL), DCH_OK);
+    return m;
+}
+
+/* A load that must fail with `want` and leave *out untouched. */
+static void expect_load(const uint8_t *p, size_t len, int want, const char *what, long detail)
+{
+    dch_map *sentinel = (dch_map *)&sentinel;
+    dch_map *out = sentinel;
+    const int rc = dch_map_load(&out, p, len);
+    cr_assert_eq(rc, want, "%s (%ld): got %d (%s), want %d", what, detail, rc, dch_strerror(rc),
+                 want);
+    if (want != DCH_OK)
+        cr_assert(out == sentinel, "%s (%ld): *out changed on error", what, detail);
+    else
+        dch_map_free(out);
+}
+
+/* A map of `members` equal members in units x spu slots. */
+static dch_map *equal_map(uint32_t units, uint32_t spu, int members)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = units;
+    cfg.slots_per_unit = spu;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    for (int i = 0; i < members; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+    }
+    return m;
+}
+
+Test(map_file, every_truncation_is_rejected)
+{
+    /* Four members in units of four slots: one-slot runs, a raw table.
+     * Two members in units of 32: long runs, a runs table. */
+    for (uint32_t encoding = 0; encoding < 2; encoding++) {
+        dch_map *m = encoding == 0 ? equal_map(4, 4, 4) : equal_map(32, 32, 2);
+        size_t len;
+        uint8_t *bytes = save_map(m, &len);
+        doc d;
+        doc_parse(bytes, len, &d);
+        cr_assert_eq(d.encoding, encoding, "the intended table encoding");
+        doc_free(&d);
+        for (size_t cut = 0; cut < len; cut++) {
+            /* An exact-size copy, so a read past the end is caught by ASan. */
+            uint8_t *p = malloc(cut ? cut : 1);
+            memcpy(p, bytes, cut);
+            expect_load(cut ? p : NULL, cut, DCH_ECORRUPT, "truncated", (long)cut);
+            free(p);
+        }
+        free(bytes);
+        dch_map_free(m);
+    }
+}
+
+Test(map_file, every_flipped_byte_and_bit_is_rejected)
+{
+    dch_map *m = small_map();
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    uint8_t *p = malloc(len);
+    for (size_t i = 0; i < len; i++) {
+        for (int bit = -1; bit < 8; bit++) {
+            memcpy(p, bytes, len);
+            p[i] = (uint8_t)(p[i] ^ (bit < 0 ? 0xFFu : 1u << bit));
+            /* A damaged version field reads as an unknown version; every
+             * other change fails the magic, the length or the checksum. */
+            expect_load(p, len, i >= 8 && i < 12 ? DCH_EVERSION : DCH_ECORRUPT, "flipped byte",
+                        (long)i);
+        }
+    }
+    free(p);
+    free(bytes);
+    dch_map_free(m);
+}
+
+Test(map_file, unknown_versions_are_reported_as_such)
+{
+    dch_map *m = small_map();
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    const uint32_t versions[] = {0, 2, 3, 0x100, UINT32_MAX};
+    for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
+        wr(bytes + 8, versions[k], 4);
+        fix_checksum(bytes, len);
+        expect_load(bytes, len, DCH_EVERSION, "version", (long)versions[k]);
+        /* Even a bare 12-byte start says which version it is. */
+        expect_load(bytes, 12, DCH_EVERSION, "version, 12 bytes", (long)versions[k]);
+    }
+    bytes[0] = 0x88;
+    expect_load(bytes, len, DCH_ECORRUPT, "magic", 0);
+    free(bytes);
+    dch_map_free(m);
+}
+
+/*
+ * Hostile files whose checksum and length are right: each field broken in
+ * turn through the documented writer, which must give DCH_ECORRUPT.
+ */
+typedef void (*breaker)(doc *d);
+
+static void br_units(doc *d) { d->units = 3; }
+static void br_spu_zero(doc *d) { d->spu = 0; }
+static void br_too_many_slots(doc *d) { d->units = 1u << 13; d->spu = 1u << 12; }
+static void br_empty_name(doc *d) { d->recs[1].len = 0; }
+static void br_nul_in_name(doc *d) { d->recs[1].name[1] = 0; }
+static void br_ids_descend(doc *d) { rec t = d->recs[0]; d->recs[0] = d->recs[1]; d->recs[1] = t; }
+static void br_same_id(doc *d)
+{
+    /* The record after the weight-0 one takes its id, and its slots follow,
+     * so only the repeated id itself is wrong. */
+    uint32_t k = 0;
+    while (d->recs[k].weight != 0)
+        k++;
+    for (uint32_t s = 0; s < d->P; s++)
+        if (d->owner[s] == d->recs[k + 1].id)
+            d->owner[s] = (uint16_t)d->recs[k].id;
+    d->recs[k + 1].id = d->recs[k].id;
+}
+static void br_id_65535(doc *d) { d->recs[d->n - 1].id = 65535; }
+static void br_same_name(doc *d) { memcpy(d->recs[1].name, d->recs[0].name, 256); d->recs[1].len = d->recs[0].len; }
+static void br_slots_count(doc *d) { d->recs[0].slots++; }
+static void br_weight_overflow(doc *d) { d->recs[0].weight = UINT32_MAX; }
+static void br_unowned_slot(doc *d)
+{
+    for (uint32_t k = 0; k < d->n; k++)
+        if (d->recs[k].id == d->owner[3])
+            d->recs[k].slots--;
+    d->owner[3] = 0xFFFF;
+}
+static void br_weightless_owner(doc *d)
+{
+    /* gamma has weight 0 */
+    for (uint32_t k = 0; k < d->n; k++) {
+        if (d->recs[k].id == d->owner[3])
+            d->recs[k].slots--;
+        if (d->recs[k].weight == 0)
+            d->recs[k].slots++;
+    }
+    for (uint32_t k = 0; k < d->n; k++)
+        if (d->recs[k].weight == 0)
+            d->owner[3] = (uint16_t)d->recs[k].id;
+}
+static void br_foreign_owner(doc *d) { d->owner[0] = 77; }
+static void br_unbalanced(doc *d)
+{
+    /* 8 of alpha's slots go to beta, counts kept consistent. */
+    uint32_t moved = 0;
+    for (uint32_t s = 0; s < d->P && moved < 8; s++)
+        if (d->owner[s] == d->recs[0].id) {
+            d->owner[s] = (uint16_t)d->recs[1].id;
+            moved++;
+        }
+    d->recs[0].slots -= moved;
+    d->recs[1].slots += moved;
+}
+static void br_owned_without_weight(doc *d)
+{
+    for (uint32_t k = 0; k < d->n; k++)
+        d->recs[k].weight = 0;
+}
+
+static const struct {
+    const char *what;
+    breaker fn;
+} breakers[] = {
+    {"units not a power of two", br_units},
+    {"zero slots per unit", br_spu_zero},
+    {"more than 2^24 slots", br_too_many_slots},
+    {"empty name", br_empty_name},
+    {"NUL inside a name", br_nul_in_name},
+    {"ids out of order", br_ids_descend},
+    {"duplicate id", br_same_id},
+    {"id 65535", br_id_65535},
+    {"duplicate name", br_same_name},
+    {"stored slot count off by one", br_slots_count},
+    {"weight sum over UINT32_MAX", br_weight_overflow},
+    {"unowned slot with positive weights", br_unowned_slot},
+    {"slot owned by a weight-0 member", br_weightless_owner},
+    {"slot owned by a non-member", br_foreign_owner},
+    {"member outside the balance bound", br_unbalanced},
+    {"owned slots with every weight 0", br_owned_without_weight},
+};
+
+Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected)
+{
+    dch_map *m = small_map();
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    for (size_t k = 0; k < sizeof breakers / sizeof breakers[0]; k++) {
+        for (int enc = 0; enc < 2; enc++) {
+            doc d;
+            doc_parse(bytes, len, &d);
+            d.recs = realloc(d.recs, (d.n + 2) * sizeof *d.recs);
+            breakers[k].fn(&d);
+            /* A stored table for the unchanged P where the config changed. */
+            const uint32_t P = d.units * d.spu;
+            if (P != d.P && P > 0 && P <= (1u << 24)) {
+                d.owner = realloc(d.owner, (size_t)P * sizeof *d.owner);
+                for (uint32_t s = d.P; s < P; s++)
+                    d.owner[s] = d.owner[s % d.P];
+                d.P = P;
+            } else if (P == 0 || P > (1u << 24)) {
+                /* Keep writing d.P slots: the config alone must be refused. */
+            }
+            size_t blen;
+            uint8_t *b = doc_write(&d, enc, &blen);
+            expect_load(b, blen, DCH_ECORRUPT, breakers[k].what, enc);
+            free(b);
+            doc_free(&d);
+        }
+    }
+    free(bytes);
+    dch_map_free(m);
+}
+
+/*
+ * Two members in 64 slots with weights wa, wb, a owning `a_slots` of them
+ * (the first ones), as bytes with a valid checksum.
+ */
+static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint32_t wb,
+                                uint32_t a_slots, size_t *len)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = units;
+    cfg.slots_per_unit = spu;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "a", wa, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "b", wb, NULL), DCH_OK);
+    size_t blen;
+    uint8_t *bytes = save_map(m, &blen);
+    doc d;
+    doc_parse(bytes, blen, &d);
+    for (uint32_t s = 0; s < d.P; s++)
+        d.owner[s] = s < a_slots ? 0 : 1;
+    d.recs[0].slots = a_slots;
+    d.recs[1].slots = d.P - a_slots;
+    uint8_t *b = doc_write(&d, -1, len);
+    doc_free(&d);
+    free(bytes);
+    dch_map_free(m);
+    return b;
+}
+
+Test(map_file, the_balance_bound_is_exact)
+{
+    /* Equal weights in 8 units of 8: the ideal is 32 slots each and the
+     * promise is within 2; in 16 units of 4 it is within 4. */
+    for (uint32_t a_slots = 26; a_slots <= 38; a_slots++) {
+        size_t len;
+        uint8_t *b = two_member_file(8, 8, 1, 1, a_slots, &len);
+        const int dev = (int)a_slots - 32;
+        expect_load(b, len, dev > -2 && dev < 2 ? DCH_OK : DCH_ECORRUPT, "a's slots",
+                    (long)a_slots);
+        free(b);
+        b = two_member_file(16, 4, 1, 1, a_slots, &len);
+        expect_load(b, len, dev > -4 && dev < 4 ? DCH_OK : DCH_ECORRUPT, "a's slots, S = 4",
+                    (long)a_slots);
+        free(b);
+    }
+}
+
+Test(map_file, the_balance_bound_applies_where_the_map_promises_it)
+{
+    /* 64 slots, a owns 40 of them: 8 over an ideal of 32 with equal
+     * weights, 8 under an ideal of 48 with weights 3 : 1. */
+    const struct {
+        uint32_t units, spu, wa, wb;
+        int want;
+    } cases[] = {
+        {8, 8, 1, 1, DCH_ECORRUPT}, /* equal weights: always bounded */
+        {16, 4, 1, 1, DCH_ECORRUPT},
+        {64, 1, 5, 5, DCH_ECORRUPT},
+        {8, 8, 3, 1, DCH_ECORRUPT}, /* 8 slots per unit: bounded */
+        {4, 16, 3, 1, DCH_ECORRUPT},
+        {16, 4, 3, 1, DCH_OK}, /* unequal weights, fewer than 8: not */
+        {64, 1, 3, 1, DCH_OK},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        size_t len;
+        uint8_t *b = two_member_file(cases[k].units, cases[k].spu, cases[k].wa, cases[k].wb, 40,
+                                     &len);
+        expect_load(b, len, cases[k].want, "balance case", (long)k);
+        free(b);
+    }
+}
+
+Test(map_file, malformed_run_tables_are_rejected)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 16;
+    cfg.slots_per_unit = 16;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "b", 1, NULL), DCH_OK);
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    const size_t table = 56 + 2 * 12; /* two records with one-byte names */
+    cr_assert_eq(bytes[table], 1, "runs encoding");
+    const uint32_t runs = (uint32_t)rd(bytes + table + 1, 4);
+    const size_t first = table + 5; /* first run: owner, length, both < 128 */
+    cr_assert(bytes[first] < 0x80 && bytes[first + 1] < 0x80 && bytes[first + 1] > 1);
+
+    uint8_t *p = malloc(len + 8);
+    /* R off by one either way. */
+    for (int delta = -1; delta <= 1; delta += 2) {
+        memcpy(p, bytes, len);
+        wr(p + table + 1, (uint32_t)((int64_t)runs + delta), 4);
+        fix_checksum(p, len);
+        expect_load(p, len, DCH_ECORRUPT, "run count", delta);
+    }
+    memcpy(p, bytes, len);
+    wr(p + table + 1, 0, 4);
+    fix_checksum(p, len);
+    expect_load(p, len, DCH_ECORRUPT, "zero runs", 0);
+    /* A run of length 0. */
+    memcpy(p, bytes, len);
+    p[first + 1] = 0;
+    fix_checksum(p, len);
+    expect_load(p, len, DCH_ECORRUPT, "empty run", 0);
+    /* Lengths summing past P. */
+    memcpy(p, bytes, len);
+    p[first + 1] = 0x7F;
+    fix_checksum(p, len);
+    expect_load(p, len, DCH_ECORRUPT, "runs past P", 0);
+    /* An unknown encoding. */
+    memcpy(p, bytes, len);
+    p[table] = 2;
+    fix_checksum(p, len);
+    expect_load(p, len, DCH_ECORRUPT, "encoding 2", 0);
+
+    /* Byte-inserting damage: an overlong uleb, an owner over 65535, two
+     * adjacent runs of one owner, and a stray byte before the checksum. */
+    for (int kind = 0; kind < 4; kind++) {
+        size_t at = 0, n = 0;
+        memcpy(p, bytes, first);
+        at = first;
+        const uint8_t owner = bytes[first], rlen = bytes[first + 1];
+        size_t rest = first + 2;
+        uint32_t r = runs;
+        if (kind == 0) { /* length as 2 bytes: 0x80|len, 0x00 */
+            p[at++] = owner;
+            p[at++] = (uint8_t)(0x80 | rlen);
+            p[at++] = 0x00;
+        } else if (kind == 1) { /* owner 65536: 80 80 04 */
+            p[at++] = 0x80;
+            p[at++] = 0x80;
+            p[at++] = 0x04;
+            p[at++] = rlen;
+        } else if (kind == 2) { /* split the run in two */
+            p[at++] = owner;
+            p[at++] = 1;
+            p[at++] = owner;
+            p[at++] = (uint8_t)(rlen - 1);
+            r++;
+        } else {
+            p[at++] = owner;
+            p[at++] = rlen;
+        }
+        n = len - 8 - rest;
+        memcpy(p + at, bytes + rest, n);
+        at += n;
+        if (kind == 3)
+            p[at++] = 0;
+        wr(p + table + 1, r, 4);
+        wr(p + 16, at + 8, 8);
+        fix_checksum(p, at + 8);
+        expect_load(p, at + 8, DCH_ECORRUPT, "run table damage", kind);
+    }
+    free(p);
+    free(bytes);
+    dch_map_free(m);
+}
+
+Test(map_file, count_and_length_fields_must_match_the_bytes)
+{
+    dch_map *m = small_map();
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    uint8_t *p = malloc(len + 1);
+    const uint32_t counts[] = {0, 3, 5, 6, 65535, 65536, UINT32_MAX};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+        memcpy(p, bytes, len);
+        wr(p + 12, counts[k], 4);
+        fix_checksum(p, len);
+        expect_load(p, len, DCH_ECORRUPT, "member count", (long)counts[k]);
+    }
+    const uint64_t lengths[] = {len - 1, len + 1, 0, 65, UINT64_MAX};
+    for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+        memcpy(p, bytes, len);
+        wr(p + 16, lengths[k], 8);
+        fix_checksum(p, len);
+        expect_load(p, len, DCH_ECORRUPT, "length field", (long)k);
+    }
+    /* A byte appended to an intact file. */
+    memcpy(p, bytes, len);
+    p[len] = 0;
+    expect_load(p, len + 1, DCH_ECORRUPT, "appended byte", 0);
+    free(p);
+    free(bytes);
+    dch_map_free(m);
+}
+
+/*
+ * Random damage with the checksum and length repaired, so that the parser
+ * itself meets the damage: the load either fails cleanly or returns a map
+ * that saves back to exactly the bytes it came from.
+ */
+Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
+{
+    const uint64_t base = test_seed(UINT64_C(0xda3a000000000000));
+    const unsigned n = scaled(3000, 100);
+    unsigned accepted = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t seed = base + i / 50;
+        uint64_t rng = seed;
+        dch_map *m = random_map(&rng, 0);
+        size_t len;
+        uint8_t *bytes = save_map(m, &len);
+        dch_map_free(m);
+        rng += i; /* a different damage for each of the 50 uses of a map */
+        const uint32_t edits = 1 + rng_below(&rng, 4);
+        for (uint32_t e = 0; e < edits; e++) {
+            const size_t at = 12 + rng_below(&rng, (uint32_t)(len - 20));
+            bytes[at] = rng_below(&rng, 2) ? (uint8_t)rng_next(&rng) : (uint8_t)(bytes[at] ^ 1);
+        }
+        if (rng_below(&rng, 4) == 0)
+            wr(bytes + 16, len, 8);
+        fix_checksum(bytes, len);
+        dch_map *out = NULL;
+        const int rc = dch_map_load(&out, bytes, len);
+        cr_assert(rc == DCH_OK || rc == DCH_ECORRUPT || rc == DCH_EVERSION,
+                  "seed %llu case %u: rc %d", (unsigned long long)seed, i, rc);
+        if (rc == DCH_OK) {
+            accepted++;
+            size_t len2;
+            uint8_t *again = save_map(out, &len2);
+            doc d;
+            doc_parse(bytes, len, &d);
+            /* The same bytes, unless the damage picked the encoding the
+             * writer would not have picked. */
+            cr_assert((len2 == len && memcmp(again, bytes, len) == 0) ||
+                          again[d.table_at] != d.encoding,
+                      "seed %llu case %u: saved back differently", (unsigned long long)seed, i);
+            dch_map *back = NULL;
+            cr_assert_eq(dch_map_load(&back, again, len2), DCH_OK);
+            cr_assert_eq(dch_map_fingerprint(back), dch_map_fingerprint(out));
+            cr_assert_eq(dch_map_fingerprint(out), doc_fingerprint(&d),
+                         "seed %llu case %u: the map is not what the bytes say",
+                         (unsigned long long)seed, i);
+            cr_assert_eq(dch_map_epoch(out), d.epoch);
+            dch_map_free(back);
+            doc_free(&d);
+            free(again);
+            dch_map_free(out);
+        }
+        free(bytes);
+    }
+    fprintf(stderr, "random damage: %u cases, %u still valid maps\n", n, accepted);
+}
+
+/* ---- Allocation ------------------------------------------------------- */
+
+typedef struct counting {
+    long calls, fail_at; /* fail the call numbered fail_at (from 0); -1 never */
+    long live;
+} counting;
+
+static void *c_alloc(void *ctx, size_t n)
+{
+    counting *c = ctx;
+    if (c->calls++ == c->fail_at)
+        return NULL;
+    void *p = malloc(n);
+    c->live += p != NULL;
+    return p;
+}
+
+static void *c_realloc(void *ctx, void *ptr, size_t n)
+{
+    counting *c = ctx;
+    if (c->calls++ == c->fail_at)
+        return NULL;
+    void *p = realloc(ptr, n);
+    c->live += p != NULL && ptr == NULL;
+    return p;
+}
+
+static void c_free(void *ctx, void *ptr)
+{
+    counting *c = ctx;
+    c->live -= ptr != NULL;
+    free(ptr);
+}
+
+Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
+{
+    uint64_t rng = 99;
+    dch_map *m;
+    do {
+        m = random_map(&rng, 0);
+        if (dch_map_node_count(m) >= 3)
+            break;
+        dch_map_free(m);
+    } while (1);
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    long n;
+    for (n = 0;; n++) {
+        counting c = {0, n, 0};
+        const dch_allocator a = {c_alloc, c_realloc, c_free, &c};
+        dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
+        const int rc = dch_map_load_with(&out, bytes, len, &a);
+        if (rc == DCH_OK) {
+            cr_assert_gt(c.live, 0, "the map lives in the caller's allocator");
+            dch_map_config cfg;
+            dch_map_get_config(out, &cfg);
+            cr_assert(cfg.allocator == &a);
+            assert_same_map(m, out, "load_with", 99);
+            dch_map_free(out);
+            cr_assert_eq(c.live, 0, "everything freed through the allocator");
+            break;
+        }
+        cr_assert_eq(rc, DCH_ENOMEM, "failure %ld gives %d", n, rc);
+        cr_assert(out == sentinel);
+        cr_assert_eq(c.live, 0, "failure %ld leaks %ld blocks", n, c.live);
+    }
+    cr_assert_gt(n, 3, "the load allocates several times");
+    free(bytes);
+    dch_map_free(m);
+}
+
+Test(map_file, save_file_allocation_failure_leaves_no_file)
+{
+    char dir[] = "/tmp/dch-map-file-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/m.dchmap", dir);
+    counting c = {0, -1, 0};
+    const dch_allocator a = {c_alloc, c_realloc, c_free, &c};
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 4;
+    cfg.slots_per_unit = 4;
+    cfg.allocator = &a;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "x", 1, NULL), DCH_OK);
+    for (long n = 0;; n++) {
+        c.calls = 0;
+        c.fail_at = n;
+        const long live = c.live;
+        const int rc = dch_map_save_file(m, path);
+        c.fail_at = -1;
+        cr_assert_eq(c.live, live, "save_file leaks at failure %ld", n);
+        if (rc == DCH_OK)
+            break;
+        cr_assert_eq(rc, DCH_ENOMEM);
+        cr_assert_eq(access(path, F_OK), -1, "no file after a failed save");
+    }
+    dch_map *back;
+    cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
+    assert_same_map(m, back, "saved with an allocator", 0);
+    dch_map_free(back);
+    dch_map_free(m);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* ---- Files ------------------------------------------------------------ */
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static void write_bytes(const char *path, const uint8_t *p, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(p, 1, len, f), len);
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(map_file, files_are_replaced_atomically_and_read_back)
+{
+    char dir[] = "/tmp/dch-map-file-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128], sub[128];
+    snprintf(path, sizeof path, "%s/cluster.dchmap", dir);
+    dch_map *m = small_map();
+    umask(022);
+    cr_assert_eq(dch_map_save_file(m, path), DCH_OK);
+    cr_assert_eq(count_entries(dir), 1, "only the map file: no temporary left");
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0644, "a new file: 0666 less the umask");
+
+    /* The file holds exactly what dch_map_save writes. */
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    cr_assert_eq((size_t)st.st_size, len);
+    dch_map *back = NULL;
+    cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
+    assert_same_map(m, back, "file", 0);
+    dch_map_free(back);
+
+    /* Replacing keeps the permission bits of the file replaced. */
+    cr_assert_eq(chmod(path, 0640), 0);
+    cr_assert_eq(dch_map_add_node(m, "epsilon", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_save_file(m, path), DCH_OK);
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0640);
+    cr_assert_eq(count_entries(dir), 1);
+    cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
+    assert_same_map(m, back, "replaced file", 0);
+    dch_map_free(back);
+
+    /* A rename that fails (the target is a directory) leaves the directory
+     * alone and removes the temporary file. */
+    snprintf(sub, sizeof sub, "%s/taken", dir);
+    cr_assert_eq(mkdir(sub, 0755), 0);
+    errno = 0;
+    cr_assert_eq(dch_map_save_file(m, sub), DCH_EIO);
+    cr_assert_neq(errno, 0, "errno says why");
+    cr_assert_eq(count_entries(dir), 2, "no temporary left after a failed rename");
+    cr_assert_eq(count_entries(sub), 0);
+    rmdir(sub);
+
+    /* A missing directory. */
+    snprintf(sub, sizeof sub, "%s/missing/m.dchmap", dir);
+    errno = 0;
+    cr_assert_eq(dch_map_save_file(m, sub), DCH_EIO);
+    cr_assert_eq(errno, ENOENT);
+    cr_assert_eq(dch_map_load_file(&back, sub), DCH_EIO);
+    cr_assert_eq(errno, ENOENT);
+    /* A directory is not a map. */
+    cr_assert_eq(dch_map_load_file(&back, dir), DCH_EIO);
+
+    cr_assert_eq(dch_map_save_file(NULL, path), DCH_EINVAL);
+    cr_assert_eq(dch_map_save_file(m, NULL), DCH_EINVAL);
+    cr_assert_eq(dch_map_save_file(m, ""), DCH_EINVAL);
+    cr_assert_eq(dch_map_load_file(NULL, path), DCH_EINVAL);
+    cr_assert_eq(dch_map_load_file(&back, NULL), DCH_EINVAL);
+
+    free(bytes);
+    dch_map_free(m);
+    unlink(path);
+    rmdir(dir);
+}
+
+Test(map_file, damaged_files_are_refused)
+{
+    char dir[] = "/tmp/dch-map-file-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char path[128];
+    snprintf(path, sizeof path, "%s/bad.dchmap", dir);
+    dch_map *m = small_map();
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    uint8_t *p = malloc(len + 64);
+    dch_map *out = NULL;
+
+    memcpy(p, bytes, len);
+    p[len] = 'x';
+    write_bytes(path, p, len + 1);
+    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT, "data after the map");
+    const size_t cuts[] = {0, 5, 11, 12, 40, 56, 57, len - 1};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        write_bytes(path, bytes, cuts[k]);
+        cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT, "cut at %zu", cuts[k]);
+    }
+    memcpy(p, bytes, len);
+    wr(p + 8, 2, 4);
+    write_bytes(path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION);
+    write_bytes(path, p, 12);
+    cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION, "a bare version-2 start");
+    /* A header announcing more than any map can take is refused unread. */
+    memcpy(p, bytes, len);
+    wr(p + 16, UINT64_C(1) << 40, 8);
+    write_bytes(path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT);
+    memcpy(p, bytes, len);
+    p[100 % len] = (uint8_t)(p[100 % len] ^ 0x10u);
+    write_bytes(path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT);
+    cr_assert_null(out);
+
+    write_bytes(path, bytes, len);
+    cr_assert_eq(dch_map_load_file(&out, path), DCH_OK);
+    dch_map_free(out);
+    free(p);
+    free(bytes);
+    dch_map_free(m);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* ---- Golden files ----------------------------------------------------- */
+
+/*
+ * Every tests/golden/NAME.dchmap has a NAME.expect, written when the file was
+ * made (tests/golden/generate.sh), holding lines
+ *   epoch E | fingerprint HEX | member ID WEIGHT SLOTS NAME | route KEY NAME
+ * (NAME "-" for no owner). Every later version must load the file and route
+ * exactly so; a version that still writes format 1 must write the same bytes.
+ */
+static void check_golden(const char *dir, const char *base)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.dchmap", dir, base);
+    dch_map *m = NULL;
+    cr_assert_eq(dch_map_load_file(&m, path), DCH_OK, "%s does not load", path);
+    snprintf(path, sizeof path, "%s/%s.expect", dir, base);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s missing", path);
+    char line[1024];
+    int routes = 0, members = 0, have_fp = 0, have_epoch = 0;
+    while (fgets(line, sizeof line, f)) {
+        char a[300], b[300];
+        unsigned long long v;
+        unsigned id, weight, slots;
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (sscanf(line, "epoch %llu", &v) == 1) {
+            cr_assert_eq(dch_map_epoch(m), v, "%s: epoch", base);
+            have_epoch = 1;
+        } else if (sscanf(line, "fingerprint %llx", &v) == 1) {
+            cr_assert_eq(dch_map_fingerprint(m), v, "%s: fingerprint", base);
+            have_fp = 1;
+        } else if (sscanf(line, "member %u %u %u %299s", &id, &weight, &slots, a) == 4) {
+            cr_assert_str_eq(dch_map_node_name(m, id), a, "%s: member %u", base, id);
+            cr_assert_eq(dch_map_node_weight(m, id), weight, "%s: member %u", base, id);
+            cr_assert_eq(dch_map_node_slots(m, id), slots, "%s: member %u", base, id);
+            members++;
+        } else if (sscanf(line, "route %299s %299s", a, b) == 2) {
+            const uint32_t owner = dch_map_lookup(m, a, strlen(a));
+            const char *name = dch_map_node_name(m, owner);
+            cr_assert_str_eq(name ? name : "-", b, "%s: key %s", base, a);
+            routes++;
+        } else {
+            cr_assert_fail("%s: unreadable line: %s", path, line);
+        }
+    }
+    fclose(f);
+    cr_assert(have_fp && have_epoch && routes >= 50, "%s: incomplete expectations", base);
+    cr_assert_eq((uint32_t)members, dch_map_node_count(m), "%s: members listed", base);
+
+    if (DCH_MAP_FORMAT_VERSION == 1) {
+        snprintf(path, sizeof path, "%s/%s.dchmap", dir, base);
+        f = fopen(path, "rb");
+        cr_assert_not_null(f);
+        static uint8_t file[1 << 20];
+        const size_t flen = fread(file, 1, sizeof file, f);
+        fclose(f);
+        size_t len;
+        uint8_t *again = save_map(m, &len);
+        cr_assert(len == flen && memcmp(again, file, len) == 0,
+                  "%s: saving it again gives other bytes", base);
+        free(again);
+    }
+    dch_map_free(m);
+}
+
+Test(map_file, golden_files_load_and_route_as_recorded)
+{
+    const char *dir = DCH_SOURCE_DIR "/tests/golden";
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "%s", dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const size_t n = strlen(e->d_name);
+        if (n > 7 && strcmp(e->d_name + n - 7, ".dchmap") == 0) {
+            char base[256];
+            snprintf(base, sizeof base, "%.*s", (int)(n - 7), e->d_name);
+            check_golden(dir, base);
+            files++;
+        } else if (n > 7 && strcmp(e->d_name + n - 7, ".expect") == 0) {
+            char path[512];
+            snprintf(path, sizeof path, "%s/%.*s.dchmap", dir, (int)(n - 7), e->d_name);
+            cr_assert_eq(access(path, R_OK), 0, "%s has no map file", e->d_name);
+        }
+    }
+    closedir(d);
+    cr_assert_geq(files, 5, "golden files found: %d", files);
+}
