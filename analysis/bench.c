@@ -73,6 +73,8 @@ static const uint32_t checkpoints[] = {10, 100, 1000, 10000};
 #define SWEEP_NODES 10u
 /* Fewest calls a calibrated trial makes (unless --lookups is smaller). */
 #define MIN_OPS 100000u
+/* Turns each contender takes within a trial (see run_group). */
+#define SLICES 8u
 /* Messages of the hash section: 256 of them, 16 bytes apart. */
 #define MSG_COUNT 256u
 #define MSG_STRIDE 16u
@@ -239,8 +241,10 @@ static double time_run(bench *b, const contender *c, uint64_t mask, uint64_t ops
 
 /*
  * Warm up and calibrate each contender (a trial makes --lookups calls, fewer
- * if that would take over --trial-ms), then run the trials, the contenders
- * in turn within each trial.
+ * if that would take over --trial-ms), then run the trials. Within a trial
+ * the contenders take turns in SLICES slices each, so that a change of the
+ * core's clock during the trial (the host changes it, in steps of about
+ * 1.2x, every few tens of milliseconds) falls on all of them alike.
  */
 static void run_group(bench *b, contender *c, size_t nc, uint64_t mask)
 {
@@ -259,11 +263,19 @@ static void run_group(bench *b, contender *c, size_t nc, uint64_t mask)
         if (c[i].ops < floor_ops)
             c[i].ops = floor_ops;
     }
-    for (unsigned t = 0; t < b->o.trials; t++)
-        for (size_t k = 0; k < nc; k++) {
-            contender *x = &c[(k + t) % nc];
-            x->ns[t] = time_run(b, x, mask, x->ops);
-        }
+    for (unsigned t = 0; t < b->o.trials; t++) {
+        for (size_t k = 0; k < nc; k++)
+            c[k].ns[t] = 0;
+        for (unsigned sl = 0; sl < SLICES; sl++)
+            for (size_t k = 0; k < nc; k++) {
+                contender *x = &c[(k + t + sl) % nc];
+                const uint64_t part = x->ops / SLICES + (sl < x->ops % SLICES);
+                if (part > 0)
+                    x->ns[t] += time_run(b, x, mask, part) * (double)part;
+            }
+        for (size_t k = 0; k < nc; k++)
+            c[k].ns[t] /= (double)c[k].ops;
+    }
 }
 
 /* ---- Recording -------------------------------------------------------- */
