@@ -120,15 +120,19 @@ static void fa_arm(faulty *f, long fail_at, bool fail_after)
 
 typedef struct ranges {
     dch_range *v;
-    size_t n;
+    size_t n, cap;
 } ranges;
 
+/* Geometric growth: a default-config map has tens of thousands of ranges. */
 static int collect_range(const dch_range *r, void *ctx)
 {
     ranges *rs = ctx;
-    dch_range *grown = realloc(rs->v, (rs->n + 1) * sizeof *grown);
-    cr_assert_not_null(grown);
-    rs->v = grown;
+    if (rs->n == rs->cap) {
+        rs->cap = rs->cap ? 2 * rs->cap : 64;
+        dch_range *grown = realloc(rs->v, rs->cap * sizeof *grown);
+        cr_assert_not_null(grown);
+        rs->v = grown;
+    }
     rs->v[rs->n++] = *r;
     return 0;
 }
@@ -970,7 +974,7 @@ static int call_case(const bad_case *c, call_env *e, bool *out_kept)
                                    : dch_ring_ranges(ring, out, cap, count);
         if (rc == DCH_EFULL) {
             /* Documented: the first cap ranges written, the count set. */
-            ranges want = {NULL, 0};
+            ranges want = {NULL, 0, 0};
             if (c->fn == F_MAP_RANGES)
                 (void)dch_map_foreach_range(fx->map, collect_range, &want);
             else
