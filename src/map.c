@@ -1367,24 +1367,6 @@ int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
     return DCH_OK;
 }
 
-/* ---- Promised bounds ------------------------------------------------- */
-
-int dch__map_within_bounds(const dch_map *m)
-{
-    const uint64_t W = m->total_weight, P = m->slots;
-    if (W == 0 || m->spu < 8)
-        return 1;
-    for (uint32_t id = 0; id < m->id_limit; id++) {
-        const member *mb = &m->members[id];
-        if (mb->name == NULL)
-            continue;
-        const uint64_t have = (uint64_t)mb->slots * W, ideal = P * mb->weight;
-        if ((have > ideal ? have - ideal : ideal - have) >= 4 * W)
-            return 0;
-    }
-    return 1;
-}
-
 /* ---- Assembly from parts (map files) ---------------------------------- */
 
 const uint16_t *dch__map_owner_table(const dch_map *m)

@@ -754,19 +754,8 @@ static void br_weightless_owner(doc *d)
         if (d->recs[k].weight == 0)
             d->owner[3] = (uint16_t)d->recs[k].id;
 }
+
 static void br_foreign_owner(doc *d) { d->owner[0] = 77; }
-static void br_unbalanced(doc *d)
-{
-    /* 8 of alpha's slots go to beta, counts kept consistent. */
-    uint32_t moved = 0;
-    for (uint32_t s = 0; s < d->P && moved < 8; s++)
-        if (d->owner[s] == d->recs[0].id) {
-            d->owner[s] = (uint16_t)d->recs[1].id;
-            moved++;
-        }
-    d->recs[0].slots -= moved;
-    d->recs[1].slots += moved;
-}
 static void br_owned_without_weight(doc *d)
 {
     for (uint32_t k = 0; k < d->n; k++)
@@ -791,7 +780,6 @@ static const struct {
     {"unowned slot with positive weights", br_unowned_slot},
     {"slot owned by a weight-0 member", br_weightless_owner},
     {"slot owned by a non-member", br_foreign_owner},
-    {"member outside the balance bound", br_unbalanced},
     {"owned slots with every weight 0", br_owned_without_weight},
 };
 
@@ -857,45 +845,23 @@ static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint3
     return b;
 }
 
-Test(map_file, the_balance_bound_is_exact)
+Test(map_file, balance_is_not_a_load_check_since_history_decides_it)
 {
-    /* Equal weights in 8 units of 8: the ideal is 32 slots each and the
-     * bound is 4; in 16 units of 4 no bound is checked. */
-    for (uint32_t a_slots = 26; a_slots <= 38; a_slots++) {
-        size_t len;
-        uint8_t *b = two_member_file(8, 8, 1, 1, a_slots, &len);
-        const int dev = (int)a_slots - 32;
-        expect_load(b, len, dev > -4 && dev < 4 ? DCH_OK : DCH_ECORRUPT, "a's slots",
-                    (long)a_slots);
-        free(b);
-        b = two_member_file(16, 4, 1, 1, a_slots, &len);
-        expect_load(b, len, DCH_OK, "a's slots, S = 4", (long)a_slots);
-        free(b);
-    }
-}
-
-Test(map_file, the_balance_bound_applies_where_the_map_promises_it)
-{
-    /* 64 slots, a owns 40 of them: 8 over an ideal of 32 with equal
-     * weights, 8 under an ideal of 48 with weights 3 : 1. */
+    /* 64 slots, a owns 26 to 38 or 40 of them: well-formed maps however far
+     * from their shares, with equal and unequal weights, at 1, 4 and 8 slots
+     * per unit. Whether the library could have built them depends on the
+     * weights of their history, which bytes do not show: they load. */
     const struct {
         uint32_t units, spu, wa, wb;
-        int want;
-    } cases[] = {
-        {8, 8, 1, 1, DCH_ECORRUPT}, /* 8 slots per unit: bounded */
-        {16, 4, 1, 1, DCH_OK}, /* fewer than 8: the history may have been unequal */
-        {64, 1, 5, 5, DCH_OK},
-        {8, 8, 3, 1, DCH_ECORRUPT}, /* 8 slots per unit: bounded */
-        {4, 16, 3, 1, DCH_ECORRUPT},
-        {16, 4, 3, 1, DCH_OK}, /* unequal weights, fewer than 8: not */
-        {64, 1, 3, 1, DCH_OK},
-    };
+    } cases[] = {{8, 8, 1, 1}, {16, 4, 1, 1}, {64, 1, 5, 5}, {8, 8, 3, 1}, {4, 16, 3, 1}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        size_t len;
-        uint8_t *b = two_member_file(cases[k].units, cases[k].spu, cases[k].wa, cases[k].wb, 40,
-                                     &len);
-        expect_load(b, len, cases[k].want, "balance case", (long)k);
-        free(b);
+        for (uint32_t a_slots = 26; a_slots <= 40; a_slots++) {
+            size_t len;
+            uint8_t *b = two_member_file(cases[k].units, cases[k].spu, cases[k].wa,
+                                         cases[k].wb, a_slots, &len);
+            expect_load(b, len, DCH_OK, "a's slots", (long)a_slots);
+            free(b);
+        }
     }
 }
 

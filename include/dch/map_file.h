@@ -50,12 +50,10 @@
  * or a table ending before the checksum, a duplicate name, a slot owned by a
  * non-member or a member of weight 0 (or any owned slot when every weight is
  * 0, or an unowned one otherwise), a weight sum above UINT32_MAX, a stored
- * slot count that is not the member's count in the table, and, from 8 slots
- * per unit up, a member outside the balance bound |slots - P * w / W| < 4
- * (w its weight, W the weight sum > 0), which every map the library builds
- * keeps there whatever its history. (Below 8 slots per unit a map whose
- * weights were ever unequal keeps no global bound, and bytes do not tell a
- * map's history, so none is checked.)
+ * slot count that is not the member's count in the table. Balance is not
+ * checked: how close a map stays to its members' shares depends on the
+ * weights of its whole history (map.h), which the bytes do not show, and a
+ * map the library built must always load.
  */
 #ifndef DCH_MAP_FILE_H
 #define DCH_MAP_FILE_H

@@ -322,10 +322,10 @@ static int within(uint64_t count, uint64_t share_num, uint64_t W, uint64_t bound
     return dev < bound * W;
 }
 
-static void check_bounds(const map_state *st, int equal_history)
+static void check_bounds(const map_state *st, int equal_history, int narrow_history)
 {
     const uint64_t W = st->W, P = st->P, S = st->S;
-    if (W == 0 || (!equal_history && S < 8))
+    if (W == 0 || (!equal_history && (S < 8 || !narrow_history)))
         return; /* NOTES promises no bound here */
     const uint64_t gbound = equal_history && S >= 8 ? 2 : 4;
     for (uint32_t id = 0; id < MAX_IDS; id++) {
@@ -584,12 +584,17 @@ typedef struct run {
     size_t ring_memory;
     uint32_t equal_value; /* the one positive weight set so far, 0: none yet */
     int equal_history;
+    uint32_t wmin, wmax; /* smallest and largest positive weight set so far */
 } run;
 
 static void note_weight(run *R, uint32_t w)
 {
     if (w == 0)
         return;
+    if (R->wmin == 0 || w < R->wmin)
+        R->wmin = w;
+    if (w > R->wmax)
+        R->wmax = w;
     if (R->equal_value == 0)
         R->equal_value = w;
     else if (w != R->equal_value)
@@ -690,7 +695,10 @@ static void check_map_step(run *R, const change *c)
     if (R->after.epoch != want_epoch)
         fail("epoch %llu, expected %llu", (unsigned long long)R->after.epoch,
              (unsigned long long)want_epoch);
-    check_bounds(&R->after, R->equal_history);
+    /* NOTES promises invariant 6 while every positive weight ever set is
+     * within a factor of 16 of every other. */
+    check_bounds(&R->after, R->equal_history,
+                 R->wmin == 0 || (uint64_t)R->wmax <= 16 * (uint64_t)R->wmin);
     if (R->equal_history)
         check_spread(&R->before, &R->after, c);
     check_ranges_of_map(R->map);
