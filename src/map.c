@@ -262,8 +262,11 @@ uint64_t dch_map_hash(const dch_map *m, const void *key, size_t len)
 
 uint32_t dch_map_lookup_hash(const dch_map *m, uint64_t hash)
 {
-    const uint16_t o = m->owner[(hash >> 32) >> m->shift];
-    return o == NONE16 ? DCH_NODE_NONE : o;
+    /* Every slot is owned exactly when some member has weight, so the test
+     * comes before the load and does not wait for it. */
+    if (m->total_weight == 0)
+        return DCH_NODE_NONE;
+    return m->owner[(hash >> 32) >> m->shift];
 }
 
 uint32_t dch_map_lookup(const dch_map *m, const void *key, size_t len)
@@ -656,63 +659,79 @@ static uint64_t plan_units(move *mv)
         }
     }
 
-    /* With equal weights every soft band is kept, so others outside theirs
-     * force moves. With unequal weights the soft bands can conflict with
-     * monotone movement and with the global shares, so only the hard bands
-     * force; the soft ones are preferred in the passes that follow. */
-    const int soft = mv->max_tier == 1;
-    uint64_t sum_min = 0, sum_room = 0;
+    /* Soft bands force moves with equal weights, and with unequal weights
+     * from 8 slots per unit up as far as x's global target allows: a member
+     * left above its soft ceiling where a light member is absent keeps that
+     * surplus once the light member leaves (no monotone move can take it
+     * back), so slices should stay soft for the global shares to survive
+     * later changes; but with unequal weights many members can cross an
+     * integer share at once and their soft bands alone can ask for more
+     * moves than x's share calls for. Below 8 slots a unit's shares are a
+     * slot or two and only the hard bands force. kmin holds the moves soft
+     * bands force, unit_held (free until the repair) those hard bands force. */
+    const int soft = mv->max_tier == 1 || m->spu >= 8;
+    uint32_t *hard_min = mv->unit_held;
+    uint64_t sum_soft = 0, sum_hard = 0;
     for (uint32_t u = 0; u < m->units; u++) {
-        unit_count(mv, u);
-        const uint32_t cx = mv->cnt[mv->x];
+        const uint16_t *o = m->owner + (size_t)u * m->spu;
         /* Others' holdings, in all and capped at their floor, floor - 1,
-         * ceiling and ceiling + 1. */
-        uint64_t held = 0, held_lo = 0, held_lo1 = 0, held_hi = 0, held_hi1 = 0;
-        for (uint32_t i = 0; i < mv->npresent; i++) {
-            const uint32_t id = mv->present[i];
-            if (id == mv->x)
+         * ceiling and ceiling + 1, counted slot by slot: min(c, L) is the
+         * number of a member's 1st, 2nd, ... slots in the unit that are at
+         * most L. */
+        uint32_t held = 0, held_lo = 0, held_lo1 = 0, held_hi = 0, held_hi1 = 0;
+        uint32_t cx = 0;
+        for (uint32_t i = 0; i < m->spu; i++) {
+            const uint32_t id = o[i];
+            if (id == NONE16)
                 continue;
-            uint32_t lo, hi;
-            soft_band(mv, id, &lo, &hi);
-            const uint32_t c = mv->cnt[id];
-            held += c;
-            held_lo += min_u32(c, lo);
-            held_lo1 += min_u32(c, lo > 0 ? lo - 1 : 0);
-            held_hi += min_u32(c, hi);
-            held_hi1 += min_u32(c, hi + 1);
+            if (id == mv->x) {
+                cx++;
+                continue;
+            }
+            const uint32_t c = ++mv->cnt[id];
+            const uint32_t lo = mv->band_lo[id], hi = mv->band_hi[id];
+            held++;
+            held_lo += c <= lo;
+            held_lo1 += c + 1 <= lo;
+            held_hi += c <= hi;
+            held_hi1 += c <= hi + 1;
         }
-        uint32_t kmin, kmax;
+        for (uint32_t i = 0; i < m->spu; i++)
+            if (o[i] != NONE16)
+                mv->cnt[o[i]] = 0;
+        uint32_t kmin, khard, kmax;
         if (mv->grow) {
-            /* x must reach its floor; others above their ceilings shed as
-             * far as x's ceiling allows, and must shed what is above their
-             * hard bands; x may rise to its ceiling while others stay at or
-             * above their floors. */
-            const uint32_t must_soft = soft ? (uint32_t)(held - held_hi) : 0;
-            const uint32_t must_hard = (uint32_t)(held - held_hi1);
-            const uint32_t can = (uint32_t)(held - held_lo);
+            /* x must reach its floor and others must shed what is above
+             * their hard bands; others above their soft ceilings shed as far
+             * as x's ceiling allows; x may rise to its ceiling while others
+             * stay at or above their floors. */
+            const uint32_t must_soft = soft ? held - held_hi : 0;
+            const uint32_t must_hard = held - held_hi1;
+            const uint32_t can = held - held_lo;
             const uint32_t need_x = xlo > cx ? xlo - cx : 0;
             const uint32_t space = xhi > cx ? xhi - cx : 0;
-            kmin = max_u32(max_u32(need_x, must_hard), min_u32(must_soft, space));
-            kmin = min_u32((uint32_t)held, kmin);
+            khard = min_u32(held, max_u32(need_x, must_hard));
+            kmin = min_u32(held, max_u32(khard, min_u32(must_soft, space)));
             kmax = max_u32(kmin, min_u32(space, can));
         } else {
-            /* x must shed what is above its ceiling and may fall to its
-             * floor; others below their floors are filled as far as x's
-             * floor allows, and must be filled up to their hard bands. */
+            /* x must shed what is above its ceiling and others must be
+             * filled up to their hard bands; others below their soft floors
+             * are filled as far as x's floor allows; x may fall to its floor
+             * while others stay at or below their ceilings. */
             const uint32_t must_soft = soft ? (uint32_t)(lo_sum - held_lo) : 0;
             const uint32_t must_hard = (uint32_t)(lo1_sum - held_lo1);
             const uint32_t can = (uint32_t)(hi_sum - held_hi);
             const uint32_t excess = cx > xhi ? cx - xhi : 0;
             const uint32_t spare = cx > xlo ? cx - xlo : 0;
-            kmin = max_u32(max_u32(excess, min_u32(must_hard, cx)),
-                           min_u32(must_soft, spare));
+            khard = max_u32(excess, min_u32(must_hard, cx));
+            kmin = max_u32(khard, min_u32(must_soft, spare));
             kmax = max_u32(kmin, min_u32(spare, can));
         }
         mv->kmin[u] = kmin;
-        mv->room[u] = kmax - kmin;
-        sum_min += kmin;
-        sum_room += kmax - kmin;
-        unit_clear(mv);
+        hard_min[u] = khard;
+        mv->room[u] = kmax; /* the upper bound until the minimum is settled */
+        sum_soft += kmin;
+        sum_hard += khard;
     }
 
     /* x's global target: its share rounded to nearest, half up. */
@@ -723,6 +742,24 @@ static uint64_t plan_units(move *mv)
         total = target > xm->slots ? target - xm->slots : 0;
     else
         total = xm->slots > target ? xm->slots - target : 0;
+
+    /* With unequal weights, soft-forced moves beyond the hard-forced ones
+     * are kept, unit by unit in ring order, only while they fit in total. */
+    if (mv->max_tier > 1 && sum_soft > total) {
+        uint64_t budget = total > sum_hard ? total - sum_hard : 0;
+        for (uint32_t u = 0; u < m->units; u++) {
+            const uint32_t more = mv->kmin[u] - hard_min[u];
+            const uint32_t take = (uint32_t)(budget < more ? budget : more);
+            mv->kmin[u] = hard_min[u] + take;
+            budget -= take;
+        }
+    }
+    uint64_t sum_min = 0, sum_room = 0;
+    for (uint32_t u = 0; u < m->units; u++) {
+        mv->room[u] -= mv->kmin[u];
+        sum_min += mv->kmin[u];
+        sum_room += mv->room[u];
+    }
     if (total < sum_min)
         total = sum_min;
     if (total > sum_min + sum_room)
@@ -852,6 +889,48 @@ static uint32_t pick_global(const move *mv)
     return best;
 }
 
+/* Heap order of pick_global: greater need first, then the lower id. */
+static int heap_before(const move *mv, uint32_t a, uint32_t b)
+{
+    const int64_t na = need(mv, &mv->m->members[a]), nb = need(mv, &mv->m->members[b]);
+    return na != nb ? na > nb : a < b;
+}
+
+static void heap_down(const move *mv, uint32_t *h, uint32_t n, uint32_t i)
+{
+    for (;;) {
+        const uint32_t l = 2 * i + 1, r = l + 1;
+        uint32_t best = i;
+        if (l < n && heap_before(mv, h[l], h[best]))
+            best = l;
+        if (r < n && heap_before(mv, h[r], h[best]))
+            best = r;
+        if (best == i)
+            return;
+        const uint32_t t = h[i];
+        h[i] = h[best];
+        h[best] = t;
+        i = best;
+    }
+}
+
+/* The counterparties pick_global would consider, as a heap in its order. */
+static uint32_t heap_build(const move *mv, uint32_t *h)
+{
+    const dch_map *m = mv->m;
+    uint32_t n = 0;
+    for (uint32_t id = 0; id < m->id_limit; id++) {
+        const member *mb = &m->members[id];
+        if (id == mv->x || mb->weight == 0 || mv->spent[id] ||
+            (mv->grow && mb->slots == 0))
+            continue;
+        h[n++] = id;
+    }
+    for (uint32_t i = n / 2; i-- > 0;)
+        heap_down(mv, h, n, i);
+    return n;
+}
+
 /*
  * Try to make one move with counterparty id, scanning the candidate slots
  * (the donor's for a grow, x's for a shrink) from the first at or after
@@ -905,15 +984,22 @@ static void apply_extra(move *mv, uint64_t extra)
     uint64_t e = 0;
     for (int max_tier = 1; max_tier <= mv->max_tier && e < extra; max_tier++) {
         memset(mv->spent, 0, mv->id_limit);
-        while (e < extra) {
-            const uint32_t id = pick_global(mv);
-            if (id == UINT32_MAX)
-                break;
+        /* pick_global's choice, kept in a heap: a move changes only the
+         * need of the member that made it, which then sinks (or leaves, when
+         * it has nothing left to give); a spent member leaves. */
+        uint32_t *heap = mv->queue, nheap = heap_build(mv, heap);
+        while (e < extra && nheap > 0) {
+            const uint32_t id = heap[0];
             const uint64_t unit = ((2 * e + 1) * m->units) / (2 * extra);
-            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier))
+            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier)) {
                 e++;
-            else
+                if (mv->grow && m->members[id].slots == 0)
+                    heap[0] = heap[--nheap];
+            } else {
                 mv->spent[id] = 1;
+                heap[0] = heap[--nheap];
+            }
+            heap_down(mv, heap, nheap, 0);
         }
     }
 }
@@ -1279,6 +1365,24 @@ int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
         move_release(&mv);
     m->epoch++;
     return DCH_OK;
+}
+
+/* ---- Promised bounds ------------------------------------------------- */
+
+int dch__map_within_bounds(const dch_map *m)
+{
+    const uint64_t W = m->total_weight, P = m->slots;
+    if (W == 0 || m->spu < 8)
+        return 1;
+    for (uint32_t id = 0; id < m->id_limit; id++) {
+        const member *mb = &m->members[id];
+        if (mb->name == NULL)
+            continue;
+        const uint64_t have = (uint64_t)mb->slots * W, ideal = P * mb->weight;
+        if ((have > ideal ? have - ideal : ideal - have) >= 4 * W)
+            return 0;
+    }
+    return 1;
 }
 
 /* ---- Assembly from parts (map files) ---------------------------------- */

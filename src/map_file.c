@@ -304,50 +304,18 @@ static int read_table(const uint8_t *p, size_t at, size_t end, uint32_t P,
 }
 
 /* Whether every member of positive weight has the same weight. */
-static int equal_weights(const dch_map *m)
-{
-    uint32_t seen = 0;
-    for (uint32_t id = 0; id < dch_map_id_limit(m); id++) {
-        const uint32_t w = dch_map_node_weight(m, id);
-        if (w == 0)
-            continue;
-        if (seen != 0 && w != seen)
-            return 0;
-        seen = w;
-    }
-    return 1;
-}
-
 /*
  * What the assembled map must also satisfy: each stored slot count is the
- * member's count in the table, and, where the map promises it (every
- * positive weight equal, or at least 8 slots per unit), each count is within
- * the balance bound |count - P*w/W| < 4, checked exactly as
- * |count*W - P*w| < 4*W. With unequal weights and fewer than 8 slots per
- * unit, monotone moves cannot keep both the per-unit slices and the global
- * shares, so a valid map may be further off and is not refused.
+ * member's count in the table, and every count is within the global bound
+ * the map promises for its weights and shape (dch__map_within_bounds: the
+ * map owns that rule, so the loader cannot drift from it).
  */
 static int check_counts(const dch_map *m, const uint32_t *slots)
 {
-    dch_map_config cfg;
-    dch_map_get_config(m, &cfg);
-    const uint64_t P = dch_map_slot_count(m);
-    const uint64_t W = dch_map_total_weight(m);
-    const int bounded = W > 0 && (cfg.slots_per_unit >= 8 || equal_weights(m));
-    for (uint32_t id = 0; id < dch_map_id_limit(m); id++) {
-        if (dch_map_node_name(m, id) == NULL)
-            continue;
-        const uint64_t c = dch_map_node_slots(m, id);
-        if (c != slots[id])
+    for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
+        if (dch_map_node_name(m, id) != NULL && dch_map_node_slots(m, id) != slots[id])
             return DCH_ECORRUPT;
-        if (bounded) {
-            const uint64_t have = c * W, ideal = P * dch_map_node_weight(m, id);
-            const uint64_t dev = have > ideal ? have - ideal : ideal - have;
-            if (dev >= 4 * W)
-                return DCH_ECORRUPT;
-        }
-    }
-    return DCH_OK;
+    return dch__map_within_bounds(m) ? DCH_OK : DCH_ECORRUPT;
 }
 
 /*

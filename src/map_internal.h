@@ -32,4 +32,14 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
                       uint32_t id_limit, const char *const *names,
                       const uint32_t *weights, const uint16_t *owner);
 
+/**
+ * Whether every member's slot count is within the global bound that every
+ * map the library builds keeps, whatever its history (NOTES.md,
+ * "Invariants"): |slots - P*w/W| < 4 from 8 slots per unit up. Below 8 slots
+ * per unit no bound holds for a map whose weights were ever unequal, and a
+ * map's bytes do not tell its history, so none is checked. Always true when
+ * no member has weight. O(N).
+ */
+int dch__map_within_bounds(const dch_map *m);
+
 #endif /* DCH_SRC_MAP_INTERNAL_H */

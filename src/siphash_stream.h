@@ -10,9 +10,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sipround.h"
+
 /* State between calls; the fields are private to siphash_stream.c. */
 typedef struct dch__sipstream {
-    uint64_t v0, v1, v2, v3;
+    dch__sipstate v;
     uint64_t total; /* bytes absorbed so far; its low byte ends the message */
     uint8_t tail[8]; /* bytes not yet forming a whole word */
     unsigned ntail; /* 0 .. 7 */

@@ -10,6 +10,7 @@ packages=(
     cmake make gcc clang libclang-rt-dev pkg-config binutils
     libcriterion-dev libsodium-dev
     valgrind gnuplot-nox
+    libhiredis-dev redis-server
 )
 packages+=("$@")
 

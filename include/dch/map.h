@@ -20,6 +20,20 @@
  * given on add, and an id is stable while its member stays. A member of
  * weight 0 is kept but owns nothing.
  *
+ * Balance: with W the weight sum, P slots and S slots per unit, a member of
+ * weight w owns about P*w/W slots. While every positive weight has always
+ * been equal, every member holds floor or ceil of S*w/W slots of every unit
+ * and |slots - P*w/W| < 2 (< 4 when S < 8). With S >= 8, whatever the
+ * weights and their history, |slots - P*w/W| < 4 and every unit is within
+ * 2 of S*w/W; dch_map_load checks the global part. With unequal weights and
+ * S < 8 only coverage and monotone movement are promised. NOTES.md gives
+ * the reasons and the counterexamples.
+ *
+ * Changes allocate their scratch up front and free it before returning:
+ * about 15 bytes per slot plus 25 per member id (1 MiB for the default
+ * 65,536 slots), which is what lets a failed allocation leave the map as it
+ * was.
+ *
  * Limits: at most DCH_MAP_MAX_NODES members, at most DCH_MAP_MAX_SLOTS slots,
  * and the sum of all weights at most UINT32_MAX.
  *

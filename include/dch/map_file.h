@@ -50,11 +50,12 @@
  * or a table ending before the checksum, a duplicate name, a slot owned by a
  * non-member or a member of weight 0 (or any owned slot when every weight is
  * 0, or an unowned one otherwise), a weight sum above UINT32_MAX, a stored
- * slot count that is not the member's count in the table, and a member
- * outside the balance bound |slots - P * w / W| < 4 (w its weight, W the
- * weight sum > 0) where map.h's moves keep it: when every positive weight
- * is equal or a unit has at least 8 slots. (With unequal weights and fewer
- * than 8 slots per unit no global bound holds, and none is checked.)
+ * slot count that is not the member's count in the table, and, from 8 slots
+ * per unit up, a member outside the balance bound |slots - P * w / W| < 4
+ * (w its weight, W the weight sum > 0), which every map the library builds
+ * keeps there whatever its history. (Below 8 slots per unit a map whose
+ * weights were ever unequal keeps no global bound, and bytes do not tell a
+ * map's history, so none is checked.)
  */
 #ifndef DCH_MAP_FILE_H
 #define DCH_MAP_FILE_H

@@ -1,0 +1,80 @@
+# Smoke test of dch-bench, run by ctest as `cmake -P`: a quick run must exit
+# 0 and write a JSON file that parses and holds measurements and checks, and
+# bad usage must exit 2. It asserts no timing: CI builds the benchmark but
+# does not time it.
+#
+# Usage: cmake -DBENCH=<dch-bench> -DOUT=<scratch dir> -P bench_smoke.cmake
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}")
+
+execute_process(COMMAND "${BENCH}" --quick --lookups 10000
+                        --json "${OUT}/bench.json"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "dch-bench --quick exited with ${rc}\n${out}\n${err}")
+endif()
+if(NOT out MATCHES "targets met: [0-9]+ of [0-9]+ measured")
+    message(FATAL_ERROR "dch-bench printed no summary of its checks:\n${out}")
+endif()
+
+# CMake's parser forgives a trailing comma; Python's, where there is one,
+# checks strictly.
+find_program(PYTHON3 python3)
+if(PYTHON3)
+    execute_process(COMMAND "${PYTHON3}" -m json.tool "${OUT}/bench.json"
+        RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "bench.json is not valid JSON: ${err}")
+    endif()
+endif()
+file(READ "${OUT}/bench.json" json)
+foreach(list measurements checks)
+    string(JSON n ERROR_VARIABLE jerr LENGTH "${json}" ${list})
+    if(jerr)
+        message(FATAL_ERROR "bench.json: ${list}: ${jerr}")
+    endif()
+    if(n EQUAL 0)
+        message(FATAL_ERROR "bench.json: ${list} is empty")
+    endif()
+endforeach()
+# Every measurement has a median; every check says whether it met its target.
+string(JSON n LENGTH "${json}" measurements)
+math(EXPR last "${n} - 1")
+foreach(i RANGE ${last})
+    string(JSON type ERROR_VARIABLE jerr TYPE "${json}" measurements ${i} median)
+    if(jerr OR NOT type STREQUAL "NUMBER")
+        message(FATAL_ERROR "bench.json: measurement ${i} has no numeric median")
+    endif()
+endforeach()
+string(JSON n LENGTH "${json}" checks)
+math(EXPR last "${n} - 1")
+foreach(i RANGE ${last})
+    string(JSON type ERROR_VARIABLE jerr TYPE "${json}" checks ${i} met)
+    if(jerr OR NOT type MATCHES "^(BOOLEAN|NULL)$")
+        message(FATAL_ERROR "bench.json: check ${i} has no verdict")
+    endif()
+endforeach()
+foreach(key targets_measured targets_met targets_missed)
+    string(JSON v ERROR_VARIABLE jerr GET "${json}" ${key})
+    if(jerr)
+        message(FATAL_ERROR "bench.json: ${jerr}")
+    endif()
+    set(${key} ${v})
+endforeach()
+math(EXPR sum "${targets_met} + ${targets_missed}")
+if(NOT sum EQUAL targets_measured OR targets_measured EQUAL 0)
+    message(FATAL_ERROR "bench.json: targets met ${targets_met} + missed "
+        "${targets_missed} != measured ${targets_measured}")
+endif()
+
+# Bad usage exits 2 before measuring anything.
+execute_process(COMMAND "${BENCH}" --trials 0
+    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "dch-bench --trials 0 exited with ${rc}, not 2")
+endif()
+execute_process(COMMAND "${BENCH}" --json "${OUT}/no-such-dir/bench.json"
+    RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "dch-bench with an unwritable --json exited with ${rc}, not 2")
+endif()

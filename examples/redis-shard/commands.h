@@ -1,0 +1,64 @@
+/*
+ * The commands of redis-shard, one file each (main.c holds init and the
+ * dispatch), and the little they share.
+ */
+#ifndef REDIS_SHARD_COMMANDS_H
+#define REDIS_SHARD_COMMANDS_H
+
+#include "cluster.h"
+#include "keys.h"
+#include "route.h"
+#include "store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Exit status of a usage error (0 is success, 1 any other failure). */
+#define EXIT_USAGE 2
+/** Commands per pipeline when loading and verifying. */
+#define PIPELINE 1000u
+
+/** Each command takes the state directory and its own arguments and
+ * returns the program's exit status. */
+int cmd_init(const char *dir, int argc, char **argv);
+int cmd_load(const char *dir, int argc, char **argv);
+int cmd_join(const char *dir, int argc, char **argv);
+int cmd_leave(const char *dir, int argc, char **argv);
+int cmd_verify(const char *dir, int argc, char **argv);
+
+/** Print why (if not NULL) and the usage; returns EXIT_USAGE. */
+int usage(const char *why);
+
+/** A decimal count from 0 to max; 0 or -1. */
+int parse_count(const char *s, uint64_t max, uint64_t *out);
+
+/** Seconds on a monotonic clock. */
+double now_seconds(void);
+
+/** A connection to every member of the book, by book index; NULL on failure
+ * (reported). */
+redisContext **connect_all(const cluster *c);
+
+/** Close what connect_all opened; NULL is a no-op. */
+void close_all(redisContext **conns, size_t n);
+
+/** Whether the published router has a member of this name. */
+int member_of_router(const cluster *c, const char *name);
+
+/** The view of the published router. */
+int current_view(view *v, const cluster *c);
+
+/** PIPELINE keys (and values) gathered for one shard. */
+typedef struct key_batch {
+    char (*keys)[KEY_CAP];
+    char (*vals)[VALUE_CAP];
+    const char **kp, **vp;
+    size_t *klen, *vlen;
+    uint32_t *idx;
+    size_t n;
+} key_batch;
+
+int key_batch_init(key_batch *b);
+void key_batch_free(key_batch *b);
+
+#endif /* REDIS_SHARD_COMMANDS_H */

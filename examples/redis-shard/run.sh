@@ -1,0 +1,411 @@
+#!/usr/bin/env bash
+# Run redis-shard against real Redis servers: start K+1 servers on free
+# loopback ports, then, for the DCH map and for the classic ring in turn,
+# load N keys on K shards, join a (K+1)th shard, have one of the first shards
+# leave, and verify the store after every step. Prints each step, then the
+# keys each shard sent and received, DCH and ring side by side.
+#
+# Usage: bash examples/redis-shard/run.sh [--keys N] [--shards K]
+#            [--program PATH] [--work DIR] [--hash-key HEX32] [--check]
+#
+#   --program  the redis-shard executable (default: build it in build/)
+#   --work     scratch directory for server files and state (default: a
+#              new temporary directory, removed at the end)
+#   --check    also assert what the integration test asserts (below) and
+#              exit non-zero when any assertion fails
+#
+# The servers listen on 127.0.0.1 only, keep nothing on disk, and are
+# stopped when the script exits for any reason. Every wait is bounded.
+#
+# With --check, beyond every command succeeding (each checks its own exact
+# invariants: nothing lost, misplaced, stale or left behind, and the keys
+# moved are exactly the keys hashing into the plan's ranges):
+#   - DCH moves within 1% of the plan's prediction (moved fraction of the
+#     hash space x keys) and within 1% of keys/(K+1), at each step;
+#   - every DCH donor of the join sends, and every DCH receiver of the leave
+#     receives, within 15% of the mean of its group;
+#   - under both schemes the concurrent client met every case of its rule;
+#   - the checks can fail: verify catches a damaged value, a misplaced copy
+#     and a key left on the shard that left; a join stopped part-way is
+#     reported, blocks other steps and completes when run again; a client
+#     that ignores the migration makes its join fail.
+# The damage checks use the ring's final store; the others a store of 20000
+# keys of their own.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+keys=100000
+shards=4
+program=""
+work=""
+check=0
+# A fixed hash key makes runs repeatable; any key gives the same guarantees.
+hash_key=7265646973207368617264206b657921
+
+while [ $# -gt 0 ]; do
+    case $1 in
+    --keys) keys=$2; shift 2 ;;
+    --shards) shards=$2; shift 2 ;;
+    --program) program=$2; shift 2 ;;
+    --work) work=$2; shift 2 ;;
+    --hash-key) hash_key=$2; shift 2 ;;
+    --check) check=1; shift ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+case $keys$shards in *[!0-9]*) echo "run.sh: --keys and --shards take numbers" >&2; exit 2 ;; esac
+[ "$shards" -ge 2 ] || { echo "run.sh: --shards must be at least 2" >&2; exit 2; }
+[ "$keys" -ge 8 ] || { echo "run.sh: --keys must be at least 8" >&2; exit 2; }
+
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+    bash "$root/tests/deps.sh"
+fi
+if [ -z "$program" ]; then
+    bash "$root/tests/deps.sh"
+    cmake -S "$root" -B "$root/build" >/dev/null
+    cmake --build "$root/build" -j2 --target redis-shard >/dev/null
+    program=$root/build/examples/redis-shard/redis-shard
+fi
+
+own_work=0
+if [ -z "$work" ]; then
+    work=$(mktemp -d "${TMPDIR:-/tmp}/redis-shard.XXXXXX")
+    own_work=1
+fi
+mkdir -p "$work"
+
+# ---- servers ---------------------------------------------------------------
+ports=()
+pids=()
+
+# Only the servers this script started, by pid: TERM all, wait up to 5 s,
+# then KILL any still there. Their pid files go too, so the watchdog below
+# has nothing left to do.
+stop_servers() {
+    local pid alive
+    rm -f "$work"/server-*/redis.pid
+    [ ${#pids[@]} -gt 0 ] || return 0
+    for pid in "${pids[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for _ in $(seq 50); do
+        alive=0
+        for pid in "${pids[@]}"; do
+            kill -0 "$pid" 2>/dev/null && alive=1
+        done
+        [ "$alive" -eq 1 ] || break
+        sleep 0.1
+    done
+    for pid in "${pids[@]}"; do
+        kill -KILL "$pid" 2>/dev/null || true
+    done
+    pids=()
+}
+cleanup() {
+    local status=$?
+    stop_servers
+    [ "$own_work" -eq 1 ] && rm -rf "$work"
+    exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The servers daemonize, so a script killed outright (SIGKILL, as a test
+# timeout may do) would leave them running. A watchdog in a session of its
+# own outlives such a kill: once this script is gone (or after an hour), it
+# stops every server whose pid file is still there and that is still a
+# redis-server.
+setsid bash -c '
+    for _ in $(seq 3600); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 1
+    done
+    for f in "$2"/server-*/redis.pid; do
+        [ -s "$f" ] || continue
+        pid=$(cat "$f")
+        [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] && kill -TERM "$pid"
+    done' watchdog "$$" "$work" </dev/null >/dev/null 2>&1 &
+
+port_busy() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Start one server on the first free port from $next_port; a port taken
+# between the check and the bind is skipped. The server is ours only if it
+# answers with the pid it wrote.
+next_port=27000
+start_server() {
+    local p dir pid answer
+    while [ "$next_port" -lt 28000 ]; do
+        p=$next_port
+        next_port=$((next_port + 1))
+        port_busy "$p" && continue
+        dir=$work/server-$p
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
+            --daemonize yes --dir "$dir" --pidfile "$dir/redis.pid" \
+            --logfile "$dir/redis.log" >/dev/null || continue
+        for _ in $(seq 100); do
+            [ -s "$dir/redis.pid" ] && break
+            sleep 0.05
+        done
+        [ -s "$dir/redis.pid" ] || continue
+        pid=$(cat "$dir/redis.pid")
+        pids+=("$pid")
+        for _ in $(seq 100); do
+            answer=$(redis-cli -h 127.0.0.1 -p "$p" info server 2>/dev/null |
+                tr -d '\r' | sed -n 's/^process_id://p') || true
+            [ -n "$answer" ] && break
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        if [ "$answer" = "$pid" ]; then
+            ports+=("$p")
+            return 0
+        fi
+        echo "run.sh: port $p: server did not come up as ours; trying the next" >&2
+    done
+    echo "run.sh: no free port in 27000..27999" >&2
+    return 1
+}
+
+for _ in $(seq $((shards + 1))); do
+    start_server
+done
+echo "redis servers on 127.0.0.1: ${ports[*]} ($(redis-server --version | cut -d' ' -f3))"
+
+# ---- the scenario ------------------------------------------------------------
+joiner=s$((shards + 1))
+leaver=s2
+port_of() { echo "${ports[$((${1#s} - 1))]}"; }
+
+run_scheme() {
+    local scheme=$1 state=$work/state-$1 log=$work/$1.log members=() i flag=()
+    rm -rf "$state"
+    for p in "${ports[@]}"; do
+        redis-cli -h 127.0.0.1 -p "$p" flushall >/dev/null
+    done
+    for i in $(seq "$shards"); do
+        members+=("s$i=127.0.0.1:$(port_of "s$i")")
+    done
+    [ "$scheme" = ring ] && flag=(--ring)
+    # The first command that fails ends the run (errexit does not apply in
+    # a function called under ||, hence the &&).
+    {
+        "$program" -d "$state" init "${flag[@]}" --hash-key "$hash_key" "${members[@]}" &&
+        "$program" -d "$state" load "$keys" &&
+        "$program" -d "$state" verify &&
+        "$program" -d "$state" join "$joiner" "127.0.0.1:$(port_of "$joiner")" &&
+        "$program" -d "$state" verify &&
+        "$program" -d "$state" leave "$leaver" &&
+        "$program" -d "$state" verify "127.0.0.1:$(port_of "$leaver")"
+    } 2>&1 | tee "$log"
+}
+
+status=0
+for scheme in map ring; do
+    echo
+    echo "######## $scheme"
+    run_scheme "$scheme" || { status=1; echo "run.sh: the $scheme run failed" >&2; }
+done
+[ "$status" -eq 0 ] || exit 1
+
+# ---- side by side --------------------------------------------------------------
+# field NAME < line: the value of NAME=... on an '@' line.
+table() {
+    local op=$1
+    echo
+    echo "$op: keys each shard sent (-) or received (+); DCH map | ring"
+    awk -v op="$op" '
+        function val(name,   i, kv) {
+            for (i = 2; i <= NF; i++) {
+                split($i, kv, "=")
+                if (kv[1] == name) return kv[2]
+            }
+            return ""
+        }
+        $1 == "@shard" && val("op") == op {
+            s = val("scheme"); n = val("name")
+            if (!(n in seen)) { seen[n] = 1; order[++count] = n }
+            net[s, n] = val("received") - val("sent")
+        }
+        $1 == "@step" && val("op") == op {
+            s = val("scheme")
+            moved[s] = val("moved"); pred[s] = val("predicted"); secs[s] = val("seconds")
+        }
+        END {
+            printf "  %-8s %12s %12s\n", "shard", "DCH map", "ring"
+            for (i = 1; i <= count; i++)
+                printf "  %-8s %+12d %+12d\n", order[i], net["map", order[i]], net["ring", order[i]]
+            printf "  %-8s %12d %12d\n", "moved", moved["map"], moved["ring"]
+            printf "  %-8s %12.1f %12.1f\n", "predicted", pred["map"], pred["ring"]
+            printf "  %-8s %12.3f %12.3f\n", "seconds", secs["map"], secs["ring"]
+        }' "$work/map.log" "$work/ring.log"
+}
+table join
+table leave
+
+[ "$check" -eq 1 ] || exit 0
+
+# ---- the checks can fail (--check) -----------------------------------------------
+# Damage the ring's final store in three ways, each of which verify must
+# report, then repair it; stop a join part-way, as a crash would, and run it
+# again; and run a join whose client ignores the migration, which the step
+# must report as failed.
+echo
+echo "checks that must fail:"
+state=$work/state-ring
+live=()
+for p in "${ports[@]}"; do
+    [ "$p" = "$(port_of "$leaver")" ] || live+=("$p")
+done
+cli() { redis-cli -h 127.0.0.1 -p "$@"; }
+owner=""
+for p in "${live[@]}"; do
+    [ "$(cli "$p" exists k:7)" = 1 ] && owner=$p
+done
+[ -n "$owner" ] || { echo "run.sh: k:7 is on no shard"; exit 1; }
+other=${live[0]}
+[ "$other" != "$owner" ] || other=${live[1]}
+good=$(cli "$owner" get k:7)
+neg_ok=0
+neg_failed=0
+expect_failure() {
+    local what=$1 pattern=$2 out
+    shift 2
+    if out=$("$@" 2>&1); then
+        echo "  FAIL $what: the command succeeded"
+        neg_failed=$((neg_failed + 1))
+    elif ! grep -Eq "$pattern" <<<"$out"; then
+        echo "  FAIL $what: no /$pattern/ in its output:"
+        sed 's/^/    /' <<<"$out"
+        neg_failed=$((neg_failed + 1))
+    else
+        echo "  ok   $what:"
+        grep -E "$pattern" <<<"$out" | head -3 | sed 's/^/         /'
+        neg_ok=$((neg_ok + 1))
+    fi
+}
+cli "$owner" set k:7 "$good-damaged" >/dev/null
+expect_failure "verify reports a damaged value" ' damaged=1 ' \
+    "$program" -d "$state" verify
+cli "$owner" set k:7 "$good" >/dev/null
+cli "$other" set k:7 "$good" >/dev/null
+expect_failure "verify reports a copy on a shard that does not own the key" \
+    ' misplaced=1 ' "$program" -d "$state" verify
+cli "$other" del k:7 >/dev/null
+cli "$(port_of "$leaver")" set k:7 "$good" >/dev/null
+expect_failure "verify reports a key left on the shard that left" \
+    ' misplaced=1 ' "$program" -d "$state" verify "127.0.0.1:$(port_of "$leaver")"
+cli "$(port_of "$leaver")" del k:7 >/dev/null
+if "$program" -d "$state" verify "127.0.0.1:$(port_of "$leaver")" >/dev/null; then
+    echo "  ok   verify passes again once repaired"
+    neg_ok=$((neg_ok + 1))
+else
+    echo "  FAIL verify fails after the repair"
+    neg_failed=$((neg_failed + 1))
+fi
+expect_success() {
+    local what=$1 out
+    shift
+    if out=$("$@" 2>&1); then
+        echo "  ok   $what"
+        neg_ok=$((neg_ok + 1))
+    else
+        echo "  FAIL $what:"
+        sed 's/^/    /' <<<"$out"
+        neg_failed=$((neg_failed + 1))
+    fi
+}
+# A fresh store of 20000 keys on the first shards, under scheme $1, in $2.
+fresh_store() {
+    local members=() i flag=()
+    for p in "${ports[@]}"; do
+        cli "$p" flushall >/dev/null
+    done
+    rm -rf "$2"
+    for i in $(seq "$shards"); do
+        members+=("s$i=127.0.0.1:$(port_of "s$i")")
+    done
+    [ "$1" = ring ] && flag=(--ring)
+    "$program" -d "$2" init "${flag[@]}" --hash-key "$hash_key" "${members[@]}" >/dev/null
+    "$program" -d "$2" load 20000 >/dev/null
+}
+join_args=("$joiner" "127.0.0.1:$(port_of "$joiner")")
+for scheme in map ring; do
+    state=$work/state-$scheme-resumed
+    fresh_store "$scheme" "$state"
+    expect_failure "$scheme: a join that stops part-way says so" 'did not finish' \
+        "$program" -d "$state" join "${join_args[@]}" --stop-after 20
+    expect_failure "$scheme: verify then finds keys away from the published router" \
+        ' lost=[1-9][0-9]* damaged=0 misplaced=[1-9]' "$program" -d "$state" verify
+    expect_failure "$scheme: no other step may start meanwhile" \
+        'the join of s5 did not finish' \
+        "$program" -d "$state" leave s1
+    expect_success "$scheme: the same join, run again, completes" \
+        "$program" -d "$state" join "${join_args[@]}"
+    expect_success "$scheme: verify then passes" "$program" -d "$state" verify
+done
+state=$work/state-naive
+fresh_store map "$state"
+expect_failure "a join whose client ignores the migration fails" \
+    'client reads that found the key nowhere|keys left on a donor' \
+    "$program" -d "$state" join "${join_args[@]}" --naive-client
+
+# ---- assertions (--check) ------------------------------------------------------
+echo
+awk -v keys="$keys" -v members=$((shards + 1)) '
+    function val(name,   i, kv) {
+        for (i = 2; i <= NF; i++) {
+            split($i, kv, "=")
+            if (kv[1] == name) return kv[2]
+        }
+        return ""
+    }
+    function abs(x) { return x < 0 ? -x : x }
+    function check(ok, what) {
+        printf "  %s %s\n", ok ? "ok  " : "FAIL", what
+        if (ok) passed++; else failed++
+    }
+    # The concurrent client must have met every case of its rule, so that
+    # its zero misses and zero lost writes mean something.
+    $1 == "@client" {
+        check(val("donor_reads") > 0 && val("fallback_reads") > 0 &&
+              val("donor_writes") > 0 && val("receiver_writes") > 0 &&
+              val("misses") == 0 && val("stale") == 0 && val("lost") == 0 && val("doubled") == 0,
+              sprintf("%s %s client: reads on donor %d, on receiver after a miss %d; writes on donor %d, on receiver %d; misses %d, stale %d, lost %d",
+                      val("scheme"), val("op"), val("donor_reads"), val("fallback_reads"),
+                      val("donor_writes"), val("receiver_writes"), val("misses"), val("stale"), val("lost")))
+    }
+    # The bounds below are on DCH; the ring is measured, not bounded.
+    ($1 == "@step" || $1 == "@shard") && val("scheme") != "map" { next }
+    # Which keys fall in the moved ranges is a sample: its count alone varies
+    # by sigma = sqrt(keys f (1 - f)) around keys f, shown beside each bound.
+    $1 == "@step" {
+        op = val("op"); m = val("moved"); p = val("predicted"); share = keys / members
+        f = p / keys; sigma = 100 * sqrt(keys * f * (1 - f)) / p
+        check(abs(m - p) <= 0.01 * p,
+              sprintf("DCH %s moved %d keys, within 1%% of the plan'"'"'s %.1f (%+.2f%%, sampling sigma %.2f%%)",
+                      op, m, p, 100 * (m - p) / p, sigma))
+        check(abs(m - share) <= 0.01 * share,
+              sprintf("DCH %s moved %d keys, within 1%% of keys/%d = %.1f (%+.2f%%)",
+                      op, m, members, share, 100 * (m - share) / share))
+    }
+    $1 == "@shard" && val("op") == "join" && val("sent") > 0 { js[++nj] = val("sent"); jn[nj] = val("name") }
+    $1 == "@shard" && val("op") == "leave" && val("received") > 0 { lr[++nl] = val("received"); ln[nl] = val("name") }
+    END {
+        for (i = 1; i <= nj; i++) mj += js[i] / nj
+        for (i = 1; i <= nj; i++)
+            check(abs(js[i] - mj) <= 0.15 * mj,
+                  sprintf("DCH join: donor %s sent %d, within 15%% of the mean %.1f", jn[i], js[i], mj))
+        for (i = 1; i <= nl; i++) ml += lr[i] / nl
+        for (i = 1; i <= nl; i++)
+            check(abs(lr[i] - ml) <= 0.15 * ml,
+                  sprintf("DCH leave: receiver %s got %d, within 15%% of the mean %.1f", ln[i], lr[i], ml))
+        check(nj == members - 1 && nl == members - 1, sprintf("DCH: %d donors on join, %d receivers on leave", nj, nl))
+        printf "%d passed, %d failed\n", passed + negpassed, failed + negfailed
+        exit failed + negfailed > 0
+    }' negpassed=$neg_ok negfailed=$neg_failed "$work/map.log" "$work/ring.log"
