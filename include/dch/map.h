@@ -37,6 +37,11 @@
  * Limits: at most DCH_MAP_MAX_NODES members, at most DCH_MAP_MAX_SLOTS slots,
  * and the sum of all weights at most UINT32_MAX.
  *
+ * NULL: the request-path functions (dch_map_slot_of, dch_map_hash,
+ * dch_map_lookup_hash, dch_map_lookup) require a map and do not check for
+ * NULL; every other getter returns 0, NULL or DCH_NODE_NONE for a NULL map,
+ * and every function that returns an error code returns DCH_EINVAL.
+ *
  * Threads: every function that takes `const dch_map *` only reads (there is no
  * lazy state), so any number of threads may look up in a map that nobody
  * changes. To change a map under readers: dch_map_clone it, change the clone,
