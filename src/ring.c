@@ -37,6 +37,7 @@
 #include "alloc.h"
 #include "dch/error.h"
 #include "dch/siphash.h"
+#include "ring_ketama.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
@@ -55,6 +56,7 @@ typedef struct member {
     char *name; /* NULL when the id is free */
     uint32_t len;
     uint32_t weight;
+    uint64_t seq; /* add order: ketama ties go to the smaller */
 } member;
 
 struct dch_ring {
@@ -74,6 +76,7 @@ struct dch_ring {
     uint32_t id_limit;
     uint64_t total_weight;
     size_t name_bytes;
+    uint64_t next_seq; /* the seq the next member added gets */
 };
 
 static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
@@ -333,7 +336,8 @@ int dch_ring_new(dch_ring **out, const dch_ring_config *cfg)
         dch_ring_config_default(&c);
     else
         c = *cfg;
-    if (out == NULL || c.points_per_weight == 0 ||
+    if (out == NULL || c.placement > DCH_RING_PLACE_KETAMA ||
+        (c.placement == DCH_RING_PLACE_SIPHASH && c.points_per_weight == 0) ||
         !dch__allocator_valid(c.allocator))
         return DCH_EINVAL;
     dch_ring *r = dch__alloc(c.allocator, sizeof *r);
@@ -397,12 +401,14 @@ int dch_ring_clone(dch_ring **out, const dch_ring *r)
                 goto fail;
             c->members[id].len = m->len;
             c->members[id].weight = m->weight;
+            c->members[id].seq = m->seq;
         }
         memcpy(c->by_name, r->by_name, r->count * sizeof *c->by_name);
     }
     c->count = r->count;
     c->total_weight = r->total_weight;
     c->name_bytes = r->name_bytes;
+    c->next_seq = r->next_seq;
     *out = c;
     return DCH_OK;
 fail:
@@ -411,10 +417,124 @@ fail:
 }
 
 /* Points a weight gives; at most (2^32 - 1)^2, so sums with point counts
- * cannot overflow. */
+ * cannot overflow. In ketama mode a member's points depend on all members
+ * and the continuum is rebuilt whole (ketama_prepare), so this is 0. */
 static uint64_t points_for(const dch_ring *r, uint32_t weight)
 {
+    if (r->cfg.placement == DCH_RING_PLACE_KETAMA)
+        return 0;
     return (uint64_t)r->cfg.points_per_weight * weight;
+}
+
+/* A continuum built aside by ketama_prepare, for ketama_commit to install. */
+typedef struct ketama_plan {
+    uint64_t *points; /* NULL when there are no points */
+    uint32_t npoints;
+    uint32_t *index; /* BUCKETS + 1 offsets; NULL when there are no points */
+} ketama_plan;
+
+typedef struct ketama_server {
+    const char *name;
+    uint32_t len;
+    uint32_t weight;
+    uint64_t seq;
+    uint32_t id;
+} ketama_server;
+
+static int cmp_seq(const void *pa, const void *pb)
+{
+    const ketama_server *a = pa, *b = pb;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/*
+ * The continuum of the ring's members after one change -- member `id` (a new
+ * member named name/len when id is not in use) at weight `weight`, 0 for a
+ * removal -- built without touching the ring. libmemcached's servers are the
+ * members of non-zero weight in add order; a server's position in that order
+ * settles ties between points of equal value, the first added winning, as
+ * libmemcached's sort by (value, server index) does. Each point is entered
+ * as position value << 32 | 0xffffffff, so a 64-bit hash looks up to the
+ * owner of its top 32 bits.
+ */
+static int ketama_prepare(const dch_ring *r, uint32_t id, const char *name,
+                          size_t len, uint32_t weight, ketama_plan *plan)
+{
+    const dch_allocator *a = r->cfg.allocator;
+    uint32_t limit = r->id_limit > id ? r->id_limit : id + 1;
+    ketama_server *s = dch__alloc_array(a, r->count + 1u, sizeof *s);
+    if (s == NULL)
+        return DCH_ENOMEM;
+    uint32_t n = 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < limit; i++) {
+        const member *m = member_of(r, i);
+        ketama_server k;
+        if (i == id)
+            k = (ketama_server){name, (uint32_t)len, weight,
+                                m ? m->seq : r->next_seq, i};
+        else if (m != NULL)
+            k = (ketama_server){m->name, m->len, m->weight, m->seq, i};
+        else
+            continue;
+        if (k.weight == 0)
+            continue;
+        s[n++] = k;
+        total += k.weight;
+    }
+    qsort(s, n, sizeof *s, cmp_seq);
+    uint64_t np = 0;
+    for (uint32_t i = 0; i < n; i++)
+        np += dch__ketama_points(s[i].weight, total, n);
+    *plan = (ketama_plan){NULL, 0, NULL};
+    if (np > DCH_RING_MAX_POINTS) {
+        dch__free(a, s);
+        return DCH_EFULL;
+    }
+    if (np > 0) {
+        plan->points = dch__alloc_array(a, (size_t)np, sizeof *plan->points);
+        plan->index = dch__alloc_array(a, BUCKETS + 1u, sizeof *plan->index);
+        if (plan->points == NULL || plan->index == NULL) {
+            dch__free(a, plan->points);
+            dch__free(a, plan->index);
+            dch__free(a, s);
+            return DCH_ENOMEM;
+        }
+    }
+    /* Sort keys value << 32 | order << 16 | id (order, id < 2^16), then
+     * turn each into an entry (see the file comment) in place, noting in
+     * index[b] the first entry whose bucket is at least b. */
+    uint64_t *p = plan->points;
+    for (uint32_t i = 0, at = 0; i < n; i++) {
+        uint32_t k = dch__ketama_points(s[i].weight, total, n);
+        dch__ketama_place(s[i].name, s[i].len, k, i << 16 | s[i].id, p + at);
+        at += k;
+    }
+    dch__free(a, s);
+    qsort(p, (size_t)np, sizeof *p, cmp_u64);
+    uint32_t b = 0;
+    for (uint32_t i = 0; i < (uint32_t)np; i++) {
+        uint64_t pos = (p[i] & ~UINT64_C(0xffffffff)) | UINT64_C(0xffffffff);
+        while (b <= (uint32_t)(pos >> LOW_BITS))
+            plan->index[b++] = i;
+        p[i] = pos << BUCKET_BITS | (p[i] & ID_MASK);
+    }
+    if (np > 0)
+        while (b <= BUCKETS)
+            plan->index[b++] = (uint32_t)np;
+    plan->npoints = (uint32_t)np;
+    return DCH_OK;
+}
+
+/* Install a prepared continuum; cannot fail. */
+static void ketama_commit(dch_ring *r, ketama_plan *plan)
+{
+    const dch_allocator *a = r->cfg.allocator;
+    dch__free(a, r->points);
+    dch__free(a, r->index);
+    r->points = plan->points;
+    r->index = plan->index;
+    r->npoints = r->cap = plan->npoints;
 }
 
 int dch_ring_add_node(dch_ring *r, const char *name, uint32_t weight,
@@ -446,6 +566,9 @@ int dch_ring_add_node(dch_ring *r, const char *name, uint32_t weight,
     uint32_t *by_name = NULL;
     char *copy = NULL;
     uint64_t *pos = NULL;
+    ketama_plan plan;
+    bool ketama = r->cfg.placement == DCH_RING_PLACE_KETAMA && weight > 0;
+    int rc = DCH_ENOMEM;
     uint32_t cap = r->member_cap;
     if (id >= cap) {
         cap = cap < 8u ? 8u : cap * 2u;
@@ -454,13 +577,18 @@ int dch_ring_add_node(dch_ring *r, const char *name, uint32_t weight,
         members = dch__alloc_array(a, cap, sizeof *members);
         by_name = dch__alloc_array(a, cap, sizeof *by_name);
         if (members == NULL || by_name == NULL)
-            goto nomem;
+            goto fail;
     }
     copy = dch__strdup(a, name, len);
     if (copy == NULL)
-        goto nomem;
-    if (k > 0 && prepare_points(r, name, len, 0, k, &pos) != DCH_OK)
-        goto nomem;
+        goto fail;
+    if (ketama) {
+        rc = ketama_prepare(r, id, name, len, weight, &plan);
+        if (rc != DCH_OK)
+            goto fail;
+    } else if (k > 0 && prepare_points(r, name, len, 0, k, &pos) != DCH_OK) {
+        goto fail;
+    }
 
     if (members != NULL) {
         memset(members, 0, cap * sizeof *members);
@@ -474,7 +602,7 @@ int dch_ring_add_node(dch_ring *r, const char *name, uint32_t weight,
         r->by_name = by_name;
         r->member_cap = cap;
     }
-    r->members[id] = (member){copy, (uint32_t)len, weight};
+    r->members[id] = (member){copy, (uint32_t)len, weight, r->next_seq++};
     memmove(&r->by_name[slot + 1], &r->by_name[slot],
             (r->count - slot) * sizeof *r->by_name);
     r->by_name[slot] = id;
@@ -483,6 +611,8 @@ int dch_ring_add_node(dch_ring *r, const char *name, uint32_t weight,
         r->id_limit++;
     r->total_weight += weight;
     r->name_bytes += len + 1;
+    if (ketama)
+        ketama_commit(r, &plan);
     if (k > 0) {
         merge_points(r, pos, k, id, name, len);
         dch__free(a, pos);
@@ -490,11 +620,11 @@ int dch_ring_add_node(dch_ring *r, const char *name, uint32_t weight,
     if (id_out != NULL)
         *id_out = id;
     return DCH_OK;
-nomem:
+fail:
     dch__free(a, copy);
     dch__free(a, members);
     dch__free(a, by_name);
-    return DCH_ENOMEM;
+    return rc;
 }
 
 int dch_ring_remove_node(dch_ring *r, uint32_t id)
@@ -504,8 +634,17 @@ int dch_ring_remove_node(dch_ring *r, uint32_t id)
     const member *m = member_of(r, id);
     if (m == NULL)
         return DCH_ENOENT;
-    if (m->weight > 0)
+    if (r->cfg.placement == DCH_RING_PLACE_KETAMA) {
+        if (m->weight > 0) {
+            ketama_plan plan;
+            int rc = ketama_prepare(r, id, m->name, m->len, 0, &plan);
+            if (rc != DCH_OK)
+                return rc;
+            ketama_commit(r, &plan);
+        }
+    } else if (m->weight > 0) {
         compact(r, id);
+    }
     bool found;
     uint32_t slot = name_slot(r, m->name, m->len, &found);
     memmove(&r->by_name[slot], &r->by_name[slot + 1],
@@ -514,7 +653,7 @@ int dch_ring_remove_node(dch_ring *r, uint32_t id)
     r->total_weight -= m->weight;
     r->name_bytes -= (size_t)m->len + 1;
     dch__free(r->cfg.allocator, r->members[id].name);
-    r->members[id] = (member){NULL, 0, 0};
+    r->members[id] = (member){NULL, 0, 0, 0};
     while (r->id_limit > 0 && r->members[r->id_limit - 1].name == NULL)
         r->id_limit--;
     return DCH_OK;
@@ -532,6 +671,16 @@ int dch_ring_set_weight(dch_ring *r, uint32_t id, uint32_t weight)
         return DCH_OK;
     if (r->total_weight - old + weight > UINT32_MAX)
         return DCH_EFULL;
+    if (r->cfg.placement == DCH_RING_PLACE_KETAMA) {
+        ketama_plan plan;
+        int rc = ketama_prepare(r, id, m->name, m->len, weight, &plan);
+        if (rc != DCH_OK)
+            return rc;
+        ketama_commit(r, &plan);
+        r->members[id].weight = weight;
+        r->total_weight = r->total_weight - old + weight;
+        return DCH_OK;
+    }
     uint32_t have = (uint32_t)points_for(r, old);
     if (weight > old) {
         uint64_t want = points_for(r, weight);
@@ -609,6 +758,8 @@ uint64_t dch_ring_hash(const dch_ring *r, const void *key, size_t len)
 {
     if (r == NULL)
         return 0;
+    if (r->cfg.placement == DCH_RING_PLACE_KETAMA)
+        return (uint64_t)dch__ketama_hash(key, len) << 32;
     return dch_siphash24(r->cfg.hash_key, key, len);
 }
 

@@ -15,6 +15,43 @@
  * not on the order of the calls that built the ring; ids do depend on that
  * order, so clients that compare rings should compare names.
  *
+ * Ketama placement (cfg.placement = DCH_RING_PLACE_KETAMA) replaces the
+ * above with the continuum of libmemcached 1.1 (its weighted ketama mode,
+ * MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED with its MD5 key hash), so the ring
+ * routes every key to the server libmemcached picks. The rules, from
+ * libmemcached 1.1.4's src/libmemcached/hosts.cc (update_continuum,
+ * ketama_server_hash), hash.cc (dispatch_host) and src/libhashkit/md5.cc:
+ *  - The servers are the members of non-zero weight, in the order they were
+ *    added (libmemcached's server list order; a removed member leaves the
+ *    order, and a member added later goes to its end). n is their number, W
+ *    the sum of their weights.
+ *  - A server of weight w has 4 * floor(w / W * 160 / 4 * n + 1e-10) points,
+ *    evaluated in single-precision float, left to right. Equal weights give
+ *    160 points at most n but 156 at some, such as n = 25, 50 and 100.
+ *  - Point group g = 0, 1, ... of a member hashes the string "name-g" (g in
+ *    decimal) with MD5 (RFC 1321); bytes 4k .. 4k+3 of the digest, read
+ *    little-endian, are the 32-bit values of four points, k = 0 .. 3.
+ *    libmemcached names a server "host-g" when its port is 11211 and
+ *    "host:port-g" otherwise, so the member name must be "host" for port
+ *    11211 and "host:port" for any other port.
+ *  - A key's 32-bit hash is the first 4 bytes of MD5(key), little-endian; it
+ *    belongs to the first point at or after it, wrapping to the lowest.
+ *  - Points of equal value: the server added first wins, as libmemcached's
+ *    sort by (value, server index) decides.
+ * On the 64-bit ring a point of value v sits at v * 2^32 + 2^32 - 1, and
+ * dch_ring_hash returns a key's 32-bit hash h as h * 2^32, so a 64-bit hash
+ * belongs to the owner of its top 32 bits, whatever its low bits; ranges
+ * therefore have bounds of the form v * 2^32 + 2^32 - 1. Where libmemcached
+ * differs: it counts weight 0 as weight 1 (a member of weight 0 here has no
+ * points and is not a server: give weight 1 to mirror such a server), and
+ * Debian's build aborts on an assertion with more than 100 servers, while
+ * this ring applies the same rules to any number. hash_key and
+ * points_per_weight are not used. Every change rebuilds the continuum, as
+ * libmemcached does, since one member's weight or arrival changes the others'
+ * point counts: add, remove and set_weight cost O(points log points) and may
+ * return DCH_ENOMEM, and they can move arcs between members other than the
+ * one changed.
+ *
  * Members: names are non-empty NUL-terminated strings of at most DCH_NAME_MAX
  * bytes, unique within a ring. Ids are small integers, the lowest free one is
  * given on add, and an id is stable while its member stays. A member of
@@ -53,20 +90,29 @@ extern "C" {
  */
 #define DCH_RING_MAX_POINTS (1u << 24)
 
+/** Placement by SipHash-2-4 of "name#j" (the default; see above). */
+#define DCH_RING_PLACE_SIPHASH 0u
+/** Placement as libmemcached 1.1's weighted ketama continuum (see above). */
+#define DCH_RING_PLACE_KETAMA 1u
+
 /** Opaque consistent-hash ring. */
 typedef struct dch_ring dch_ring;
 
 /** Ring configuration; fixed for the ring's life. */
 typedef struct dch_ring_config {
-    /** Points per unit of weight, >= 1. Default 160, ketama's choice. */
+    /** Points per unit of weight, >= 1 (unused by ketama placement).
+     *  Default 160, ketama's choice. */
     uint32_t points_per_weight;
     /** SipHash-2-4 key that every client shares. Default all zero. */
     uint8_t hash_key[16];
     /** Allocator for everything the ring holds; NULL means libc. */
     const dch_allocator *allocator;
+    /** DCH_RING_PLACE_SIPHASH (default) or DCH_RING_PLACE_KETAMA. */
+    uint32_t placement;
 } dch_ring_config;
 
-/** Fill `cfg` with the defaults: 160 points per weight, zero key, libc. NULL is a no-op. */
+/** Fill `cfg` with the defaults: 160 points per weight, zero key, libc,
+ *  SipHash placement. NULL is a no-op. */
 DCH_API void dch_ring_config_default(dch_ring_config *cfg);
 
 /**
@@ -74,7 +120,8 @@ DCH_API void dch_ring_config_default(dch_ring_config *cfg);
  *
  * @param[out] out  the new ring, owned by the caller (free with dch_ring_free).
  * @param cfg       copied; NULL means dch_ring_config_default.
- * @return DCH_OK; DCH_EINVAL (out NULL, points_per_weight 0, or an allocator
+ * @return DCH_OK; DCH_EINVAL (out NULL, an unknown placement,
+ *         points_per_weight 0 with SipHash placement, or an allocator
  *         lacking a function); DCH_ENOMEM. On error *out is untouched.
  */
 DCH_API int dch_ring_new(dch_ring **out, const dch_ring_config *cfg);
@@ -112,9 +159,10 @@ DCH_API int dch_ring_add_node(dch_ring *r, const char *name, uint32_t weight,
  * Remove a member and its points: each of its arcs goes to the member owning
  * the next point after it, and nothing else moves. The id becomes free.
  * O(points + N). Points are filtered in place, so this never fails for lack
- * of memory.
+ * of memory. Ketama placement rebuilds the continuum instead (see above).
  *
- * @return DCH_OK, DCH_EINVAL (NULL ring), DCH_ENOENT (id is not a member).
+ * @return DCH_OK, DCH_EINVAL (NULL ring), DCH_ENOENT (id is not a member),
+ *         DCH_ENOMEM (ketama placement only).
  */
 DCH_API int dch_ring_remove_node(dch_ring *r, uint32_t id);
 
@@ -124,11 +172,13 @@ DCH_API int dch_ring_remove_node(dch_ring *r, uint32_t id);
  * only from it (weight lowered). Weight 0 keeps the member with no points;
  * setting the current weight changes nothing. Raising costs
  * O(points + new points * log(new points)); lowering costs
- * O(points + dropped points * log(points)) and never allocates.
+ * O(points + dropped points * log(points)) and never allocates. Ketama
+ * placement rebuilds the continuum instead (see above).
  *
  * @return DCH_OK, DCH_EINVAL (NULL ring), DCH_ENOENT (id is not a member),
  *         DCH_EFULL (weight sum past UINT32_MAX or total points past
- *         DCH_RING_MAX_POINTS), DCH_ENOMEM (raising only).
+ *         DCH_RING_MAX_POINTS), DCH_ENOMEM (raising only, or any change
+ *         with ketama placement).
  */
 DCH_API int dch_ring_set_weight(dch_ring *r, uint32_t id, uint32_t weight);
 
@@ -171,8 +221,9 @@ DCH_API uint32_t dch_ring_point_count(const dch_ring *r);
 DCH_API void dch_ring_get_config(const dch_ring *r, dch_ring_config *cfg);
 
 /**
- * SipHash-2-4 of a key under the ring's hash_key. key may be NULL if len is
- * 0. Returns 0 for a NULL ring.
+ * SipHash-2-4 of a key under the ring's hash_key; with ketama placement the
+ * key's 32-bit ketama hash h as h * 2^32. key may be NULL if len is 0.
+ * Returns 0 for a NULL ring.
  */
 DCH_API uint64_t dch_ring_hash(const dch_ring *r, const void *key, size_t len);
 
