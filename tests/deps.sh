@@ -11,6 +11,7 @@ packages=(
     libcriterion-dev libsodium-dev
     valgrind gnuplot-nox
     libhiredis-dev redis-server
+    libmemcached-dev
 )
 packages+=("$@")
 
