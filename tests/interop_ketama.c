@@ -191,6 +191,60 @@ CASE(25)
 CASE(50)
 CASE(100)
 
+/*
+ * "tie-184" and "tie-434" (port 11211) each have a point of value
+ * 0x4e201d73. A key landing on the arc that ends there goes to the server
+ * added first, in libmemcached as in the ring, whichever order is used.
+ */
+Test(ketama_interop, tied_points_go_to_the_server_added_first)
+{
+    uint64_t seed = seed_of(UINT64_C(0x746965));
+    uint64_t rng = seed;
+    for (unsigned first = 0; first < 2; first++) {
+        server list[2];
+        memset(list, 0, sizeof list);
+        for (unsigned i = 0; i < 2; i++) {
+            unsigned which = (i ^ first) ? 434u : 184u;
+            snprintf(list[i].host, sizeof list[i].host, "tie-%u", which);
+            snprintf(list[i].name, sizeof list[i].name, "tie-%u", which);
+            list[i].port = 11211u;
+            list[i].weight = 1u;
+        }
+        dch_ring *r = ring_of(list, 2);
+        dch_range arc = {0, 0, 0};
+        size_t nr = 0;
+        (void)dch_ring_ranges(r, NULL, 0, &nr);
+        dch_range *rg = malloc(nr * sizeof *rg);
+        cr_assert_not_null(rg);
+        cr_assert_eq(dch_ring_ranges(r, rg, nr, &nr), DCH_OK);
+        uint64_t tie = UINT64_C(0x4e201d73) << 32 | 0xffffffffu;
+        for (size_t i = 0; i < nr; i++)
+            if (rg[i].lo <= tie && tie <= rg[i].hi)
+                arc = rg[i];
+        free(rg);
+        uint32_t first_id;
+        cr_assert_eq(dch_ring_find_node(r, list[0].name, &first_id), DCH_OK);
+        cr_assert_eq(arc.owner, first_id, "the ring gives the tie to %s", list[0].name);
+        memcached_st *m = memc_of(list, 2);
+        char key[16];
+        unsigned found = 0;
+        for (unsigned tries = 0; tries < 1000000u && found < 3; tries++) {
+            snprintf(key, sizeof key, "k%" PRIx64, next_u64(&rng) >> 20);
+            uint64_t h = dch_ring_hash(r, key, strlen(key));
+            if (h < (arc.lo & ~UINT64_C(0xffffffff)) || h > arc.hi)
+                continue;
+            found++;
+            cr_assert_eq(memcached_generate_hash(m, key, strlen(key)), 0u,
+                         "libmemcached gives the tie to %s (seed %#" PRIx64 ")",
+                         list[1].name, seed);
+            cr_assert_eq(dch_ring_lookup(r, key, strlen(key)), first_id);
+        }
+        cr_assert_eq(found, 3, "no key found on the tied arc (seed %#" PRIx64 ")", seed);
+        memcached_free(m);
+        dch_ring_free(r);
+    }
+}
+
 Test(ketama_interop, md5_matches_libhashkit_at_every_length)
 {
     uint64_t seed = seed_of(UINT64_C(0x6d6435));

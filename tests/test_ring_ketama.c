@@ -1,0 +1,395 @@
+/*
+ * The ring's ketama placement (ring.h, DCH_RING_PLACE_KETAMA) against a
+ * brute-force continuum built here from the rules ring.h states: random
+ * joins, leaves and weight changes, then lookups of keys and of 64-bit hashes
+ * compared with a linear scan, ranges checked at their bounds. Ties, the
+ * 64-bit mapping, config checks, clones and failed allocations have tests of
+ * their own. Agreement with libmemcached itself is the interop test's.
+ *
+ * DCH_TEST_SEED overrides the seed; failures print it.
+ */
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+#include "md5.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t seed_of(uint64_t fallback)
+{
+    const char *s = getenv("DCH_TEST_SEED");
+    return s ? strtoull(s, NULL, 0) : fallback;
+}
+
+static uint64_t next_u64(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint32_t below(uint64_t *s, uint32_t n)
+{
+    return (uint32_t)(next_u64(s) % n);
+}
+
+static dch_ring *ketama_ring(const dch_allocator *a)
+{
+    dch_ring_config cfg;
+    dch_ring_config_default(&cfg);
+    cfg.placement = DCH_RING_PLACE_KETAMA;
+    cfg.allocator = a;
+    dch_ring *r = NULL;
+    cr_assert_eq(dch_ring_new(&r, &cfg), DCH_OK);
+    return r;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+/* ---- the brute-force continuum ------------------------------------------ */
+
+#define MAX_MEMBERS 64
+
+typedef struct omember {
+    char name[32];
+    uint32_t weight;
+} omember;
+
+/* Members in add order, as libmemcached's server list. */
+typedef struct oracle {
+    omember m[MAX_MEMBERS];
+    unsigned n;
+} oracle;
+
+typedef struct opoint {
+    uint32_t value;
+    unsigned order;
+} opoint;
+
+static int opoint_cmp(const void *pa, const void *pb)
+{
+    const opoint *a = pa, *b = pb;
+    if (a->value != b->value)
+        return a->value < b->value ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+/* ring.h's point count, step by step in float. */
+static uint32_t rule_points(uint32_t w, uint64_t total, unsigned servers)
+{
+    volatile float x = (float)w / (float)total;
+    x = x * 160.0f;
+    x = x / 4.0f;
+    x = x * (float)servers;
+    x = x + 0.0000000001F;
+    return (uint32_t)x * 4u;
+}
+
+static opoint *oracle_points(const oracle *o, size_t *np)
+{
+    uint64_t total = 0;
+    unsigned servers = 0;
+    for (unsigned i = 0; i < o->n; i++)
+        if (o->m[i].weight > 0) {
+            total += o->m[i].weight;
+            servers++;
+        }
+    size_t cap = 0;
+    for (unsigned i = 0; i < o->n; i++)
+        if (o->m[i].weight > 0)
+            cap += rule_points(o->m[i].weight, total, servers);
+    opoint *p = malloc((cap + 1) * sizeof *p);
+    cr_assert_not_null(p);
+    size_t k = 0;
+    for (unsigned i = 0; i < o->n; i++) {
+        if (o->m[i].weight == 0)
+            continue;
+        uint32_t pts = rule_points(o->m[i].weight, total, servers);
+        for (uint32_t g = 0; g < pts / 4; g++) {
+            char buf[64];
+            int len = snprintf(buf, sizeof buf, "%s-%u", o->m[i].name, g);
+            uint8_t d[16];
+            dch__md5(buf, (size_t)len, d);
+            for (unsigned q = 0; q < 4; q++)
+                p[k++] = (opoint){le32(d + 4 * q), i};
+        }
+    }
+    qsort(p, k, sizeof *p, opoint_cmp);
+    *np = k;
+    return p;
+}
+
+/* The add-order index of the owner of a 32-bit hash, by a linear scan. */
+static unsigned oracle_owner(const opoint *p, size_t np, uint32_t h)
+{
+    for (size_t i = 0; i < np; i++)
+        if (p[i].value >= h)
+            return p[i].order;
+    return p[0].order;
+}
+
+static void check_against_oracle(const dch_ring *r, const oracle *o, uint64_t *rng,
+                                 uint64_t seed)
+{
+    size_t np;
+    opoint *p = oracle_points(o, &np);
+    cr_assert_eq(dch_ring_point_count(r), np, "point count (seed %#" PRIx64 ")", seed);
+    uint32_t ids[MAX_MEMBERS];
+    for (unsigned i = 0; i < o->n; i++)
+        cr_assert_eq(dch_ring_find_node(r, o->m[i].name, &ids[i]), DCH_OK);
+    for (unsigned k = 0; k < 300; k++) {
+        char key[40];
+        size_t len = below(rng, sizeof key);
+        for (size_t b = 0; b < len; b++)
+            key[b] = (char)next_u64(rng);
+        uint32_t got = dch_ring_lookup(r, key, len);
+        if (np == 0) {
+            cr_assert_eq(got, DCH_NODE_NONE);
+            continue;
+        }
+        uint8_t d[16];
+        dch__md5(key, len, d);
+        uint32_t h = le32(d);
+        cr_assert_eq(dch_ring_hash(r, key, len), (uint64_t)h << 32, "hash of a key");
+        cr_assert_eq(got, ids[oracle_owner(p, np, h)],
+                     "key of %zu bytes (seed %#" PRIx64 ")", len, seed);
+        /* Any hash with the same top 32 bits has the same owner. */
+        uint64_t any = (uint64_t)h << 32 | (next_u64(rng) & 0xffffffffu);
+        cr_assert_eq(dch_ring_lookup_hash(r, any), got, "low bits matter (seed %#" PRIx64 ")",
+                     seed);
+        /* At and just past a point. */
+        size_t at = below(rng, (uint32_t)np);
+        uint32_t v = p[at].value;
+        cr_assert_eq(dch_ring_lookup_hash(r, (uint64_t)v << 32), ids[oracle_owner(p, np, v)]);
+        if (v != UINT32_MAX)
+            cr_assert_eq(dch_ring_lookup_hash(r, (uint64_t)(v + 1) << 32),
+                         ids[oracle_owner(p, np, v + 1)]);
+    }
+    /* Range bounds are point positions v * 2^32 + 2^32 - 1, and exact. */
+    size_t nr = 0;
+    cr_assert_eq(dch_ring_ranges(r, NULL, 0, &nr), nr > 0 ? DCH_EFULL : DCH_OK);
+    dch_range *rg = malloc(nr * sizeof *rg);
+    cr_assert_not_null(rg);
+    cr_assert_eq(dch_ring_ranges(r, rg, nr, &nr), DCH_OK);
+    for (size_t i = 0; i < nr; i++) {
+        cr_assert_eq(rg[i].hi & 0xffffffffu, 0xffffffffu, "range bound off a point");
+        cr_assert_eq(dch_ring_lookup_hash(r, rg[i].lo), rg[i].owner);
+        cr_assert_eq(dch_ring_lookup_hash(r, rg[i].hi), rg[i].owner);
+    }
+    free(rg);
+    free(p);
+}
+
+Test(ring_ketama, lookups_match_a_brute_force_continuum_through_changes)
+{
+    uint64_t seed = seed_of(UINT64_C(0x6b65746100000001));
+    uint64_t rng = seed;
+    dch_ring *r = ketama_ring(NULL);
+    oracle o = {.n = 0};
+    unsigned serial = 0;
+    for (unsigned step = 0; step < 60; step++) {
+        unsigned op = o.n < 2 ? 0 : below(&rng, 4);
+        if (op == 0 && o.n < MAX_MEMBERS) {
+            omember *m = &o.m[o.n];
+            if (below(&rng, 2))
+                snprintf(m->name, sizeof m->name, "10.0.%u.%u", serial / 200, serial % 200);
+            else
+                snprintf(m->name, sizeof m->name, "mc%u:%u", serial, 11212 + below(&rng, 99));
+            serial++;
+            m->weight = below(&rng, 8) == 0 ? 0 : 1 + below(&rng, 5);
+            cr_assert_eq(dch_ring_add_node(r, m->name, m->weight, NULL), DCH_OK);
+            o.n++;
+        } else if (op == 1) {
+            unsigned i = below(&rng, o.n);
+            uint32_t id;
+            cr_assert_eq(dch_ring_find_node(r, o.m[i].name, &id), DCH_OK);
+            cr_assert_eq(dch_ring_remove_node(r, id), DCH_OK);
+            memmove(&o.m[i], &o.m[i + 1], (o.n - i - 1) * sizeof o.m[0]);
+            o.n--;
+        } else {
+            unsigned i = below(&rng, o.n);
+            uint32_t id;
+            cr_assert_eq(dch_ring_find_node(r, o.m[i].name, &id), DCH_OK);
+            o.m[i].weight = below(&rng, 6);
+            cr_assert_eq(dch_ring_set_weight(r, id, o.m[i].weight), DCH_OK);
+        }
+        check_against_oracle(r, &o, &rng, seed);
+    }
+    dch_ring_free(r);
+}
+
+Test(ring_ketama, equal_weights_give_156_points_at_25_50_and_100_servers)
+{
+    dch_ring *r = ketama_ring(NULL);
+    for (unsigned n = 1; n <= 100; n++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%u", n);
+        cr_assert_eq(dch_ring_add_node(r, name, 3, NULL), DCH_OK);
+        uint32_t each = n == 25 || n == 50 || n == 100 ? 156u : rule_points(3, 3u * n, n);
+        cr_assert_eq(dch_ring_point_count(r), each * n, "%u servers", n);
+    }
+    cr_assert_eq(dch_ring_point_count(r), 15600u);
+    dch_ring_free(r);
+}
+
+/*
+ * "tie-184" point group 29 and "tie-434" point group 4 share the value
+ * 0x4e201d73 (found by search), so in a ring of the two the hash at that
+ * value belongs to whichever was added first.
+ */
+Test(ring_ketama, tied_points_go_to_the_member_added_first)
+{
+    const uint64_t at = UINT64_C(0x4e201d73) << 32;
+    dch_ring *r = ketama_ring(NULL);
+    uint32_t a, b;
+    cr_assert_eq(dch_ring_add_node(r, "tie-184", 1, &a), DCH_OK);
+    cr_assert_eq(dch_ring_add_node(r, "tie-434", 1, &b), DCH_OK);
+    cr_assert_eq(dch_ring_lookup_hash(r, at), a, "first added wins");
+    /* Re-adding the winner puts it last in the order. */
+    cr_assert_eq(dch_ring_remove_node(r, a), DCH_OK);
+    cr_assert_eq(dch_ring_add_node(r, "tie-184", 1, &a), DCH_OK);
+    cr_assert_eq(dch_ring_lookup_hash(r, at), b, "now the other was first");
+    /* Weight changes keep the order; so does a clone. */
+    cr_assert_eq(dch_ring_set_weight(r, b, 2), DCH_OK);
+    cr_assert_eq(dch_ring_set_weight(r, b, 1), DCH_OK);
+    dch_ring *c;
+    cr_assert_eq(dch_ring_clone(&c, r), DCH_OK);
+    cr_assert_eq(dch_ring_lookup_hash(c, at), b);
+    cr_assert_eq(dch_ring_remove_node(c, b), DCH_OK);
+    cr_assert_eq(dch_ring_add_node(c, "tie-434", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_ring_lookup_hash(c, at), a, "order carries through the clone");
+    dch_ring_free(c);
+    dch_ring_free(r);
+}
+
+Test(ring_ketama, config_checks_placement)
+{
+    dch_ring_config cfg;
+    dch_ring_config_default(&cfg);
+    cr_assert_eq(cfg.placement, DCH_RING_PLACE_SIPHASH);
+    dch_ring *r = (dch_ring *)&cfg;
+    cfg.placement = 2;
+    cr_assert_eq(dch_ring_new(&r, &cfg), DCH_EINVAL);
+    cr_assert(r == (dch_ring *)&cfg, "out untouched");
+    cfg.placement = DCH_RING_PLACE_KETAMA;
+    cfg.points_per_weight = 0; /* unused by ketama */
+    cr_assert_eq(dch_ring_new(&r, &cfg), DCH_OK);
+    dch_ring_config got;
+    dch_ring_get_config(r, &got);
+    cr_assert_eq(got.placement, DCH_RING_PLACE_KETAMA);
+    cr_assert_eq(dch_ring_add_node(r, "only", 0, NULL), DCH_OK);
+    cr_assert_eq(dch_ring_point_count(r), 0, "weight 0 is no server");
+    cr_assert_eq(dch_ring_lookup(r, "k", 1), DCH_NODE_NONE);
+    cr_assert_eq(dch_ring_set_weight(r, 0, 1), DCH_OK);
+    cr_assert_eq(dch_ring_point_count(r), 160);
+    cr_assert_eq(dch_ring_lookup(r, "k", 1), 0);
+    cr_assert_eq(dch_ring_remove_node(r, 0), DCH_OK);
+    cr_assert_eq(dch_ring_point_count(r), 0);
+    cr_assert_eq(dch_ring_memory(r) < 1024, true, "an empty ring holds no index");
+    dch_ring_free(r);
+}
+
+/* ---- failed allocations --------------------------------------------------- */
+
+typedef struct fault {
+    long calls, fail_at, live;
+} fault;
+
+static void *fault_alloc(void *ctx, size_t size)
+{
+    fault *f = ctx;
+    if (++f->calls == f->fail_at)
+        return NULL;
+    void *p = malloc(size);
+    f->live += p != NULL;
+    return p;
+}
+
+static void *fault_realloc(void *ctx, void *ptr, size_t size)
+{
+    fault *f = ctx;
+    if (++f->calls == f->fail_at)
+        return NULL;
+    void *p = realloc(ptr, size);
+    f->live += p != NULL && ptr == NULL;
+    return p;
+}
+
+static void fault_free(void *ctx, void *ptr)
+{
+    fault *f = ctx;
+    f->live -= ptr != NULL;
+    free(ptr);
+}
+
+/* Ownership as ranges, with member names and weights: what must not change. */
+static char *state_of(const dch_ring *r)
+{
+    size_t nr = 0;
+    (void)dch_ring_ranges(r, NULL, 0, &nr);
+    dch_range *rg = malloc(nr * sizeof *rg);
+    cr_assert_not_null(rg);
+    cr_assert_eq(dch_ring_ranges(r, rg, nr, &nr), DCH_OK);
+    size_t cap = 64 + nr * 48 + dch_ring_id_limit(r) * 300;
+    char *s = malloc(cap);
+    cr_assert_not_null(s);
+    size_t at = 0;
+    for (uint32_t id = 0; id < dch_ring_id_limit(r); id++)
+        at += (size_t)snprintf(s + at, cap - at, "%u=%s/%u ", id,
+                               dch_ring_node_name(r, id) ? dch_ring_node_name(r, id) : "-",
+                               dch_ring_node_weight(r, id));
+    for (size_t i = 0; i < nr; i++)
+        at += (size_t)snprintf(s + at, cap - at, "%" PRIx64 ":%u ", rg[i].hi, rg[i].owner);
+    free(rg);
+    return s;
+}
+
+Test(ring_ketama, every_failed_allocation_leaves_the_ring_unchanged)
+{
+    fault f = {0, 0, 0};
+    dch_allocator alloc = {fault_alloc, fault_realloc, fault_free, &f};
+    for (int op = 0; op < 5; op++) {
+        for (long k = 1;; k++) {
+            dch_ring *r = ketama_ring(&alloc);
+            for (unsigned i = 0; i < 5; i++) {
+                char name[16];
+                snprintf(name, sizeof name, "h%u:1%u", i, i);
+                cr_assert_eq(dch_ring_add_node(r, name, 1 + i % 2, NULL), DCH_OK);
+            }
+            char *before = state_of(r);
+            f.calls = 0;
+            f.fail_at = k;
+            int rc;
+            switch (op) {
+            case 0: rc = dch_ring_add_node(r, "joiner", 2, NULL); break;
+            case 1: rc = dch_ring_remove_node(r, 2); break;
+            case 2: rc = dch_ring_set_weight(r, 1, 9); break;
+            case 3: rc = dch_ring_set_weight(r, 1, 0); break;
+            default: rc = dch_ring_remove_node(r, 0); break;
+            }
+            f.fail_at = 0;
+            bool done = rc == DCH_OK;
+            if (!done) {
+                cr_assert_eq(rc, DCH_ENOMEM, "op %d, allocation %ld", op, k);
+                char *after = state_of(r);
+                cr_assert_str_eq(after, before, "op %d, allocation %ld changed the ring",
+                                 op, k);
+                free(after);
+            }
+            free(before);
+            dch_ring_free(r);
+            cr_assert_eq(f.live, 0, "op %d, allocation %ld: %ld blocks leaked", op, k, f.live);
+            if (done)
+                break;
+        }
+    }
+}
