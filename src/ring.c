@@ -511,7 +511,8 @@ static int ketama_prepare(const dch_ring *r, uint32_t id, const char *name,
         at += k;
     }
     dch__free(a, s);
-    qsort(p, (size_t)np, sizeof *p, cmp_u64);
+    if (np > 0)
+        qsort(p, (size_t)np, sizeof *p, cmp_u64);
     uint32_t b = 0;
     for (uint32_t i = 0; i < (uint32_t)np; i++) {
         uint64_t pos = (p[i] & ~UINT64_C(0xffffffff)) | UINT64_C(0xffffffff);
