@@ -857,6 +857,359 @@ static int cmd_fingerprint(const command *cmd, const args *a)
     return 0;
 }
 
+/* ---- compare-ketama: a libmemcached fleet under ketama and under DCH -- */
+
+#define KETAMA_DEFAULT_PORT 11211u
+
+/* One server of the fleet file: its ring member name and weight. */
+typedef struct kserver {
+    char name[DCH_NAME_MAX + 1]; /* "host", or "host:port" off 11211 */
+    uint32_t weight;
+} kserver;
+
+typedef struct fleet {
+    kserver *sv;
+    size_t n, cap;
+} fleet;
+
+/*
+ * One "host[:port] [weight]" line into a server named as libmemcached names
+ * its points: "host" on port 11211 (also when no port is given), "host:port"
+ * otherwise. Weight 0, or none, is 1, as in libmemcached. 0 or a message.
+ */
+static const char *parse_server(char *line, kserver *out)
+{
+    char *fields[2] = {NULL, NULL};
+    int nf = 0;
+    for (char *tok = strtok(line, " \t\r\n"); tok != NULL; tok = strtok(NULL, " \t\r\n")) {
+        if (nf == 2)
+            return "expected \"host:port weight\"";
+        fields[nf++] = tok;
+    }
+    if (nf == 0)
+        return "no host";
+    char *colon = strrchr(fields[0], ':');
+    uint32_t port = KETAMA_DEFAULT_PORT;
+    if (colon != NULL) {
+        *colon = '\0';
+        if (parse_u32(colon + 1, &port) != 0 || port == 0 || port > 65535)
+            return "the port is not a number from 1 to 65535";
+    }
+    if (fields[0][0] == '\0')
+        return "no host";
+    out->weight = 1;
+    if (nf == 2 && (parse_u32(fields[1], &out->weight) != 0))
+        return "the weight is not an integer from 0 to 4294967295";
+    if (out->weight == 0)
+        out->weight = 1;
+    int len = port == KETAMA_DEFAULT_PORT
+                  ? snprintf(out->name, sizeof out->name, "%s", fields[0])
+                  : snprintf(out->name, sizeof out->name, "%s:%" PRIu32, fields[0], port);
+    if (len < 0 || (size_t)len >= sizeof out->name)
+        return "host:port is longer than 255 bytes";
+    return NULL;
+}
+
+static int read_fleet(const char *path, fleet *f)
+{
+    memset(f, 0, sizeof *f);
+    FILE *in = fopen(path, "r");
+    if (in == NULL) {
+        fprintf(stderr, "dch: %s: %s\n", path, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    char line[1024];
+    unsigned lineno = 0;
+    const char *bad = NULL;
+    while (bad == NULL && fgets(line, sizeof line, in) != NULL) {
+        lineno++;
+        char *s = line + strspn(line, " \t\r\n");
+        if (*s == '\0' || *s == '#')
+            continue;
+        if (f->n == f->cap) {
+            size_t cap = f->cap ? 2 * f->cap : 16;
+            kserver *g = realloc(f->sv, cap * sizeof *g);
+            if (g == NULL) {
+                bad = "out of memory";
+                break;
+            }
+            f->sv = g;
+            f->cap = cap;
+        }
+        bad = parse_server(s, &f->sv[f->n]);
+        for (size_t i = 0; bad == NULL && i < f->n; i++)
+            if (strcmp(f->sv[i].name, f->sv[f->n].name) == 0)
+                bad = "the server is listed twice";
+        if (bad == NULL && ++f->n > DCH_RING_MAX_NODES)
+            bad = "too many servers";
+    }
+    fclose(in);
+    if (bad != NULL) {
+        fprintf(stderr, "dch: %s:%u: %s\n", path, lineno, bad);
+        free(f->sv);
+        return EXIT_RUNTIME;
+    }
+    if (f->n < 2) {
+        fprintf(stderr, "dch: %s: needs at least 2 servers\n", path);
+        free(f->sv);
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+/* The fleet's servers but `skip` (none when skip >= n), then `last` if it
+ * is < n: the ketama ring and the DCH map of those members, in that order. */
+static int build_both(const fleet *f, size_t skip, size_t last, dch_ring **ring,
+                      dch_map **map)
+{
+    dch_ring_config rc;
+    dch_ring_config_default(&rc);
+    rc.placement = DCH_RING_PLACE_KETAMA;
+    *ring = NULL;
+    *map = NULL;
+    if (dch_ring_new(ring, &rc) != DCH_OK || dch_map_new(map, NULL) != DCH_OK)
+        return -1;
+    for (size_t k = 0; k <= f->n; k++) {
+        size_t i = k < f->n ? k : last;
+        if (i >= f->n || i == skip || (k < f->n && i == last))
+            continue;
+        if (dch_ring_add_node(*ring, f->sv[i].name, f->sv[i].weight, NULL) != DCH_OK ||
+            dch_map_add_node(*map, f->sv[i].name, f->sv[i].weight, NULL) != DCH_OK)
+            return -1;
+    }
+    return 0;
+}
+
+/* Ownership with owners renumbered as indices into the fleet. */
+typedef struct owned {
+    dch_range *rg;
+    size_t n;
+} owned;
+
+static int renumber(const fleet *f, owned *o, const char *(*name_of)(const void *, uint32_t),
+                    const void *scheme)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        const char *name = o->rg[i].owner == DCH_NODE_NONE ? NULL
+                                                           : name_of(scheme, o->rg[i].owner);
+        uint32_t idx = DCH_NODE_NONE;
+        for (size_t s = 0; name != NULL && s < f->n; s++)
+            if (strcmp(f->sv[s].name, name) == 0)
+                idx = (uint32_t)s;
+        o->rg[i].owner = idx;
+    }
+    return 0;
+}
+
+static const char *ring_name(const void *r, uint32_t id)
+{
+    return dch_ring_node_name(r, id);
+}
+
+static const char *map_name(const void *m, uint32_t id)
+{
+    return dch_map_node_name(m, id);
+}
+
+static int owned_of(const fleet *f, const dch_ring *r, const dch_map *m, owned *o)
+{
+    size_t n = 0;
+    if (r != NULL)
+        (void)dch_ring_ranges(r, NULL, 0, &n);
+    else
+        (void)dch_map_ranges(m, NULL, 0, &n);
+    o->rg = malloc(n * sizeof *o->rg);
+    o->n = n;
+    if (o->rg == NULL)
+        return -1;
+    int rc = r != NULL ? dch_ring_ranges(r, o->rg, n, &n) : dch_map_ranges(m, o->rg, n, &n);
+    if (rc != DCH_OK)
+        return -1;
+    return renumber(f, o, r != NULL ? ring_name : map_name, r != NULL ? (const void *)r
+                                                                      : (const void *)m);
+}
+
+typedef struct kmove {
+    uint32_t from, to;
+    double fraction;
+} kmove;
+
+typedef struct kmoves {
+    kmove *mv;
+    size_t n, cap;
+} kmoves;
+
+static int collect_kmove(const dch_range_change *c, void *ctx)
+{
+    kmoves *k = ctx;
+    for (size_t i = 0; i < k->n; i++)
+        if (k->mv[i].from == c->from && k->mv[i].to == c->to) {
+            k->mv[i].fraction += dch_range_fraction(c->lo, c->hi);
+            return 0;
+        }
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 16;
+        kmove *g = realloc(k->mv, cap * sizeof *g);
+        if (g == NULL)
+            return 1;
+        k->mv = g;
+        k->cap = cap;
+    }
+    k->mv[k->n++] = (kmove){c->from, c->to, dch_range_fraction(c->lo, c->hi)};
+    return 0;
+}
+
+static int kmove_cmp(const void *x, const void *y)
+{
+    const kmove *a = x, *b = y;
+    return (a->fraction < b->fraction) - (a->fraction > b->fraction);
+}
+
+static const char *server_name(const fleet *f, uint32_t idx)
+{
+    return idx < f->n ? f->sv[idx].name : "-";
+}
+
+/* What moves from `before` to `after`: the total, then each (from -> to)
+ * pair, largest first (at most 12, then a count of the rest). */
+static int print_kmoves(const fleet *f, const char *scheme, const owned *before,
+                        const owned *after)
+{
+    kmoves k = {NULL, 0, 0};
+    if (dch_range_diff(before->rg, before->n, after->rg, after->n, collect_kmove, &k) != 0) {
+        free(k.mv);
+        return -1;
+    }
+    qsort(k.mv, k.n, sizeof *k.mv, kmove_cmp);
+    double total = 0;
+    for (size_t i = 0; i < k.n; i++)
+        total += k.mv[i].fraction;
+    printf("  %-24s %8.4f%% of the keys move, in %zu (from -> to) pair%s\n", scheme,
+           100.0 * total, k.n, k.n == 1 ? "" : "s");
+    for (size_t i = 0; i < k.n && i < 12; i++)
+        printf("    %s -> %s: %.4f%%\n", server_name(f, k.mv[i].from),
+               server_name(f, k.mv[i].to), 100.0 * k.mv[i].fraction);
+    if (k.n > 12)
+        printf("    ... and %zu more pairs\n", k.n - 12);
+    free(k.mv);
+    return 0;
+}
+
+static void shares_of(const owned *o, size_t n, double *share)
+{
+    for (size_t i = 0; i < n; i++)
+        share[i] = 0;
+    for (size_t i = 0; i < o->n; i++)
+        if (o->rg[i].owner < n)
+            share[o->rg[i].owner] += dch_range_fraction(o->rg[i].lo, o->rg[i].hi);
+}
+
+static void print_balance(const fleet *f, const owned *ring, const owned *map)
+{
+    double W = 0;
+    for (size_t i = 0; i < f->n; i++)
+        W += f->sv[i].weight;
+    double *rs = malloc(2 * f->n * sizeof *rs);
+    if (rs == NULL)
+        return;
+    double *ms = rs + f->n;
+    shares_of(ring, f->n, rs);
+    shares_of(map, f->n, ms);
+    printf("balance: each server's share of the keys, and share / weight share\n");
+    printf("  %-24s %10s %9s %9s %7s %9s %7s\n", "server", "weight", "ideal%", "ketama%",
+           "x", "dch%", "x");
+    double rmin = 1e300, rmax = 0, mmin = 1e300, mmax = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        double ideal = f->sv[i].weight / W;
+        double rx = rs[i] / ideal, mx = ms[i] / ideal;
+        rmin = rx < rmin ? rx : rmin;
+        rmax = rx > rmax ? rx : rmax;
+        mmin = mx < mmin ? mx : mmin;
+        mmax = mx > mmax ? mx : mmax;
+        printf("  %-24s %10" PRIu32 " %9.4f %9.4f %7.4f %9.4f %7.4f\n", f->sv[i].name,
+               f->sv[i].weight, 100.0 * ideal, 100.0 * rs[i], rx, 100.0 * ms[i], mx);
+    }
+    printf("  ketama (libmemcached): %.4f .. %.4f x the weight share\n", rmin, rmax);
+    printf("  dch:                   %.4f .. %.4f x the weight share\n", mmin, mmax);
+    free(rs);
+}
+
+static int cmd_compare_ketama(const command *cmd, const args *a)
+{
+    fleet f;
+    int status = read_fleet(a->pos[0], &f);
+    if (status != 0)
+        return status;
+    size_t chosen = f.n - 1;
+    if (a->npos == 2) {
+        kserver want;
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", a->pos[1]);
+        const char *bad = parse_server(buf, &want);
+        chosen = f.n;
+        for (size_t i = 0; bad == NULL && i < f.n; i++)
+            if (strcmp(f.sv[i].name, want.name) == 0)
+                chosen = i;
+        if (chosen == f.n) {
+            free(f.sv);
+            return usage_error(cmd, "%s is not in the server list", a->pos[1]);
+        }
+    }
+    /* Full: the fleet in file order. Join: the others, then the chosen
+     * server last. Removal: the full fleet without the chosen server. */
+    dch_ring *full_r = NULL, *base_r = NULL, *join_r = NULL, *gone_r = NULL;
+    dch_map *full_m = NULL, *base_m = NULL, *join_m = NULL, *gone_m = NULL;
+    owned o[8] = {{NULL, 0}};
+    status = EXIT_RUNTIME;
+    if (build_both(&f, f.n, f.n, &full_r, &full_m) != 0 ||
+        build_both(&f, chosen, f.n, &base_r, &base_m) != 0 ||
+        build_both(&f, f.n, chosen, &join_r, &join_m) != 0 ||
+        build_both(&f, chosen, f.n, &gone_r, &gone_m) != 0 ||
+        owned_of(&f, full_r, NULL, &o[0]) != 0 || owned_of(&f, NULL, full_m, &o[1]) != 0 ||
+        owned_of(&f, base_r, NULL, &o[2]) != 0 || owned_of(&f, NULL, base_m, &o[3]) != 0 ||
+        owned_of(&f, join_r, NULL, &o[4]) != 0 || owned_of(&f, NULL, join_m, &o[5]) != 0 ||
+        owned_of(&f, gone_r, NULL, &o[6]) != 0 || owned_of(&f, NULL, gone_m, &o[7]) != 0) {
+        fputs("dch: out of memory\n", stderr);
+        goto done;
+    }
+    double W = 0;
+    for (size_t i = 0; i < f.n; i++)
+        W += f.sv[i].weight;
+    printf("servers: %zu, total weight %.0f; ketama as libmemcached 1.1 (weighted, MD5)\n",
+           f.n, W);
+    if (f.n > 100)
+        printf("note: libmemcached's continuum holds 100 servers (Debian's build aborts "
+               "past it); the same rules are applied here\n");
+    printf("chosen server: %s, weight %" PRIu32 ", %.4f%% of the weight\n\n",
+           f.sv[chosen].name, f.sv[chosen].weight, 100.0 * f.sv[chosen].weight / W);
+    print_balance(&f, &o[0], &o[1]);
+    printf("\njoin of %s (the others, then it):\n", f.sv[chosen].name);
+    if (print_kmoves(&f, "ketama (libmemcached):", &o[2], &o[4]) != 0 ||
+        print_kmoves(&f, "dch:", &o[3], &o[5]) != 0)
+        goto nomem;
+    printf("\nremoval of %s:\n", f.sv[chosen].name);
+    if (print_kmoves(&f, "ketama (libmemcached):", &o[0], &o[6]) != 0 ||
+        print_kmoves(&f, "dch:", &o[1], &o[7]) != 0)
+        goto nomem;
+    status = 0;
+    goto done;
+nomem:
+    fputs("dch: out of memory\n", stderr);
+done:
+    for (int i = 0; i < 8; i++)
+        free(o[i].rg);
+    dch_ring_free(full_r);
+    dch_ring_free(base_r);
+    dch_ring_free(join_r);
+    dch_ring_free(gone_r);
+    dch_map_free(full_m);
+    dch_map_free(base_m);
+    dch_map_free(join_m);
+    dch_map_free(gone_m);
+    free(f.sv);
+    return status;
+}
+
 static int cmd_help(const command *cmd, const args *a);
 
 static const command commands[] = {
@@ -899,6 +1252,15 @@ static const command commands[] = {
      "  exit status 0 when FILE is an intact map, 1 otherwise\n", 1, 1, OPT_JSON, cmd_verify},
     {"fingerprint", "FILE", "print the routing fingerprint (16 hex digits)",
      "  equal fingerprints: the two maps route every key alike\n", 1, 1, 0, cmd_fingerprint},
+    {"compare-ketama", "SERVERS.txt [HOST:PORT]",
+     "a libmemcached ketama fleet beside a DCH map of the same servers",
+     "  SERVERS.txt holds one \"host:port weight\" line per server (# starts a\n"
+     "  comment; no port is 11211, no weight or 0 is 1, as in libmemcached).\n"
+     "  Builds the ring libmemcached 1.1 builds (weighted ketama, MD5) and a\n"
+     "  DCH map of the same servers, and prints each server's share of the keys\n"
+     "  under both, then what each moves, and between whom, when HOST:PORT\n"
+     "  (default: the last server listed) joins the others and when it leaves.\n",
+     1, 2, 0, cmd_compare_ketama},
     {"help", "[COMMAND]", "this help, or a command's", "", 0, 1, 0, cmd_help},
 };
 

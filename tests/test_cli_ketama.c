@@ -1,0 +1,281 @@
+/*
+ * `dch compare-ketama`, run as an operator would: its balance table and its
+ * join and removal totals are recomputed here from the library (a ketama
+ * ring and a DCH map built from the same servers, shares and diffs from
+ * their ranges), and bad fleet files must fail with the line they fail on.
+ *
+ * The tool is found through DCH_TOOL, else at ../src/tool/dch from this
+ * program's directory (the build tree layout).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char tool[4096];
+static char dir[64];
+
+static void setup(void)
+{
+    const char *env = getenv("DCH_TOOL");
+    if (env != NULL) {
+        snprintf(tool, sizeof tool, "%s", env);
+    } else {
+        char self[2048];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        cr_assert_gt(n, 0, "cannot find this program's path; set DCH_TOOL");
+        self[n] = '\0';
+        *strrchr(self, '/') = '\0';
+        snprintf(tool, sizeof tool, "%s/../src/tool/dch", self);
+    }
+    snprintf(dir, sizeof dir, "/tmp/dch-ketama-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    const char *names[] = {"fleet.txt", "out", "err"};
+    for (int i = 0; i < 3; i++) {
+        char p[128];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+TestSuite(cli_ketama, .init = setup, .fini = teardown);
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    for (size_t n; (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
+        len += n;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            cr_assert_not_null(buf);
+        }
+    }
+    fclose(f);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* Write the fleet file, run compare-ketama on it (and `chosen` when not
+ * NULL); the exit status, with stdout and stderr in *out and *err. */
+static int run(const char *fleet_text, const char *chosen, char **out, char **err)
+{
+    char fleet[128], po[128], pe[128];
+    snprintf(fleet, sizeof fleet, "%s/fleet.txt", dir);
+    snprintf(po, sizeof po, "%s/out", dir);
+    snprintf(pe, sizeof pe, "%s/err", dir);
+    FILE *f = fopen(fleet, "w");
+    cr_assert_not_null(f);
+    fputs(fleet_text, f);
+    fclose(f);
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        if (freopen(po, "w", stdout) == NULL || freopen(pe, "w", stderr) == NULL)
+            _exit(127);
+        execl(tool, tool, "compare-ketama", fleet, chosen, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "the tool did not exit");
+    *out = slurp(po);
+    *err = slurp(pe);
+    return WEXITSTATUS(status);
+}
+
+/* The number after `label` on the first line at or after `from` holding it. */
+static double number_after(const char *from, const char *label)
+{
+    const char *p = strstr(from, label);
+    cr_assert_not_null(p, "no \"%s\" in:\n%s", label, from);
+    return strtod(p + strlen(label), NULL);
+}
+
+typedef struct member {
+    const char *name;
+    uint32_t weight;
+} member;
+
+static double share_of(const dch_range *rg, size_t n, uint32_t id)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rg[i].owner == id)
+            s += dch_range_fraction(rg[i].lo, rg[i].hi);
+    return s;
+}
+
+static dch_range *ranges_ring(const dch_ring *r, size_t *n)
+{
+    (void)dch_ring_ranges(r, NULL, 0, n);
+    dch_range *rg = malloc(*n * sizeof *rg);
+    cr_assert_not_null(rg);
+    cr_assert_eq(dch_ring_ranges(r, rg, *n, n), DCH_OK);
+    return rg;
+}
+
+static dch_range *ranges_map(const dch_map *m, size_t *n)
+{
+    (void)dch_map_ranges(m, NULL, 0, n);
+    dch_range *rg = malloc(*n * sizeof *rg);
+    cr_assert_not_null(rg);
+    cr_assert_eq(dch_map_ranges(m, rg, *n, n), DCH_OK);
+    return rg;
+}
+
+static int add_fraction(const dch_range_change *c, void *ctx)
+{
+    *(double *)ctx += dch_range_fraction(c->lo, c->hi);
+    return 0;
+}
+
+/* The share of the keys that change owner, by names (ids in the two
+ * structures are equal here: members are added in the same order and the
+ * removed one is last). */
+static double moved(const dch_range *a, size_t na, const dch_range *b, size_t nb)
+{
+    double f = 0;
+    cr_assert_eq(dch_range_diff(a, na, b, nb, add_fraction, &f), DCH_OK);
+    return f;
+}
+
+Test(cli_ketama, shares_and_moves_match_the_library)
+{
+    /* The chosen server is listed last, so the join order equals the file's
+     * and ids agree between the structures built here. */
+    const char *text = "# fleet\n"
+                       "10.0.0.1:11211 1\n"
+                       "  10.0.0.2        3\n"
+                       "cache-3:11300 0\n"
+                       "cache-4:11211 2   \n"
+                       "\n"
+                       "cache-5:11400 2\n";
+    const member want[] = {{"10.0.0.1", 1}, {"10.0.0.2", 3}, {"cache-3:11300", 1},
+                           {"cache-4", 2}, {"cache-5:11400", 2}};
+    const unsigned n = 5;
+    char *out, *err;
+    cr_assert_eq(run(text, NULL, &out, &err), 0, "%s", err);
+
+    dch_ring_config rc;
+    dch_ring_config_default(&rc);
+    rc.placement = DCH_RING_PLACE_KETAMA;
+    dch_ring *r;
+    dch_map *m;
+    cr_assert_eq(dch_ring_new(&r, &rc), DCH_OK);
+    cr_assert_eq(dch_map_new(&m, NULL), DCH_OK);
+    size_t nr0 = 0, nm0 = 0;
+    dch_range *r0 = NULL, *m0 = NULL;
+    for (unsigned i = 0; i < n; i++) {
+        if (i == n - 1) {
+            r0 = ranges_ring(r, &nr0);
+            m0 = ranges_map(m, &nm0);
+        }
+        cr_assert_eq(dch_ring_add_node(r, want[i].name, want[i].weight, NULL), DCH_OK);
+        cr_assert_eq(dch_map_add_node(m, want[i].name, want[i].weight, NULL), DCH_OK);
+    }
+    size_t nr1, nm1;
+    dch_range *r1 = ranges_ring(r, &nr1), *m1 = ranges_map(m, &nm1);
+
+    /* Balance rows: "name weight ideal% ketama% x dch% x". */
+    for (unsigned i = 0; i < n; i++) {
+        char row[64];
+        snprintf(row, sizeof row, "\n  %s ", want[i].name);
+        const char *p = strstr(out, row);
+        cr_assert_not_null(p, "no row for %s in:\n%s", want[i].name, out);
+        char *end;
+        double w = strtod(p + strlen(row), &end);
+        double ideal = strtod(end, &end);
+        double ketama = strtod(end, &end);
+        (void)strtod(end, &end);
+        double dch = strtod(end, &end);
+        cr_assert_eq(w, want[i].weight, "%s: weight", want[i].name);
+        cr_assert_float_eq(ideal, 100.0 * want[i].weight / 9.0, 1e-4, "%s", want[i].name);
+        cr_assert_float_eq(ketama, 100.0 * share_of(r1, nr1, i), 1e-4, "%s", want[i].name);
+        cr_assert_float_eq(dch, 100.0 * share_of(m1, nm1, i), 1e-4, "%s", want[i].name);
+    }
+
+    /* Join of the last server, then its removal, under each scheme. */
+    const char *join = strstr(out, "join of cache-5:11400");
+    const char *removal = strstr(out, "removal of cache-5:11400");
+    cr_assert(join != NULL && removal != NULL && join < removal, "%s", out);
+    double want_ring = 100.0 * moved(r0, nr0, r1, nr1);
+    double want_map = 100.0 * moved(m0, nm0, m1, nm1);
+    cr_assert_float_eq(number_after(join, "ketama (libmemcached):"), want_ring, 1e-4);
+    cr_assert_float_eq(number_after(join, "dch:"), want_map, 1e-4);
+    /* The removal from the full fleet in file order undoes the join. */
+    cr_assert_float_eq(number_after(removal, "ketama (libmemcached):"), want_ring, 1e-4);
+    cr_assert(strstr(removal, "dch:") != NULL);
+    /* The joiner takes at least its weight share under DCH. */
+    cr_assert_geq(want_map, 100.0 * 2 / 9 - 0.01);
+    /* Under ketama the weight change of the others' shares moves keys among
+     * them too: the ring moves more than the joiner gains. */
+    cr_assert_gt(want_ring, 100.0 * share_of(r1, nr1, n - 1) + 0.01);
+
+    free(r0);
+    free(m0);
+    free(r1);
+    free(m1);
+    dch_ring_free(r);
+    dch_map_free(m);
+    free(out);
+    free(err);
+}
+
+Test(cli_ketama, a_chosen_server_is_found_by_host_and_port)
+{
+    char *out, *err;
+    const char *text = "a:11211 1\nb:11212 1\nc 1\n";
+    cr_assert_eq(run(text, "a:11211", &out, &err), 0, "%s", err);
+    cr_assert_not_null(strstr(out, "removal of a:\n"), "%s", out);
+    free(out);
+    free(err);
+    cr_assert_eq(run(text, "b:11212", &out, &err), 0, "%s", err);
+    cr_assert_not_null(strstr(out, "removal of b:11212:\n"), "%s", out);
+    free(out);
+    free(err);
+    cr_assert_eq(run(text, "b:11213", &out, &err), 2);
+    cr_assert_not_null(strstr(err, "b:11213 is not in the server list"), "%s", err);
+    free(out);
+    free(err);
+}
+
+Test(cli_ketama, bad_fleet_files_fail_naming_the_line)
+{
+    const struct {
+        const char *text, *message;
+    } cases[] = {
+        {"a:1 1\nb:0 1\n", ":2: the port is not a number from 1 to 65535"},
+        {"a:1 1\nb:70000 1\n", ":2: the port is not a number from 1 to 65535"},
+        {"a:1 1\n\nb:2 x\n", ":3: the weight is not an integer"},
+        {"a:1 1\nb:2 1 extra\n", ":2: expected \"host:port weight\""},
+        {"a:1 1\n:5 1\n", ":2: no host"},
+        {"a:11211 1\na 2\n", ":2: the server is listed twice"},
+        {"# one\na:1 1\n", "needs at least 2 servers"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *out, *err;
+        cr_assert_eq(run(cases[i].text, NULL, &out, &err), 1, "case %zu", i);
+        cr_assert_not_null(strstr(err, cases[i].message), "case %zu: %s", i, err);
+        cr_assert_str_eq(out, "", "case %zu prints nothing on stdout", i);
+        free(out);
+        free(err);
+    }
+}
