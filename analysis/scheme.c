@@ -22,6 +22,7 @@ int an_scheme_new(an_scheme *s, const an_scheme_spec *spec)
         dch_ring_config cfg;
         dch_ring_config_default(&cfg);
         cfg.points_per_weight = spec->points;
+        cfg.placement = spec->placement;
         memcpy(cfg.hash_key, spec->hash_key, sizeof cfg.hash_key);
         rc = dch_ring_new(&n.ring, &cfg);
     }

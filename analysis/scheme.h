@@ -22,6 +22,7 @@ typedef struct an_scheme_spec {
     uint32_t slots_per_unit; /* map: slots per unit */
     uint32_t points;        /* ring: points per unit of weight */
     uint8_t hash_key[16];   /* both: the shared SipHash key */
+    uint32_t placement;     /* ring: DCH_RING_PLACE_SIPHASH or _KETAMA */
 } an_scheme_spec;
 
 /** A live scheme object. */

@@ -37,7 +37,7 @@ static const uint32_t BALANCE_NS[] = {2,   3,   4,   5,   8,   10,  16,
 
 /* Chart colours: one per scheme, the same in every chart. */
 static const char *const SCHEME_COLOUR[AN_SCHEMES] = {"#d62728", "#1f77b4",
-                                                      "#2ca02c"};
+                                                      "#2ca02c", "#ff7f0e"};
 
 /* ---- Small helpers -------------------------------------------------------- */
 
@@ -155,13 +155,15 @@ int an_run_init(an_run *r, const an_options *opt, an_report *report)
     snprintf(r->label[0], sizeof r->label[0], "dch");
     snprintf(r->label[1], sizeof r->label[1], "ring-%u", (unsigned)opt->points);
     snprintf(r->label[2], sizeof r->label[2], "ring-1");
+    snprintf(r->label[3], sizeof r->label[3], "libmemcached");
     for (int i = 0; i < AN_SCHEMES; i++) {
         an_scheme_spec *sp = &r->spec[i];
         sp->label = r->label[i];
         sp->kind = i == 0 ? AN_KIND_MAP : AN_KIND_RING;
         sp->units = opt->units;
         sp->slots_per_unit = opt->slots;
-        sp->points = i == 1 ? opt->points : 1;
+        sp->points = i == 1 ? opt->points : i == 3 ? 160 : 1;
+        sp->placement = i == 3 ? DCH_RING_PLACE_KETAMA : DCH_RING_PLACE_SIPHASH;
         memcpy(sp->hash_key, r->hash_key, sizeof sp->hash_key);
     }
     an_progress p;
@@ -344,7 +346,7 @@ int an_section_schemes(an_run *r)
     const an_options *o = &r->opt;
     char html[4096];
     snprintf(html, sizeof html,
-             "<p>Three schemes route the same keys, each measured through the "
+             "<p>Four schemes route the same keys, each measured through the "
              "public API of libdch only:</p><ul>"
              "<li><b>dch</b>: the DCH partition map with its defaults here, "
              "%u minimum arc units of %u slots (P = %u slots). Every member "
@@ -354,7 +356,14 @@ int an_section_schemes(an_run *r)
              "per unit of weight (ketama's choice is 160). Every client "
              "computes it alone from the member names.</li>"
              "<li><b>ring-1</b>: the plain ring of the descriptions, one point "
-             "per node.</li></ul>"
+             "per node.</li>"
+             "<li><b>libmemcached</b>: ketama exactly as libmemcached 1.1 "
+             "builds it in its weighted mode (libdch's ring with ketama "
+             "placement: MD5 points named after the servers, point counts "
+             "from each server's weight share, in single precision). Its "
+             "point counts depend on every member, so a join, a leave or a "
+             "weight change can move keys between members it does not "
+             "touch.</li></ul>"
              "<p>The diagrams draw each scheme before and after one change "
              "(hash 0 at the top, hashes growing clockwise). Arcs are "
              "coloured by member; the dark band outside the rings marks the "

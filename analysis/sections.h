@@ -1,9 +1,11 @@
 /*
  * The built-in scenario of dch-analysis, one function per report section.
  *
- * Three schemes are measured side by side: the DCH map with its defaults,
+ * Four schemes are measured side by side: the DCH map with its defaults,
  * the classic ring with `points` points per unit of weight (ketama's 160 by
- * default), and the plain ring of the descriptions, one point per node.
+ * default), the plain ring of the descriptions, one point per node, and
+ * ketama exactly as libmemcached 1.1 builds it (weighted, MD5), labelled
+ * "libmemcached".
  * Members are named node-01, node-02, ... and added in that (name) order.
  */
 #ifndef DCH_ANALYSIS_SECTIONS_H
@@ -14,8 +16,9 @@
 
 #include <stdbool.h>
 
-/** The schemes compared: DCH, ring with `points` points, ring with 1. */
-#define AN_SCHEMES 3
+/** The schemes compared: DCH, ring with `points` points, ring with 1,
+ *  libmemcached's ketama. */
+#define AN_SCHEMES 4
 
 /** Every setting of a run; main.c documents and parses them. */
 typedef struct an_options {
