@@ -229,6 +229,38 @@ Test(cli_ketama, shares_and_moves_match_the_library)
      * them too: the ring moves more than the joiner gains. */
     cr_assert_gt(want_ring, 100.0 * share_of(r1, nr1, n - 1) + 0.01);
 
+    free(out);
+    free(err);
+
+    /* The removal of a server in the middle of the list: the full map with
+     * it removed (a map depends on its history, so not the others' map
+     * built afresh); under DCH only its keys move. */
+    cr_assert_eq(run(text, "10.0.0.2", &out, &err), 0, "%s", err);
+    dch_ring *rr;
+    dch_map *mr;
+    cr_assert_eq(dch_ring_clone(&rr, r), DCH_OK);
+    cr_assert_eq(dch_map_clone(&mr, m), DCH_OK);
+    cr_assert_eq(dch_ring_remove_node(rr, 1), DCH_OK);
+    cr_assert_eq(dch_map_remove_node(mr, 1), DCH_OK);
+    size_t nr2, nm2;
+    dch_range *r2 = ranges_ring(rr, &nr2), *m2 = ranges_map(mr, &nm2);
+    removal = strstr(out, "removal of 10.0.0.2:");
+    cr_assert_not_null(removal, "%s", out);
+    cr_assert_float_eq(number_after(removal, "ketama (libmemcached):"),
+                       100.0 * moved(r1, nr1, r2, nr2), 1e-4);
+    const char *dch_part = strstr(removal, "dch:");
+    cr_assert_not_null(dch_part);
+    cr_assert_float_eq(number_after(dch_part, "dch:"), 100.0 * moved(m1, nm1, m2, nm2), 1e-4);
+    cr_assert_float_eq(number_after(dch_part, "dch:"), 100.0 * share_of(m1, nm1, 1), 1e-4);
+    for (const char *line = strchr(dch_part, '\n'); line != NULL && line[1] != '\0';
+         line = strchr(line + 1, '\n'))
+        cr_assert(strncmp(line + 1, "    10.0.0.2 -> ", 16) == 0, "a DCH move not from the "
+                  "leaver: %.60s", line + 1);
+    free(r2);
+    free(m2);
+    dch_ring_free(rr);
+    dch_map_free(mr);
+
     free(r0);
     free(m0);
     free(r1);

@@ -980,6 +980,21 @@ static int build_both(const fleet *f, size_t skip, size_t last, dch_ring **ring,
     return 0;
 }
 
+/* Copies of ring and map with the member `name` removed from each. */
+static int remove_both(const dch_ring *r, const dch_map *m, const char *name,
+                       dch_ring **ring, dch_map **map)
+{
+    uint32_t rid, mid;
+    *ring = NULL;
+    *map = NULL;
+    if (dch_ring_clone(ring, r) != DCH_OK || dch_map_clone(map, m) != DCH_OK ||
+        dch_ring_find_node(*ring, name, &rid) != DCH_OK ||
+        dch_map_find_node(*map, name, &mid) != DCH_OK ||
+        dch_ring_remove_node(*ring, rid) != DCH_OK || dch_map_remove_node(*map, mid) != DCH_OK)
+        return -1;
+    return 0;
+}
+
 /* Ownership with owners renumbered as indices into the fleet. */
 typedef struct owned {
     dch_range *rg;
@@ -1156,7 +1171,9 @@ static int cmd_compare_ketama(const command *cmd, const args *a)
         }
     }
     /* Full: the fleet in file order. Join: the others, then the chosen
-     * server last. Removal: the full fleet without the chosen server. */
+     * server added last. Removal: the full fleet, then the chosen server
+     * removed (a DCH map depends on its history, so this is not the map of
+     * the others built afresh). */
     dch_ring *full_r = NULL, *base_r = NULL, *join_r = NULL, *gone_r = NULL;
     dch_map *full_m = NULL, *base_m = NULL, *join_m = NULL, *gone_m = NULL;
     owned o[8] = {{NULL, 0}};
@@ -1164,7 +1181,7 @@ static int cmd_compare_ketama(const command *cmd, const args *a)
     if (build_both(&f, f.n, f.n, &full_r, &full_m) != 0 ||
         build_both(&f, chosen, f.n, &base_r, &base_m) != 0 ||
         build_both(&f, f.n, chosen, &join_r, &join_m) != 0 ||
-        build_both(&f, chosen, f.n, &gone_r, &gone_m) != 0 ||
+        remove_both(full_r, full_m, f.sv[chosen].name, &gone_r, &gone_m) != 0 ||
         owned_of(&f, full_r, NULL, &o[0]) != 0 || owned_of(&f, NULL, full_m, &o[1]) != 0 ||
         owned_of(&f, base_r, NULL, &o[2]) != 0 || owned_of(&f, NULL, base_m, &o[3]) != 0 ||
         owned_of(&f, join_r, NULL, &o[4]) != 0 || owned_of(&f, NULL, join_m, &o[5]) != 0 ||
