@@ -4,7 +4,7 @@
  * (MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED) and into a dch_ring with
  * DCH_RING_PLACE_KETAMA, and for KEYS keys of random length and bytes the
  * server libmemcached picks (memcached_generate_hash) must be the member
- * dch_ring_lookup returns. Server counts 1, 2, 3, 10, 25, 50 and 100, equal
+ * dch_ring_lookup returns. Server counts 1, 2, 3, 10, 25, 47, 50 and 100, equal
  * and unequal weights, then after a removal, a weight change and a new
  * member that reuses the removed one's id; zero mismatches. MD5 itself is
  * compared with libhashkit's at every length up to a few blocks.
@@ -188,6 +188,7 @@ CASE(2)
 CASE(3)
 CASE(10)
 CASE(25)
+CASE(47)
 CASE(50)
 CASE(100)
 
