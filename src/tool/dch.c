@@ -1298,7 +1298,7 @@ static void general_help(FILE *f)
                "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n\n"
                "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
     fprintf(f, "\n'dch help COMMAND' or 'dch COMMAND --help' describes one; 'dch --version'.\n");
 }
 
