@@ -31,6 +31,12 @@
  * shared key rather than 32-bit MD5 fragments, points are named "name#j", and
  * two points at one position are ordered by name and j rather than by
  * whatever order a sort leaves them in, so every client agrees.
+ *
+ * Ketama placement (DCH_RING_PLACE_KETAMA) keeps this layout and lookup but
+ * not the changes: a member's point count depends on every member, so each
+ * change rebuilds the whole array and index aside (ketama_prepare, from the
+ * rules in ring_ketama.c) and swaps them in (ketama_commit). Entries at one
+ * position are then ordered by the members' add order, as libmemcached's are.
  */
 #include "dch/ring.h"
 
