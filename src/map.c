@@ -40,6 +40,7 @@
 #include "dch/siphash.h"
 
 #include "alloc.h"
+#include "map_engine.h"
 #include "map_internal.h"
 
 #include <string.h>
@@ -47,11 +48,7 @@
 /* Owner entry of an unowned slot; never a member id (ids stop at 65534). */
 #define NONE16 DCH__MAP_UNOWNED
 
-typedef struct member {
-    char *name; /* NULL when the id is free */
-    uint32_t weight;
-    uint32_t slots; /* slots owned; sums to P over members when weight sum > 0 */
-} member;
+typedef dch__member member;
 
 struct dch_map {
     dch_map_config cfg;
@@ -377,790 +374,6 @@ int dch_map_find_node(const dch_map *m, const char *name, uint32_t *id_out)
     return DCH_OK;
 }
 
-/* ---- Moves ------------------------------------------------------------ */
-
-/*
- * Scratch for one grow or shrink, allocated before the map is touched so that
- * a failed allocation leaves the map as it was.
- */
-typedef struct move {
-    dch_map *m;
-    uint32_t x; /* the member whose weight changes */
-    uint64_t W; /* weight sum after the change, > 0 */
-    int grow;
-    int max_tier; /* 1: keep soft bands (equal weights); 2: hard bands allowed */
-    uint32_t id_limit;
-    uint32_t *cnt; /* per id: slots held in the current unit; 0 between units */
-    uint32_t *present; /* ids with cnt > 0 in the current unit */
-    uint32_t npresent;
-    uint32_t *kmin; /* per unit: moves the bands force there */
-    uint32_t *room; /* per unit: further moves x's band allows there */
-    uint32_t *picks; /* counterparties chosen in the current unit, in order */
-    uint32_t *order; /* slots grouped by owner, ascending within each owner */
-    uint32_t *start; /* per id + 1: where each owner's run begins in order */
-    uint8_t *spent; /* per id: no slot left that it may give or take */
-    uint32_t *parent, *queue; /* per id: breadth-first search of the repair */
-    uint32_t *band_lo, *band_hi; /* per id: soft band in a unit, new weights */
-    uint8_t *entry_ok; /* per moved entry: its counterparty may hand it over */
-    uint32_t *entry_seen; /* per moved entry: unit_version when entry_ok was set */
-    uint32_t *unit_version; /* per unit: bumped by every take-over there */
-    uint32_t *unit_stamp, *unit_held; /* per unit: cached count of one member */
-    uint32_t stamp;
-    uint32_t *moved; /* slots moved so far in this call */
-    uint16_t *moved_with; /* for each, the counterparty */
-    uint32_t nmoved;
-} move;
-
-static int move_alloc(move *mv, dch_map *m, uint32_t id_limit)
-{
-    const dch_allocator *a = m->cfg.allocator;
-    memset(mv, 0, sizeof *mv);
-    mv->m = m;
-    mv->id_limit = id_limit;
-    mv->cnt = dch__alloc_array(a, id_limit, sizeof *mv->cnt);
-    mv->present = dch__alloc_array(a, m->spu + 1, sizeof *mv->present);
-    mv->kmin = dch__alloc_array(a, m->units, sizeof *mv->kmin);
-    mv->room = dch__alloc_array(a, m->units, sizeof *mv->room);
-    mv->picks = dch__alloc_array(a, m->spu, sizeof *mv->picks);
-    mv->order = dch__alloc_array(a, m->slots, sizeof *mv->order);
-    mv->start = dch__alloc_array(a, (size_t)id_limit + 1, sizeof *mv->start);
-    mv->spent = dch__alloc_array(a, id_limit, sizeof *mv->spent);
-    mv->moved = dch__alloc_array(a, m->slots, sizeof *mv->moved);
-    mv->moved_with = dch__alloc_array(a, m->slots, sizeof *mv->moved_with);
-    mv->parent = dch__alloc_array(a, id_limit, sizeof *mv->parent);
-    mv->queue = dch__alloc_array(a, id_limit, sizeof *mv->queue);
-    mv->band_lo = dch__alloc_array(a, id_limit, sizeof *mv->band_lo);
-    mv->band_hi = dch__alloc_array(a, id_limit, sizeof *mv->band_hi);
-    mv->entry_ok = dch__alloc_array(a, m->slots, sizeof *mv->entry_ok);
-    mv->entry_seen = dch__alloc_array(a, m->slots, sizeof *mv->entry_seen);
-    mv->unit_version = dch__alloc_array(a, m->units, sizeof *mv->unit_version);
-    mv->unit_stamp = dch__alloc_array(a, m->units, sizeof *mv->unit_stamp);
-    mv->unit_held = dch__alloc_array(a, m->units, sizeof *mv->unit_held);
-    if (!mv->cnt || !mv->present || !mv->kmin || !mv->room || !mv->picks ||
-        !mv->order || !mv->start || !mv->spent || !mv->moved || !mv->moved_with ||
-        !mv->parent || !mv->queue || !mv->band_lo || !mv->band_hi ||
-        !mv->entry_ok || !mv->unit_stamp || !mv->unit_held || !mv->entry_seen ||
-        !mv->unit_version) {
-        dch__free(a, mv->entry_seen);
-        dch__free(a, mv->unit_version);
-        dch__free(a, mv->entry_ok);
-        dch__free(a, mv->unit_stamp);
-        dch__free(a, mv->unit_held);
-        dch__free(a, mv->band_lo);
-        dch__free(a, mv->band_hi);
-        dch__free(a, mv->parent);
-        dch__free(a, mv->queue);
-        dch__free(a, mv->moved);
-        dch__free(a, mv->moved_with);
-        dch__free(a, mv->cnt);
-        dch__free(a, mv->present);
-        dch__free(a, mv->kmin);
-        dch__free(a, mv->room);
-        dch__free(a, mv->picks);
-        dch__free(a, mv->order);
-        dch__free(a, mv->start);
-        dch__free(a, mv->spent);
-        return DCH_ENOMEM;
-    }
-    memset(mv->cnt, 0, (size_t)id_limit * sizeof *mv->cnt);
-    memset(mv->unit_stamp, 0, (size_t)m->units * sizeof *mv->unit_stamp);
-    memset(mv->unit_version, 0, (size_t)m->units * sizeof *mv->unit_version);
-    return DCH_OK;
-}
-
-static void move_release(move *mv)
-{
-    const dch_allocator *a = mv->m->cfg.allocator;
-    dch__free(a, mv->cnt);
-    dch__free(a, mv->present);
-    dch__free(a, mv->kmin);
-    dch__free(a, mv->room);
-    dch__free(a, mv->picks);
-    dch__free(a, mv->order);
-    dch__free(a, mv->start);
-    dch__free(a, mv->spent);
-    dch__free(a, mv->moved);
-    dch__free(a, mv->moved_with);
-    dch__free(a, mv->parent);
-    dch__free(a, mv->queue);
-    dch__free(a, mv->band_lo);
-    dch__free(a, mv->band_hi);
-    dch__free(a, mv->entry_ok);
-    dch__free(a, mv->entry_seen);
-    dch__free(a, mv->unit_version);
-    dch__free(a, mv->unit_stamp);
-    dch__free(a, mv->unit_held);
-}
-
-/* Count the owners of unit u into cnt/present (x included). */
-static void unit_count(move *mv, uint32_t u)
-{
-    const uint16_t *o = mv->m->owner + (size_t)u * mv->m->spu;
-    mv->npresent = 0;
-    for (uint32_t i = 0; i < mv->m->spu; i++) {
-        const uint16_t id = o[i];
-        if (id == NONE16)
-            continue;
-        if (mv->cnt[id]++ == 0)
-            mv->present[mv->npresent++] = id;
-    }
-}
-
-static void unit_clear(move *mv)
-{
-    for (uint32_t i = 0; i < mv->npresent; i++)
-        mv->cnt[mv->present[i]] = 0;
-    mv->npresent = 0;
-}
-
-/* How many slots of unit u member id holds. O(S). */
-static uint32_t held_in_unit(const dch_map *m, uint32_t u, uint32_t id)
-{
-    const uint16_t *o = m->owner + (size_t)u * m->spu;
-    uint32_t c = 0;
-    for (uint32_t i = 0; i < m->spu; i++)
-        c += o[i] == id;
-    return c;
-}
-
-/* Compute every member's soft band [floor(s), ceil(s)], s = S * w / W, once
- * per move: the passes consult them per slot. */
-static void compute_bands(move *mv)
-{
-    const dch_map *m = mv->m;
-    for (uint32_t id = 0; id < mv->id_limit; id++) {
-        const uint64_t num = (uint64_t)m->spu * m->members[id].weight;
-        mv->band_lo[id] = (uint32_t)(num / mv->W);
-        mv->band_hi[id] = mv->band_lo[id] + (num % mv->W != 0);
-    }
-}
-
-/* Soft band [lo, hi] of member id. */
-static void soft_band(const move *mv, uint32_t id, uint32_t *lo, uint32_t *hi)
-{
-    *lo = mv->band_lo[id];
-    *hi = mv->band_hi[id];
-}
-
-/* count * W - share * w: the member's deviation from its share, times W. */
-static int64_t deviation(uint64_t count, uint64_t share, uint64_t w, uint64_t W)
-{
-    return (int64_t)(count * W) - (int64_t)(share * w);
-}
-
-/* A member's deviation from its global share, oriented so that larger means
- * more in need of this move: surplus for a donor, deficit for a receiver. */
-static int64_t need(const move *mv, const member *mb)
-{
-    const int64_t d = deviation(mb->slots, mv->m->slots, mb->weight, mv->W);
-    return mv->grow ? d : -d;
-}
-
-/*
- * Band tier of moving one slot of a member that holds c in a unit: 0 if the
- * move is forced (outside the soft band), 1 if it stays inside the soft band,
- * 2 if it stays inside the hard band, 3 otherwise. Lower is better.
- */
-static int tier(const move *mv, uint32_t c, uint32_t id)
-{
-    uint32_t lo, hi;
-    soft_band(mv, id, &lo, &hi);
-    if (mv->grow) { /* the member gives */
-        if (c > hi)
-            return 0;
-        if (c > lo)
-            return 1;
-        return c + 1 > lo ? 2 : 3;
-    }
-    if (c < lo) /* the member receives */
-        return 0;
-    if (c < hi)
-        return 1;
-    return c < hi + 1 ? 2 : 3;
-}
-
-typedef struct rank {
-    int tier;
-    int64_t global; /* larger is better */
-    int64_t local;
-    uint32_t id;
-} rank;
-
-static int rank_better(const rank *a, const rank *b)
-{
-    if (a->tier != b->tier)
-        return a->tier < b->tier;
-    if (a->global != b->global)
-        return a->global > b->global;
-    if (a->local != b->local)
-        return a->local > b->local;
-    return a->id < b->id;
-}
-
-/*
- * The best counterparty for one move in the current unit: a donor present in
- * the unit (grow) or any member of positive weight (shrink), x excluded.
- */
-static uint32_t pick_in_unit(const move *mv)
-{
-    const dch_map *m = mv->m;
-    rank best = {4, 0, 0, UINT32_MAX};
-    const uint32_t n = mv->grow ? mv->npresent : m->id_limit;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint32_t id = mv->grow ? mv->present[i] : i;
-        const member *mb = &m->members[id];
-        if (id == mv->x || mb->weight == 0 || (mv->grow && mv->cnt[id] == 0))
-            continue;
-        const uint32_t c = mv->cnt[id];
-        const int64_t local = deviation(c, m->spu, mb->weight, mv->W);
-        rank r = {tier(mv, c, id), need(mv, mb),
-                  mv->grow ? local : -local, id};
-        if (rank_better(&r, &best))
-            best = r;
-    }
-    return best.id;
-}
-
-static uint32_t min_u32(uint32_t a, uint32_t b)
-{
-    return a < b ? a : b;
-}
-
-static uint32_t max_u32(uint32_t a, uint32_t b)
-{
-    return a > b ? a : b;
-}
-
-/*
- * Pass 1: per unit, kmin = the moves the soft bands force there and room =
- * the further moves x's soft band (and the others' room) allows. Returns how
- * many moves go beyond the forced ones.
- */
-static uint64_t plan_units(move *mv)
-{
-    dch_map *m = mv->m;
-    const member *xm = &m->members[mv->x];
-    uint32_t xlo, xhi;
-    soft_band(mv, mv->x, &xlo, &xhi);
-
-    /* Shrink: members absent from a unit hold 0 there, so the receivers'
-     * floors and ceilings are summed once and corrected per unit. */
-    uint64_t lo_sum = 0, hi_sum = 0, lo1_sum = 0;
-    if (!mv->grow) {
-        for (uint32_t id = 0; id < m->id_limit; id++) {
-            const member *mb = &m->members[id];
-            if (id == mv->x || mb->weight == 0)
-                continue;
-            uint32_t lo, hi;
-            soft_band(mv, id, &lo, &hi);
-            lo_sum += lo;
-            hi_sum += hi;
-            lo1_sum += lo > 0 ? lo - 1 : 0;
-        }
-    }
-
-    /* Soft bands force moves with equal weights, and with unequal weights
-     * from 8 slots per unit up as far as x's global target allows: a member
-     * left above its soft ceiling where a light member is absent keeps that
-     * surplus once the light member leaves (no monotone move can take it
-     * back), so slices should stay soft for the global shares to survive
-     * later changes; but with unequal weights many members can cross an
-     * integer share at once and their soft bands alone can ask for more
-     * moves than x's share calls for. Below 8 slots a unit's shares are a
-     * slot or two and only the hard bands force. kmin holds the moves soft
-     * bands force, unit_held (free until the repair) those hard bands force. */
-    const int soft = mv->max_tier == 1 || m->spu >= 8;
-    uint32_t *hard_min = mv->unit_held;
-    uint64_t sum_soft = 0, sum_hard = 0;
-    for (uint32_t u = 0; u < m->units; u++) {
-        const uint16_t *o = m->owner + (size_t)u * m->spu;
-        /* Others' holdings, in all and capped at their floor, floor - 1,
-         * ceiling and ceiling + 1, counted slot by slot: min(c, L) is the
-         * number of a member's 1st, 2nd, ... slots in the unit that are at
-         * most L. */
-        uint32_t held = 0, held_lo = 0, held_lo1 = 0, held_hi = 0, held_hi1 = 0;
-        uint32_t cx = 0;
-        for (uint32_t i = 0; i < m->spu; i++) {
-            const uint32_t id = o[i];
-            if (id == NONE16)
-                continue;
-            if (id == mv->x) {
-                cx++;
-                continue;
-            }
-            const uint32_t c = ++mv->cnt[id];
-            const uint32_t lo = mv->band_lo[id], hi = mv->band_hi[id];
-            held++;
-            held_lo += c <= lo;
-            held_lo1 += c + 1 <= lo;
-            held_hi += c <= hi;
-            held_hi1 += c <= hi + 1;
-        }
-        for (uint32_t i = 0; i < m->spu; i++)
-            if (o[i] != NONE16)
-                mv->cnt[o[i]] = 0;
-        uint32_t kmin, khard, kmax;
-        if (mv->grow) {
-            /* x must reach its floor and others must shed what is above
-             * their hard bands; others above their soft ceilings shed as far
-             * as x's ceiling allows; x may rise to its ceiling while others
-             * stay at or above their floors. */
-            const uint32_t must_soft = soft ? held - held_hi : 0;
-            const uint32_t must_hard = held - held_hi1;
-            const uint32_t can = held - held_lo;
-            const uint32_t need_x = xlo > cx ? xlo - cx : 0;
-            const uint32_t space = xhi > cx ? xhi - cx : 0;
-            khard = min_u32(held, max_u32(need_x, must_hard));
-            kmin = min_u32(held, max_u32(khard, min_u32(must_soft, space)));
-            kmax = max_u32(kmin, min_u32(space, can));
-        } else {
-            /* x must shed what is above its ceiling and others must be
-             * filled up to their hard bands; others below their soft floors
-             * are filled as far as x's floor allows; x may fall to its floor
-             * while others stay at or below their ceilings. */
-            const uint32_t must_soft = soft ? (uint32_t)(lo_sum - held_lo) : 0;
-            const uint32_t must_hard = (uint32_t)(lo1_sum - held_lo1);
-            const uint32_t can = (uint32_t)(hi_sum - held_hi);
-            const uint32_t excess = cx > xhi ? cx - xhi : 0;
-            const uint32_t spare = cx > xlo ? cx - xlo : 0;
-            khard = max_u32(excess, min_u32(must_hard, cx));
-            kmin = max_u32(khard, min_u32(must_soft, spare));
-            kmax = max_u32(kmin, min_u32(spare, can));
-        }
-        mv->kmin[u] = kmin;
-        hard_min[u] = khard;
-        mv->room[u] = kmax; /* the upper bound until the minimum is settled */
-        sum_soft += kmin;
-        sum_hard += khard;
-    }
-
-    /* x's global target: its share rounded to nearest, half up. */
-    const uint64_t target =
-        (2 * (uint64_t)m->slots * xm->weight + mv->W) / (2 * mv->W);
-    uint64_t total;
-    if (mv->grow)
-        total = target > xm->slots ? target - xm->slots : 0;
-    else
-        total = xm->slots > target ? xm->slots - target : 0;
-
-    /* With unequal weights, soft-forced moves beyond the hard-forced ones
-     * are kept, unit by unit in ring order, only while they fit in total. */
-    if (mv->max_tier > 1 && sum_soft > total) {
-        uint64_t budget = total > sum_hard ? total - sum_hard : 0;
-        for (uint32_t u = 0; u < m->units; u++) {
-            const uint32_t more = mv->kmin[u] - hard_min[u];
-            const uint32_t take = (uint32_t)(budget < more ? budget : more);
-            mv->kmin[u] = hard_min[u] + take;
-            budget -= take;
-        }
-    }
-    uint64_t sum_min = 0, sum_room = 0;
-    for (uint32_t u = 0; u < m->units; u++) {
-        mv->room[u] -= mv->kmin[u];
-        sum_min += mv->kmin[u];
-        sum_room += mv->room[u];
-    }
-    if (total < sum_min)
-        total = sum_min;
-    if (total > sum_min + sum_room)
-        total = sum_min + sum_room;
-    return total - sum_min;
-}
-
-/* Move slot s (in unit u) between x and member id, in the move's direction. */
-static void move_slot(move *mv, uint32_t s, uint32_t id)
-{
-    dch_map *m = mv->m;
-    if (mv->grow) {
-        m->members[id].slots--;
-        m->members[mv->x].slots++;
-        m->owner[s] = (uint16_t)mv->x;
-    } else {
-        m->members[id].slots++;
-        m->members[mv->x].slots--;
-        m->owner[s] = (uint16_t)id;
-    }
-    mv->moved[mv->nmoved] = s;
-    mv->moved_with[mv->nmoved++] = (uint16_t)id;
-}
-
-/*
- * Pass 2: the forced moves, unit by unit. Counterparties are ranked by band
- * tier, then global need; a donor gives its first slots in the unit, x gives
- * its last ones.
- */
-static void apply_forced(move *mv)
-{
-    dch_map *m = mv->m;
-    for (uint32_t u = 0; u < m->units; u++) {
-        const uint32_t k = mv->kmin[u];
-        if (k == 0)
-            continue;
-        unit_count(mv, u);
-        uint32_t npicks = 0;
-        for (uint32_t j = 0; j < k; j++) {
-            const uint32_t id = pick_in_unit(mv);
-            if (mv->grow) {
-                mv->cnt[id]--;
-                m->members[id].slots--;
-                m->members[mv->x].slots++;
-            } else {
-                if (mv->cnt[id]++ == 0)
-                    mv->present[mv->npresent++] = id;
-                m->members[id].slots++;
-                m->members[mv->x].slots--;
-            }
-            mv->picks[npicks++] = id;
-        }
-        uint16_t *o = m->owner + (size_t)u * m->spu;
-        if (mv->grow) {
-            unit_clear(mv);
-            for (uint32_t j = 0; j < npicks; j++)
-                mv->cnt[mv->picks[j]]++;
-            for (uint32_t i = 0; i < m->spu; i++) {
-                const uint16_t id = o[i];
-                if (id != NONE16 && id != mv->x && mv->cnt[id] > 0) {
-                    mv->cnt[id]--;
-                    o[i] = (uint16_t)mv->x;
-                    mv->moved[mv->nmoved] = u * m->spu + i;
-                    mv->moved_with[mv->nmoved++] = id;
-                }
-            }
-        } else {
-            uint32_t j = 0;
-            for (uint32_t i = m->spu; i-- > 0 && j < npicks;) {
-                if (o[i] == mv->x) {
-                    o[i] = (uint16_t)mv->picks[j++];
-                    mv->moved[mv->nmoved] = u * m->spu + i;
-                    mv->moved_with[mv->nmoved++] = o[i];
-                }
-            }
-            unit_clear(mv);
-        }
-    }
-}
-
-/*
- * Group slots by owner into order/start: the donors' slots for a grow, x's
- * slots for a shrink (then start is unused). Ascending within each owner.
- */
-static void index_slots(move *mv)
-{
-    dch_map *m = mv->m;
-    if (!mv->grow) {
-        uint32_t n = 0;
-        for (uint32_t s = 0; s < m->slots; s++)
-            if (m->owner[s] == mv->x)
-                mv->order[n++] = s;
-        mv->start[0] = 0;
-        mv->start[1] = n;
-        return;
-    }
-    memset(mv->start, 0, ((size_t)mv->id_limit + 1) * sizeof *mv->start);
-    for (uint32_t s = 0; s < m->slots; s++)
-        mv->start[m->owner[s] + 1u]++;
-    for (uint32_t id = 0; id < mv->id_limit; id++)
-        mv->start[id + 1] += mv->start[id];
-    /* cnt is zero here; use it as the fill cursor, then zero it again. */
-    for (uint32_t s = 0; s < m->slots; s++) {
-        const uint16_t id = m->owner[s];
-        mv->order[mv->start[id] + mv->cnt[id]++] = s;
-    }
-    memset(mv->cnt, 0, (size_t)mv->id_limit * sizeof *mv->cnt);
-}
-
-/* The counterparty with the greatest global need that is not spent. */
-static uint32_t pick_global(const move *mv)
-{
-    const dch_map *m = mv->m;
-    uint32_t best = UINT32_MAX;
-    int64_t best_need = 0;
-    for (uint32_t id = 0; id < m->id_limit; id++) {
-        const member *mb = &m->members[id];
-        if (id == mv->x || mb->weight == 0 || mv->spent[id] ||
-            (mv->grow && mb->slots == 0))
-            continue;
-        const int64_t n = need(mv, mb);
-        if (best == UINT32_MAX || n > best_need) {
-            best = id;
-            best_need = n;
-        }
-    }
-    return best;
-}
-
-/* Heap order of pick_global: greater need first, then the lower id. */
-static int heap_before(const move *mv, uint32_t a, uint32_t b)
-{
-    const int64_t na = need(mv, &mv->m->members[a]), nb = need(mv, &mv->m->members[b]);
-    return na != nb ? na > nb : a < b;
-}
-
-static void heap_down(const move *mv, uint32_t *h, uint32_t n, uint32_t i)
-{
-    for (;;) {
-        const uint32_t l = 2 * i + 1, r = l + 1;
-        uint32_t best = i;
-        if (l < n && heap_before(mv, h[l], h[best]))
-            best = l;
-        if (r < n && heap_before(mv, h[r], h[best]))
-            best = r;
-        if (best == i)
-            return;
-        const uint32_t t = h[i];
-        h[i] = h[best];
-        h[best] = t;
-        i = best;
-    }
-}
-
-/* The counterparties pick_global would consider, as a heap in its order. */
-static uint32_t heap_build(const move *mv, uint32_t *h)
-{
-    const dch_map *m = mv->m;
-    uint32_t n = 0;
-    for (uint32_t id = 0; id < m->id_limit; id++) {
-        const member *mb = &m->members[id];
-        if (id == mv->x || mb->weight == 0 || mv->spent[id] ||
-            (mv->grow && mb->slots == 0))
-            continue;
-        h[n++] = id;
-    }
-    for (uint32_t i = n / 2; i-- > 0;)
-        heap_down(mv, h, n, i);
-    return n;
-}
-
-/*
- * Try to make one move with counterparty id, scanning the candidate slots
- * (the donor's for a grow, x's for a shrink) from the first at or after
- * slot `from`, wrapping. A slot qualifies when its unit has room left and
- * the counterparty's band tier there is at most max_tier.
- */
-static int place_one(move *mv, uint32_t id, uint32_t from, int max_tier)
-{
-    dch_map *m = mv->m;
-    const uint32_t owner = mv->grow ? id : mv->x;
-    const uint32_t *list = mv->order + (mv->grow ? mv->start[id] : 0);
-    const uint32_t n = mv->grow ? mv->start[id + 1] - mv->start[id] : mv->start[1];
-    uint32_t lo = 0, hi = n;
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if (list[mid] < from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == n)
-        lo = 0; /* every slot is before `from`: wrap */
-    for (uint32_t k = 0, at = lo; k < n; k++, at = at + 1 == n ? 0 : at + 1) {
-        const uint32_t s = list[at];
-        const uint32_t u = s / m->spu;
-        if (m->owner[s] != owner || mv->room[u] == 0)
-            continue;
-        const uint32_t c = held_in_unit(m, u, id);
-        if (tier(mv, c, id) > max_tier)
-            continue;
-        move_slot(mv, s, id);
-        mv->room[u]--;
-        return 1;
-    }
-    return 0;
-}
-
-/*
- * Pass 3: the moves beyond the forced ones, driven by global need. Each goes
- * to the counterparty furthest from its global share that can make it inside
- * its soft band (then its hard band), in a unit where x's band has room,
- * starting from a point that spreads the moves evenly round the ring. Moves
- * not placed inside soft bands continue, in order, inside hard bands.
- */
-static void apply_extra(move *mv, uint64_t extra)
-{
-    dch_map *m = mv->m;
-    if (extra == 0)
-        return;
-    index_slots(mv);
-    uint64_t e = 0;
-    for (int max_tier = 1; max_tier <= mv->max_tier && e < extra; max_tier++) {
-        memset(mv->spent, 0, mv->id_limit);
-        /* pick_global's choice, kept in a heap: a move changes only the
-         * need of the member that made it, which then sinks (or leaves, when
-         * it has nothing left to give); a spent member leaves. */
-        uint32_t *heap = mv->queue, nheap = heap_build(mv, heap);
-        while (e < extra && nheap > 0) {
-            const uint32_t id = heap[0];
-            const uint64_t unit = ((2 * e + 1) * m->units) / (2 * extra);
-            if (place_one(mv, id, (uint32_t)unit * m->spu, max_tier)) {
-                e++;
-                if (mv->grow && m->members[id].slots == 0)
-                    heap[0] = heap[--nheap];
-            } else {
-                mv->spent[id] = 1;
-                heap[0] = heap[--nheap];
-            }
-            heap_down(mv, heap, nheap, 0);
-        }
-    }
-}
-
-/*
- * Whether moved entry i's counterparty can hand it over, staying within its
- * soft band widened by `slack`: for a grow it gets its slot back, for a
- * shrink it gives x's slot back.
- */
-static int can_hand_over(const move *mv, uint32_t i, uint32_t slack)
-{
-    const dch_map *m = mv->m;
-    const uint32_t s = mv->moved[i], from = mv->moved_with[i];
-    if (m->owner[s] != (mv->grow ? mv->x : from))
-        return 0;
-    const uint32_t cf = held_in_unit(m, s / m->spu, from);
-    return mv->grow ? cf < mv->band_hi[from] + slack : cf + slack > mv->band_lo[from];
-}
-
-/*
- * Whether `to` can take over moved entry i, staying within its soft band
- * widened by `slack`: for a grow it gives x a slot of that unit instead, for
- * a shrink it receives x's slot. Its count in the unit is cached per stamp.
- */
-static int can_take(move *mv, uint32_t i, uint32_t to, uint32_t slack)
-{
-    const dch_map *m = mv->m;
-    const uint32_t u = mv->moved[i] / m->spu;
-    if (mv->unit_stamp[u] != mv->stamp) {
-        mv->unit_stamp[u] = mv->stamp;
-        mv->unit_held[u] = held_in_unit(m, u, to);
-    }
-    const uint32_t ct = mv->unit_held[u];
-    if (mv->grow)
-        return ct > 0 && ct + slack > mv->band_lo[to];
-    return ct < mv->band_hi[to] + slack;
-}
-
-/* Hand moved entry i from its counterparty to `to` (see can_take). */
-static void take_over(move *mv, uint32_t i, uint32_t to)
-{
-    dch_map *m = mv->m;
-    const uint32_t s = mv->moved[i], from = mv->moved_with[i];
-    mv->unit_version[s / m->spu]++;
-    if (mv->grow) {
-        /* `from` gets its slot back; `to` gives its first slot in the unit. */
-        const uint32_t u = s / m->spu;
-        uint16_t *o = m->owner + (size_t)u * m->spu;
-        uint32_t t = 0;
-        while (o[t] != to)
-            t++;
-        m->owner[s] = (uint16_t)from;
-        o[t] = (uint16_t)mv->x;
-        m->members[from].slots++;
-        m->members[to].slots--;
-        mv->moved[i] = u * m->spu + t;
-    } else {
-        m->owner[s] = (uint16_t)to;
-        m->members[from].slots--;
-        m->members[to].slots++;
-    }
-    mv->moved_with[i] = (uint16_t)to;
-}
-
-/*
- * Pass 4: shift moves between counterparties until no shift brings the one
- * most in need (a) closer to its global share at the expense of one with
- * at least a slot less need (b). A shift is a chain a <- c1 <- ... <- b
- * found by breadth-first search: each member takes over one moved entry of
- * the next in a unit where both stay within their soft bands (slack 0) or
- * hard bands (slack 1), so a gains a move, b loses one and the members
- * between keep their totals. x's per-unit counts never change, every moved
- * slot still moves to or from x, and each shift lowers the sum of squared
- * deviations, so the pass ends.
- */
-static void repair(move *mv, uint32_t slack)
-{
-    dch_map *m = mv->m;
-    uint32_t *via = mv->cnt; /* entry each member was reached through; cnt
-                              * is free between units and zeroed after */
-    for (uint32_t i = 0; i < mv->nmoved; i++)
-        mv->entry_seen[i] = mv->unit_version[mv->moved[i] / m->spu] - 1;
-    unsigned failures = 0;
-    const int64_t gap = (int64_t)mv->W * (mv->max_tier == 1 ? 1 : 2);
-    memset(mv->spent, 0, mv->id_limit);
-    for (;;) {
-        const uint32_t a = pick_global(mv);
-        /* Each search costs O(members * moves * S); after a few members in
-         * need that no chain can help, the rest are given up on. */
-        if (a == UINT32_MAX || failures >= 4)
-            break;
-        const int64_t need_a = need(mv, &m->members[a]);
-        /* Nothing to gain unless some counterparty has a slot less need
-         * (two slots with unequal weights, whose bound is looser: searches
-         * that cannot succeed are what repairs cost). */
-        int64_t least = need_a;
-        for (uint32_t i = 0; i < mv->nmoved; i++) {
-            const int64_t nb = need(mv, &m->members[mv->moved_with[i]]);
-            least = nb < least ? nb : least;
-        }
-        if (need_a - least <= gap)
-            break;
-        for (uint32_t id = 0; id < mv->id_limit; id++)
-            via[id] = UINT32_MAX;
-        for (uint32_t i = 0; i < mv->nmoved; i++) {
-            const uint32_t u = mv->moved[i] / m->spu;
-            if (mv->entry_seen[i] != mv->unit_version[u]) {
-                mv->entry_seen[i] = mv->unit_version[u];
-                mv->entry_ok[i] = (uint8_t)can_hand_over(mv, i, slack);
-            }
-        }
-        uint32_t head = 0, tail = 0, found = UINT32_MAX;
-        mv->queue[tail++] = a;
-        via[a] = mv->nmoved; /* visited, reached through no entry */
-        /* The search expands at most 32 members: enough for the chains
-         * balance needs, and it bounds the cost at 32 * (moves + P). */
-        while (head < tail && head < 32 && found == UINT32_MAX) {
-            const uint32_t c = mv->queue[head++];
-            mv->stamp++;
-            for (uint32_t i = 0; i < mv->nmoved; i++) {
-                const uint32_t b = mv->moved_with[i];
-                if (via[b] != UINT32_MAX || b == c || !mv->entry_ok[i] ||
-                    !can_take(mv, i, c, slack))
-                    continue;
-                via[b] = i;
-                mv->parent[b] = c;
-                mv->queue[tail++] = b;
-                if (need_a - need(mv, &m->members[b]) > gap) {
-                    found = b;
-                    break;
-                }
-            }
-        }
-        if (found == UINT32_MAX) {
-            mv->spent[a] = 1;
-            failures++;
-            continue;
-        }
-        /* Shift from the far end. Each step is checked again, as steps
-         * before it may have touched the same unit; a chain that no longer
-         * holds stops there, every step taken still a valid move. */
-        uint32_t b = found;
-        for (;;) {
-            if (b == a || !can_hand_over(mv, via[b], slack))
-                break;
-            mv->stamp++;
-            if (!can_take(mv, via[b], mv->parent[b], slack))
-                break;
-            take_over(mv, via[b], mv->parent[b]);
-            b = mv->parent[b];
-        }
-        if (b != a) {
-            mv->spent[a] = 1;
-            failures++;
-        } else {
-            memset(mv->spent, 0, mv->id_limit);
-        }
-    }
-    memset(mv->cnt, 0, (size_t)mv->id_limit * sizeof *mv->cnt);
-}
-
 /*
  * Whether changing x's weight to w moves slots between members, and so needs
  * move scratch: only when another member has weight (otherwise x alone owns
@@ -1172,28 +385,12 @@ static int needs_move(const dch_map *m, uint32_t x, uint32_t w)
     return w != m->members[x].weight && others > 0;
 }
 
-/* Whether every positive weight is equal once x weighs w. */
-static int equal_weights(const dch_map *m, uint32_t x, uint32_t w)
-{
-    uint32_t seen = w;
-    for (uint32_t id = 0; id < m->id_limit; id++) {
-        const uint32_t v = id == x ? w : m->members[id].weight;
-        if (m->members[id].name == NULL || v == 0)
-            continue;
-        if (seen == 0)
-            seen = v;
-        else if (v != seen)
-            return 0;
-    }
-    return 1;
-}
-
 /*
  * Change x's weight to w (x already a member), moving slots monotonically.
  * Cannot fail: mv was allocated by the caller when needs_move() said so.
  * The caller checked that the weight sum stays within UINT32_MAX.
  */
-static void reweigh(dch_map *m, uint32_t x, uint32_t w, move *mv)
+static void reweigh(dch_map *m, uint32_t x, uint32_t w, dch__move *mv)
 {
     member *xm = &m->members[x];
     const uint32_t others = m->total_weight - xm->weight;
@@ -1205,22 +402,28 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, move *mv)
         for (uint32_t s = 0; s < m->slots; s++)
             m->owner[s] = o;
         xm->slots = w > 0 ? m->slots : 0;
+        xm->weight = w;
     } else {
-        mv->grow = w > xm->weight;
-        mv->max_tier = equal_weights(m, x, w) ? 1 : 2;
-        mv->x = x;
-        mv->W = (uint64_t)others + w;
-        xm->weight = w; /* the bands use the new weights */
-        compute_bands(mv);
-        const uint64_t extra = plan_units(mv);
-        apply_forced(mv);
-        apply_extra(mv, extra);
-        repair(mv, 0);
-        if (mv->max_tier > 1)
-            repair(mv, 1);
+        dch__map_view v;
+        v.owner = m->owner;
+        v.units = m->units;
+        v.spu = m->spu;
+        v.slots = m->slots;
+        v.id_limit = m->id_limit;
+        v.members = m->members;
+        dch__move_apply(mv, &v, x, w);
     }
-    xm->weight = w;
     m->total_weight = others + w;
+}
+
+/* Scratch for changing x's weight to w in a map with id_limit ids. */
+static int move_alloc(dch__move *mv, const dch_map *m, uint32_t id_limit, uint32_t x,
+                      uint32_t w)
+{
+    const uint32_t held = x < m->id_limit ? m->members[x].slots : 0;
+    const uint32_t weight = x < m->id_limit ? m->members[x].weight : 0;
+    return dch__move_alloc(mv, m->cfg.allocator, id_limit, m->units, m->spu,
+                           w > weight ? m->slots - held : held);
 }
 
 /* Grow an id-indexed array pair to hold `need` ids, all-or-nothing. */
@@ -1281,9 +484,9 @@ int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
     if (cap < 0)
         return cap;
     char *copy = dch__strdup(a, name, len);
-    move mv;
+    dch__move mv;
     const int moving = weight > 0 && m->total_weight > 0;
-    if (copy == NULL || (moving && move_alloc(&mv, m, limit) != DCH_OK)) {
+    if (copy == NULL || (moving && move_alloc(&mv, m, limit, id, weight) != DCH_OK)) {
         dch__free(a, copy);
         dch__free(a, new_members);
         dch__free(a, new_by_name);
@@ -1309,7 +512,7 @@ int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
 
     reweigh(m, id, weight, moving ? &mv : NULL);
     if (moving)
-        move_release(&mv);
+        dch__move_release(&mv);
     m->epoch++;
     if (id_out != NULL)
         *id_out = id;
@@ -1322,13 +525,13 @@ int dch_map_remove_node(dch_map *m, uint32_t id)
         return DCH_EINVAL;
     if (member_of(m, id) == NULL)
         return DCH_ENOENT;
-    move mv;
+    dch__move mv;
     const int moving = needs_move(m, id, 0);
-    if (moving && move_alloc(&mv, m, m->id_limit) != DCH_OK)
+    if (moving && move_alloc(&mv, m, m->id_limit, id, 0) != DCH_OK)
         return DCH_ENOMEM;
     reweigh(m, id, 0, moving ? &mv : NULL);
     if (moving)
-        move_release(&mv);
+        dch__move_release(&mv);
 
     member *mb = &m->members[id];
     int found;
@@ -1356,13 +559,13 @@ int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
         return DCH_OK;
     if ((uint64_t)m->total_weight - mb->weight + weight > UINT32_MAX)
         return DCH_EFULL;
-    move mv;
+    dch__move mv;
     const int moving = needs_move(m, id, weight);
-    if (moving && move_alloc(&mv, m, m->id_limit) != DCH_OK)
+    if (moving && move_alloc(&mv, m, m->id_limit, id, weight) != DCH_OK)
         return DCH_ENOMEM;
     reweigh(m, id, weight, moving ? &mv : NULL);
     if (moving)
-        move_release(&mv);
+        dch__move_release(&mv);
     m->epoch++;
     return DCH_OK;
 }

@@ -1,0 +1,896 @@
+/*
+ * The placement engine of the DCH map: which slots move when one member's
+ * weight changes (add is a raise from 0, remove a lowering to 0).
+ *
+ * A move has two phases.
+ *
+ * 1. Counts (global). With W the new weight sum and P the slots, a member of
+ *    weight w has the share t = P*w/W and the deviation d = held - t. Only
+ *    the changing member x and the others trade: on a raise, x takes one
+ *    slot at a time from the other member of greatest deviation while that
+ *    deviation exceeds x's by more than one slot; on a lowering, x gives one
+ *    slot at a time to the member of least deviation while x's exceeds it
+ *    by more than one slot (every slot, when x's weight becomes 0). The
+ *    result is a quota per counterparty: how many slots it gives or gets.
+ *    This phase alone decides every member's count, so the global bounds of
+ *    map.h are properties of this rule (NOTES.md, "The placement engine").
+ *
+ * 2. Slots (per unit). Which slots carry the quotas is free, and is chosen
+ *    for the per-unit slices: x's count in each unit is water-filled towards
+ *    an even level, and in each unit the slot comes from the donor most above
+ *    its per-unit share S*w/W (goes to the receiver most below it), ties to
+ *    the larger remaining quota, then the lower id. Quotas are met exactly,
+ *    whatever the units allow: a donor that found no room in the first pass
+ *    gives in later, looser passes.
+ *
+ * Deviations are compared as integers, held*W - P*w (below 2^57 in size),
+ * and every tie falls to the lower id, so the table is a pure function of
+ * the config and the call sequence.
+ */
+#include "map_engine.h"
+
+#include "dch/error.h"
+
+#include "alloc.h"
+#include "map_internal.h"
+
+#include <string.h>
+
+typedef struct engine {
+    const dch__map_view *v;
+    dch__move *mv;
+    uint32_t x;
+    int grow; /* 1: x's weight rises, slots flow to x */
+    int equal; /* every positive weight is equal */
+    int64_t W; /* weight sum after the change */
+} engine;
+
+int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
+                    uint32_t units, uint32_t spu, uint32_t max_moves)
+{
+    /* One block: 11 arrays per id, 2 per unit, 2 per slot of a unit, 2 per
+     * slot that can move. Sizes stay far below SIZE_MAX (ids < 2^16, units
+     * and moves <= 2^24). */
+    const size_t n = 11 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu +
+                     2 * (size_t)(max_moves ? max_moves : 1);
+    uint32_t *p = dch__alloc_array(a, n, sizeof *p);
+    memset(mv, 0, sizeof *mv);
+    if (p == NULL)
+        return DCH_ENOMEM;
+    mv->alloc = a;
+    uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,  &mv->slot,
+                           &mv->forced, &mv->par,  &mv->via,  &mv->entry,
+                           &mv->mark,  &mv->queue, &mv->pool};
+    for (size_t i = 0; i < sizeof per_id / sizeof per_id[0]; i++, p += id_limit)
+        *per_id[i] = p;
+    mv->xcnt = p;
+    mv->target = p + units;
+    mv->present = p + 2 * (size_t)units;
+    mv->park = mv->present + spu;
+    mv->rec_slot = mv->park + spu;
+    mv->rec_who = mv->rec_slot + (max_moves ? max_moves : 1);
+    memset(mv->quota, 0, (size_t)id_limit * sizeof *mv->quota);
+    memset(mv->cnt, 0, (size_t)id_limit * sizeof *mv->cnt);
+    memset(mv->mark, 0, (size_t)id_limit * sizeof *mv->mark);
+    return DCH_OK;
+}
+
+void dch__move_release(dch__move *mv)
+{
+    dch__free(mv->alloc, mv->quota); /* the block */
+    memset(mv, 0, sizeof *mv);
+}
+
+/* ---- Heaps ------------------------------------------------------------ */
+
+typedef int (*before_fn)(const engine *g, uint32_t a, uint32_t b);
+
+/*
+ * held*W - P*w for a counterparty once its remaining quota is carried: in
+ * phase 1 the quota planned so far, in phase 2 what is left of it.
+ */
+static int64_t deviation(const engine *g, uint32_t id)
+{
+    const dch__map_view *v = g->v;
+    const uint32_t q = g->mv->quota[id];
+    const int64_t c = g->grow ? (int64_t)v->members[id].slots - q : (int64_t)v->members[id].slots + q;
+    return c * g->W - (int64_t)v->slots * v->members[id].weight;
+}
+
+/* Phase 1 order: the donor of greatest, or receiver of least, deviation. */
+static int before_global(const engine *g, uint32_t a, uint32_t b)
+{
+    const int64_t da = deviation(g, a), db = deviation(g, b);
+    if (da != db)
+        return g->grow ? da > db : da < db;
+    return a < b;
+}
+
+/*
+ * Phase 2 order of receivers holding nothing in the unit: tier 0 (a share
+ * of at least one slot per unit) before tier 1, then the larger quota, then
+ * the lower id; the same order better() gives them.
+ */
+static int before_absent(const engine *g, uint32_t a, uint32_t b)
+{
+    const dch__member *mb = g->v->members;
+    const uint32_t *q = g->mv->quota;
+    const int ta = (int64_t)g->v->spu * mb[a].weight < g->W;
+    const int tb = (int64_t)g->v->spu * mb[b].weight < g->W;
+    if (ta != tb)
+        return ta < tb;
+    if (q[a] != q[b])
+        return q[a] > q[b];
+    return a < b;
+}
+
+/* Binary heap over mv->heap; mv->slot[id] is id's position in it. */
+static void heap_set(const engine *g, uint32_t i, uint32_t id)
+{
+    g->mv->heap[i] = id;
+    g->mv->slot[id] = i;
+}
+
+static void sift_down(const engine *g, before_fn before, uint32_t n, uint32_t i)
+{
+    uint32_t *h = g->mv->heap;
+    const uint32_t id = h[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(g, h[c + 1], h[c]))
+            c++;
+        if (!before(g, h[c], id))
+            break;
+        heap_set(g, i, h[c]);
+        i = c;
+    }
+    heap_set(g, i, id);
+}
+
+static void sift_up(const engine *g, before_fn before, uint32_t i)
+{
+    uint32_t *h = g->mv->heap;
+    const uint32_t id = h[i];
+    while (i > 0 && before(g, id, h[(i - 1) / 2])) {
+        heap_set(g, i, h[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    heap_set(g, i, id);
+}
+
+static void heapify(const engine *g, before_fn before, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        heap_set(g, i, g->mv->heap[i]);
+    for (uint32_t i = n / 2; i-- > 0;)
+        sift_down(g, before, n, i);
+}
+
+/* Remove the entry at position i; returns the new size. */
+static uint32_t heap_remove(const engine *g, before_fn before, uint32_t n, uint32_t i)
+{
+    n--;
+    if (i < n) {
+        const uint32_t last = g->mv->heap[n];
+        heap_set(g, i, last);
+        sift_up(g, before, i);
+        sift_down(g, before, n, g->mv->slot[last]);
+    }
+    return n;
+}
+
+/* ---- Phase 1: counts --------------------------------------------------- */
+
+/*
+ * Quotas of the counterparties; returns how many slots move. A raise moves
+ * while the top donor's deviation exceeds x's by more than one slot (W in
+ * these units); a lowering while x's exceeds the bottom receiver's by more
+ * than one slot, or always when x's new weight is 0.
+ */
+static uint32_t plan_counts(const engine *g)
+{
+    const dch__map_view *v = g->v;
+    uint32_t *h = g->mv->heap, *quota = g->mv->quota;
+    const uint32_t x = g->x;
+    uint32_t n = 0;
+    for (uint32_t id = 0; id < v->id_limit; id++)
+        if (id != x && (g->grow ? v->members[id].slots > 0 : v->members[id].weight > 0))
+            h[n++] = id;
+    heapify(g, before_global, n);
+
+    int64_t ex = (int64_t)v->members[x].slots * g->W - (int64_t)v->slots * v->members[x].weight;
+    uint32_t moved = 0;
+    while (n > 0) {
+        const uint32_t top = h[0];
+        if (g->grow) {
+            if (deviation(g, top) - ex <= g->W)
+                break;
+            quota[top]++;
+            ex += g->W;
+            if (quota[top] == v->members[top].slots) {
+                n = heap_remove(g, before_global, n, 0);
+                moved++;
+                continue;
+            }
+        } else {
+            if (moved == v->members[x].slots ||
+                (v->members[x].weight > 0 && ex - deviation(g, top) <= g->W))
+                break;
+            quota[top]++;
+            ex -= g->W;
+        }
+        sift_down(g, before_global, n, 0);
+        moved++;
+    }
+    return moved;
+}
+
+/* ---- Phase 2: slots ---------------------------------------------------- */
+
+/* x's count in every unit into xcnt. */
+static void count_x(const engine *g)
+{
+    const dch__map_view *v = g->v;
+    uint32_t *xcnt = g->mv->xcnt;
+    if (v->members[g->x].slots == 0) {
+        memset(xcnt, 0, (size_t)v->units * sizeof *xcnt);
+        return;
+    }
+    const uint16_t *o = v->owner;
+    for (uint32_t u = 0; u < v->units; u++) {
+        uint32_t c = 0;
+        for (uint32_t i = 0; i < v->spu; i++)
+            c += *o++ == g->x;
+        xcnt[u] = c;
+    }
+}
+
+/* Slots x would gain (raise) or lose (lowering) with every unit levelled at L. */
+static uint64_t fill_to(const engine *g, uint32_t L)
+{
+    uint64_t f = 0;
+    for (uint32_t u = 0; u < g->v->units; u++) {
+        const uint32_t c = g->mv->xcnt[u];
+        if (g->grow ? c < L : c > L)
+            f += g->grow ? L - c : c - L;
+    }
+    return f;
+}
+
+/*
+ * x's target count per unit: levelled so that its per-unit counts are as even
+ * as `moved` slots allow. A raise lifts the lowest units to a level L and one
+ * more slot into R of the units at L; a lowering cuts the highest down to L
+ * and R of them one further. The R are spread evenly round the ring.
+ */
+static void plan_targets(const engine *g, uint32_t moved)
+{
+    const dch__map_view *v = g->v;
+    /* Raise: the largest L with fill_to(L) <= moved; lowering: the smallest. */
+    uint32_t lo = 0, hi = v->spu;
+    while (lo < hi) {
+        const uint32_t mid = g->grow ? lo + (hi - lo + 1) / 2 : lo + (hi - lo) / 2;
+        const int fits = fill_to(g, mid) <= moved;
+        if (g->grow)
+            *(fits ? &lo : &hi) = fits ? mid : mid - 1;
+        else
+            *(fits ? &hi : &lo) = fits ? mid : mid + 1;
+    }
+    const uint32_t L = lo;
+    const uint64_t extra = moved - fill_to(g, L);
+    uint64_t at_level = 0, acc = 0;
+    for (uint32_t u = 0; u < v->units; u++)
+        at_level += g->grow ? g->mv->xcnt[u] <= L : g->mv->xcnt[u] >= L;
+    for (uint32_t u = 0; u < v->units; u++) {
+        const uint32_t c = g->mv->xcnt[u];
+        uint32_t t = c;
+        if (g->grow ? c <= L : c >= L) {
+            t = L;
+            acc += extra;
+            if (acc >= at_level) {
+                acc -= at_level;
+                t = g->grow ? L + 1 : L - 1;
+            }
+        }
+        g->mv->target[u] = t;
+    }
+}
+
+/*
+ * How welcome a pick is in a unit, for a member holding c slots there with
+ * the per-unit share s = S*w/W: 0 when the band [floor(s), ceil(s)] forces
+ * it (a donor above ceil(s), a receiver below floor(s)), 1 when the band
+ * allows it, 2 when it leaves the band.
+ */
+static int tier(const engine *g, uint32_t id, uint32_t c)
+{
+    const int64_t W = g->W;
+    const int64_t share = (int64_t)g->v->spu * g->v->members[id].weight; /* s * W */
+    const int64_t rem = share % W;
+    if (g->grow) { /* after giving, c - 1 against the band */
+        const int64_t after = ((int64_t)c - 1) * W;
+        return after >= share ? 0 : after >= share - rem ? 1 : 2;
+    }
+    const int64_t after = ((int64_t)c + 1) * W;
+    return after <= share ? 0 : after <= share + (rem ? W - rem : 0) ? 1 : 2;
+}
+
+/* Moves the band forces on a member holding c slots of a unit. */
+static uint32_t forced_in_unit(const engine *g, uint32_t id, uint32_t c)
+{
+    const int64_t W = g->W;
+    const int64_t share = (int64_t)g->v->spu * g->v->members[id].weight;
+    if (g->grow) { /* c - ceil(s) */
+        const int64_t ceil_s = share / W + (share % W != 0);
+        return c > ceil_s ? (uint32_t)(c - ceil_s) : 0;
+    }
+    const int64_t floor_s = share / W;
+    return c < floor_s ? (uint32_t)(floor_s - c) : 0;
+}
+
+/* Quota left beyond the moves the bands force in units still to come. */
+static int64_t free_quota(const engine *g, uint32_t id)
+{
+    return (int64_t)g->mv->quota[id] - g->mv->forced[id];
+}
+
+/*
+ * Whether a is the better pick in the unit: its tier, then the larger quota
+ * left beyond what later units force on it (largest-remaining-first, the
+ * order that meets every quota when the units allow it), then the lower id.
+ */
+static int better(const engine *g, uint32_t a, uint32_t b)
+{
+    const int ta = tier(g, a, g->mv->cnt[a]), tb = tier(g, b, g->mv->cnt[b]);
+    if (ta != tb)
+        return ta < tb;
+    const int64_t fa = free_quota(g, a), fb = free_quota(g, b);
+    if (fa != fb)
+        return fa > fb;
+    return a < b;
+}
+
+/* Count unit u's owners other than x into cnt/present; slot[id] is the last
+ * slot of the unit id holds. Only donors with quota left, on a raise. */
+static uint32_t count_unit(const engine *g, const uint16_t *base, int all)
+{
+    dch__move *mv = g->mv;
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++) {
+        const uint16_t o = base[i];
+        if (o == DCH__MAP_UNOWNED || o == g->x || (g->grow && !all && mv->quota[o] == 0))
+            continue;
+        if (mv->cnt[o]++ == 0)
+            mv->present[np++] = o;
+        if (g->grow)
+            mv->slot[o] = i; /* on a lowering slot[] holds heap positions */
+    }
+    return np;
+}
+
+/*
+ * The moves the bands force on the members present in unit u: added to
+ * forced[] by the survey before the first pass (sign +1), and taken off as
+ * the first pass reaches u (sign -1), so that forced[] holds what later
+ * units will force.
+ */
+static void tally_forced(const engine *g, uint32_t np, int sign)
+{
+    for (uint32_t k = 0; k < np; k++) {
+        const uint32_t id = g->mv->present[k];
+        const uint32_t f = forced_in_unit(g, id, g->mv->cnt[id]);
+        g->mv->forced[id] = sign > 0 ? g->mv->forced[id] + f : g->mv->forced[id] - f;
+    }
+}
+
+static void clear_unit(const engine *g, uint32_t np)
+{
+    for (uint32_t i = 0; i < np; i++)
+        g->mv->cnt[g->mv->present[i]] = 0;
+}
+
+/* forced[] of every member over every unit where x changes. */
+static void survey_forced(const engine *g)
+{
+    const dch__map_view *v = g->v;
+    memset(g->mv->forced, 0, (size_t)v->id_limit * sizeof *g->mv->forced);
+    for (uint32_t u = 0; u < v->units; u++) {
+        if (g->mv->xcnt[u] == g->mv->target[u])
+            continue;
+        const uint32_t np = count_unit(g, v->owner + (size_t)u * v->spu, 0);
+        tally_forced(g, np, 1);
+        clear_unit(g, np);
+    }
+}
+
+/* Slots member id holds in unit u. */
+static uint32_t held_in_unit(const engine *g, uint32_t u, uint32_t id)
+{
+    const uint16_t *o = g->v->owner + (size_t)u * g->v->spu;
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++)
+        c += o[i] == id;
+    return c;
+}
+
+/* A slot of unit u that id holds (it holds one). */
+static uint32_t slot_of(const engine *g, uint32_t u, uint32_t id)
+{
+    uint32_t s = u * g->v->spu;
+    while (g->v->owner[s] != id)
+        s++;
+    return s;
+}
+
+/*
+ * Whether id can undo one of its moves in a unit where it holds c slots
+ * (take a slot back on a raise, hand one back on a lowering) and stay in its
+ * band.
+ */
+static int can_undo(const engine *g, uint32_t id, uint32_t c)
+{
+    const int64_t W = g->W;
+    const int64_t share = (int64_t)g->v->spu * g->v->members[id].weight;
+    if (g->grow)
+        return ((int64_t)c + 1) * W <= share + (share % W ? W - share % W : 0);
+    return c > 0 && ((int64_t)c - 1) * W >= share - share % W;
+}
+
+/* Record a move of slot s with counterparty id. */
+static void record(const engine *g, uint32_t s, uint32_t id)
+{
+    dch__move *mv = g->mv;
+    mv->rec_slot[mv->nrec] = s;
+    mv->rec_who[mv->nrec] = id;
+    mv->nrec++;
+}
+
+/* The count id ends with once its remaining quota is carried. */
+static int64_t final_count(const engine *g, uint32_t id)
+{
+    const int64_t q = g->mv->quota[id], c = g->v->members[id].slots;
+    return g->grow ? c - q : c + q;
+}
+
+/*
+ * A member whose remaining quota id can carry in its place (id itself when
+ * its quota is not spent). Preferred: one whose final deviation is exactly
+ * one slot below id's (raise; above, lowering), so that swapping one move
+ * between them leaves the multiset of final deviations as phase 1 planned.
+ * Else one for which the swap keeps both within the global bound and, with
+ * equal weights, every final count within 2 of every other (the invariant
+ * NOTES.md uses to show that equal weights never need a repair move).
+ * UINT32_MAX if none.
+ */
+static uint32_t partner(const engine *g, uint32_t id)
+{
+    dch__move *mv = g->mv;
+    if (mv->quota[id] > 0)
+        return id;
+    const int64_t W = g->W, step = g->grow ? -1 : 1;
+    const int64_t mine = deviation(g, id) + step * W; /* after the extra move */
+    const int64_t my_count = final_count(g, id) + step;
+    uint32_t fit = UINT32_MAX;
+    for (uint32_t k = 0; k < mv->npool; k++) {
+        const uint32_t y = mv->pool[k];
+        if (mv->quota[y] == 0)
+            continue;
+        const int64_t theirs = deviation(g, y) - step * W; /* one move short */
+        if (theirs == mine - step * W)
+            return y;
+        if (!mv->allow_fit || fit != UINT32_MAX || mine <= -2 * W || mine >= 2 * W ||
+            theirs <= -2 * W || theirs >= 2 * W)
+            continue;
+        /* With equal weights: every final count within 2 of every other. */
+        const int64_t their_count = final_count(g, y) - step;
+        const int64_t lo = my_count < their_count ? my_count : their_count;
+        const int64_t hi = my_count < their_count ? their_count : my_count;
+        if (!g->equal || (hi > mv->hi_count ? hi : mv->hi_count) -
+                                 (lo < mv->lo_count ? lo : mv->lo_count) <= 2)
+            fit = y;
+    }
+    return fit;
+}
+
+/* Put id on the search's frontier, reached through record r in unit u. */
+static void visit(const engine *g, uint32_t id, uint32_t from, uint32_t r, uint32_t u)
+{
+    dch__move *mv = g->mv;
+    mv->mark[id] = mv->stamp;
+    mv->par[id] = from;
+    mv->via[id] = r;
+    mv->entry[id] = u;
+    mv->queue[mv->qlen++] = id;
+}
+
+/*
+ * Enqueue the counterparties that can carry one more move in the unit
+ * counted into cnt/present (np of them): present ones within their band and,
+ * on a lowering, receivers holding nothing there (at most `absent` of
+ * those). Returns one with quota left or a partner, or UINT32_MAX.
+ */
+static uint32_t frontier(const engine *g, uint32_t np, uint32_t from, uint32_t r,
+                         uint32_t u, uint32_t absent)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    for (uint32_t k = 0; k < np; k++) {
+        const uint32_t id = mv->present[k];
+        if (mv->mark[id] == mv->stamp || tier(g, id, mv->cnt[id]) > 1)
+            continue;
+        visit(g, id, from, r, u);
+        if (partner(g, id) != UINT32_MAX)
+            return id;
+    }
+    for (uint32_t id = 0; !g->grow && id < v->id_limit && absent > 0; id++) {
+        if (id == g->x || v->members[id].weight == 0 || mv->cnt[id] > 0 ||
+            mv->mark[id] == mv->stamp)
+            continue;
+        visit(g, id, from, r, u);
+        absent--;
+        if (partner(g, id) != UINT32_MAX)
+            return id;
+    }
+    return UINT32_MAX;
+}
+
+/*
+ * Apply the chain that ends at z: z carries a new move in its entry unit,
+ * and every member before it in the chain trades a recorded move for one in
+ * its own entry unit, until the first, whose entry is the unit the search
+ * started from (a new move there: a slot x takes, or x's slot s0 given).
+ */
+static void apply_chain(const engine *g, uint32_t z, uint32_t s0)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    const uint32_t x = g->x;
+    mv->quota[partner(g, z)]--;
+    for (uint32_t cur = z;;) {
+        const uint32_t r = mv->via[cur], p = mv->par[cur];
+        uint32_t s;
+        if (g->grow) { /* cur gives a slot of its entry unit to x */
+            s = slot_of(g, mv->entry[cur], cur);
+            v->owner[s] = (uint16_t)x;
+            v->members[cur].slots--;
+            v->members[x].slots++;
+        } else { /* cur receives: x's slot s0, or p's recorded slot */
+            s = r == UINT32_MAX ? s0 : mv->rec_slot[r];
+            v->owner[s] = (uint16_t)cur;
+            v->members[cur].slots++;
+            v->members[r == UINT32_MAX ? x : p].slots--;
+        }
+        if (r == UINT32_MAX) {
+            record(g, s, cur);
+            return;
+        }
+        if (g->grow) { /* p takes its recorded slot back */
+            v->owner[mv->rec_slot[r]] = (uint16_t)p;
+            v->members[p].slots++;
+            v->members[x].slots--;
+        }
+        mv->rec_slot[r] = s;
+        mv->rec_who[r] = cur;
+        cur = p;
+    }
+}
+
+/*
+ * Breadth-first search for a chain of trades that lets one more move happen
+ * in unit u0 within every band: the move goes to a counterparty in its band
+ * there; if its quota is spent, it undoes one of its recorded moves in
+ * another unit (staying in its band), where another counterparty takes the
+ * move over, and so on until one with quota left, or one that can carry
+ * the quota of a partner (see partner()). The multiset of final deviations,
+ * and so every global bound, comes out exactly as phase 1 planned. At most DCH__SEARCH members are
+ * visited. Returns 1 when a chain was applied.
+ */
+#define DCH__SEARCH 256u
+static int search_once(const engine *g, uint32_t u0, uint32_t s0)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    mv->stamp++;
+    mv->qlen = 0;
+    mv->npool = 0;
+    mv->lo_count = INT64_MAX;
+    mv->hi_count = INT64_MIN;
+    for (uint32_t id = 0; id < v->id_limit; id++) {
+        if (mv->quota[id] > 0)
+            mv->pool[mv->npool++] = id;
+        if (v->members[id].weight == 0 || id == g->x)
+            continue;
+        const int64_t c = final_count(g, id);
+        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
+        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
+    }
+    if (v->members[g->x].weight > 0) { /* x ends with what phase 1 planned */
+        const int64_t c = mv->x_final;
+        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
+        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
+    }
+    const uint16_t *base0 = v->owner + (size_t)u0 * v->spu;
+    uint32_t np = count_unit(g, base0, 1);
+    uint32_t z = frontier(g, np, UINT32_MAX, UINT32_MAX, u0, DCH__SEARCH);
+    clear_unit(g, np);
+    for (uint32_t head = 0; z == UINT32_MAX && head < mv->qlen && mv->qlen < DCH__SEARCH;
+         head++) {
+        const uint32_t k = mv->queue[head];
+        for (uint32_t r = 0; r < mv->nrec && z == UINT32_MAX; r++) {
+            if (mv->rec_who[r] != k)
+                continue;
+            const uint32_t u = mv->rec_slot[r] / v->spu;
+            if (u == u0 || !can_undo(g, k, held_in_unit(g, u, k)))
+                continue;
+            np = count_unit(g, v->owner + (size_t)u * v->spu, 1);
+            mv->cnt[k] = 0; /* k cannot take its own move over */
+            z = frontier(g, np, k, r, u, DCH__SEARCH - mv->qlen);
+            clear_unit(g, np);
+        }
+    }
+    if (z == UINT32_MAX)
+        return 0;
+    apply_chain(g, z, s0);
+    return 1;
+}
+
+/* A chain that keeps phase 1's final deviations exactly, else one that
+ * keeps them within the bounds partner() allows. */
+static int search_chain(const engine *g, uint32_t u0, uint32_t s0)
+{
+    g->mv->allow_fit = 0;
+    if (search_once(g, u0, s0))
+        return 1;
+    g->mv->allow_fit = 1;
+    return search_once(g, u0, s0);
+}
+
+/*
+ * Raise: x takes slots in every unit below `limit` (target + slack, or every
+ * slot when slack is UINT32_MAX) from the donors present there whose tier is
+ * at most max_tier; returns the slots still to take.
+ */
+static uint32_t take_pass(const engine *g, uint32_t slack, int max_tier, uint32_t left)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    for (uint32_t u = 0; u < v->units && left > 0; u++) {
+        const uint32_t limit = slack == UINT32_MAX ? v->spu : mv->target[u] + slack;
+        if (mv->xcnt[u] >= limit)
+            continue;
+        uint16_t *base = v->owner + (size_t)u * v->spu;
+        const uint32_t np = count_unit(g, base, 0);
+        const int first = slack == 0 && max_tier == 1;
+        if (first)
+            tally_forced(g, np, -1);
+        while (mv->xcnt[u] < limit && left > 0) {
+            uint32_t best = UINT32_MAX;
+            for (uint32_t k = 0; k < np; k++) {
+                const uint32_t id = mv->present[k];
+                if (mv->cnt[id] == 0 || mv->quota[id] == 0)
+                    continue;
+                const int t = tier(g, id, mv->cnt[id]);
+                /* A free pick must not spend what later units force. */
+                if (t > max_tier || (t == 1 && first && free_quota(g, id) <= 0))
+                    continue;
+                if (best == UINT32_MAX || better(g, id, best))
+                    best = id;
+            }
+            if (best == UINT32_MAX)
+                break;
+            uint32_t s = mv->slot[best];
+            base[s] = (uint16_t)g->x;
+            mv->cnt[best]--;
+            mv->quota[best]--;
+            record(g, u * v->spu + s, best);
+            v->members[best].slots--;
+            v->members[g->x].slots++;
+            mv->xcnt[u]++;
+            left--;
+            if (mv->cnt[best] > 0) { /* its next slot, below the one taken */
+                while (base[--s] != best) {
+                }
+                mv->slot[best] = s;
+            }
+        }
+        clear_unit(g, np);
+    }
+    return left;
+}
+
+/*
+ * The best receiver holding nothing in the unit: the heap's top once the
+ * receivers present in the unit are set aside; they are put back, so the
+ * heap keeps its n entries.
+ */
+static uint32_t best_absent(const engine *g, uint32_t n)
+{
+    dch__move *mv = g->mv;
+    uint32_t aside = 0, found = UINT32_MAX;
+    while (n > 0 && mv->cnt[mv->heap[0]] > 0) {
+        mv->park[aside++] = mv->heap[0];
+        n = heap_remove(g, before_absent, n, 0);
+    }
+    if (n > 0)
+        found = mv->heap[0];
+    while (aside > 0) {
+        heap_set(g, n, mv->park[--aside]);
+        sift_up(g, before_absent, n++);
+    }
+    return found;
+}
+
+/* The heap of receivers with quota left, ordered by before_absent. */
+static uint32_t rebuild_receivers(const engine *g)
+{
+    uint32_t n = 0;
+    for (uint32_t id = 0; id < g->v->id_limit; id++)
+        if (g->mv->quota[id] > 0)
+            g->mv->heap[n++] = id;
+    heapify(g, before_absent, n);
+    return n;
+}
+
+/*
+ * Lowering: x gives slots in every unit above its target, each to the
+ * receiver (quota left) most below its per-unit share. `n` receivers with
+ * quota are in the heap ordered by before_absent.
+ */
+static void give_pass(const engine *g, uint32_t n)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    for (uint32_t u = 0; u < v->units && n > 0; u++) {
+        if (mv->xcnt[u] <= mv->target[u])
+            continue;
+        uint16_t *base = v->owner + (size_t)u * v->spu;
+        uint32_t np = count_unit(g, base, 1);
+        tally_forced(g, np, -1);
+        for (uint32_t i = 0; i < v->spu && mv->xcnt[u] > mv->target[u]; i++) {
+            if (base[i] != g->x)
+                continue;
+            uint32_t best = best_absent(g, n);
+            for (uint32_t k = 0; k < np; k++) {
+                const uint32_t id = mv->present[k];
+                if (mv->quota[id] > 0 && (best == UINT32_MAX || better(g, id, best)))
+                    best = id;
+            }
+            if (tier(g, best, mv->cnt[best]) == 2) {
+                /* No receiver with quota fits here: trade moves along a
+                 * chain, or else leave the band. */
+                clear_unit(g, np);
+                const int chained = search_chain(g, u, u * v->spu + i);
+                np = count_unit(g, base, 1);
+                if (chained) {
+                    mv->xcnt[u]--;
+                    n = rebuild_receivers(g);
+                    continue;
+                }
+            }
+            base[i] = (uint16_t)best;
+            if (mv->cnt[best]++ == 0)
+                mv->present[np++] = best;
+            v->members[best].slots++;
+            v->members[g->x].slots--;
+            mv->xcnt[u]--;
+            record(g, u * v->spu + i, best);
+            mv->quota[best]--;
+            const uint32_t at = mv->slot[best];
+            if (mv->quota[best] == 0)
+                n = heap_remove(g, before_absent, n, at);
+            else
+                sift_down(g, before_absent, n, at);
+        }
+        clear_unit(g, np);
+    }
+}
+
+/* Phase 2: carry the quotas in slots chosen unit by unit. */
+static void place(const engine *g, uint32_t moved)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    count_x(g);
+    plan_targets(g, moved);
+    survey_forced(g);
+    if (g->grow) {
+        uint32_t left = take_pass(g, 0, 1, moved);
+        for (uint32_t u = 0; u < v->units && left > 0; u++)
+            while (left > 0 && mv->xcnt[u] < mv->target[u] && search_chain(g, u, 0)) {
+                mv->xcnt[u]++;
+                left--;
+            }
+        if (left > 0)
+            left = take_pass(g, 1, 1, left);
+        if (left > 0)
+            left = take_pass(g, 0, 2, left);
+        if (left > 0)
+            (void)take_pass(g, UINT32_MAX, 2, left);
+        return;
+    }
+    give_pass(g, rebuild_receivers(g));
+}
+
+/* ---- Repair ------------------------------------------------------------ */
+
+/*
+ * The backstop that makes the global bound unconditional: while some member
+ * is 2 or more slots from its share, move one slot from the member furthest
+ * above its share to the member of positive weight furthest below (ties to
+ * the lower id), in the unit where the first most outnumbers the second.
+ * Each move lowers the sum of squared deviations, so the loop ends, and it
+ * ends only inside the bound (NOTES.md). These are the only moves between
+ * two members other than x; phase 1 never needs them with equal weights.
+ */
+static void repair(const engine *g)
+{
+    const dch__map_view *v = g->v;
+    for (;;) {
+        uint32_t a = UINT32_MAX, b = UINT32_MAX;
+        int64_t da = 0, db = 0;
+        for (uint32_t id = 0; id < v->id_limit; id++) {
+            if (v->members[id].weight == 0)
+                continue;
+            const int64_t d = deviation(g, id);
+            if (a == UINT32_MAX || d > da) {
+                a = id;
+                da = d;
+            }
+            if (b == UINT32_MAX || d < db) {
+                b = id;
+                db = d;
+            }
+        }
+        if (a == UINT32_MAX || (da < 2 * g->W && -db < 2 * g->W))
+            return;
+        uint32_t best_u = 0;
+        int64_t best = INT64_MIN;
+        for (uint32_t u = 0; u < v->units; u++) {
+            const uint16_t *o = v->owner + (size_t)u * v->spu;
+            int64_t ca = 0, cb = 0;
+            for (uint32_t i = 0; i < v->spu; i++) {
+                ca += o[i] == a;
+                cb += o[i] == b;
+            }
+            if (ca > 0 && ca - cb > best) {
+                best = ca - cb;
+                best_u = u;
+            }
+        }
+        v->owner[slot_of(g, best_u, a)] = (uint16_t)b;
+        v->members[a].slots--;
+        v->members[b].slots++;
+    }
+}
+
+void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
+                     uint32_t w)
+{
+    engine g;
+    g.v = v;
+    g.mv = mv;
+    g.x = x;
+    g.grow = w > v->members[x].weight;
+    v->members[x].weight = w;
+    int64_t W = 0;
+    for (uint32_t id = 0; id < v->id_limit; id++)
+        W += v->members[id].weight;
+    g.W = W;
+    g.equal = 1;
+    for (uint32_t id = 0, first = 0; id < v->id_limit; id++) {
+        const uint32_t wi = v->members[id].weight;
+        if (wi > 0 && first == 0)
+            first = wi;
+        g.equal &= wi == 0 || wi == first;
+    }
+
+    mv->nrec = 0;
+    const uint32_t moved = plan_counts(&g);
+    mv->x_final = g.grow ? (int64_t)v->members[x].slots + moved
+                         : (int64_t)v->members[x].slots - moved;
+    if (moved > 0)
+        place(&g, moved);
+    repair(&g);
+}

@@ -1,0 +1,73 @@
+/*
+ * The DCH map's placement engine: how slots move when one member's weight
+ * changes. Internal to libdch; NOTES.md ("The placement engine") states the
+ * rule and the proofs of the bounds map.h promises.
+ */
+#ifndef DCH_SRC_MAP_ENGINE_H
+#define DCH_SRC_MAP_ENGINE_H
+
+#include "dch/common.h"
+
+#include <stdint.h>
+
+/** A map's member entry, indexed by id. */
+typedef struct dch__member {
+    char *name; /* NULL when the id is free */
+    uint32_t weight; /* 0 for a free id */
+    uint32_t slots; /* slots owned; sums to P when the weight sum is > 0 */
+} dch__member;
+
+/** What the engine reads and changes of a map. */
+typedef struct dch__map_view {
+    uint16_t *owner; /* P entries: an id, or DCH__MAP_UNOWNED */
+    uint32_t units, spu, slots; /* U, S, P = U * S */
+    uint32_t id_limit; /* members has id_limit entries */
+    dch__member *members;
+} dch__map_view;
+
+/**
+ * Scratch for one weight change. Everything is allocated by
+ * dch__move_alloc, before the map changes, so that a failed allocation
+ * leaves the map as it was; applying the move then cannot fail.
+ * Size: 60 bytes per id, 8 per unit, 8 per slot of a unit and 8 per slot
+ * that can move.
+ */
+typedef struct dch__move {
+    const dch_allocator *alloc;
+    uint32_t *quota; /* per id: slots it gives (raise) or receives (lowering) */
+    uint32_t *heap; /* per id: the global heap of counterparties */
+    uint32_t *cnt; /* per id: slots held in the unit being visited */
+    uint32_t *slot; /* per id: a heap position, or the last slot seen */
+    uint32_t *xcnt; /* per unit: slots the changing member holds */
+    uint32_t *target; /* per unit: what it should hold after the move */
+    uint32_t *present; /* ids seen in the unit being visited */
+    uint32_t *park; /* receivers set aside from the heap, at most S */
+    uint32_t *forced; /* per id: moves the per-unit bands force in units to come */
+    uint32_t *par, *via, *entry; /* per id: the chain search's parent, record, unit */
+    uint32_t *mark, *queue; /* per id: visited stamp; the search's queue */
+    uint32_t stamp, qlen;
+    uint32_t *pool, npool; /* per id: members with quota left, for partner() */
+    int64_t lo_count, hi_count; /* least and most final count, for partner() */
+    int64_t x_final; /* the count phase 1 planned for x */
+    int allow_fit; /* partner() may pick a swap that is not exact */
+    uint32_t *rec_slot, *rec_who; /* per move so far: its slot and counterparty */
+    uint32_t nrec;
+} dch__move;
+
+/** DCH_OK or DCH_ENOMEM (nothing allocated). max_moves bounds the slots
+ * the move can carry: those x holds (lowering) or does not hold (raise). */
+int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
+                    uint32_t units, uint32_t spu, uint32_t max_moves);
+
+void dch__move_release(dch__move *mv);
+
+/**
+ * Change member x's weight to w, moving slots only between x and the other
+ * members of positive weight, and update v->weight[x] and the held counts.
+ * Requires another member of positive weight (else x owns all or nothing,
+ * which the caller sets) and w != v->weight[x].
+ */
+void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
+                     uint32_t w);
+
+#endif /* DCH_SRC_MAP_ENGINE_H */
