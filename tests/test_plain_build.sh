@@ -18,7 +18,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
 
-echo "--- configure without pkg-config"
+echo "progress: plain_build: configure without pkg-config"
 "$cmake" -S "$src" -B "$work/build" -G "$gen" -DCMAKE_C_COMPILER="${CC:-cc}" \
     -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON >"$work/configure.log" 2>&1 ||
     { cat "$work/configure.log"; fail "a plain configure failed"; }
@@ -29,11 +29,11 @@ for part in 'the tests are not built' 'examples/redis-shard is not built' \
         fail "expected one status line saying '$part'"
 done
 
-echo "--- build"
+echo "progress: plain_build: build"
 "$cmake" --build "$work/build" -j2 >"$work/build.log" 2>&1 ||
     { tail -n 40 "$work/build.log"; fail "a plain build failed"; }
 
-echo "--- install"
+echo "progress: plain_build: install"
 "$cmake" --install "$work/build" --prefix "$work/prefix" >"$work/install.log" ||
     { cat "$work/install.log"; fail "a plain install failed"; }
 for f in include/dch/dch.h bin/dch; do

@@ -21,7 +21,7 @@ rm -rf "$work"
 mkdir -p "$work"
 report=$work/report
 
-echo "--- dch-analysis --out $report"
+echo "progress: report_page: dch-analysis --out $report"
 "$program" --out "$report" >"$work/analysis.log" 2>&1 ||
     { tail -n 30 "$work/analysis.log"; fail "dch-analysis failed"; }
 [ -s "$report/index.html" ] || fail "no index.html"
@@ -94,7 +94,7 @@ browse() {
     return "$status"
 }
 
-echo "--- Chromium: load and check"
+echo "progress: report_page: Chromium: load and check"
 browse --enable-logging=stderr --v=0 --virtual-time-budget=10000 --dump-dom \
     "file://$report/page-check.html" >"$work/dom.html" 2>"$work/chromium.log" ||
     { tail -n 20 "$work/chromium.log"; fail "Chromium failed"; }
@@ -114,7 +114,7 @@ if grep -E '^(broken-image|error) ' <<<"$check"; then
     fail "the page has broken images or errors"
 fi
 
-echo "--- Chromium: screenshots"
+echo "progress: report_page: Chromium: screenshots"
 browse --window-size=1280,2000 --screenshot="$work/index-top.png" \
     "file://$report/index.html" 2>>"$work/chromium.log" || fail "no screenshot"
 browse --window-size=1280,16000 --screenshot="$work/index-full.png" \
