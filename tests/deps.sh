@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
     cmake make gcc clang libclang-rt-dev pkg-config binutils
     libcriterion-dev libsodium-dev
-    valgrind gnuplot-nox
+    valgrind gnuplot-nox chromium
     libhiredis-dev redis-server
     libmemcached-dev
 )

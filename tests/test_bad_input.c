@@ -450,6 +450,9 @@ typedef enum name_arg {
     NAME_UNTERMINATED, /* 256 bytes, no NUL, in a block of exactly 256 */
     NAME_OVERLONG,     /* 256 bytes and a NUL */
     NAME_TAKEN,        /* "beta" */
+    NAME_TAB,          /* "tab<TAB>here" */
+    NAME_NEWLINE,      /* "line<LF>" */
+    NAME_DEL,          /* "<DEL>" */
 } name_arg;
 typedef enum id_arg {
     ID_MEMBER,     /* 0, weight 1 */
@@ -538,6 +541,9 @@ static const bad_case bad_cases[] = {
     {"map_add_node: 256 bytes without NUL", F_MAP_ADD, .name = NAME_UNTERMINATED,
      .expect = DCH_EINVAL},
     {"map_add_node: 256-byte name", F_MAP_ADD, .name = NAME_OVERLONG, .expect = DCH_EINVAL},
+    {"map_add_node: a TAB in the name", F_MAP_ADD, .name = NAME_TAB, .expect = DCH_EINVAL},
+    {"map_add_node: a newline in the name", F_MAP_ADD, .name = NAME_NEWLINE, .expect = DCH_EINVAL},
+    {"map_add_node: name 0x7f", F_MAP_ADD, .name = NAME_DEL, .expect = DCH_EINVAL},
     {"map_add_node: name in use", F_MAP_ADD, .name = NAME_TAKEN, .expect = DCH_EEXIST},
     {"map_add_node: name in use, weight 0", F_MAP_ADD, .name = NAME_TAKEN, .weight = W_ONE,
      .expect = DCH_EEXIST},
@@ -575,6 +581,9 @@ static const bad_case bad_cases[] = {
     {"map_find_node: 256 bytes without NUL", F_MAP_FIND, .name = NAME_UNTERMINATED,
      .expect = DCH_EINVAL},
     {"map_find_node: 256-byte name", F_MAP_FIND, .name = NAME_OVERLONG, .expect = DCH_EINVAL},
+    {"map_find_node: a TAB in the name", F_MAP_FIND, .name = NAME_TAB, .expect = DCH_EINVAL},
+    {"map_find_node: a newline in the name", F_MAP_FIND, .name = NAME_NEWLINE, .expect = DCH_EINVAL},
+    {"map_find_node: name 0x7f", F_MAP_FIND, .name = NAME_DEL, .expect = DCH_EINVAL},
     {"map_find_node: unknown name", F_MAP_FIND, .name = NAME_NEW, .expect = DCH_ENOENT},
     /* dch_map_ranges */
     {"map_ranges: NULL map", F_MAP_RANGES, .obj = OBJ_NULL, .expect = DCH_EINVAL},
@@ -664,6 +673,9 @@ static const bad_case bad_cases[] = {
     {"ring_add_node: 256 bytes without NUL", F_RING_ADD, .name = NAME_UNTERMINATED,
      .expect = DCH_EINVAL},
     {"ring_add_node: 256-byte name", F_RING_ADD, .name = NAME_OVERLONG, .expect = DCH_EINVAL},
+    {"ring_add_node: a TAB in the name", F_RING_ADD, .name = NAME_TAB, .expect = DCH_EINVAL},
+    {"ring_add_node: a newline in the name", F_RING_ADD, .name = NAME_NEWLINE, .expect = DCH_EINVAL},
+    {"ring_add_node: name 0x7f", F_RING_ADD, .name = NAME_DEL, .expect = DCH_EINVAL},
     {"ring_add_node: name in use", F_RING_ADD, .name = NAME_TAKEN, .expect = DCH_EEXIST},
     {"ring_add_node: weight sum UINT32_MAX + 1", F_RING_ADD, .weight = W_SUM_OVER,
      .expect = DCH_EFULL},
@@ -702,6 +714,9 @@ static const bad_case bad_cases[] = {
      .expect = DCH_EINVAL},
     {"ring_find_node: 256-byte name", F_RING_FIND, .name = NAME_OVERLONG,
      .expect = DCH_EINVAL},
+    {"ring_find_node: a TAB in the name", F_RING_FIND, .name = NAME_TAB, .expect = DCH_EINVAL},
+    {"ring_find_node: a newline in the name", F_RING_FIND, .name = NAME_NEWLINE, .expect = DCH_EINVAL},
+    {"ring_find_node: name 0x7f", F_RING_FIND, .name = NAME_DEL, .expect = DCH_EINVAL},
     {"ring_find_node: unknown name", F_RING_FIND, .name = NAME_NEW, .expect = DCH_ENOENT},
     /* dch_ring_ranges, dch_ring_foreach_range */
     {"ring_ranges: NULL ring", F_RING_RANGES, .obj = OBJ_NULL, .expect = DCH_EINVAL},
@@ -742,6 +757,9 @@ static const char *name_of(const call_env *e, name_arg n)
     case NAME_UNTERMINATED: return e->unterminated;
     case NAME_OVERLONG: return e->overlong;
     case NAME_TAKEN: return "beta";
+    case NAME_TAB: return "tab\there";
+    case NAME_NEWLINE: return "line\n";
+    case NAME_DEL: return "\x7f";
     }
     return NULL;
 }
@@ -1273,6 +1291,61 @@ Test(bad_input, getters_answer_their_documented_value_for_non_members_and_null)
 }
 
 /* ---- Limits that are valid up to the edge ----------------------------- */
+
+/*
+ * The name rule byte by byte: "a<b>z" is a valid name exactly when b is not a
+ * control byte (b >= 0x20 and b != 0x7f), for the map and the ring alike; a
+ * refused name changes neither, and a valid one can be found again.
+ */
+Test(bad_input, names_with_a_control_byte_are_refused_and_change_nothing)
+{
+    fixture fx;
+    fixture_init(&fx, false);
+    unsigned accepted = 0;
+    for (unsigned b = 1; b <= 0xff; b++) {
+        const char name[4] = {'a', (char)b, 'z', '\0'};
+        const bool valid = b >= 0x20 && b != 0x7f;
+        map_snap ms;
+        ring_snap rs;
+        map_snap_take(&ms, fx.map);
+        ring_snap_take(&rs, fx.ring);
+        uint32_t id = DCH_NODE_NONE, found = DCH_NODE_NONE;
+        const int rm = dch_map_add_node(fx.map, name, 1, &id);
+        const int fm = dch_map_find_node(fx.map, name, &found);
+        if (valid) {
+            cr_assert_eq(rm, DCH_OK, "byte 0x%02x: map_add_node returned %d", b, rm);
+            cr_assert_eq(fm, DCH_OK, "byte 0x%02x: map_find_node returned %d", b, fm);
+            cr_assert_eq(found, id, "byte 0x%02x", b);
+            cr_assert_eq(dch_map_remove_node(fx.map, id), DCH_OK);
+        } else {
+            cr_assert_eq(rm, DCH_EINVAL, "byte 0x%02x: map_add_node returned %d", b, rm);
+            cr_assert_eq(fm, DCH_EINVAL, "byte 0x%02x: map_find_node returned %d", b, fm);
+            cr_assert_eq(id, DCH_NODE_NONE, "byte 0x%02x: id written on error", b);
+            const char *d = map_snap_differs(&ms, fx.map, true);
+            cr_assert(d == NULL, "byte 0x%02x: a refused name changed the map's %s", b, d);
+        }
+        id = found = DCH_NODE_NONE;
+        const int rr = dch_ring_add_node(fx.ring, name, 1, &id);
+        const int fr = dch_ring_find_node(fx.ring, name, &found);
+        if (valid) {
+            cr_assert_eq(rr, DCH_OK, "byte 0x%02x: ring_add_node returned %d", b, rr);
+            cr_assert_eq(fr, DCH_OK, "byte 0x%02x: ring_find_node returned %d", b, fr);
+            cr_assert_eq(found, id, "byte 0x%02x", b);
+            cr_assert_eq(dch_ring_remove_node(fx.ring, id), DCH_OK);
+            accepted++;
+        } else {
+            cr_assert_eq(rr, DCH_EINVAL, "byte 0x%02x: ring_add_node returned %d", b, rr);
+            cr_assert_eq(fr, DCH_EINVAL, "byte 0x%02x: ring_find_node returned %d", b, fr);
+            cr_assert_eq(id, DCH_NODE_NONE, "byte 0x%02x: id written on error", b);
+            const char *d = ring_snap_differs(&rs, fx.ring, true);
+            cr_assert(d == NULL, "byte 0x%02x: a refused name changed the ring's %s", b, d);
+        }
+        map_snap_free(&ms);
+        ring_snap_free(&rs);
+    }
+    cr_assert_eq(accepted, 0xff - 0x20, "bytes 0x20 .. 0xff but 0x7f are valid");
+    fixture_free(&fx);
+}
 
 Test(bad_input, the_longest_name_and_the_largest_weight_sum_are_accepted)
 {

@@ -614,6 +614,120 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
     result_free(&r);
 }
 
+/*
+ * A file that is not there is reported as such by every command that reads
+ * one, as text and in --json (which keeps the system's reason), never as a
+ * bare "input/output error".
+ */
+Test(cli, a_missing_file_is_named_as_missing_by_every_reading_command)
+{
+    char missing[256], map[256];
+    path_in(missing, sizeof missing, "missing.dchmap");
+    path_in(map, sizeof map, "m.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    char *const cases[][6] = {
+        {"show", missing, NULL},           {"lookup", missing, "k", NULL},
+        {"diff", missing, map, NULL},      {"diff", map, missing, NULL},
+        {"verify", missing, NULL},         {"fingerprint", missing, NULL},
+        {"add", missing, "a", NULL},       {"remove", missing, "a", NULL},
+        {"weight", missing, "a", "2", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        r = run_argv(cases[k]);
+        cr_assert_eq(r.status, 1, "%s: status %d", cases[k][0], r.status);
+        cr_assert(strstr(r.err, missing) && strstr(r.err, "No such file or directory"),
+                  "%s: %s", cases[k][0], r.err);
+        cr_assert(strstr(r.err, "input/output") == NULL, "%s: %s", cases[k][0], r.err);
+        result_free(&r);
+    }
+    r = RUN("verify", missing, "--json");
+    cr_assert_eq(r.status, 1);
+    assert_json(r.out);
+    cr_assert(strstr(r.out, "\"ok\": false") && strstr(r.out, "No such file or directory"),
+              "verify --json drops the reason: %s", r.out);
+    result_free(&r);
+    cr_assert_eq(count_files(), 1, "no command created the missing file");
+}
+
+/*
+ * Names are checked before anything is read or written: a control character
+ * or an unquoted leading '-' is a usage error that leaves the file as it was,
+ * while `--` lets a name or key start with '-'. Keys with control bytes are
+ * printed escaped, so every lookup answer stays one line of two columns.
+ */
+Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
+{
+    char map[256];
+    path_in(map, sizeof map, "m.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    size_t len0;
+    char *bytes0 = slurp(map, &len0);
+    for (unsigned b = 1; b < 0x20; b += (unsigned)case_stride()) {
+        char name[4] = {'n', (char)b, 'x', '\0'};
+        r = run_argv((char *const[]){"add", map, "--", name, NULL});
+        cr_assert_eq(r.status, 2, "byte 0x%02x: status %d", b, r.status);
+        cr_assert(strstr(r.err, "control character") != NULL, "byte 0x%02x: %s", b, r.err);
+        result_free(&r);
+    }
+    r = RUN("add", map, "-x");
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "unknown option -x") && strstr(r.err, "after --"), "%s", r.err);
+    result_free(&r);
+    size_t len1;
+    char *bytes1 = slurp(map, &len1);
+    cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "a refused name changed the file");
+    free(bytes0);
+    free(bytes1);
+
+    r = RUN("add", map, "--", "-x");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    r = RUN("lookup", map, "--", "-key", "tab\tkey", "nl\nkey");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "-key\t-x\ntab\\x09key\t-x\nnl\\x0akey\t-x\n");
+    result_free(&r);
+    dch_map *m = load(map);
+    uint32_t id;
+    cr_assert_eq(dch_map_find_node(m, "-x", &id), DCH_OK);
+    cr_assert_eq(dch_map_node_count(m), 1);
+    dch_map_free(m);
+}
+
+/* Every read command answers --json, and its numbers match the library. */
+Test(cli, every_read_command_takes_json)
+{
+    char map[256], other[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(other, sizeof other, "o.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    r = RUN("add", map, "a");
+    result_free(&r);
+    r = RUN("init", other, "--units", "16", "--slots", "8");
+    result_free(&r);
+    char *const cases[][5] = {
+        {"show", map, "--json", NULL},     {"lookup", map, "k", "--json", NULL},
+        {"diff", other, map, "--json", NULL}, {"verify", map, "--json", NULL},
+        {"fingerprint", map, "--json", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        r = run_argv(cases[k]);
+        cr_assert_eq(r.status, 0, "%s --json: %s", cases[k][0], r.err);
+        assert_json(r.out);
+        result_free(&r);
+    }
+    dch_map *m = load(map);
+    char want[32], fp[32];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_fingerprint(m));
+    r = RUN("fingerprint", map, "--json");
+    cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
+    cr_assert_eq(json_number(r.out, "epoch"), dch_map_epoch(m));
+    result_free(&r);
+    dch_map_free(m);
+}
+
 Test(cli, usage_errors_exit_2)
 {
     char map[256];
@@ -643,6 +757,14 @@ Test(cli, usage_errors_exit_2)
         {"init", "x", "--key", "00112233445566778899aabbccddeeff", "--random-key", NULL},
         {"help", "frobnicate", NULL},
         {"diff", map, NULL},
+        {"add", map, "-x", NULL},
+        {"add", map, "-", NULL},
+        {"remove", map, "-x", NULL},
+        {"lookup", map, "-k", NULL},
+        {"add", map, "tab\there", NULL},
+        {"add", map, "--", "line\n", NULL},
+        {"add", map, "--", "\x7f", NULL},
+        {"weight", map, "bell\a", "2", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k += case_stride()) {
         r = run_argv(cases[k]);
@@ -700,9 +822,8 @@ Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
     cr_assert_str_neq(ka, kb, "two random keys are equal");
     cr_assert_str_neq(ka, "00000000000000000000000000000000");
 
-    /* Quotes, backslashes, control bytes, UTF-8 and invalid UTF-8. */
-    char *const names[] = {"q\"uote", "back\\slash", "tab\tnl\n", "caf\xc3\xa9", "bad\xff\xfe",
-                           "--", "-"};
+    /* Quotes, backslashes, UTF-8, invalid UTF-8, and names that look like options. */
+    char *const names[] = {"q\"uote", "back\\slash", "caf\xc3\xa9", "bad\xff\xfe", "--", "-"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         r = run_argv((char *const[]){"add", a, "--json", "--", names[k], NULL});
         cr_assert_eq(r.status, 0, "name %zu: %s", k, r.err);

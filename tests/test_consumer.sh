@@ -26,7 +26,7 @@ san=()
 [ -n "${DCH_SANITIZE:-}" ] && san=("-fsanitize=$DCH_SANITIZE")
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "--- $*"; }
+step() { echo "progress: consumer_$mode: $*"; }
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -28,7 +28,8 @@
  *   48     8     u64 epoch
  *   56           N member records, ids strictly ascending, each:
  *                  u16 id (0 .. 65534), u32 weight, u32 slots owned,
- *                  u8 name length L (1 .. 255), L name bytes (no 00 byte)
+ *                  u8 name length L (1 .. 255), L name bytes (none
+ *                  below 0x20, no 0x7f)
  *                the slot table:
  *                  u8 encoding, 0 (raw) or 1 (runs)
  *                  raw:  P u16 owners in slot order, 65535 for unowned

@@ -97,16 +97,23 @@ static int parse_args(const command *cmd, int argc, char **argv, args *a)
     int options_done = 0;
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
-        if (options_done || s[0] != '-' || s[1] != '-' || s[2] == '\0') {
-            if (!options_done && strcmp(s, "--") == 0) {
-                options_done = 1;
-                continue;
-            }
+        if (!options_done && strcmp(s, "--") == 0) {
+            options_done = 1;
+            continue;
+        }
+        if (options_done || s[0] != '-') {
             if (a->npos == MAX_ARGS)
                 return usage_error(cmd, "%s", "too many arguments");
             a->pos[a->npos++] = s;
             continue;
         }
+        /* Before --, a leading '-' always means an option: `add FILE -x` must
+         * not quietly add a member named "-x". */
+        if (s[1] != '-')
+            return usage_error(cmd,
+                               "unknown option %s (an argument that starts with '-' goes "
+                               "after --)",
+                               s);
         const char *name = s + 2;
         const char *eq = strchr(name, '=');
         const size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
@@ -251,6 +258,31 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/*
+ * Text for a line-oriented output: control bytes (below 0x20, and 0x7f) are
+ * written as \xNN so that a key cannot forge a column or a line. Member
+ * names never hold them (the library refuses such names).
+ */
+static void text_string(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7F)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* Whether a member name is valid: 1 .. DCH_NAME_MAX bytes, no control byte. */
+static int valid_name(const char *s)
+{
+    size_t n = 0;
+    for (; s[n] != '\0'; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] == 0x7F)
+            return 0;
+    return n >= 1 && n <= DCH_NAME_MAX;
+}
+
 static double absd(double x)
 {
     return x < 0 ? -x : x;
@@ -263,12 +295,19 @@ static const char *or_dash(const char *s)
 
 /* ---- Loading and saving ----------------------------------------------- */
 
+/*
+ * What went wrong with a file: for DCH_EIO the system's own reason (errno,
+ * e.g. "No such file or directory"), which says more than "input/output
+ * error"; otherwise the library's message (a damaged map, a newer version).
+ */
+static const char *file_error_cause(int rc, int err)
+{
+    return rc == DCH_EIO && err != 0 ? strerror(err) : dch_strerror(rc);
+}
+
 static int report_file_error(const char *path, int rc, int err)
 {
-    if (rc == DCH_EIO)
-        fprintf(stderr, "dch: %s: %s (%s)\n", path, dch_strerror(rc), strerror(err));
-    else
-        fprintf(stderr, "dch: %s: %s\n", path, dch_strerror(rc));
+    fprintf(stderr, "dch: %s: %s\n", path, file_error_cause(rc, err));
     return EXIT_RUNTIME;
 }
 
@@ -519,8 +558,9 @@ static int change(const command *cmd, const args *a, change_kind kind)
                                                   : NULL;
     if (wtext != NULL && parse_u32(wtext, &weight) != 0)
         return usage_error(cmd, "weight %s: not an integer from 0 to 4294967295", wtext);
-    if (name[0] == '\0' || strlen(name) > DCH_NAME_MAX)
-        return usage_error(cmd, "%s", "a name has 1 to 255 bytes");
+    if (!valid_name(name))
+        return usage_error(cmd, "%s",
+                           "a name has 1 to 255 bytes and no control character (TAB, newline, ...)");
 
     dch_map *old, *m = NULL;
     int status = load(path, &old);
@@ -768,7 +808,8 @@ static int cmd_lookup(const command *cmd, const args *a)
             json_string(stdout, name);
             printf("}");
         } else {
-            printf("%s\t%s\n", key, or_dash(name));
+            text_string(stdout, key);
+            printf("\t%s\n", or_dash(name));
         }
     }
     if (json)
@@ -830,8 +871,8 @@ static int cmd_verify(const command *cmd, const args *a)
                    dch_map_slot_count(m));
         else {
             printf(", \"ok\": false, \"error\": ");
-            json_string(stdout, dch_strerror(rc));
-            printf("}\n");
+            json_string(stdout, file_error_cause(rc, err));
+            printf(", \"code\": %d}\n", rc);
         }
     } else if (rc == DCH_OK) {
         printf("%s: ok: epoch %" PRIu64 ", fingerprint %016" PRIx64 ", %" PRIu32
@@ -852,7 +893,14 @@ static int cmd_fingerprint(const command *cmd, const args *a)
     const int status = load(a->pos[0], &m);
     if (status != 0)
         return status;
-    printf("%016" PRIx64 "\n", dch_map_fingerprint(m));
+    if (a->given & OPT_JSON) {
+        printf("{\"file\": ");
+        json_string(stdout, a->pos[0]);
+        printf(", \"fingerprint\": \"%016" PRIx64 "\", \"epoch\": %" PRIu64 "}\n",
+               dch_map_fingerprint(m), dch_map_epoch(m));
+    } else {
+        printf("%016" PRIx64 "\n", dch_map_fingerprint(m));
+    }
     dch_map_free(m);
     return 0;
 }
@@ -1258,7 +1306,8 @@ static const command commands[] = {
      1, 1, OPT_JSON, cmd_show},
     {"lookup", "FILE KEY... [--json]", "the member that owns each key",
      "  each KEY is hashed as its bytes; text output is KEY<tab>NAME, '-' for\n"
-     "  no owner; --json adds the hash, slot and id\n",
+     "  no owner, control bytes of KEY shown as \\xNN; --json adds the hash,\n"
+     "  slot and id. A KEY that starts with '-' goes after --\n",
      2, -1, OPT_JSON, cmd_lookup},
     {"diff", "OLD NEW [--json]", "the migration plan from OLD to NEW",
      "  totals per (from -> to) pair as slots and percent of the ring, then every\n"
@@ -1267,8 +1316,9 @@ static const command commands[] = {
      2, 2, OPT_JSON, cmd_diff},
     {"verify", "FILE [--json]", "check a map file completely",
      "  exit status 0 when FILE is an intact map, 1 otherwise\n", 1, 1, OPT_JSON, cmd_verify},
-    {"fingerprint", "FILE", "print the routing fingerprint (16 hex digits)",
-     "  equal fingerprints: the two maps route every key alike\n", 1, 1, 0, cmd_fingerprint},
+    {"fingerprint", "FILE [--json]", "print the routing fingerprint (16 hex digits)",
+     "  equal fingerprints: the two maps route every key alike\n", 1, 1, OPT_JSON,
+     cmd_fingerprint},
     {"compare-ketama", "SERVERS.txt [HOST:PORT]",
      "a libmemcached ketama fleet beside a DCH map of the same servers",
      "  SERVERS.txt holds one \"host:port weight\" line per server (# starts a\n"
@@ -1295,7 +1345,9 @@ static void general_help(FILE *f)
 {
     fprintf(f, "usage: dch COMMAND [ARGS]\n\n"
                "Keep a DCH partition map in a file. Changes write FILE atomically and\n"
-               "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n\n"
+               "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n"
+               "Arguments after -- are never options (for a NAME or KEY that starts with\n"
+               "'-'). Names hold 1 to 255 bytes and no control character.\n\n"
                "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
