@@ -9,9 +9,9 @@
 // as a failure. Scenario: four joins and a fifth (the moved share shown must
 // be dch-analysis's figure for N = 5, and 1/5 to the slot for DCH), a
 // removal, a weight change, undo and a random history; no console error,
-// page error or failed request. Screenshots go to DIR given by --out. A
-// watchdog ends everything after 150 s, so ctest never waits on a hung
-// browser.
+// page error or failed request. Screenshots go to the --out DIR
+// (explorer-readme.png is the README's picture). A watchdog ends everything
+// after 150 s, so ctest never waits on a hung browser.
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdtempSync, readFileSync, rmSync, mkdirSync, existsSync } from 'node:fs';
@@ -178,6 +178,10 @@ try {
     'rings agree whatever the order, DCH maps do not');
   await page.screenshot({ path: join(args.out, 'explorer-join.png'), fullPage: true });
   await page.screenshot({ path: join(args.out, 'explorer-top.png') });
+  // The README's picture: from the title to the end of the four properties.
+  const bottom = await page.$eval('#properties', (e) => e.getBoundingClientRect().bottom + window.scrollY);
+  await page.screenshot({ path: join(args.out, 'explorer-readme.png'),
+    clip: { x: 0, y: 0, width: 1240, height: Math.ceil(bottom) + 8 } });
 
   // Remove node-02: every scheme moves exactly what it held, to the others only.
   await page.select('#member', '1');
