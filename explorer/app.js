@@ -62,14 +62,28 @@
     return true;
   }
 
-  function refresh() {
-    const ptr = api.state();
+  let generation = 0;
+
+  function load(full) {
+    const ptr = api.state(full ? 1 : 0);
     if (!ptr) {
       showError(api.message());
-      return;
+      return false;
     }
     state = JSON.parse(api.UTF8ToString(ptr));
+    return true;
+  }
+
+  // Draws the change at once, then (after the browser has painted it) asks
+  // the engine for the costly figures, which build a map or ring per client
+  // view; a newer change makes the pending request moot.
+  function refresh() {
+    const gen = ++generation;
+    if (!load(false)) return;
     render();
+    requestAnimationFrame(() => setTimeout(() => {
+      if (gen === generation && load(true)) render();
+    }, 0));
   }
 
   function setup() {
@@ -293,7 +307,7 @@
           : '–', { parties: ch.parties, eligible: ch.eligible, worst: ch.worst });
       }
       const sp = sc.spread;
-      let html = '–';
+      let html = state.full ? '–' : '<span class="note">computing…</span>';
       if (sp) {
         html = '<span class="big">' + fixed(sp.max, 0) + '</span> nodes at most per key' +
           ' (mean ' + fixed(sp.mean, 2) + '), load <b>' + fixed(sp.load, 2) + '</b>';
@@ -309,6 +323,10 @@
 
   function renderOrder() {
     const n = state.members.length;
+    if (!state.full) {
+      $('order-figures').innerHTML = '<li>computing…</li>';
+      return;
+    }
     drawRing($('order-live'), state.schemes[0].ranges, null, state.config.units,
       'as built');
     drawRing($('order-rev'), state.reverse.ranges, state.reverse.changes,
@@ -385,8 +403,11 @@
     renderFigures();
     renderOrder();
     renderChart();
-    document.body.dataset.changes = String(state.history.length);
-    document.body.dataset.ready = 'true';
+    // For a test driving the page: set once every figure of a change is in.
+    if (state.full) {
+      document.body.dataset.changes = String(state.history.length);
+      document.body.dataset.ready = 'true';
+    }
   }
 
   // ---- Wiring -------------------------------------------------------------------------
@@ -438,7 +459,7 @@
       undo: M.cwrap('ex_undo', 'number', []),
       random: M.cwrap('ex_random_history', 'number', ['number', 'number']),
       views: M.cwrap('ex_set_views', 'number', ['number']),
-      state: M.cwrap('ex_state', 'number', []),
+      state: M.cwrap('ex_state', 'number', ['number']),
       message: M.cwrap('ex_message', 'string', []),
       version: M.cwrap('dch_version', 'string', []),
       UTF8ToString: M.UTF8ToString,

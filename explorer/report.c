@@ -6,7 +6,7 @@
  * exact range lists, with the measures dch-analysis uses.
  *
  * Figures of the current state that cost more than the last change does are
- * computed here, on demand: spread and load over client views (every view
+ * computed here, on demand and only when asked for (ex_state(1)): spread and load over client views (every view
  * builds its own object from the members it sees, in name order, as
  * dch-analysis's views do; DCH also with one shared map) and the
  * disagreement with the same members joined in reverse order.
@@ -358,32 +358,33 @@ static void history_json(sbuf *b)
     put(b, "]");
 }
 
-static int state_json(sbuf *b)
+static int state_json(sbuf *b, bool full)
 {
     uint32_t who[EX_MAX_NAMES];
     uint32_t n = present(who);
+    bool views = full && n > 0;
     an_ranges now[EX_SCHEMES] = {{NULL, 0}};
     an_spread_load sl[EX_SCHEMES + 1];
     double disagree[EX_SCHEMES] = {0.0};
     an_ranges rev = {NULL, 0};
     an_changes rev_ch = {NULL, 0, 0};
-    bool *sees = n ? an_views_of_seed(ex.seed, ex.views, n) : NULL;
-    int rc = n == 0 || sees != NULL ? DCH_OK : DCH_ENOMEM;
+    bool *sees = views ? an_views_of_seed(ex.seed, ex.views, n) : NULL;
+    int rc = !views || sees != NULL ? DCH_OK : DCH_ENOMEM;
     for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++)
         rc = ex_ranges_by_number(&ex.sc[s], &now[s]);
-    for (int s = 0; s < EX_SCHEMES && rc == DCH_OK && n > 0; s++)
+    for (int s = 0; s < EX_SCHEMES && rc == DCH_OK && views; s++)
         rc = spread_of(s, who, n, sees, &sl[s]);
-    if (rc == DCH_OK && n > 0)
+    if (rc == DCH_OK && views)
         rc = spread_of(-1, who, n, sees, &sl[EX_SCHEMES]);
-    for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++)
+    for (int s = 0; s < EX_SCHEMES && rc == DCH_OK && full; s++)
         rc = disagreement(s, who, n, &disagree[s], s == 0 ? &rev : NULL,
                           s == 0 ? &rev_ch : NULL);
     if (rc == DCH_OK) {
-        put(b, "{\"config\":{\"units\":%u,\"slots\":%u,\"points\":%u,"
+        put(b, "{\"full\":%s,\"config\":{\"units\":%u,\"slots\":%u,\"points\":%u,"
                "\"seed\":%u,\"views\":%u,\"slotCount\":%u},",
-            (unsigned)ex.units, (unsigned)ex.slots, (unsigned)ex.points,
-            (unsigned)ex.seed, (unsigned)ex.views,
-            (unsigned)(ex.units * ex.slots));
+            full ? "true" : "false", (unsigned)ex.units,
+            (unsigned)ex.slots, (unsigned)ex.points, (unsigned)ex.seed,
+            (unsigned)ex.views, (unsigned)(ex.units * ex.slots));
         members_json(b, who, n, now);
         put(b, "\"last\":");
         if (ex.nops > 0)
@@ -393,15 +394,22 @@ static int state_json(sbuf *b)
         put(b, ",\"schemes\":[");
         for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++) {
             put(b, s ? "," : "");
-            rc = scheme_json(b, s, &now[s], &sl[s], n > 0, disagree[s]);
+            rc = scheme_json(b, s, &now[s], &sl[s], views,
+                             full ? disagree[s] : NAN);
         }
         put(b, "],\"shared\":");
-        spread_json(b, &sl[EX_SCHEMES], n > 0);
-        put(b, ",\"reverse\":{\"ranges\":");
-        ranges_json(b, &rev);
-        put(b, ",\"changes\":");
-        changes_json(b, &rev_ch);
-        put(b, "},");
+        spread_json(b, &sl[EX_SCHEMES], views);
+        put(b, ",\"reverse\":");
+        if (full) {
+            put(b, "{\"ranges\":");
+            ranges_json(b, &rev);
+            put(b, ",\"changes\":");
+            changes_json(b, &rev_ch);
+            put(b, "}");
+        } else {
+            put(b, "null");
+        }
+        put(b, ",");
         history_json(b);
         put(b, "}");
     }
@@ -415,10 +423,12 @@ static int state_json(sbuf *b)
 
 /**
  * The current state as JSON, or NULL (ex_message says why). Borrowed until
- * the next call.
+ * the next call. With full = 0 the costly figures (spread, load and the
+ * reverse order, which build a scheme per view) are left out as null, so the
+ * page can draw the change at once and ask for them next.
  */
-const char *ex_state(void);
-const char *ex_state(void)
+const char *ex_state(int full);
+const char *ex_state(int full)
 {
     free(ex.json);
     ex.json = NULL;
@@ -427,7 +437,7 @@ const char *ex_state(void)
         return NULL;
     }
     sbuf b = {NULL, 0, 0, false};
-    int rc = state_json(&b);
+    int rc = state_json(&b, full != 0);
     if (rc == DCH_OK && b.failed)
         rc = DCH_ENOMEM;
     if (rc != DCH_OK) {
