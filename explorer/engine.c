@@ -297,8 +297,6 @@ static bool pow2(uint32_t v)
     return v != 0 && (v & (v - 1)) == 0;
 }
 
-/** Start again with an empty history. */
-int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed);
 int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed)
 {
     if (!pow2(units) || !pow2(slots) || units > 4096 || slots > 1024 ||
@@ -333,8 +331,6 @@ int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed)
     return DCH_OK;
 }
 
-/** A new member node-NN (the next unused number) of this weight. */
-int ex_add(uint32_t weight);
 int ex_add(uint32_t weight)
 {
     if (weight > EX_MAX_WEIGHT)
@@ -350,15 +346,11 @@ int ex_add(uint32_t weight)
     return push((ex_op){EX_ADD, who, weight, 0});
 }
 
-/** Remove member node-(who+1). */
-int ex_remove(uint32_t who);
 int ex_remove(uint32_t who)
 {
     return push((ex_op){EX_REMOVE, who, 0, 0});
 }
 
-/** Set the weight of member node-(who+1). */
-int ex_set_weight(uint32_t who, uint32_t weight);
 int ex_set_weight(uint32_t who, uint32_t weight)
 {
     if (weight > EX_MAX_WEIGHT)
@@ -367,8 +359,6 @@ int ex_set_weight(uint32_t who, uint32_t weight)
     return push((ex_op){EX_WEIGHT, who, weight, 0});
 }
 
-/** Drop the last change. */
-int ex_undo(void);
 int ex_undo(void)
 {
     if (!ex.ready || ex.nops == 0)
@@ -380,11 +370,6 @@ int ex_undo(void)
     return DCH_OK;
 }
 
-/**
- * A seeded random history of `steps` changes after a reset: four joins, then
- * joins, removals and weight changes drawn from the seed.
- */
-int ex_random_history(uint32_t seed, uint32_t steps);
 int ex_random_history(uint32_t seed, uint32_t steps)
 {
     int rc = ex_reset(ex.units, ex.slots, ex.points, ex.seed);
@@ -418,8 +403,6 @@ int ex_random_history(uint32_t seed, uint32_t steps)
     return rc;
 }
 
-/** Client views for spread and load, 1 .. EX_MAX_VIEWS. */
-int ex_set_views(uint32_t views);
 int ex_set_views(uint32_t views)
 {
     if (views == 0 || views > EX_MAX_VIEWS)
@@ -429,8 +412,6 @@ int ex_set_views(uint32_t views)
     return DCH_OK;
 }
 
-/** Why the last refused call was refused. */
-const char *ex_message(void);
 const char *ex_message(void)
 {
     return ex.message;

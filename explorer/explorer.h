@@ -80,4 +80,53 @@ double ex_share_of(const an_ranges *rs, uint32_t who);
 
 
 
+/* ---- The calls the page makes (exported from the WebAssembly module) ----
+ *
+ * Members are named node-01, node-02, ... in the order they join; `who` is
+ * a name's number less one (node-01 is 0). Every call that returns int gives
+ * DCH_OK or a negative DCH_E* code, and on failure leaves the history and the
+ * schemes as they were; ex_message() then says why, in words for the page.
+ */
+
+/**
+ * Start again with an empty history: DCH with `units` x `slots` slots (powers
+ * of two, at most 2^20 slots), a ring with `points` points per unit of weight
+ * (1 .. 1000) and a one-point ring, all under the hash key of `seed` (as
+ * dch-analysis --seed derives it). Keeps the number of client views.
+ */
+int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed);
+
+/** Add the next unused name with this weight (0 .. EX_MAX_WEIGHT). */
+int ex_add(uint32_t weight);
+
+/** Remove member `who`. DCH_ENOENT if it is not a member. */
+int ex_remove(uint32_t who);
+
+/** Set member `who`'s weight (0 .. EX_MAX_WEIGHT). */
+int ex_set_weight(uint32_t who, uint32_t weight);
+
+/** Drop the last change (the rest is replayed). DCH_ENOENT if none. */
+int ex_undo(void);
+
+/**
+ * Reset with the current setup, then `steps` changes drawn from `seed`: four
+ * joins, then joins (half), removals (a quarter) and weight changes to 0 .. 4
+ * (a quarter), each a change of its own in the history.
+ */
+int ex_random_history(uint32_t seed, uint32_t steps);
+
+/** Client views for spread and load, 1 .. EX_MAX_VIEWS (default 8). */
+int ex_set_views(uint32_t views);
+
+/** Why the last refused call was refused. */
+const char *ex_message(void);
+
+/**
+ * The current state as JSON, or NULL (ex_message says why); borrowed until
+ * the next call. With full = 0 the costly figures (spread, load and the
+ * reverse order, which build a scheme per view) are null, so the page can
+ * draw the change at once and ask for them next.
+ */
+const char *ex_state(int full);
+
 #endif /* DCH_EXPLORER_H */

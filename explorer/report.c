@@ -6,7 +6,8 @@
  * exact range lists, with the measures dch-analysis uses.
  *
  * Figures of the current state that cost more than the last change does are
- * computed here, on demand and only when asked for (ex_state(1)): spread and load over client views (every view
+ * computed only when asked for (ex_state(1)): spread and load over client
+ * views (every view
  * builds its own object from the members it sees, in name order, as
  * dch-analysis's views do; DCH also with one shared map) and the
  * disagreement with the same members joined in reverse order.
@@ -421,13 +422,6 @@ static int state_json(sbuf *b, bool full)
     return rc;
 }
 
-/**
- * The current state as JSON, or NULL (ex_message says why). Borrowed until
- * the next call. With full = 0 the costly figures (spread, load and the
- * reverse order, which build a scheme per view) are left out as null, so the
- * page can draw the change at once and ask for them next.
- */
-const char *ex_state(int full);
 const char *ex_state(int full)
 {
     free(ex.json);
