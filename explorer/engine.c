@@ -412,6 +412,15 @@ int ex_set_views(uint32_t views)
     return DCH_OK;
 }
 
+void ex_free(void)
+{
+    free_state();
+    free(ex.json);
+    ex.json = NULL;
+    ex.ready = false;
+    ex.nops = 0;
+}
+
 const char *ex_message(void)
 {
     return ex.message;

@@ -118,6 +118,9 @@ int ex_random_history(uint32_t seed, uint32_t steps);
 /** Client views for spread and load, 1 .. EX_MAX_VIEWS (default 8). */
 int ex_set_views(uint32_t views);
 
+/** Free everything the engine holds; a later ex_reset starts afresh. */
+void ex_free(void);
+
 /** Why the last refused call was refused. */
 const char *ex_message(void);
 
