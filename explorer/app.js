@@ -121,6 +121,7 @@
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, css, css);
     const c = css / 2, R = css * 0.34, W = css * 0.1;
+    cv.ring = { ranges, changes, c, R, W };
 
     const byOwner = new Map();
     for (let i = 0; i < ranges.length; i++) {
@@ -186,6 +187,38 @@
     ctx.fillText('hash 0', c, c - R + W / 2 + 24);
     ctx.font = '600 15px system-ui, sans-serif';
     ctx.fillText(label, c, c + 5);
+  }
+
+  // The owner (and the last move) under the pointer, read from the ranges the
+  // ring was drawn from.
+  function hover(e) {
+    const cv = e.currentTarget;
+    const tip = $('tip');
+    const g = cv.ring;
+    if (!g) return;
+    const box = cv.getBoundingClientRect();
+    const x = e.clientX - box.left - g.c, y = e.clientY - box.top - g.c;
+    const r = Math.hypot(x, y);
+    if (!g.ranges.length || r < g.R - g.W / 2 || r > g.R + g.W / 2 + 16) {
+      tip.hidden = true;
+      return;
+    }
+    const f = ((Math.atan2(y, x) + Math.PI / 2) / (2 * Math.PI) + 1) % 1;
+    let lo = 0, hi = g.ranges.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (g.ranges[mid][0] <= f) lo = mid; else hi = mid - 1;
+    }
+    let text = (100 * f).toFixed(1) + '% round the ring: ' + nameOf(g.ranges[lo][1]);
+    const ch = (g.changes || []).find((m) => m[0] <= f && f < m[1]);
+    if (ch) {
+      text += cv.id === 'order-rev' ? ' (as you built it: ' + nameOf(ch[2]) + ')'
+        : ' (moved here from ' + nameOf(ch[2]) + ')';
+    }
+    tip.textContent = text;
+    tip.style.left = (e.pageX + 14) + 'px';
+    tip.style.top = (e.pageY + 14) + 'px';
+    tip.hidden = false;
   }
 
   // ---- Rendering the state -------------------------------------------------------
@@ -438,6 +471,10 @@
       if (!tr) return;
       chosen = Number(tr.dataset.who);
       render();
+    });
+    ['ring-0', 'ring-1', 'ring-2', 'order-live', 'order-rev'].forEach((id) => {
+      $(id).addEventListener('mousemove', hover);
+      $(id).addEventListener('mouseleave', () => { $('tip').hidden = true; });
     });
     $('undo').addEventListener('click', () => act(() => api.undo()));
     $('reset').addEventListener('click', restart);

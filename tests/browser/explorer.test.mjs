@@ -176,6 +176,16 @@ try {
     'DCH with one shared map: spread and load equal dch-analysis');
   check(s5.schemes[1].disagree === 0 && s5.schemes[2].disagree === 0 && s5.schemes[0].disagree > 0,
     'rings agree whatever the order, DCH maps do not');
+  // Pointing at the top of the one-point ring names the owner of hash 0.
+  const box = await (await page.$('#ring-2')).boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height * 0.16);
+  const tip = await page.$eval('#tip', (e) => (e.hidden ? '' : e.textContent));
+  check(tip.includes(': ' + s5.members.find((m) => m.who === s5.schemes[2].ranges[0][1]).name),
+    'pointing at a ring names the owner there', tip);
+  const rings = await (await page.$('#rings')).boundingBox();
+  await page.screenshot({ path: join(args.out, 'explorer-hover.png'),
+    clip: { x: 0, y: rings.y, width: 1240, height: rings.height } });
+  await page.mouse.move(0, 0);
   await page.screenshot({ path: join(args.out, 'explorer-join.png'), fullPage: true });
   await page.screenshot({ path: join(args.out, 'explorer-top.png') });
   // The README's picture: from the title to the end of the four properties.
@@ -213,6 +223,15 @@ try {
   check(Math.abs(n3.share[0] - 4 / 7) <= 4 / P, 'node-03 holds 4/7 of the DCH map to within a few slots',
     String(n3.share[0]));
   await page.screenshot({ path: join(args.out, 'explorer-weight.png'), fullPage: true });
+
+  // A weight the page does not allow is refused in words, and nothing changes.
+  const nBefore = await changes();
+  await page.$eval('#add-weight', (e) => { e.value = '99'; });
+  await page.click('#add');
+  await page.waitForSelector('#error:not([hidden])', { timeout: 10000 });
+  check(/0 to 16/.test(await text('#error')) && (await changes()) === nBefore &&
+    (await state()).members.length === sw.members.length, 'weight 99 is refused in words and changes nothing');
+  await page.$eval('#add-weight', (e) => { e.value = '1'; });
 
   // Undo gives back the removal's state and figures.
   await click('#undo');
