@@ -21,8 +21,8 @@
  * in every scheme, whatever id the scheme gave it, so the diff of two range
  * lists and the colour of a member mean the same everywhere.
  *
- * Every ex_ function returns DCH_OK or a negative DCH_E* code; ex_message()
- * then says what was refused in words a learner can act on.
+ * Every ex_ call that returns int gives DCH_OK or a negative DCH_E* code;
+ * ex_message() then says what was refused in words a learner can act on.
  */
 #include "explorer.h"
 

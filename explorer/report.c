@@ -291,7 +291,12 @@ static int scheme_json(sbuf *b, int s, const an_ranges *now,
     ex_weights_by_number(&ex.sc[s], weight);
     an_balance bal = an_balance_of(share, weight, limit);
 
-    put(b, "{\"label\":\"%s\",\"ranges\":", s == 1 ? "ring-P" : ex.spec[s].label);
+    /* Labels as dch-analysis writes them: dch, ring-<points>, ring-1. */
+    if (s == 0)
+        put(b, "{\"label\":\"dch\",\"ranges\":");
+    else
+        put(b, "{\"label\":\"ring-%u\",\"ranges\":",
+            (unsigned)ex.spec[s].points);
     ranges_json(b, now);
     put(b, ",\"balance\":{\"members\":%u,\"peak\":", (unsigned)bal.members);
     num(b, bal.peak_to_avg);
