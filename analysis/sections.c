@@ -20,10 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Independent seeded streams, one per use, derived from the run's seed. */
-#define STREAM_HASH_KEY UINT64_C(0x6b65792d68617368)
+/* The seeded stream of the removal order (the hash key's and the views'
+ * streams are in metrics.c, which the explorer shares). */
 #define STREAM_SHRINK UINT64_C(0x736872696e6b2d31)
-#define STREAM_VIEWS UINT64_C(0x76696577732d2d31)
 
 /* The ring point counts the balance section sweeps (plus --points). */
 static const uint32_t SWEEP_POINTS[] = {1, 10, 40, 160, 640};
@@ -190,12 +189,7 @@ int an_run_init(an_run *r, const an_options *opt, an_report *report)
     r->report = report;
     /* The cluster's SipHash key comes from the seed, so another seed places
      * ring points (and sampled keys) elsewhere. */
-    uint64_t s = opt->seed ^ STREAM_HASH_KEY;
-    for (int i = 0; i < 2; i++) {
-        uint64_t v = an_rng_next(&s);
-        for (int j = 0; j < 8; j++)
-            r->hash_key[8 * i + j] = (uint8_t)(v >> (8 * j));
-    }
+    an_hash_key_of_seed(opt->seed, r->hash_key);
     snprintf(r->label[0], sizeof r->label[0], "dch");
     snprintf(r->label[1], sizeof r->label[1], "ring-%u", (unsigned)opt->points);
     snprintf(r->label[2], sizeof r->label[2], "ring-1");
@@ -1448,26 +1442,6 @@ enum {
     K_SLOAD, K_COLS
 };
 
-/* The views: views x nodes flags, each node seen with probability 1/2 and
- * every view seeing at least one. */
-static bool *make_views(uint64_t seed, uint32_t views, uint32_t nodes)
-{
-    bool *sees = calloc((size_t)views * nodes, sizeof *sees);
-    if (sees == NULL)
-        return NULL;
-    uint64_t rng = seed ^ STREAM_VIEWS;
-    for (uint32_t v = 0; v < views; v++) {
-        uint32_t count = 0;
-        for (uint32_t g = 0; g < nodes; g++) {
-            sees[(size_t)v * nodes + g] = (an_rng_next(&rng) >> 63) != 0;
-            count += sees[(size_t)v * nodes + g];
-        }
-        if (count == 0)
-            sees[(size_t)v * nodes + an_rng_below(&rng, nodes)] = true;
-    }
-    return sees;
-}
-
 /* Spread and load, exact and sampled, over `views` objects whose ids are
  * renumbered to node numbers by to[v][id]. */
 static int spread_load(an_run *r, const an_scheme *objs, uint32_t **to,
@@ -1672,7 +1646,7 @@ static int histories(an_run *r, int s, double *reverse, double *detour)
 int an_section_karger(an_run *r)
 {
     const an_options *o = &r->opt;
-    bool *sees = make_views(o->seed, o->views, o->nodes);
+    bool *sees = an_views_of_seed(o->seed, o->views, o->nodes);
     if (sees == NULL)
         return fail("karger", DCH_ENOMEM);
     double seen_mean = 0.0;
