@@ -10,6 +10,7 @@
 
 #include "sections.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +48,13 @@ static void members_cell(FILE *f, const char *id, double frac_min, uint32_t max,
     cell(f, id, text);
 }
 
+/* A figure, or a dash when the section did not measure it (NaN). */
 static void num_cell(FILE *f, const char *id, const char *fmt, double v)
 {
+    if (isnan(v)) {
+        fputs("<td class=\"n\">&mdash;</td>", f);
+        return;
+    }
     char text[48];
     snprintf(text, sizeof text, fmt, v);
     cell(f, id, text);
@@ -63,7 +69,7 @@ int an_section_glance(an_run *r)
         return DCH_ENOMEM;
     fprintf(f,
             "<p>Karger et al.'s four properties of a consistent hash, and what "
-            "a change of membership costs, for the three schemes measured in "
+            "a change of membership costs, for each scheme measured in "
             "this report (N = %u members of equal weight unless a column says "
             "otherwise). Each figure links to the section that measures it "
             "and explains it.</p>\n"
@@ -119,7 +125,8 @@ int an_section_glance(an_run *r)
             "their own; a DCH map depends on the order of the changes that "
             "built it, so clients share one map (the shared-map column). The "
             "ideal donation or receipt is what each member would move if all "
-            "took an equal part.</p>\n");
+            "took an equal part. A dash marks a figure that does not apply "
+            "to the scheme or that the report does not measure for it.</p>\n");
     if (fclose(f) != 0 || html == NULL) {
         free(html);
         return DCH_ENOMEM;

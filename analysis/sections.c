@@ -1348,10 +1348,13 @@ int an_section_balance(an_run *r)
             i1 = 1 + i;
     }
     const uint32_t P = o->units * o->slots;
-    const size_t glance_series[AN_SCHEMES] = {0, i160, i1};
+    /* The sweep holds DCH and the ring's point counts only; a scheme with no
+     * series here (libmemcached's ketama) gets NaN, which the summary shows
+     * as not measured rather than another scheme's figure. */
+    const size_t glance_series[3] = {0, i160, i1};
     for (int s = 0; s < AN_SCHEMES; s++) {
-        r->glance[s].peak_n1 = peak[glance_series[s]][kn];
-        r->glance[s].peak_n2 = peak[glance_series[s]][km];
+        r->glance[s].peak_n1 = s < 3 ? peak[glance_series[s]][kn] : NAN;
+        r->glance[s].peak_n2 = s < 3 ? peak[glance_series[s]][km] : NAN;
     }
     r->glance_n1 = ns[kn];
     r->glance_n2 = ns[km];
