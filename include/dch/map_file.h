@@ -65,8 +65,13 @@
 extern "C" {
 #endif
 
-/** The format version dch_map_save writes; dch_map_load reads only this one. */
+/** The format version of a settled map, the one dch_map_save writes for it. */
 #define DCH_MAP_FORMAT_VERSION 1u
+/**
+ * The format version of a map in transition (map_stage.h): version 1 with a
+ * transition record after the slot table. dch_map_load reads both.
+ */
+#define DCH_MAP_FORMAT_VERSION_STEP 2u
 
 /**
  * Serialise a map.
