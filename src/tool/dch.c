@@ -13,6 +13,9 @@
  * Serialise changes (one operator, or a lock held around each command).
  */
 #include "dch/dch.h"
+#ifdef DCH_TOOL_ETCD
+#include "etcd_cmds.h"
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
@@ -920,6 +923,9 @@ static void general_help(FILE *f)
                "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
+#ifdef DCH_TOOL_ETCD
+    etcd_cmd_list(f);
+#endif
     fprintf(f, "\n'dch help COMMAND' or 'dch COMMAND --help' describes one; 'dch --version'.\n");
 }
 
@@ -942,6 +948,10 @@ static int cmd_help(const command *cmd, const args *a)
         return 0;
     }
     const command *c = find_command(a->pos[0]);
+#ifdef DCH_TOOL_ETCD
+    if (c == NULL && etcd_cmd_help(a->pos[0]))
+        return 0;
+#endif
     if (c == NULL)
         return usage_error(cmd, "no command %s", a->pos[0]);
     command_help(c);
@@ -963,6 +973,10 @@ int main(int argc, char **argv)
         printf("dch %s\n", dch_version());
         return 0;
     }
+#ifdef DCH_TOOL_ETCD
+    if (etcd_cmd_exists(name))
+        return etcd_cmd_main(argc - 1, argv + 1);
+#endif
     const command *c = find_command(name);
     if (c == NULL) {
         fprintf(stderr, "dch: no command %s\n\n", name);
