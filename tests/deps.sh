@@ -11,6 +11,7 @@ packages=(
     libcriterion-dev libsodium-dev
     valgrind gnuplot-nox
     libhiredis-dev redis-server
+    libcurl4-openssl-dev libjson-c-dev etcd-server etcd-client
 )
 packages+=("$@")
 
