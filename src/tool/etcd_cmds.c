@@ -151,8 +151,11 @@ static int load_file(const etcd_command *cmd, const char *path, dch_map **m)
     const int rc = dch_map_load_file(m, path);
     if (rc == DCH_OK)
         return 0;
-    fprintf(stderr, "dch %s: %s: %s%s%s\n", cmd->name, path, dch_strerror(rc),
-            rc == DCH_EIO ? " " : "", rc == DCH_EIO ? strerror(errno) : "");
+    if (rc == DCH_EIO)
+        fprintf(stderr, "dch %s: %s: %s (%s)\n", cmd->name, path, dch_strerror(rc),
+                strerror(errno));
+    else
+        fprintf(stderr, "dch %s: %s: %s\n", cmd->name, path, dch_strerror(rc));
     return EXIT_RUNTIME;
 }
 

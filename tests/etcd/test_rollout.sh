@@ -38,6 +38,20 @@ for i in 1 2 3 4 5 6 7 8; do "$dch" add orig.map "n$i" >/dev/null; done
 cp orig.map join.map
 "$dch" add join.map n9 >/dev/null
 
+# Usage errors: exit status 2, before any contact with etcd.
+usage_case() {
+    local status=0
+    "$dch" "$@" >/dev/null 2>usage.err || status=$?
+    [ "$status" = 2 ] || fail "dch $* exited with $status, not 2"
+}
+usage_case publish --etcd "$url" orig.map
+usage_case publish --etcd ftp://127.0.0.1:1 --key $key orig.map
+usage_case publish --etcd "$url" --key $key orig.map --expect -1
+usage_case rollout --etcd "$url" --key $key orig.map
+usage_case rollout --etcd "$url" --key $key orig.map --max-slots 0
+usage_case watch --etcd "$url" --key $key --count 0
+usage_case fetch --etcd "$url" --key $key a.map b.map
+
 "$dch" publish --etcd "$url" --key $key orig.map --expect 0 >/dev/null
 orig_epoch=$("$dch" show orig.map --json | sed -n 's/.*"epoch": *\([0-9]*\).*/\1/p' | head -1)
 [ "$orig_epoch" = 8 ] || fail "orig epoch is $orig_epoch"
