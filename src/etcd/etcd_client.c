@@ -257,7 +257,9 @@ static int attempt(dch_etcd *c, const char *url, const char *body, uint64_t budg
     json_object_put(j);
     dch__buf_free(&buf);
     *err = DCH_EIO;
-    if (status >= 500 && (code == 0 || grpc_retryable(code)))
+    /* The gateway gives gRPC statuses their own HTTP codes (unavailable
+     * 503, deadline 504, cancelled 408), so the gRPC code decides. */
+    if (grpc_retryable(code) || (status >= 500 && code == 0))
         return ATTEMPT_RETRY;
     return ATTEMPT_FINAL;
 }
