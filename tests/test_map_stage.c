@@ -1,0 +1,467 @@
+/*
+ * Tests of staged changes (map_stage.h) against an oracle built from the two
+ * ends alone: the plan is, per slot, the owner's name in OLD and in NEW.
+ * Every step of a staging must route each slot as OLD or as NEW does, change
+ * a slot only from its OLD name to its NEW name, move at most K slots into
+ * and out of any name, carry the documented members, weights, ids, epoch and
+ * transition record, load back from its bytes to the same bytes, and give
+ * the same next step when staged again from its loaded copy; the last step
+ * must be NEW (byte for byte, or with only the epoch restamped). The number
+ * of steps is checked against the bounds map_stage.h states.
+ *
+ * DCH_TEST_SCALE scales the random work; DCH_TEST_SEED replaces the seed.
+ */
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Harness ---------------------------------------------------------- */
+
+static double test_scale(void)
+{
+    const char *s = getenv("DCH_TEST_SCALE");
+    double v = s ? atof(s) : 1.0;
+    return v > 0 ? v : 1.0;
+}
+
+static unsigned scaled(unsigned n, unsigned floor_n)
+{
+    double v = n * test_scale();
+    return v < floor_n ? floor_n : (unsigned)v;
+}
+
+static uint64_t test_seed(uint64_t fallback)
+{
+    const char *s = getenv("DCH_TEST_SEED");
+    return s ? strtoull(s, NULL, 0) : fallback;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+static uint32_t rng_below(uint64_t *s, uint32_t n)
+{
+    return (uint32_t)(rng_next(s) % n);
+}
+
+static dch_map *new_map(uint32_t units, uint32_t spu, const dch_allocator *a)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = units;
+    cfg.slots_per_unit = spu;
+    cfg.hash_key[3] = 7;
+    cfg.allocator = a;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    return m;
+}
+
+static dch_map *clone_of(const dch_map *m)
+{
+    dch_map *c;
+    cr_assert_eq(dch_map_clone(&c, m), DCH_OK);
+    return c;
+}
+
+static void add(dch_map *m, const char *name, uint32_t weight)
+{
+    cr_assert_eq(dch_map_add_node(m, name, weight, NULL), DCH_OK, "add %s", name);
+}
+
+static uint32_t id_of(const dch_map *m, const char *name)
+{
+    uint32_t id;
+    cr_assert_eq(dch_map_find_node(m, name, &id), DCH_OK, "no member %s", name);
+    return id;
+}
+
+static uint8_t *save(const dch_map *m, size_t *len)
+{
+    cr_assert_eq(dch_map_save(m, NULL, 0, len), DCH_OK);
+    uint8_t *p = malloc(*len);
+    cr_assert_not_null(p);
+    cr_assert_eq(dch_map_save(m, p, *len, len), DCH_OK);
+    return p;
+}
+
+static bool same_bytes(const dch_map *a, const dch_map *b)
+{
+    size_t la, lb;
+    uint8_t *pa = save(a, &la), *pb = save(b, &lb);
+    const bool same = la == lb && memcmp(pa, pb, la) == 0;
+    free(pa);
+    free(pb);
+    return same;
+}
+
+static const char *owner_name(const dch_map *m, uint32_t s)
+{
+    const uint32_t id = dch_map_slot_owner(m, s);
+    return id == DCH_NODE_NONE ? NULL : dch_map_node_name(m, id);
+}
+
+static bool name_eq(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+static uint32_t ceil_div(uint32_t a, uint32_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+/* ---- The oracle ------------------------------------------------------- */
+
+/* Per-name counters, by a small table of names (a few dozen at most). */
+typedef struct tally {
+    const char *name[64];
+    uint32_t out[64], in[64];
+    size_t n;
+} tally;
+
+static size_t tally_slot(tally *t, const char *name)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->name[i], name) == 0)
+            return i;
+    cr_assert(t->n < 64);
+    t->name[t->n] = name;
+    t->out[t->n] = t->in[t->n] = 0;
+    return t->n++;
+}
+
+/*
+ * Stage OLD -> NEW with cap k and check everything the header promises.
+ * Returns the number of steps. `ctx` names the case in failure messages.
+ */
+static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_t k,
+                              const char *ctx)
+{
+    const uint32_t P = dch_map_slot_count(old);
+    const uint64_t fp = dch_map_fingerprint(target);
+    const bool nobody = dch_map_total_weight(old) == 0 || dch_map_total_weight(target) == 0;
+
+    /* The plan and its per-name loads. */
+    tally plan = {.n = 0};
+    uint32_t planned = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        const char *a = owner_name(old, s), *b = owner_name(target, s);
+        if (name_eq(a, b))
+            continue;
+        planned++;
+        if (a != NULL)
+            plan.out[tally_slot(&plan, a)]++;
+        if (b != NULL)
+            plan.in[tally_slot(&plan, b)]++;
+    }
+    uint32_t D = 0;
+    for (size_t i = 0; i < plan.n; i++) {
+        D = plan.out[i] > D ? plan.out[i] : D;
+        D = plan.in[i] > D ? plan.in[i] : D;
+    }
+    /* The upper bound over planned pairs, and whether one member is in
+     * every move. */
+    uint32_t upper = 1;
+    bool shared = true;
+    for (uint32_t s = 0; s < P && !nobody; s++) {
+        const char *a = owner_name(old, s), *b = owner_name(target, s);
+        if (name_eq(a, b))
+            continue;
+        const uint32_t u = ceil_div(plan.out[tally_slot(&plan, a)], k) +
+                           ceil_div(plan.in[tally_slot(&plan, b)], k) - 1;
+        upper = u > upper ? u : upper;
+    }
+    /* One member in every move: one of the first move's two is in all. */
+    for (int side = 0; side < 2 && !nobody && planned > 0; side++) {
+        const char *cand = NULL;
+        bool all = true;
+        for (uint32_t s = 0; s < P; s++) {
+            const char *a = owner_name(old, s), *b = owner_name(target, s);
+            if (name_eq(a, b))
+                continue;
+            if (cand == NULL)
+                cand = side == 0 ? a : b;
+            if (!name_eq(a, cand) && !name_eq(b, cand)) {
+                all = false;
+                break;
+            }
+        }
+        shared = all;
+        if (all)
+            break;
+    }
+
+    uint32_t n;
+    cr_assert_eq(dch_map_stage_steps(old, target, k, &n), DCH_OK, "%s", ctx);
+    if (nobody || planned == 0) {
+        cr_assert_eq(n, 1, "%s: a plan with nothing to stage has one step", ctx);
+    } else {
+        cr_assert(n >= ceil_div(D, k), "%s: %u steps, fewer than ceil(%u/%u)", ctx, n, D, k);
+        cr_assert(n <= upper, "%s: %u steps, over the bound %u", ctx, n, upper);
+        if (shared)
+            cr_assert_eq(n, ceil_div(D, k), "%s: one member in every move, D=%u k=%u", ctx, D,
+                         k);
+    }
+
+    dch_map *prev = clone_of(old);
+    for (uint32_t i = 1;; i++) {
+        cr_assert(i <= n, "%s: more steps than the %u counted", ctx, n);
+        dch_map *step;
+        cr_assert_eq(dch_map_stage_next(&step, prev, target, k), DCH_OK, "%s step %u", ctx, i);
+        dch_map *again;
+        cr_assert_eq(dch_map_stage_next(&again, prev, target, k), DCH_OK);
+        cr_assert(same_bytes(step, again), "%s step %u: not a pure function", ctx, i);
+        dch_map_free(again);
+
+        /* Slots: OLD or NEW, changed only along the plan, within the caps. */
+        tally moved = {.n = 0};
+        for (uint32_t s = 0; s < P; s++) {
+            const char *o = owner_name(old, s), *t = owner_name(target, s);
+            const char *a = owner_name(prev, s), *b = owner_name(step, s);
+            cr_assert(name_eq(b, o) || name_eq(b, t), "%s step %u slot %u: neither end", ctx,
+                      i, s);
+            if (name_eq(a, b))
+                continue;
+            cr_assert(name_eq(a, o) && name_eq(b, t), "%s step %u slot %u: off the plan", ctx,
+                      i, s);
+            if (a != NULL)
+                moved.out[tally_slot(&moved, a)]++;
+            if (b != NULL)
+                moved.in[tally_slot(&moved, b)]++;
+        }
+        if (!nobody)
+            for (size_t j = 0; j < moved.n; j++)
+                cr_assert(moved.out[j] <= k && moved.in[j] <= k,
+                          "%s step %u: %s gives %u, takes %u, cap %u", ctx, i, moved.name[j],
+                          moved.out[j], moved.in[j], k);
+
+        dch_map_transition tr = {0, 0, 0};
+        const bool last = !dch_map_in_transition(step, &tr);
+        if (!last) {
+            cr_assert_eq(dch_map_epoch(step), dch_map_epoch(old) + i, "%s step %u", ctx, i);
+            cr_assert(tr.target_fingerprint == fp && tr.step == i && tr.steps == n,
+                      "%s step %u: record %u of %u", ctx, i, tr.step, tr.steps);
+            uint32_t left;
+            cr_assert_eq(dch_map_stage_steps(step, target, k, &left), DCH_OK);
+            cr_assert_eq(left, n - i, "%s step %u", ctx, i);
+            /* Members: NEW's at NEW's ids, each leaver with its OLD weight;
+             * NEW's weight unless it is 0, then OLD's. */
+            for (uint32_t id = 0; id < dch_map_id_limit(target); id++) {
+                const char *name = dch_map_node_name(target, id);
+                if (name == NULL)
+                    continue;
+                cr_assert_str_eq(dch_map_node_name(step, id), name, "%s step %u", ctx, i);
+                uint32_t w = dch_map_node_weight(target, id), oid;
+                if (w == 0 && dch_map_find_node(old, name, &oid) == DCH_OK)
+                    w = dch_map_node_weight(old, oid);
+                cr_assert_eq(dch_map_node_weight(step, id), w, "%s step %u: %s", ctx, i, name);
+            }
+            uint32_t leavers = 0;
+            for (uint32_t id = 0; id < dch_map_id_limit(old); id++) {
+                const char *name = dch_map_node_name(old, id);
+                uint32_t tid;
+                if (name == NULL || dch_map_find_node(target, name, &tid) == DCH_OK)
+                    continue;
+                leavers++;
+                const uint32_t sid = id_of(step, name);
+                cr_assert_eq(dch_map_node_weight(step, sid), dch_map_node_weight(old, id));
+                if (dch_map_node_name(target, id) == NULL)
+                    cr_assert_eq(sid, id, "%s: a leaver whose id is free keeps it", ctx);
+            }
+            cr_assert_eq(dch_map_node_count(step), dch_map_node_count(target) + leavers);
+        }
+
+        /* The bytes: a step map is version 2, loads back with its record,
+         * and staging from the loaded copy continues the same way. */
+        size_t len;
+        uint8_t *bytes = save(step, &len);
+        uint32_t version = (uint32_t)bytes[8] | (uint32_t)bytes[9] << 8;
+        cr_assert_eq(version, last ? DCH_MAP_FORMAT_VERSION : DCH_MAP_FORMAT_VERSION_STEP);
+        dch_map *loaded;
+        cr_assert_eq(dch_map_load(&loaded, bytes, len), DCH_OK, "%s step %u", ctx, i);
+        dch_map_transition tr2 = {0, 0, 0};
+        cr_assert_eq(dch_map_in_transition(loaded, &tr2), !last);
+        cr_assert(memcmp(&tr, &tr2, sizeof tr) == 0);
+        cr_assert(same_bytes(loaded, step), "%s step %u: save, load, save differs", ctx, i);
+        free(bytes);
+        dch_map_free(prev);
+        prev = loaded;
+        dch_map_free(step);
+        if (last) {
+            cr_assert_eq(i, n, "%s: ended after %u of %u steps", ctx, i, n);
+            break;
+        }
+    }
+
+    /* The last step is NEW: the same bytes, or the same but the epoch. */
+    const uint64_t want_epoch = dch_map_epoch(target) >= dch_map_epoch(old) + n
+                                    ? dch_map_epoch(target)
+                                    : dch_map_epoch(old) + n;
+    cr_assert_eq(dch_map_epoch(prev), want_epoch, "%s", ctx);
+    cr_assert(dch_map_fingerprint(prev) == fp, "%s", ctx);
+    size_t la, lb;
+    uint8_t *pa = save(prev, &la), *pb = save(target, &lb);
+    cr_assert_eq(la, lb);
+    for (unsigned b = 0; b < 8; b++)
+        pb[48 + b] = (uint8_t)(want_epoch >> (8 * b));
+    static const uint8_t ck[16] = {'d', 'c', 'h', ' ', 'm', 'a', 'p', ' ',
+                                   'c', 'h', 'e', 'c', 'k', 's', 'u', 'm'};
+    const uint64_t sum = dch_siphash24(ck, pb, lb - 8);
+    for (unsigned b = 0; b < 8; b++)
+        pb[lb - 8 + b] = (uint8_t)(sum >> (8 * b));
+    cr_assert(memcmp(pa, pb, la) == 0, "%s: the last step is not the target", ctx);
+    if (want_epoch == dch_map_epoch(target))
+        cr_assert(same_bytes(prev, target), "%s: not the target byte for byte", ctx);
+    free(pa);
+    free(pb);
+    dch_map_free(prev);
+    return n;
+}
+
+/* ---- Named cases ------------------------------------------------------ */
+
+static dch_map *members_map(uint32_t units, uint32_t spu, uint32_t count)
+{
+    dch_map *m = new_map(units, spu, NULL);
+    for (uint32_t i = 0; i < count; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "node%u", i);
+        add(m, name, 1);
+    }
+    return m;
+}
+
+Test(map_stage, a_join_of_a_ninth_member_in_steps_of_512_at_defaults)
+{
+    dch_map *old = members_map(1024, 64, 8);
+    dch_map *target = clone_of(old);
+    add(target, "node8", 1);
+    const uint32_t gained = dch_map_node_slots(target, id_of(target, "node8"));
+    const uint32_t n = check_staging(old, target, 512, "join 8 -> 9, K=512");
+    cr_assert_eq(n, ceil_div(gained, 512), "join: %u steps for %u slots", n, gained);
+    cr_assert(n > 1, "the join is really staged");
+    dch_map_free(old);
+    dch_map_free(target);
+}
+
+Test(map_stage, a_leave_and_a_weight_change_are_staged_within_the_caps)
+{
+    dch_map *old = members_map(1024, 64, 9);
+    dch_map *leave = clone_of(old);
+    cr_assert_eq(dch_map_remove_node(leave, id_of(leave, "node3")), DCH_OK);
+    const uint32_t lost = dch_map_node_slots(old, id_of(old, "node3"));
+    cr_assert_eq(check_staging(old, leave, 512, "leave 9 -> 8"), ceil_div(lost, 512));
+    dch_map *heavier = clone_of(old);
+    cr_assert_eq(dch_map_set_weight(heavier, id_of(heavier, "node5"), 3), DCH_OK);
+    check_staging(old, heavier, 300, "weight 1 -> 3");
+    dch_map *drained = clone_of(old);
+    cr_assert_eq(dch_map_set_weight(drained, id_of(drained, "node0"), 0), DCH_OK);
+    check_staging(old, drained, 1000, "weight 1 -> 0");
+    dch_map_free(old);
+    dch_map_free(leave);
+    dch_map_free(heavier);
+    dch_map_free(drained);
+}
+
+Test(map_stage, a_leaver_whose_id_was_reused_moves_aside_and_keeps_its_weight)
+{
+    dch_map *old = members_map(64, 16, 3);
+    cr_assert_eq(dch_map_set_weight(old, 1, 2), DCH_OK);
+    dch_map *target = clone_of(old);
+    cr_assert_eq(dch_map_remove_node(target, 1), DCH_OK);
+    add(target, "late", 1); /* takes id 1 */
+    cr_assert_eq(id_of(target, "late"), 1);
+    dch_map *step;
+    cr_assert_eq(dch_map_stage_next(&step, old, target, 8), DCH_OK);
+    cr_assert(dch_map_in_transition(step, NULL));
+    cr_assert_eq(id_of(step, "late"), 1);
+    cr_assert_eq(id_of(step, "node1"), 3, "the lowest id nobody holds");
+    cr_assert_eq(dch_map_node_weight(step, 3), 2);
+    dch_map_free(step);
+    check_staging(old, target, 8, "leave and join on one id");
+    dch_map_free(old);
+    dch_map_free(target);
+}
+
+Test(map_stage, plans_without_moves_or_without_owners_take_one_step)
+{
+    dch_map *old = members_map(16, 4, 3);
+    dch_map *weightless = clone_of(old);
+    add(weightless, "idle", 0);
+    cr_assert_eq(check_staging(old, weightless, 1, "a member of weight 0"), 1);
+    dch_map *empty = new_map(16, 4, NULL);
+    dch_map *first = clone_of(empty);
+    add(first, "a", 1);
+    add(first, "b", 2);
+    cr_assert_eq(check_staging(empty, first, 1, "from nobody"), 1);
+    dch_map *none = clone_of(old);
+    for (uint32_t id = 0; id < 3; id++)
+        cr_assert_eq(dch_map_set_weight(none, id, 0), DCH_OK);
+    cr_assert_eq(check_staging(old, none, 1, "to nobody"), 1);
+    dch_map_free(old);
+    dch_map_free(weightless);
+    dch_map_free(empty);
+    dch_map_free(first);
+    dch_map_free(none);
+}
+
+/* One random change, names from a pool of 10 so they come back. */
+static void random_change(dch_map *m, uint64_t *rng)
+{
+    const uint32_t r = rng_below(rng, 100);
+    if (dch_map_node_count(m) == 0 || r < 45) {
+        char name[16];
+        snprintf(name, sizeof name, "n%u", rng_below(rng, 10));
+        (void)dch_map_add_node(m, name, 1 + rng_below(rng, 4) * (r % 3 != 0), NULL);
+        return;
+    }
+    uint32_t id;
+    do
+        id = rng_below(rng, dch_map_id_limit(m));
+    while (dch_map_node_name(m, id) == NULL);
+    if (r < 70)
+        cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
+    else
+        cr_assert_eq(dch_map_set_weight(m, id, rng_below(rng, 5)), DCH_OK);
+}
+
+Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 600)
+{
+    static const uint32_t shapes[][2] = {{1, 1}, {4, 1}, {4, 4}, {16, 8}, {64, 16}, {64, 64}};
+    const uint64_t seed = test_seed(UINT64_C(0x57a9ed));
+    uint64_t rng = seed;
+    const unsigned cases = scaled(150, 20);
+    for (unsigned c = 0; c < cases; c++) {
+        const uint32_t *sh = shapes[rng_below(&rng, 6)];
+        dch_map *old = new_map(sh[0], sh[1], NULL);
+        const uint32_t history = rng_below(&rng, 12);
+        for (uint32_t h = 0; h < history; h++)
+            random_change(old, &rng);
+        dch_map *target = clone_of(old);
+        const uint32_t changes = 1 + rng_below(&rng, 4);
+        for (uint32_t h = 0; h < changes; h++)
+            random_change(target, &rng);
+        if (dch_map_epoch(target) == dch_map_epoch(old))
+            add(target, "fresh", 1);
+        const uint32_t P = sh[0] * sh[1];
+        const uint32_t ks[] = {1, 2, 3, 1 + P / 64, 1 + rng_below(&rng, P), P};
+        const uint32_t k = ks[rng_below(&rng, 6)];
+        char ctx[96];
+        snprintf(ctx, sizeof ctx, "seed 0x%llx case %u (%ux%u, K=%u)",
+                 (unsigned long long)seed, c, sh[0], sh[1], k);
+        check_staging(old, target, k, ctx);
+        dch_map_free(old);
+        dch_map_free(target);
+    }
+}
