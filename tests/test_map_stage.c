@@ -465,3 +465,362 @@ Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 6
         dch_map_free(target);
     }
 }
+
+/* ---- Bad input -------------------------------------------------------- */
+
+/* Bytes of a map with the checksum made right again after a patch. */
+static void fix_checksum(uint8_t *p, size_t len)
+{
+    static const uint8_t ck[16] = {'d', 'c', 'h', ' ', 'm', 'a', 'p', ' ',
+                                   'c', 'h', 'e', 'c', 'k', 's', 'u', 'm'};
+    const uint64_t sum = dch_siphash24(ck, p, len - 8);
+    for (unsigned b = 0; b < 8; b++)
+        p[len - 8 + b] = (uint8_t)(sum >> (8 * b));
+}
+
+static void put_le(uint8_t *p, uint64_t v, unsigned n)
+{
+    for (unsigned b = 0; b < n; b++)
+        p[b] = (uint8_t)(v >> (8 * b));
+}
+
+/* A map of one slot and DCH_MAP_MAX_NODES members, only id 0 weighted: every
+ * id is in use. Built from bytes, which is far quicker than 65,535 adds. */
+static dch_map *full_map(void)
+{
+    const uint32_t n = DCH_MAP_MAX_NODES;
+    const size_t len = 56 + (size_t)n * (11 + 6) + 1 + 2 + 8;
+    uint8_t *p = calloc(1, len);
+    cr_assert_not_null(p);
+    memcpy(p, "\x89" "DCH\r\n\x1a\n", 8);
+    put_le(p + 8, 1, 4);
+    put_le(p + 12, n, 4);
+    put_le(p + 16, len, 8);
+    put_le(p + 24, 1, 4);
+    put_le(p + 28, 1, 4);
+    put_le(p + 48, 1, 8);
+    size_t at = 56;
+    for (uint32_t id = 0; id < n; id++, at += 17) {
+        put_le(p + at, id, 2);
+        put_le(p + at + 2, id == 0, 4);
+        put_le(p + at + 6, id == 0, 4);
+        p[at + 10] = 6;
+        char name[8];
+        snprintf(name, sizeof name, "m%05u", id);
+        memcpy(p + at + 11, name, 6);
+    }
+    p[at++] = 0; /* raw table: the one slot is id 0's */
+    put_le(p + at, 0, 2);
+    fix_checksum(p, len);
+    dch_map *m;
+    cr_assert_eq(dch_map_load(&m, p, len), DCH_OK);
+    free(p);
+    return m;
+}
+
+/* A step map of `old` -> `target` loaded back with its epoch set to `epoch`. */
+static dch_map *step_with_epoch(const dch_map *old, const dch_map *target, uint32_t k,
+                                uint64_t epoch)
+{
+    dch_map *step;
+    cr_assert_eq(dch_map_stage_next(&step, old, target, k), DCH_OK);
+    cr_assert(dch_map_in_transition(step, NULL));
+    size_t len;
+    uint8_t *p = save(step, &len);
+    put_le(p + 48, epoch, 8);
+    fix_checksum(p, len);
+    dch_map_free(step);
+    cr_assert_eq(dch_map_load(&step, p, len), DCH_OK);
+    free(p);
+    return step;
+}
+
+/* Call both functions with (cur, target, k); each must give `want` and
+ * change nothing. */
+static void expect_refused(const dch_map *cur, const dch_map *target, uint32_t k, int want,
+                           const char *what)
+{
+    size_t lc = 0, lt = 0;
+    uint8_t *bc = cur ? save(cur, &lc) : NULL, *bt = target ? save(target, &lt) : NULL;
+    dch_map *sentinel = (dch_map *)&lc, *out = sentinel;
+    uint32_t steps = 77;
+    cr_assert_eq(dch_map_stage_next(&out, cur, target, k), want, "%s: stage_next", what);
+    cr_assert_eq(dch_map_stage_steps(cur, target, k, &steps), want, "%s: stage_steps", what);
+    cr_assert(out == sentinel && steps == 77, "%s: an out-parameter changed", what);
+    if (cur != NULL) {
+        size_t l;
+        uint8_t *b = save(cur, &l);
+        cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the current map changed", what);
+        free(b);
+    }
+    if (target != NULL) {
+        size_t l;
+        uint8_t *b = save(target, &l);
+        cr_assert(l == lt && memcmp(b, bt, l) == 0, "%s: the target changed", what);
+        free(b);
+    }
+    free(bc);
+    free(bt);
+}
+
+Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
+{
+    dch_map *old = members_map(64, 16, 4);
+    dch_map *target = clone_of(old);
+    add(target, "node4", 1);
+
+    expect_refused(NULL, target, 8, DCH_EINVAL, "NULL current map");
+    expect_refused(old, NULL, 8, DCH_EINVAL, "NULL target");
+    expect_refused(old, target, 0, DCH_EINVAL, "K = 0");
+    cr_assert_eq(dch_map_stage_next(NULL, old, target, 8), DCH_EINVAL);
+    cr_assert_eq(dch_map_stage_steps(old, target, 8, NULL), DCH_EINVAL);
+
+    /* Another config: units, slots per unit, hash key. */
+    dch_map *other = members_map(32, 32, 5);
+    expect_refused(old, other, 8, DCH_EINVAL, "other units");
+    dch_map_free(other);
+    other = members_map(64, 8, 5);
+    expect_refused(old, other, 8, DCH_EINVAL, "other slots per unit");
+    dch_map_free(other);
+    dch_map_config cfg;
+    dch_map_get_config(old, &cfg);
+    cfg.hash_key[0] ^= 1;
+    cr_assert_eq(dch_map_new(&other, &cfg), DCH_OK);
+    for (uint32_t i = 0; i < 5; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "node%u", i);
+        add(other, name, 1);
+    }
+    expect_refused(old, other, 8, DCH_EINVAL, "other hash key");
+    dch_map_free(other);
+
+    /* Not derived: a target that is not newer. */
+    dch_map *same = clone_of(old);
+    expect_refused(old, same, 8, DCH_EINVAL, "same epoch");
+    expect_refused(target, old, 8, DCH_EINVAL, "older target");
+    dch_map_free(same);
+
+    /* A target in transition; a step heading for another target. */
+    dch_map *step;
+    cr_assert_eq(dch_map_stage_next(&step, old, target, 8), DCH_OK);
+    cr_assert(dch_map_in_transition(step, NULL));
+    expect_refused(old, step, 8, DCH_EINVAL, "target in transition");
+    dch_map *elsewhere = clone_of(target);
+    add(elsewhere, "node5", 1);
+    expect_refused(step, elsewhere, 8, DCH_EINVAL, "step towards another target");
+    dch_map_free(elsewhere);
+    dch_map_free(step);
+
+    /* A step whose epoch cannot grow. */
+    step = step_with_epoch(old, target, 8, UINT64_MAX);
+    expect_refused(step, target, 8, DCH_EFULL, "epoch at its limit");
+    dch_map_free(step);
+
+    /* The union of the two memberships over the weight sum. */
+    dch_map *heavy = new_map(64, 16, NULL);
+    add(heavy, "a", UINT32_C(1) << 31);
+    add(heavy, "b", (UINT32_C(1) << 31) - 1);
+    dch_map *swapped = clone_of(heavy);
+    cr_assert_eq(dch_map_remove_node(swapped, 0), DCH_OK);
+    add(swapped, "c", UINT32_C(1) << 31);
+    expect_refused(heavy, swapped, 8, DCH_EFULL, "union weight sum");
+    dch_map_free(heavy);
+    dch_map_free(swapped);
+
+    /* ... and over the ids: every id in use, and a leaver's id reused. */
+    dch_map *full = full_map();
+    dch_map *reused = clone_of(full);
+    cr_assert_eq(dch_map_remove_node(reused, 5), DCH_OK);
+    add(reused, "newcomer", 0);
+    cr_assert_eq(id_of(reused, "newcomer"), 5);
+    expect_refused(full, reused, 8, DCH_EFULL, "union of ids");
+    dch_map_free(full);
+    dch_map_free(reused);
+
+    cr_assert_eq(dch_map_in_transition(NULL, NULL), 0);
+    dch_map_free(old);
+    dch_map_free(target);
+}
+
+Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
+{
+    dch_map *old = members_map(64, 16, 4);
+    dch_map *target = clone_of(old);
+    add(target, "node4", 1);
+    dch_map *step;
+    cr_assert_eq(dch_map_stage_next(&step, old, target, 8), DCH_OK);
+    dch_map_transition tr, tc;
+    cr_assert(dch_map_in_transition(step, &tr));
+    dch_map *copy = clone_of(step);
+    cr_assert(dch_map_in_transition(copy, &tc));
+    cr_assert(memcmp(&tr, &tc, sizeof tr) == 0);
+    cr_assert_eq(dch_map_set_weight(copy, 0, 1), DCH_OK, "the same weight changes nothing");
+    cr_assert(dch_map_in_transition(copy, NULL));
+    cr_assert_eq(dch_map_set_weight(copy, 0, 2), DCH_OK);
+    cr_assert(!dch_map_in_transition(copy, NULL));
+    size_t len;
+    uint8_t *p = save(copy, &len);
+    cr_assert_eq(p[8], DCH_MAP_FORMAT_VERSION, "a settled map is written as version 1");
+    free(p);
+    dch_map_free(copy);
+
+    /* A damaged record: step 0, step n of n, and n below 2. */
+    p = save(step, &len);
+    const size_t rec = len - 8 - 16;
+    const uint32_t bad[][2] = {{0, 5}, {5, 5}, {6, 5}, {1, 1}, {0, 0}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        uint8_t *q = malloc(len);
+        memcpy(q, p, len);
+        put_le(q + rec + 8, bad[i][0], 4);
+        put_le(q + rec + 12, bad[i][1], 4);
+        fix_checksum(q, len);
+        dch_map *m = NULL;
+        cr_assert_eq(dch_map_load(&m, q, len), DCH_ECORRUPT, "step %u of %u", bad[i][0],
+                     bad[i][1]);
+        free(q);
+    }
+    free(p);
+    dch_map_free(step);
+    dch_map_free(old);
+    dch_map_free(target);
+}
+
+/* ---- Failed allocations ----------------------------------------------- */
+
+typedef struct faulty {
+    long calls, fail_at, live;
+    bool fail_after;
+} faulty;
+
+static bool should_fail(faulty *f)
+{
+    f->calls++;
+    return f->fail_at > 0 && (f->calls == f->fail_at || (f->fail_after && f->calls > f->fail_at));
+}
+
+static void *fa_alloc(void *ctx, size_t n)
+{
+    faulty *f = ctx;
+    if (should_fail(f))
+        return NULL;
+    void *p = malloc(n ? n : 1);
+    f->live += p != NULL;
+    return p;
+}
+
+static void *fa_realloc(void *ctx, void *ptr, size_t n)
+{
+    faulty *f = ctx;
+    if (should_fail(f))
+        return NULL;
+    void *p = realloc(ptr, n ? n : 1);
+    f->live += p != NULL && ptr == NULL;
+    return p;
+}
+
+static void fa_free(void *ctx, void *ptr)
+{
+    faulty *f = ctx;
+    f->live -= ptr != NULL;
+    free(ptr);
+}
+
+/* Copy `m` into a map that allocates through `a`. */
+static dch_map *with_allocator(const dch_map *m, const dch_allocator *a)
+{
+    size_t len;
+    uint8_t *p = save(m, &len);
+    dch_map *c;
+    cr_assert_eq(dch_map_load_with(&c, p, len, a), DCH_OK);
+    free(p);
+    return c;
+}
+
+/*
+ * Fail every allocation of dch_map_stage_next and dch_map_stage_steps in
+ * turn, alone and with every later one: DCH_ENOMEM, nothing leaked, the
+ * inputs and the out-parameter unchanged; then the call succeeds with the
+ * reference result. Returns the failure points tried.
+ */
+static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, const char *what)
+{
+    faulty fa = {0, 0, 0, false};
+    const dch_allocator a = {fa_alloc, fa_realloc, fa_free, &fa};
+    dch_map *cur = with_allocator(cur_libc, &a);
+    dch_map *ref;
+    uint32_t ref_steps;
+    cr_assert_eq(dch_map_stage_next(&ref, cur, target, k), DCH_OK, "%s", what);
+    cr_assert_eq(dch_map_stage_steps(cur, target, k, &ref_steps), DCH_OK);
+    size_t lc;
+    uint8_t *bc = save(cur, &lc);
+    long tried = 0;
+    for (int fn = 0; fn < 2; fn++) {
+        for (long at = 1;; at++) {
+            bool done = false;
+            for (int after = 0; after < 2; after++) {
+                const long live = fa.live;
+                fa.calls = 0;
+                fa.fail_at = at;
+                fa.fail_after = after;
+                dch_map *sentinel = (dch_map *)&fa, *out = sentinel;
+                uint32_t steps = 77;
+                const int rc = fn == 0 ? dch_map_stage_next(&out, cur, target, k)
+                                       : dch_map_stage_steps(cur, target, k, &steps);
+                fa.fail_at = 0;
+                if (rc == DCH_OK) {
+                    cr_assert(fn == 0 ? same_bytes(out, ref) : steps == ref_steps,
+                              "%s: a success with failures armed differs", what);
+                    if (fn == 0)
+                        dch_map_free(out);
+                    done = true;
+                    break;
+                }
+                tried++;
+                cr_assert_eq(rc, DCH_ENOMEM, "%s: fn %d, allocation %ld", what, fn, at);
+                cr_assert(out == sentinel && steps == 77, "%s: out changed", what);
+                cr_assert_eq(fa.live, live, "%s: fn %d allocation %ld leaked", what, fn, at);
+                size_t l;
+                uint8_t *b = save(cur, &l);
+                cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the map changed", what);
+                free(b);
+            }
+            if (done)
+                break;
+        }
+    }
+    free(bc);
+    dch_map_free(ref);
+    dch_map_free(cur);
+    cr_assert_eq(fa.live, 0, "%s: blocks left", what);
+    return tried;
+}
+
+Test(map_stage, every_failed_allocation_changes_nothing)
+{
+    dch_map *old = members_map(64, 16, 5);
+    dch_map *join = clone_of(old);
+    add(join, "node5", 2);
+    dch_map *swap = clone_of(old);
+    cr_assert_eq(dch_map_remove_node(swap, 1), DCH_OK);
+    add(swap, "other", 1);
+    dch_map *idle = clone_of(old);
+    add(idle, "idle", 0);
+    dch_map *empty = new_map(64, 16, NULL);
+    dch_map *step;
+    cr_assert_eq(dch_map_stage_next(&step, old, join, 4), DCH_OK);
+    long tried = 0;
+    tried += sweep(old, join, 4, "first step of a join");
+    tried += sweep(step, join, 4, "second step of a join");
+    tried += sweep(old, join, 1000, "a join in one step");
+    tried += sweep(old, swap, 3, "a leave and a join on one id");
+    tried += sweep(old, idle, 3, "no moves");
+    tried += sweep(empty, old, 3, "from nobody");
+    printf("staging: %ld allocation failure points tried\n", tried);
+    cr_assert(tried > 20);
+    dch_map_free(step);
+    dch_map_free(old);
+    dch_map_free(join);
+    dch_map_free(swap);
+    dch_map_free(idle);
+    dch_map_free(empty);
+}
