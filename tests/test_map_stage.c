@@ -824,3 +824,15 @@ Test(map_stage, every_failed_allocation_changes_nothing)
     dch_map_free(idle);
     dch_map_free(empty);
 }
+
+Test(map_stage, the_golden_step_map_loads_with_its_record)
+{
+    dch_map *m = NULL;
+    cr_assert_eq(dch_map_load_file(&m, DCH_SOURCE_DIR "/tests/golden/join-step-2.dchmap"),
+                 DCH_OK);
+    dch_map_transition tr;
+    cr_assert(dch_map_in_transition(m, &tr));
+    cr_assert(tr.step == 2 && tr.steps == 4, "step %u of %u", tr.step, tr.steps);
+    cr_assert(tr.target_fingerprint != dch_map_fingerprint(m));
+    dch_map_free(m);
+}
