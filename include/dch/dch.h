@@ -15,6 +15,10 @@
  *                  move at most K slots into and out of any member
  *   dch/ring.h     the classic consistent-hash ring (dch_ring), for comparison
  *
+ * Not included here: dch/etcd.h belongs to the companion library dch-etcd
+ * (dch::etcd, needs libcurl and json-c), which shares a map through etcd:
+ * publish by compare-and-swap on the epoch, fetch, and watch.
+ *
  * How the pieces fit: a key is hashed with SipHash-2-4 under a key that every
  * client shares; the 64-bit hash is routed by a map (or a ring) to a member
  * id. Both schemes can list their ownership as ranges of the hash space, and
