@@ -49,18 +49,36 @@ etcd_start 1
 url=$ETCD_URLS
 key=/redis-shard/map
 
+# One server on a free port; a port taken between the check and the bind
+# (tests run in parallel) makes the server exit, and another port is tried.
+start_redis() {
+    local i=$1 port pid
+    mkdir -p "r$i"
+    for _ in 1 2 3 4 5; do
+        port=$(free_port)
+        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+            --dir "$work/r$i" --logfile "$work/r$i/log" &
+        pid=$!
+        for _ in $(seq 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            # Ours only if it answers with our pid (another test's server
+            # could hold the port).
+            if [ "$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' |
+                sed -n 's/^process_id://p')" = "$pid" ]; then
+                redis_pids+=("$pid")
+                shards+="${shards:+,}s$i=127.0.0.1:$port"
+                return 0
+            fi
+            sleep 0.05
+        done
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
+    fail "redis server s$i did not start: $(tail -n 3 "$work/r$i/log")"
+}
 shards=
 for i in 1 2 3 4 5; do
-    port=$(free_port)
-    mkdir -p "r$i"
-    redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work/r$i" \
-        --logfile "$work/r$i/log" &
-    redis_pids+=($!)
-    shards+="${shards:+,}s$i=127.0.0.1:$port"
-    for _ in $(seq 100); do
-        redis-cli -p "$port" ping >/dev/null 2>&1 && break
-        sleep 0.05
-    done
+    start_redis "$i"
 done
 
 "$dch" init map0 >/dev/null

@@ -59,8 +59,13 @@ etcd_launch() {
 etcd_wait() {
     local i=$1
     for _ in $(seq 1 150); do
+        kill -0 "${ETCD_PID[$i]}" 2>/dev/null || break
+        # Ready, and ours: the member behind the URL has our peer URL (a
+        # port taken by another test's etcd would answer too).
         if "$ETCDCTL" --endpoints="${ETCD_URL[$i]}" --dial-timeout=1s --command-timeout=1s \
-            get /dch-test-ready >/dev/null 2>&1; then
+            get /dch-test-ready >/dev/null 2>&1 &&
+            "$ETCDCTL" --endpoints="${ETCD_URL[$i]}" --dial-timeout=1s --command-timeout=1s \
+                member list 2>/dev/null | grep -qF "${ETCD_PEER[$i]}"; then
             return 0
         fi
         sleep 0.1
@@ -70,22 +75,35 @@ etcd_wait() {
     return 1
 }
 
+# Start n members on fresh ports; a port taken between free_port and the
+# bind (tests run in parallel) fails the start, which is tried again on
+# other ports with fresh data, three times at most.
 etcd_start() {
-    local n=$1 i
-    ETCD_CLUSTER=
-    ETCD_URLS=
-    for ((i = 0; i < n; i++)); do
-        ETCD_URL[$i]="http://127.0.0.1:$(free_port)"
-        ETCD_PEER[$i]="http://127.0.0.1:$(free_port)"
-        ETCD_CLUSTER+="${ETCD_CLUSTER:+,}m$i=${ETCD_PEER[$i]}"
-        ETCD_URLS+="${ETCD_URLS:+,}${ETCD_URL[$i]}"
+    local n=$1 i try ok
+    for try in 1 2 3; do
+        ETCD_CLUSTER=
+        ETCD_URLS=
+        for ((i = 0; i < n; i++)); do
+            ETCD_URL[$i]="http://127.0.0.1:$(free_port)"
+            ETCD_PEER[$i]="http://127.0.0.1:$(free_port)"
+            ETCD_CLUSTER+="${ETCD_CLUSTER:+,}m$i=${ETCD_PEER[$i]}"
+            ETCD_URLS+="${ETCD_URLS:+,}${ETCD_URL[$i]}"
+        done
+        for ((i = 0; i < n; i++)); do
+            rm -rf "$ETCD_WORK/m$i"
+            etcd_launch "$i" new
+        done
+        ok=1
+        for ((i = 0; i < n; i++)); do
+            etcd_wait "$i" || { ok=0; break; }
+        done
+        [ "$ok" = 1 ] && return 0
+        for ((i = 0; i < n; i++)); do
+            etcd_stop "$i"
+        done
+        echo "etcd_start: attempt $try failed; trying other ports" >&2
     done
-    for ((i = 0; i < n; i++)); do
-        etcd_launch "$i" new
-    done
-    for ((i = 0; i < n; i++)); do
-        etcd_wait "$i" || return 1
-    done
+    return 1
 }
 
 etcd_stop() {
