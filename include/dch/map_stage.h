@@ -102,8 +102,9 @@ DCH_API int dch_map_in_transition(const dch_map *m, dch_map_transition *tr);
 /**
  * How many steps are left from `cur` to `target` with at most `max_slots`
  * moved into and out of any member per step: n for a settled cur (OLD), and
- * n - i for step i. O(P + moves * steps) at most; a plan whose moves all
- * share one member takes O(P + moves).
+ * n - i for step i. O(P + N log N + moves * steps) at most, with N the
+ * members; a plan whose moves all go into one member or all come out of one
+ * (one join, leave or weight change) takes O(P + N log N + moves).
  *
  * @param cur       the current map: OLD (settled), or a step map heading
  *                  for `target`.
@@ -145,8 +146,9 @@ DCH_API int dch_map_stage_steps(const dch_map *cur, const dch_map *target,
  * @param cur       as for dch_map_stage_steps.
  * @param target    as for dch_map_stage_steps.
  * @param max_slots K, at least 1.
- * @return DCH_OK; the errors of dch_map_stage_steps. O(P + N + moves *
- *         steps left) at most (see dch_map_stage_steps).
+ * @return DCH_OK; the errors of dch_map_stage_steps. Costs what
+ *         dch_map_stage_steps does (it counts the steps left to record n),
+ *         plus O(P) to build the step.
  */
 DCH_API int dch_map_stage_next(dch_map **out, const dch_map *cur,
                                const dch_map *target, uint32_t max_slots);
