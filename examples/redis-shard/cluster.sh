@@ -45,6 +45,8 @@ fail() {
 work=$ETCD_WORK/redis
 mkdir -p "$work/acks"
 cd "$work"
+# A rollout keeps its step files in $TMPDIR; a killed one leaves them there.
+export TMPDIR=$work
 etcd_start 1
 url=$ETCD_URLS
 key=/redis-shard/map

@@ -25,6 +25,8 @@ fail() {
 work=$ETCD_WORK/cluster
 mkdir -p "$work/steps"
 cd "$work"
+# A rollout keeps its step files in $TMPDIR; a killed one leaves them there.
+export TMPDIR=$work
 K=512
 key=/dch/test/cluster-map
 
