@@ -46,6 +46,8 @@ typedef struct etcd_command {
     int (*run)(const struct etcd_command *cmd, const opts *o);
 } etcd_command;
 
+static int run_rollout(const etcd_command *cmd, const struct opts *o);
+
 static int usage(const etcd_command *cmd, const char *what, const char *arg)
 {
     fprintf(stderr, "dch %s: %s%s\nusage: dch %s %s\n(see dch help %s)\n", cmd->name, what,
@@ -70,6 +72,8 @@ static int parse(const etcd_command *cmd, int argc, char **argv, opts *o)
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
         if (strcmp(s, "--json") == 0) {
+            if (cmd->run == run_rollout)
+                return usage(cmd, "unknown option ", s);
             o->json = 1;
             continue;
         }

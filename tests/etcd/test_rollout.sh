@@ -51,6 +51,7 @@ usage_case publish --etcd ftp://127.0.0.1:1 --key $key orig.map
 usage_case publish --etcd "$url" --key $key orig.map --expect -1
 usage_case rollout --etcd "$url" --key $key orig.map
 usage_case rollout --etcd "$url" --key $key orig.map --max-slots 0
+usage_case rollout --etcd "$url" --key $key orig.map --max-slots 8 --json
 usage_case watch --etcd "$url" --key $key --count 0
 usage_case fetch --etcd "$url" --key $key a.map b.map
 
