@@ -19,6 +19,7 @@ packages=(
     valgrind gnuplot-nox chromium
     libhiredis-dev redis-server
     libmemcached-dev
+    libcurl4-openssl-dev libjson-c-dev etcd-server etcd-client
     emscripten nodejs python3
 )
 command -v npm >/dev/null || packages+=(npm)

@@ -843,3 +843,98 @@ Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
     cr_assert_eq(dch_map_diff(m, m, count_moved, NULL), DCH_OK);
     dch_map_free(m);
 }
+
+/* Sum of "key": N over every occurrence in text. */
+static unsigned long long json_sum(const char *text, const char *field)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", field);
+    unsigned long long sum = 0;
+    for (const char *s = strstr(text, pat); s != NULL; s = strstr(s + 1, pat))
+        sum += strtoull(s + strlen(pat), NULL, 10);
+    return sum;
+}
+
+Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
+{
+    char old[256], target[256];
+    path_in(old, sizeof old, "old.dchmap");
+    path_in(target, sizeof target, "new.dchmap");
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 64;
+    cfg.slots_per_unit = 16;
+    dch_map *a, *b;
+    cr_assert_eq(dch_map_new(&a, &cfg), DCH_OK);
+    const char *names[] = {"n0", "n1", "n2", "n3", "n4"};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(dch_map_add_node(a, names[i], 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
+    cr_assert_eq(dch_map_remove_node(b, 2), DCH_OK);
+    cr_assert_eq(dch_map_add_node(b, "n5", 2, NULL), DCH_OK);
+    cr_assert_eq(dch_map_save_file(a, old), DCH_OK);
+    cr_assert_eq(dch_map_save_file(b, target), DCH_OK);
+    uint32_t n;
+    cr_assert_eq(dch_map_stage_steps(a, b, 40, &n), DCH_OK);
+    cr_assert(n > 2);
+
+    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", work);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char want[64];
+    snprintf(want, sizeof want, "%u steps of at most 40 slots", n);
+    cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
+    snprintf(want, sizeof want, "step %u/%u: epoch", n, n);
+    cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
+    result_free(&r);
+    cr_assert_eq(count_files(), 2 + (int)n, "one file per step");
+
+    /* Each file is the library's step, byte for byte. */
+    dch_map *prev = a;
+    for (uint32_t i = 1; i <= n; i++) {
+        dch_map *step;
+        cr_assert_eq(dch_map_stage_next(&step, prev, b, 40), DCH_OK);
+        char path[256], name[32];
+        snprintf(name, sizeof name, "step-%04u.dchmap", i);
+        path_in(path, sizeof path, name);
+        size_t len, flen;
+        cr_assert_eq(dch_map_save(step, NULL, 0, &len), DCH_OK);
+        uint8_t *bytes = malloc(len);
+        cr_assert_eq(dch_map_save(step, bytes, len, &len), DCH_OK);
+        char *file = slurp(path, &flen);
+        cr_assert(flen == len && memcmp(file, bytes, len) == 0, "%s differs", name);
+        free(file);
+        free(bytes);
+        if (prev != a)
+            dch_map_free(prev);
+        prev = step;
+    }
+    cr_assert_eq(dch_map_fingerprint(prev), dch_map_fingerprint(b));
+    dch_map_free(prev);
+
+    r = RUN("plan", old, target, "--max-slots=40", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    assert_json(r.out);
+    cr_assert_eq(json_number(r.out, "step_count"), n);
+    const moved_sum whole = plan_of(a, b);
+    cr_assert_eq(json_sum(r.out, "moved_slots"), whole.slots, "the steps move the plan");
+    cr_assert_eq(json_sum(r.out, "out"), whole.slots);
+    cr_assert_eq(json_sum(r.out, "in"), whole.slots);
+    result_free(&r);
+
+    /* Usage errors exit 2, maps that cannot be staged 1. */
+    char *const bad[][6] = {{"plan", old, target, NULL},
+                            {"plan", old, target, "--max-slots", "0", NULL},
+                            {"plan", old, target, "--max-slots", "x", NULL},
+                            {"plan", old, "--max-slots", "4", NULL}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = run_argv(bad[i]);
+        cr_assert_eq(r.status, 2, "case %zu: %s", i, r.err);
+        result_free(&r);
+    }
+    r = RUN("plan", target, old, "--max-slots", "4");
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, "cannot stage") != NULL, "%s", r.err);
+    result_free(&r);
+    dch_map_free(a);
+    dch_map_free(b);
+}

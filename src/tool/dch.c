@@ -13,6 +13,9 @@
  * Serialise changes (one operator, or a lock held around each command).
  */
 #include "dch/dch.h"
+#ifdef DCH_TOOL_ETCD
+#include "etcd_cmds.h"
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,6 +38,8 @@ enum {
     OPT_WEIGHT = 1 << 6,
     OPT_RANGES = 1 << 7,
     OPT_DRY_RUN = 1 << 8,
+    OPT_MAX_SLOTS = 1 << 9,
+    OPT_WRITE_DIR = 1 << 10,
 };
 
 typedef struct option_def {
@@ -48,7 +53,8 @@ static const option_def option_defs[] = {
     {"slots", OPT_SLOTS, 1},       {"key", OPT_KEY, 1},
     {"random-key", OPT_RANDOM_KEY, 0}, {"force", OPT_FORCE, 0},
     {"weight", OPT_WEIGHT, 1},     {"ranges", OPT_RANGES, 0},
-    {"dry-run", OPT_DRY_RUN, 0},
+    {"dry-run", OPT_DRY_RUN, 0},   {"max-slots", OPT_MAX_SLOTS, 1},
+    {"write-dir", OPT_WRITE_DIR, 1},
 };
 
 #define MAX_ARGS 4096
@@ -717,6 +723,8 @@ static int cmd_show(const command *cmd, const args *a)
     }
     const uint64_t fp = dch_map_fingerprint(m);
     const int json = (a->given & OPT_JSON) != 0;
+    dch_map_transition tr;
+    const int moving = dch_map_in_transition(m, &tr);
     if (json) {
         printf("{\"file\": ");
         json_string(stdout, path);
@@ -726,10 +734,14 @@ static int cmd_show(const command *cmd, const args *a)
         print_hex(stdout, cfg.hash_key, 16);
         printf("\", \"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64
                "\", \"member_count\": %" PRIu32 ", \"total_weight\": %" PRIu32
-               ", \"max_deviation_slots\": %.17g, \"max_unit_deviation_slots\": %.17g,\n"
-               "  \"members\": [",
+               ", \"max_deviation_slots\": %.17g, \"max_unit_deviation_slots\": %.17g,\n",
                dch_map_epoch(m), fp, dch_map_node_count(m), dch_map_total_weight(m), worst,
                worst_unit);
+        if (moving)
+            printf("  \"transition\": {\"step\": %" PRIu32 ", \"steps\": %" PRIu32
+                   ", \"target_fingerprint\": \"%016" PRIx64 "\"},\n",
+                   tr.step, tr.steps, tr.target_fingerprint);
+        printf("  \"members\": [");
     } else {
         printf("file:          %s\n", path);
         printf("units:         %" PRIu32 "\n", cfg.units);
@@ -743,6 +755,9 @@ static int cmd_show(const command *cmd, const args *a)
                dch_map_total_weight(m));
         printf("balance:       worst |slots - ideal| %.3f slots, worst per-unit %.3f slots\n",
                worst, worst_unit);
+        if (moving)
+            printf("transition:    step %" PRIu32 " of %" PRIu32 " towards %016" PRIx64 "\n",
+                   tr.step, tr.steps, tr.target_fingerprint);
         if (limit > 0)
             printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s\n", "id", "name", "weight",
                    "slots", "share%", "ideal%", "dev", "unit", "ideal/u");
@@ -850,6 +865,174 @@ static int cmd_diff(const command *cmd, const args *a)
     free(p.moves);
     dch_map_free(from);
     dch_map_free(to);
+    return status;
+}
+
+/* Slots a member gives and takes in one step. */
+typedef struct member_flow {
+    const char *name;
+    uint64_t out, in;
+} member_flow;
+
+static int flow_cmp(const void *x, const void *y)
+{
+    return strcmp(((const member_flow *)x)->name, ((const member_flow *)y)->name);
+}
+
+/* The plan's moves summed per member name, sorted by name; the caller frees. */
+static member_flow *plan_flows(const plan *p, size_t *count)
+{
+    member_flow *f = malloc((2 * p->n + 1) * sizeof *f);
+    if (f == NULL)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->moves[i].from != NULL)
+            f[n++] = (member_flow){p->moves[i].from, p->moves[i].slots, 0};
+        if (p->moves[i].to != NULL)
+            f[n++] = (member_flow){p->moves[i].to, 0, p->moves[i].slots};
+    }
+    qsort(f, n, sizeof *f, flow_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k > 0 && strcmp(f[k - 1].name, f[i].name) == 0) {
+            f[k - 1].out += f[i].out;
+            f[k - 1].in += f[i].in;
+        } else {
+            f[k++] = f[i];
+        }
+    }
+    *count = k;
+    return f;
+}
+
+/* One step of `dch plan`: its epoch, moves per member and fingerprint. */
+static int print_step(const dch_map *prev, const dch_map *step, uint32_t i, uint32_t n,
+                      int json)
+{
+    plan p;
+    int status = make_plan(prev, step, &p);
+    size_t nf = 0;
+    member_flow *f = status == 0 ? plan_flows(&p, &nf) : NULL;
+    if (status == 0 && f == NULL) {
+        fputs("dch: out of memory\n", stderr);
+        status = EXIT_RUNTIME;
+    }
+    if (status == 0) {
+        const uint64_t moved = plan_moved(&p);
+        if (json) {
+            printf("%s\n    {\"step\": %" PRIu32 ", \"epoch\": %" PRIu64
+                   ", \"fingerprint\": \"%016" PRIx64 "\", \"in_transition\": %s, "
+                   "\"moved_slots\": %" PRIu64 ", \"members\": [",
+                   i > 1 ? "," : "", i, dch_map_epoch(step), dch_map_fingerprint(step),
+                   dch_map_in_transition(step, NULL) ? "true" : "false", moved);
+            for (size_t k = 0; k < nf; k++) {
+                printf("%s{\"name\": ", k ? ", " : "");
+                json_string(stdout, f[k].name);
+                printf(", \"out\": %" PRIu64 ", \"in\": %" PRIu64 "}", f[k].out, f[k].in);
+            }
+            printf("]}");
+        } else {
+            printf("step %" PRIu32 "/%" PRIu32 ": epoch %" PRIu64 ", %" PRIu64
+                   " slots move, fingerprint %016" PRIx64 "%s\n",
+                   i, n, dch_map_epoch(step), moved, dch_map_fingerprint(step),
+                   i == n ? " (the target)" : "");
+            for (size_t k = 0; k < nf; k++)
+                printf("  %-20s out %6" PRIu64 "  in %6" PRIu64 "\n", f[k].name, f[k].out,
+                       f[k].in);
+        }
+    }
+    free(f);
+    free(p.moves);
+    return status;
+}
+
+static int stage_error(const char *old, const char *target, int rc)
+{
+    fprintf(stderr, "dch: cannot stage %s -> %s: %s%s\n", old, target, dch_strerror(rc),
+            rc == DCH_EINVAL ? " (the maps need the same units, slots per unit and hash "
+                               "key, a target of a later epoch, and no target in transition)"
+                             : "");
+    return EXIT_RUNTIME;
+}
+
+/* Write step i to DIR/step-NNNN.dchmap. */
+static int write_step(const char *dir, uint32_t i, const dch_map *step)
+{
+    const size_t cap = strlen(dir) + 32;
+    char *path = malloc(cap);
+    if (path == NULL) {
+        fputs("dch: out of memory\n", stderr);
+        return EXIT_RUNTIME;
+    }
+    snprintf(path, cap, "%s/step-%04" PRIu32 ".dchmap", dir, i);
+    errno = 0;
+    const int rc = dch_map_save_file(step, path);
+    const int status = rc == DCH_OK ? 0 : report_file_error(path, rc, errno);
+    free(path);
+    return status;
+}
+
+static int cmd_plan(const command *cmd, const args *a)
+{
+    uint32_t k;
+    if (!(a->given & OPT_MAX_SLOTS))
+        return usage_error(cmd, "%s", "--max-slots is required");
+    if (parse_u32(opt_value(a, OPT_MAX_SLOTS), &k) != 0 || k == 0)
+        return usage_error(cmd, "--max-slots %s: not an integer from 1 to 4294967295",
+                           opt_value(a, OPT_MAX_SLOTS));
+    const int json = (a->given & OPT_JSON) != 0;
+    const char *dir = (a->given & OPT_WRITE_DIR) ? opt_value(a, OPT_WRITE_DIR) : NULL;
+    dch_map *old, *target = NULL;
+    int status = load(a->pos[0], &old);
+    if (status != 0)
+        return status;
+    status = load(a->pos[1], &target);
+    uint32_t n = 0;
+    if (status == 0) {
+        const int rc = dch_map_stage_steps(old, target, k, &n);
+        if (rc != DCH_OK)
+            status = stage_error(a->pos[0], a->pos[1], rc);
+    }
+    if (status == 0) {
+        if (json) {
+            printf("{\"old\": ");
+            json_string(stdout, a->pos[0]);
+            printf(", \"new\": ");
+            json_string(stdout, a->pos[1]);
+            printf(", \"max_slots\": %" PRIu32 ", \"old_epoch\": %" PRIu64
+                   ", \"new_epoch\": %" PRIu64 ", \"target_fingerprint\": \"%016" PRIx64
+                   "\", \"step_count\": %" PRIu32 ",\n  \"steps\": [",
+                   k, dch_map_epoch(old), dch_map_epoch(target), dch_map_fingerprint(target), n);
+        } else {
+            printf("%s (epoch %" PRIu64 ") -> %s (epoch %" PRIu64 ", fingerprint %016" PRIx64
+                   "): %" PRIu32 " step%s of at most %" PRIu32
+                   " slots into and out of each member\n",
+                   a->pos[0], dch_map_epoch(old), a->pos[1], dch_map_epoch(target),
+                   dch_map_fingerprint(target), n, n == 1 ? "" : "s", k);
+        }
+    }
+    dch_map *prev = old;
+    for (uint32_t i = 1; status == 0 && i <= n; i++) {
+        dch_map *step;
+        const int rc = dch_map_stage_next(&step, prev, target, k);
+        if (rc != DCH_OK) {
+            status = stage_error(a->pos[0], a->pos[1], rc);
+            break;
+        }
+        status = print_step(prev, step, i, n, json);
+        if (status == 0 && dir != NULL)
+            status = write_step(dir, i, step);
+        if (prev != old)
+            dch_map_free(prev);
+        prev = step;
+    }
+    if (status == 0 && json)
+        printf("%s]}\n", n ? "\n  " : "");
+    if (prev != old)
+        dch_map_free(prev);
+    dch_map_free(old);
+    dch_map_free(target);
     return status;
 }
 
@@ -1314,6 +1497,16 @@ static const command commands[] = {
      "  hash range that moves; members are matched by name; '-' is no owner.\n"
      "  Both maps need the same units, slots per unit and hash key.\n",
      2, 2, OPT_JSON, cmd_diff},
+    {"plan", "OLD NEW --max-slots K [--write-dir DIR] [--json]",
+     "stage the change from OLD to NEW in bounded steps",
+     "  each step moves at most K slots out of and K slots into any member, only\n"
+     "  slots that the plan OLD -> NEW moves, each once; prints per step its\n"
+     "  epoch, slots moved, slots out of and into each member, and fingerprint.\n"
+     "  The last step is NEW. NEW must be derived from OLD: the same units, slots\n"
+     "  per unit and hash key, and a later epoch.\n"
+     "  --max-slots K   1 .. 4294967295\n"
+     "  --write-dir DIR write each step to DIR/step-0001.dchmap, ... (DIR exists)\n",
+     2, 2, OPT_MAX_SLOTS | OPT_WRITE_DIR | OPT_JSON, cmd_plan},
     {"verify", "FILE [--json]", "check a map file completely",
      "  exit status 0 when FILE is an intact map, 1 otherwise\n", 1, 1, OPT_JSON, cmd_verify},
     {"fingerprint", "FILE [--json]", "print the routing fingerprint (16 hex digits)",
@@ -1351,6 +1544,9 @@ static void general_help(FILE *f)
                "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
+#ifdef DCH_TOOL_ETCD
+    etcd_cmd_list(f);
+#endif
     fprintf(f, "\n'dch help COMMAND' or 'dch COMMAND --help' describes one; 'dch --version'.\n");
 }
 
@@ -1373,6 +1569,10 @@ static int cmd_help(const command *cmd, const args *a)
         return 0;
     }
     const command *c = find_command(a->pos[0]);
+#ifdef DCH_TOOL_ETCD
+    if (c == NULL && etcd_cmd_help(a->pos[0]))
+        return 0;
+#endif
     if (c == NULL)
         return usage_error(cmd, "no command %s", a->pos[0]);
     command_help(c);
@@ -1394,6 +1594,10 @@ int main(int argc, char **argv)
         printf("dch %s\n", dch_version());
         return 0;
     }
+#ifdef DCH_TOOL_ETCD
+    if (etcd_cmd_exists(name))
+        return etcd_cmd_main(argc - 1, argv + 1);
+#endif
     const command *c = find_command(name);
     if (c == NULL) {
         fprintf(stderr, "dch: no command %s\n\n", name);
