@@ -69,15 +69,24 @@ static int parse(const etcd_command *cmd, int argc, char **argv, opts *o)
         {"write", offsetof(opts, write)},
     };
     memset(o, 0, sizeof *o);
+    int options_done = 0;
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
-        if (strcmp(s, "--json") == 0) {
+        /* The tool's rule for every command: after --, nothing is an option;
+         * before it, a leading '-' always is. */
+        if (!options_done && strcmp(s, "--") == 0) {
+            options_done = 1;
+            continue;
+        }
+        if (!options_done && s[0] == '-' && s[1] != '-')
+            return usage(cmd, "unknown option ", s);
+        if (!options_done && strcmp(s, "--json") == 0) {
             if (cmd->run == run_rollout)
                 return usage(cmd, "unknown option ", s);
             o->json = 1;
             continue;
         }
-        if (strncmp(s, "--", 2) != 0 || s[2] == '\0') {
+        if (options_done || strncmp(s, "--", 2) != 0) {
             if (o->npos == 2)
                 return usage(cmd, "too many arguments", NULL);
             o->pos[o->npos++] = s;
@@ -599,7 +608,7 @@ int etcd_cmd_main(int argc, char **argv)
     const etcd_command *cmd = find(argv[0]);
     if (cmd == NULL)
         return EXIT_USAGE;
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             etcd_cmd_help(cmd->name);
             return 0;

@@ -54,8 +54,12 @@ usage_case rollout --etcd "$url" --key $key orig.map --max-slots 0
 usage_case rollout --etcd "$url" --key $key orig.map --max-slots 8 --json
 usage_case watch --etcd "$url" --key $key --count 0
 usage_case fetch --etcd "$url" --key $key a.map b.map
+# As for every dch command, a leading '-' is an option before -- only.
+usage_case fetch --etcd "$url" --key $key -x.map
 
 "$dch" publish --etcd "$url" --key $key orig.map --expect 0 >/dev/null
+"$dch" fetch --etcd "$url" --key $key -- -x.map >/dev/null
+cmp -s ./-x.map orig.map || fail "fetch -- -x.map did not write the stored map to -x.map"
 orig_epoch=$("$dch" show orig.map --json | sed -n 's/.*"epoch": *\([0-9]*\).*/\1/p' | head -1)
 [ "$orig_epoch" = 8 ] || fail "orig epoch is $orig_epoch"
 
