@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A plain build needs only a C compiler and CMake: configured as if
-# pkg-config found nothing (no Criterion, libsodium or hiredis), the tree must
-# configure, build and install with default options, saying in one status
-# line each which optional part it skips. The explorer is left out: it is a
+# pkg-config found nothing (no Criterion, libsodium, hiredis, libcurl or
+# json-c), the tree must configure, build and install with default options,
+# saying in one status line each which optional part it skips. The explorer is left out: it is a
 # second build with another compiler (Emscripten), not a package pkg-config
 # could hide, and building it here would only repeat tests/run's build.
 #
@@ -26,7 +26,7 @@ echo "progress: plain_build: configure without pkg-config"
     { cat "$work/configure.log"; fail "a plain configure failed"; }
 cat "$work/configure.log"
 for part in 'the tests are not built' 'examples/redis-shard is not built' \
-    'dch-bench is not built'; do
+    'dch-bench is not built' 'dch-etcd is not built'; do
     [ "$(grep -c -- "$part" "$work/configure.log")" -eq 1 ] ||
         fail "expected one status line saying '$part'"
 done
