@@ -1401,6 +1401,8 @@ int main(int argc, char **argv)
     bench_report_info_num(b.rep, "quick", b.o.quick);
     bench_report_info_num(b.rep, "ring_points_per_weight", rcfg.points_per_weight);
 
+    /* A smoke run proves the program runs; its timings judge nothing. */
+    bench_report_set_smoke(b.rep, b.o.quick);
     const double t0 = now_ns();
     warm_up(&b);
     if (b.o.sections & SEC_HASH)
@@ -1428,13 +1430,15 @@ int main(int argc, char **argv)
     bench_report_info(b.rep, "clock", "CLOCK_THREAD_CPUTIME_ID");
     bench_report_info_num(b.rep, "cpu_share_of_wall", share);
 
-    size_t measured, met;
-    bench_report_tally(b.rep, &measured, &met);
+    size_t measured, met, smoke;
+    bench_report_tally(b.rep, &measured, &met, &smoke);
     printf("\n== Checks: ratios within this run (x), and absolute figures ==\n");
     bench_report_print_checks(b.rep, stdout);
-    printf("\ntargets met: %zu of %zu measured; ran on CPUs %s (%u moves between "
-           "timed runs), load average %.2f -> %.2f, %.0f s\n", met, measured,
-           seen[0] ? seen : "?", b.migrations, load0, load1, secs);
+    printf("\ntargets met: %zu of %zu measured", met, measured);
+    if (smoke > 0)
+        printf(" (%zu more measured as smoke, not judged at this size)", smoke);
+    printf("; ran on CPUs %s (%u moves between timed runs), load average %.2f -> "
+           "%.2f, %.0f s\n", seen[0] ? seen : "?", b.migrations, load0, load1, secs);
     printf("timings are the thread's CPU time; timed runs had the CPU %.0f%% of "
            "their wall time\n", 100 * share);
     if (bench_report_write_json(b.rep, b.o.json) != 0) {

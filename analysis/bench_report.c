@@ -24,6 +24,7 @@ typedef struct check {
     bench_goal goal;
     double limit;
     size_t trials; /* 0: not measured in this run */
+    bool smoke;    /* measured in a smoke run: listed, not judged */
     double v[BENCH_MAX_TRIALS];
 } check;
 
@@ -34,6 +35,7 @@ struct bench_report {
     size_t nmeasures, measures_cap;
     check *checks;
     size_t nchecks, checks_cap;
+    bool smoke;
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -134,29 +136,44 @@ int bench_report_check(bench_report *r, const char *key, const char *label,
     snprintf(c->unit, sizeof c->unit, "%s", unit);
     c->goal = goal;
     c->limit = limit;
+    c->smoke = r->smoke;
     c->trials = n < BENCH_MAX_TRIALS ? n : BENCH_MAX_TRIALS;
     if (c->trials > 0)
         memcpy(c->v, v, c->trials * sizeof *v);
     return 0;
 }
 
-/* 1 met, 0 missed, -1 no target or not measured. */
+void bench_report_set_smoke(bench_report *r, bool smoke)
+{
+    r->smoke = smoke;
+}
+
+/* A target measured in a smoke run: shown, not judged. */
+static bool smoke_target(const check *c)
+{
+    return c->smoke && c->goal != BENCH_GOAL_NONE && c->trials > 0;
+}
+
+/* 1 met, 0 missed, -1 no target, not measured, or smoke. */
 static int verdict(const check *c)
 {
-    if (c->goal == BENCH_GOAL_NONE || c->trials == 0)
+    if (c->goal == BENCH_GOAL_NONE || c->trials == 0 || c->smoke)
         return -1;
     const double med = bench_stat_of(c->v, c->trials).median;
     return c->goal == BENCH_GOAL_AT_MOST ? med <= c->limit : med >= c->limit;
 }
 
-void bench_report_tally(const bench_report *r, size_t *measured, size_t *met)
+void bench_report_tally(const bench_report *r, size_t *measured, size_t *met,
+                        size_t *smoke)
 {
     *measured = 0;
     *met = 0;
+    *smoke = 0;
     for (size_t i = 0; i < r->nchecks; i++) {
         const int v = verdict(&r->checks[i]);
         *measured += v >= 0;
         *met += v == 1;
+        *smoke += smoke_target(&r->checks[i]);
     }
 }
 
@@ -194,10 +211,11 @@ void bench_report_print_checks(const bench_report *r, FILE *f)
                      c->goal == BENCH_GOAL_AT_MOST ? "<=" : ">=", lim, c->unit);
         }
         const int v = verdict(c);
-        const char *word = v == 1    ? "met"
-                           : v == 0  ? "MISSED"
-                           : c->trials == 0 ? "not measured"
-                                            : "";
+        const char *word = v == 1              ? "met"
+                           : v == 0            ? "MISSED"
+                           : c->trials == 0    ? "not measured"
+                           : smoke_target(c)   ? "smoke"
+                                               : "";
         char value[40];
         snprintf(value, sizeof value, "%s %s", med, c->trials > 0 ? c->unit : "");
         fprintf(f, "%-68s %11s %-21s %-12s %s\n", c->label, value, spread, target,
@@ -294,7 +312,8 @@ static void json_check(FILE *f, const check *c)
         json_number(f, c->limit);
     }
     const int v = verdict(c);
-    fprintf(f, ", \"met\": %s", v == 1 ? "true" : v == 0 ? "false" : "null");
+    fprintf(f, ", \"met\": %s, \"smoke\": %s", v == 1 ? "true" : v == 0 ? "false" : "null",
+            c->smoke ? "true" : "false");
     if (c->trials > 0) {
         fputs(", ", f);
         json_stats(f, c->v, c->trials);
@@ -309,8 +328,8 @@ int bench_report_write_json(const bench_report *r, const char *path)
     FILE *f = fopen(path, "w");
     if (f == NULL)
         return -1;
-    size_t measured, met;
-    bench_report_tally(r, &measured, &met);
+    size_t measured, met, smoke;
+    bench_report_tally(r, &measured, &met, &smoke);
     fputs("{\n  \"info\": {", f);
     for (size_t i = 0; i < r->ninfos; i++) {
         fputs(i ? ",\n    " : "\n    ", f);
@@ -332,8 +351,8 @@ int bench_report_write_json(const bench_report *r, const char *path)
         fputs(i + 1 < r->nchecks ? ",\n" : "\n", f);
     }
     fprintf(f, "  ],\n  \"targets_measured\": %zu,\n  \"targets_met\": %zu,\n"
-               "  \"targets_missed\": %zu\n}\n",
-            measured, met, measured - met);
+               "  \"targets_missed\": %zu,\n  \"targets_smoke\": %zu\n}\n",
+            measured, met, measured - met, smoke);
     const int failed = ferror(f);
     if (fclose(f) != 0 || failed) {
         if (errno == 0)

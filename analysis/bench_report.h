@@ -71,8 +71,19 @@ int bench_report_check(bench_report *r, const char *key, const char *label,
                        const char *unit, const double *v, size_t n,
                        bench_goal goal, double limit);
 
-/** Checks with a target: how many were measured, and how many of those met it. */
-void bench_report_tally(const bench_report *r, size_t *measured, size_t *met);
+/**
+ * While `smoke` is on, the checks recorded are smoke checks: measured and
+ * listed with their target, but given no verdict (shown as "smoke"), since a
+ * smoke run's few trials at small sizes cannot judge a target either way.
+ */
+void bench_report_set_smoke(bench_report *r, bool smoke);
+
+/**
+ * Checks with a target: how many were measured and judged, how many of those
+ * met it, and how many were measured in smoke mode and not judged.
+ */
+void bench_report_tally(const bench_report *r, size_t *measured, size_t *met,
+                        size_t *smoke);
 
 /** Print every check as an aligned table: value, spread, target, verdict. */
 void bench_report_print_checks(const bench_report *r, FILE *f);

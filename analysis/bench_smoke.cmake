@@ -16,6 +16,13 @@ endif()
 if(NOT out MATCHES "targets met: [0-9]+ of [0-9]+ measured")
     message(FATAL_ERROR "dch-bench printed no summary of its checks:\n${out}")
 endif()
+# A smoke run judges no target: its timings say "smoke", never MISSED or met.
+if(out MATCHES "MISSED| met\n")
+    message(FATAL_ERROR "dch-bench --quick judged a target it cannot judge:\n${out}")
+endif()
+if(NOT out MATCHES " smoke\n")
+    message(FATAL_ERROR "dch-bench --quick marked no target as smoke:\n${out}")
+endif()
 
 # CMake's parser forgives a trailing comma; Python's, where there is one,
 # checks strictly.
@@ -54,7 +61,7 @@ foreach(i RANGE ${last})
         message(FATAL_ERROR "bench.json: check ${i} has no verdict")
     endif()
 endforeach()
-foreach(key targets_measured targets_met targets_missed)
+foreach(key targets_measured targets_met targets_missed targets_smoke)
     string(JSON v ERROR_VARIABLE jerr GET "${json}" ${key})
     if(jerr)
         message(FATAL_ERROR "bench.json: ${jerr}")
@@ -62,9 +69,10 @@ foreach(key targets_measured targets_met targets_missed)
     set(${key} ${v})
 endforeach()
 math(EXPR sum "${targets_met} + ${targets_missed}")
-if(NOT sum EQUAL targets_measured OR targets_measured EQUAL 0)
+if(NOT sum EQUAL targets_measured OR targets_smoke EQUAL 0)
     message(FATAL_ERROR "bench.json: targets met ${targets_met} + missed "
-        "${targets_missed} != measured ${targets_measured}")
+        "${targets_missed} != measured ${targets_measured}, or no smoke "
+        "target (${targets_smoke})")
 endif()
 
 # Bad usage exits 2 before measuring anything.

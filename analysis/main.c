@@ -271,6 +271,8 @@ int main(int argc, char **argv)
         rc = an_section_karger(&run);
     if (rc == DCH_OK)
         rc = an_section_sampled(&run);
+    if (rc == DCH_OK)
+        rc = an_section_glance(&run);
     an_run_free(&run);
     if (rc != DCH_OK) {
         an_report_free(rp);

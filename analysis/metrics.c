@@ -490,3 +490,39 @@ uint32_t an_rng_below(uint64_t *s, uint32_t n)
 {
     return (uint32_t)(an_rng_next(s) % n);
 }
+
+/* ---- A scenario's seeded choices ------------------------------------------------------- */
+
+/* Independent streams, one per use, derived from a run's seed. */
+#define STREAM_HASH_KEY UINT64_C(0x6b65792d68617368)
+#define STREAM_VIEWS UINT64_C(0x76696577732d2d31)
+
+void an_hash_key_of_seed(uint64_t seed, uint8_t key[16])
+{
+    uint64_t s = seed ^ STREAM_HASH_KEY;
+    for (int i = 0; i < 2; i++) {
+        uint64_t v = an_rng_next(&s);
+        for (int j = 0; j < 8; j++)
+            key[8 * i + j] = (uint8_t)(v >> (8 * j));
+    }
+}
+
+bool *an_views_of_seed(uint64_t seed, uint32_t views, uint32_t nodes)
+{
+    if (views == 0 || nodes == 0)
+        return NULL;
+    bool *sees = calloc((size_t)views * nodes, sizeof *sees);
+    if (sees == NULL)
+        return NULL;
+    uint64_t rng = seed ^ STREAM_VIEWS;
+    for (uint32_t v = 0; v < views; v++) {
+        uint32_t count = 0;
+        for (uint32_t g = 0; g < nodes; g++) {
+            sees[(size_t)v * nodes + g] = (an_rng_next(&rng) >> 63) != 0;
+            count += sees[(size_t)v * nodes + g];
+        }
+        if (count == 0)
+            sees[(size_t)v * nodes + an_rng_below(&rng, nodes)] = true;
+    }
+    return sees;
+}

@@ -238,4 +238,23 @@ uint64_t an_rng_next(uint64_t *s);
 /** A value in 0 .. n-1 (n >= 1), nearly uniform for n far below 2^64. */
 uint32_t an_rng_below(uint64_t *s, uint32_t n);
 
+/* ---- A scenario's seeded choices ---------------------------------------------- */
+
+/**
+ * The cluster's SipHash key of a run with this seed: two values of a stream
+ * of its own, little-endian. Another seed places ring points elsewhere, so
+ * every program that claims to measure "the same scenario" derives its key
+ * here.
+ */
+void an_hash_key_of_seed(uint64_t seed, uint8_t key[16]);
+
+/**
+ * Client views for spread and load: views x nodes flags in a new array (free
+ * with free()), view v seeing node g when out[v * nodes + g] is true. Each
+ * node is seen with probability 1/2 and every view sees at least one; the
+ * draw is a pure function of (seed, views, nodes). NULL when out of memory
+ * or when views or nodes is 0.
+ */
+bool *an_views_of_seed(uint64_t seed, uint32_t views, uint32_t nodes);
+
 #endif /* DCH_ANALYSIS_METRICS_H */

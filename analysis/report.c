@@ -155,6 +155,17 @@ int an_report_section(an_report *rp, const char *id, const char *title,
     return push(rp, BLOCK_SECTION, id, title, html, NULL);
 }
 
+int an_report_section_first(an_report *rp, const char *id, const char *title,
+                            const char *html)
+{
+    if (push(rp, BLOCK_SECTION, id, title, html, NULL) != 0)
+        return -1;
+    const block first = rp->blocks[rp->n - 1];
+    memmove(rp->blocks + 1, rp->blocks, (rp->n - 1) * sizeof *rp->blocks);
+    rp->blocks[0] = first;
+    return 0;
+}
+
 int an_report_html(an_report *rp, const char *html)
 {
     return push(rp, BLOCK_HTML, html, NULL, NULL, NULL);
@@ -239,23 +250,23 @@ static void remove_if_present(const an_report *rp, const char *stem,
     remove(path);
 }
 
-static void render_charts(an_report *rp)
+/*
+ * Write charts.gp, the script that draws every chart from the CSVs. It is
+ * written whether or not gnuplot runs here, so the charts can be drawn later
+ * or elsewhere. @return the number of charts, or -1 if it cannot be written.
+ */
+static long write_chart_script(an_report *rp)
 {
     size_t charts = 0;
     for (size_t i = 0; i < rp->n; i++)
         charts += rp->blocks[i].kind == BLOCK_CHART;
-    if (charts == 0) {
-        snprintf(rp->status, sizeof rp->status, "no charts");
-        return;
-    }
+    if (charts == 0)
+        return 0;
     char path[4096];
     an_report_path(rp, "charts.gp", path, sizeof path);
     FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        snprintf(rp->status, sizeof rp->status,
-                 "skipped: cannot write charts.gp");
-        return;
-    }
+    if (f == NULL)
+        return -1;
     fputs("# The report's charts, drawn from its CSV files.\n"
           "# Re-render them from this directory with: gnuplot charts.gp\n"
           "set encoding utf8\n",
@@ -275,11 +286,14 @@ static void render_charts(an_report *rp)
                 "set output '%s.svg'\nreplot\nunset output\n",
                 b->a, b->a, b->c, b->a);
     }
-    if (fclose(f) != 0) {
-        snprintf(rp->status, sizeof rp->status,
-                 "skipped: cannot write charts.gp");
-        return;
-    }
+    if (fclose(f) != 0)
+        return -1;
+    return (long)charts;
+}
+
+/* Run gnuplot on charts.gp and see which charts it drew. */
+static void render_charts(an_report *rp, size_t charts)
+{
     char dir[4200], cmd[8600];
     shell_quote(dir, sizeof dir, rp->dir);
     snprintf(cmd, sizeof cmd,
@@ -349,18 +363,28 @@ static const char *const STYLE =
     "figcaption{font-size:0.9em;color:#444}\n"
     ".skipped{color:#a33}.csv{font-size:0.85em}\n"
     "code{background:#f4f4f4;padding:0 3px}\n"
-    "nav ol{columns:2}\n";
+    "nav ul{columns:2;list-style:none;padding-left:1em}\n"
+    "table.glance td,table.glance th{vertical-align:top}table.glance td{white-space:nowrap}\n"
+    "table.glance td a{color:inherit}\n";
 
 int an_report_finish(an_report *rp, bool charts, const char *title,
                      const char *preamble)
 {
-    if (!charts)
-        snprintf(rp->status, sizeof rp->status, "skipped: --no-charts");
+    const long script = write_chart_script(rp);
+    if (script < 0)
+        snprintf(rp->status, sizeof rp->status, "skipped: cannot write charts.gp");
+    else if (script == 0)
+        snprintf(rp->status, sizeof rp->status, "no charts");
+    else if (!charts)
+        snprintf(rp->status, sizeof rp->status,
+                 "skipped: --no-charts (charts.gp is written; run gnuplot charts.gp "
+                 "in this directory to draw them)");
     else if (!have_gnuplot())
         snprintf(rp->status, sizeof rp->status,
-                 "skipped: gnuplot not found (install gnuplot-nox)");
+                 "skipped: gnuplot not found (install gnuplot-nox, then run gnuplot "
+                 "charts.gp in this directory)");
     else
-        render_charts(rp);
+        render_charts(rp, (size_t)script);
     if (strncmp(rp->status, "rendered", 8) != 0 &&
         strcmp(rp->status, "no charts") != 0)
         fprintf(stderr, "dch-analysis: charts %s\n", rp->status);
@@ -381,7 +405,8 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
     html_text(f, title);
     fprintf(f, "</h1>\n%s\n", preamble);
 
-    fputs("<nav><h3>Contents</h3><ol>\n", f);
+    /* The section titles carry their own numbers, so the list does not. */
+    fputs("<nav><h3>Contents</h3><ul>\n", f);
     for (size_t i = 0; i < rp->n; i++) {
         const block *b = &rp->blocks[i];
         if (b->kind != BLOCK_SECTION)
@@ -390,7 +415,7 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
         html_text(f, b->b);
         fputs("</a></li>\n", f);
     }
-    fputs("</ol></nav>\n", f);
+    fputs("</ul></nav>\n", f);
     if (strncmp(rp->status, "rendered", 8) != 0)
         fprintf(f, "<p class=\"skipped\">Charts %s.</p>\n", rp->status);
 
@@ -431,11 +456,10 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
             }
             break;
         case BLOCK_IMAGE:
+            /* The image draws its own title; the description is its alt text. */
             fprintf(f, "<figure><a href=\"%s\"><img src=\"%s\" alt=\"", b->a, b->a);
             html_text(f, b->b);
-            fputs("\"></a><figcaption>", f);
-            html_text(f, b->b);
-            fputs("</figcaption></figure>\n", f);
+            fputs("\"></a></figure>\n", f);
             break;
         }
     }

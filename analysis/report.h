@@ -6,8 +6,8 @@
  * Tables are printed to stdout and written as CSV as soon as they are added;
  * charts are collected into one gnuplot script (charts.gp, kept in the
  * directory so the figures can be re-rendered) that an_report_finish runs
- * once. Without gnuplot the CSVs, diagrams and HTML are still written and
- * the page says that the charts were skipped.
+ * once. Without gnuplot the CSVs, diagrams, charts.gp and HTML are still
+ * written and the page says that the charts were skipped.
  */
 #ifndef DCH_ANALYSIS_REPORT_H
 #define DCH_ANALYSIS_REPORT_H
@@ -39,6 +39,13 @@ void an_report_path(const an_report *rp, const char *file, char *buf,
 int an_report_section(an_report *rp, const char *id, const char *title,
                       const char *html);
 
+/**
+ * Like an_report_section, but the section goes first in the page, before
+ * every block added so far (a summary written once the details are known).
+ */
+int an_report_section_first(an_report *rp, const char *id, const char *title,
+                            const char *html);
+
 /** A paragraph (or any HTML) in the current section. */
 int an_report_html(an_report *rp, const char *html);
 
@@ -58,17 +65,22 @@ int an_report_table(an_report *rp, an_table *t);
 /**
  * Add a chart: `gp` is the gnuplot body (settings and one plot command,
  * reading CSVs of this directory by their bare names) that draws it; it is
- * rendered to stem.png and stem.svg. @return 0 or -1.
+ * rendered to stem.png and stem.svg. The caption is the chart's only title
+ * on the page, so `gp` should not set one. @return 0 or -1.
  */
 int an_report_chart(an_report *rp, const char *stem, const char *caption,
                     const char *gp);
 
-/** Show an image file of the directory (e.g. an SVG diagram) with a caption. */
-int an_report_image(an_report *rp, const char *file, const char *caption);
+/**
+ * Show an image file of the directory (e.g. an SVG diagram that draws its own
+ * title); `description` is its alt text.
+ */
+int an_report_image(an_report *rp, const char *file, const char *description);
 
 /**
- * Render the charts (unless `charts` is false or gnuplot is missing), then
- * write index.html with `title` and `preamble` (HTML) on top.
+ * Write charts.gp and render the charts with it (unless `charts` is false or
+ * gnuplot is missing), then write index.html with `title` and `preamble`
+ * (HTML) on top.
  * @return 0, or -1 if index.html could not be written. Chart failures are
  *         reported on stderr and in the page, not as errors.
  */

@@ -20,10 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Independent seeded streams, one per use, derived from the run's seed. */
-#define STREAM_HASH_KEY UINT64_C(0x6b65792d68617368)
+/* The seeded stream of the removal order (the hash key's and the views'
+ * streams are in metrics.c, which the explorer shares). */
 #define STREAM_SHRINK UINT64_C(0x736872696e6b2d31)
-#define STREAM_VIEWS UINT64_C(0x76696577732d2d31)
 
 /* The ring point counts the balance section sweeps (plus --points). */
 static const uint32_t SWEEP_POINTS[] = {1, 10, 40, 160, 640};
@@ -35,6 +34,13 @@ static const uint32_t BALANCE_NS[] = {2,   3,   4,   5,   8,   10,  16,
                                       256, 500, 512, 1000};
 #define BALANCE_NS_MAX 24
 
+/* The source document that describes DCH, named by its file name. */
+#define DCH_DESCRIPTION "<code>000_9b3f07b0b8e46b09.txt</code>"
+
+/* Ring diagrams draw rings of more points with this many, so arcs stay
+ * visible; the measurements use the configured count. */
+#define DIAGRAM_RING_POINTS 16u
+
 /* Chart colours: one per scheme, the same in every chart. */
 static const char *const SCHEME_COLOUR[AN_SCHEMES] = {"#d62728", "#1f77b4",
                                                       "#2ca02c", "#ff7f0e"};
@@ -45,6 +51,43 @@ static int fail(const char *what, int rc)
 {
     fprintf(stderr, "dch-analysis: %s: %s\n", what, dch_strerror(rc));
     return rc;
+}
+
+/*
+ * "a to b" for a range of ratios, or one value when both show the same at
+ * four decimals, so that the text does not read "between 1.0000 and 1.0000".
+ */
+static const char *ratio_range(char *buf, size_t n, double lo, double hi)
+{
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.4f", lo);
+    snprintf(b, sizeof b, "%.4f", hi);
+    if (strcmp(a, b) == 0)
+        snprintf(buf, n, "%s", a);
+    else
+        snprintf(buf, n, "%s to %s", a, b);
+    return buf;
+}
+
+/* "in any scheme" when all three are 0, else the three values: those of the
+ * schemes the prose of sections 1 to 3 compares (dch, the ring, ring-1). */
+static const char *zero_or_values(char *buf, size_t n, const double v[3])
+{
+    if (v[0] == 0.0 && v[1] == 0.0 && v[2] == 0.0)
+        snprintf(buf, n, "in any scheme");
+    else
+        snprintf(buf, n, "(%.3g, %.3g and %.3g of the hash space)", v[0], v[1], v[2]);
+    return buf;
+}
+
+/* "all" for a fraction of 1, else "at least P%": how many members took part. */
+static const char *members_part(char *buf, size_t n, double frac)
+{
+    if (frac >= 1.0)
+        snprintf(buf, n, "all");
+    else
+        snprintf(buf, n, "at least %.0f%%", 100.0 * frac);
+    return buf;
 }
 
 static int digits(uint32_t n)
@@ -146,12 +189,7 @@ int an_run_init(an_run *r, const an_options *opt, an_report *report)
     r->report = report;
     /* The cluster's SipHash key comes from the seed, so another seed places
      * ring points (and sampled keys) elsewhere. */
-    uint64_t s = opt->seed ^ STREAM_HASH_KEY;
-    for (int i = 0; i < 2; i++) {
-        uint64_t v = an_rng_next(&s);
-        for (int j = 0; j < 8; j++)
-            r->hash_key[8 * i + j] = (uint8_t)(v >> (8 * j));
-    }
+    an_hash_key_of_seed(opt->seed, r->hash_key);
     snprintf(r->label[0], sizeof r->label[0], "dch");
     snprintf(r->label[1], sizeof r->label[1], "ring-%u", (unsigned)opt->points);
     snprintf(r->label[2], sizeof r->label[2], "ring-1");
@@ -341,6 +379,22 @@ static int draw_change(an_run *r, const an_scheme_spec *spec, bool join,
     return rc == DCH_OK ? DCH_OK : fail("diagram", rc);
 }
 
+/* A scheme as its diagram draws it: small enough to see each arc, with
+ * `drawn` saying how when it differs from the measured scheme. */
+static void diagram_spec(const an_run *r, int s, an_scheme_spec *spec, char *drawn,
+                         size_t n)
+{
+    *spec = r->spec[s];
+    drawn[0] = '\0';
+    if (spec->kind == AN_KIND_MAP) {
+        spec->units = 8;
+        spec->slots_per_unit = 8;
+    } else if (spec->points > DIAGRAM_RING_POINTS) {
+        spec->points = DIAGRAM_RING_POINTS;
+        snprintf(drawn, n, " (drawn with %u points per node)", DIAGRAM_RING_POINTS);
+    }
+}
+
 int an_section_schemes(an_run *r)
 {
     const an_options *o = &r->opt;
@@ -355,8 +409,9 @@ int an_section_schemes(an_run *r)
              "<li><b>%s</b>: the classic consistent-hash ring with %u points "
              "per unit of weight (ketama's choice is 160). Every client "
              "computes it alone from the member names.</li>"
-             "<li><b>ring-1</b>: the plain ring of the descriptions, one point "
-             "per node.</li>"
+             "<li><b>ring-1</b>: the plain ring that the DCH description "
+             "(" DCH_DESCRIPTION ") compares itself with, one point per "
+             "node.</li>"
              "<li><b>libmemcached</b>: ketama exactly as libmemcached 1.1 "
              "builds it in its weighted mode (libdch's ring with ketama "
              "placement: MD5 points named after the servers, point counts "
@@ -367,39 +422,37 @@ int an_section_schemes(an_run *r)
              "<p>The diagrams draw each scheme before and after one change "
              "(hash 0 at the top, hashes growing clockwise). Arcs are "
              "coloured by member; the dark band outside the rings marks the "
-             "arcs that changed owner. The DCH map is drawn with 8 units of "
-             "8 slots (dashed lines are unit boundaries) so that its arcs are "
-             "visible; the algorithm is the same at any size.</p>",
+             "arcs that changed owner. So that the arcs are visible, the DCH "
+             "map is drawn with 8 units of 8 slots (dashed lines are unit "
+             "boundaries) and %s with %u points per node instead of %u; the "
+             "algorithms are the same at any size, and every section below "
+             "measures the full-size schemes.</p>",
              (unsigned)o->units, (unsigned)o->slots,
              (unsigned)(o->units * o->slots), r->label[1],
+             (unsigned)o->points, r->label[1],
+             (unsigned)(o->points < DIAGRAM_RING_POINTS ? o->points : DIAGRAM_RING_POINTS),
              (unsigned)o->points);
     if (an_report_section(r->report, "schemes", "The schemes", html) != 0)
         return DCH_ENOMEM;
     for (int s = 0; s < AN_SCHEMES; s++) {
-        an_scheme_spec spec = r->spec[s];
-        if (spec.kind == AN_KIND_MAP) {
-            spec.units = 8;
-            spec.slots_per_unit = 8;
-        }
-        char file[96], title[160];
+        an_scheme_spec spec;
+        char file[96], title[160], drawn[64];
+        diagram_spec(r, s, &spec, drawn, sizeof drawn);
         snprintf(file, sizeof file, "diagram_join_%s.svg", r->label[s]);
-        snprintf(title, sizeof title, "%s: node-04 joins three nodes",
-                 r->label[s]);
+        snprintf(title, sizeof title, "%s%s: node-04 joins three nodes",
+                 r->label[s], drawn);
         int rc = draw_change(r, &spec, true, 0, file, title);
         if (rc != DCH_OK)
             return rc;
         an_report_image(r->report, file, title);
     }
     for (int s = 0; s < AN_SCHEMES; s++) {
-        an_scheme_spec spec = r->spec[s];
-        if (spec.kind == AN_KIND_MAP) {
-            spec.units = 8;
-            spec.slots_per_unit = 8;
-        }
-        char file[96], title[160];
+        an_scheme_spec spec;
+        char file[96], title[160], drawn[64];
+        diagram_spec(r, s, &spec, drawn, sizeof drawn);
         snprintf(file, sizeof file, "diagram_remove_%s.svg", r->label[s]);
-        snprintf(title, sizeof title, "%s: node-02 leaves four nodes",
-                 r->label[s]);
+        snprintf(title, sizeof title, "%s%s: node-02 leaves four nodes",
+                 r->label[s], drawn);
         int rc = draw_change(r, &spec, false, 1, file, title);
         if (rc != DCH_OK)
             return rc;
@@ -556,6 +609,15 @@ int an_section_growth(an_run *r)
 
     const uint32_t N = r->opt.nodes;
     const double slot = 1.0 / ((double)r->opt.units * r->opt.slots);
+    for (int s = 0; s < AN_SCHEMES; s++) {
+        an_glance *g = &r->glance[s];
+        g->join_ratio_min = gs[s].min_ratio;
+        g->join_ratio_max = gs[s].max_ratio;
+        g->join_donor_frac_min = gs[s].min_donor_frac;
+        g->join_donors_max = gs[s].max_donors;
+        g->join_donation_max = gs[s].max_donation;
+    }
+    char zb[96], mp[2][32];
     sbuf h = {NULL, 0, 0, false};
     sb_printf(&h,
               "<p>Starting from one node, node-02 .. node-%02u join one at a "
@@ -570,7 +632,7 @@ int an_section_growth(an_run *r)
               "after the join. <i>cumulative</i> sums the moved shares; "
               "<i>1/2+..+1/N</i> is the least possible total and "
               "<i>halving</i> is the sequence 1/2 + 1/4 + 1/4 + 1/8 + ... "
-              "that the DCH description gives for the plain ring. "
+              "that the DCH description (" DCH_DESCRIPTION ") gives for the plain ring. "
               "<i>sampled</i> and <i>z</i> repeat the moved share with %zu "
               "sampled keys (section 6).</p>",
               (unsigned)N, r->opt.keys);
@@ -581,23 +643,25 @@ int an_section_growth(an_run *r)
               "%.4f against the least possible %.4f. %s moved between "
               "%.3g and %.3g times the optimum per join, the plain ring between "
               "%.3g and %.3g times; their totals are %.4f and %.4f (halving "
-              "sequence: %.4f). Nothing moved between old members in any "
-              "scheme (old-&gt;old summed over all joins: %.3g, %.3g, %.3g). "
-              "The difference is who pays: under DCH at least %.0f%% of the "
+              "sequence: %.4f). Nothing moved between old members %s. "
+              "The difference is who pays: under DCH %s of the "
               "old members donate at every join and no donation exceeds "
               "%.2f times the ideal, while the plain ring took each joiner's "
               "share from at most %u neighbour%s (largest donation %.1f times "
-              "the ideal); %s drew on at least %.0f%% of the old members at "
+              "the ideal); %s drew on %s of the old members at "
               "every join, but unevenly (largest donation %.2f times the "
               "ideal).</p>",
               gs[0].max_dev, slot, (unsigned)N, gs[0].cumulative,
               an_harmonic_migration(N), r->label[1], gs[1].min_ratio,
               gs[1].max_ratio, gs[2].min_ratio, gs[2].max_ratio,
               gs[1].cumulative, gs[2].cumulative, an_halving_migration(N),
-              gs[0].between_old, gs[1].between_old, gs[2].between_old,
-              100.0 * gs[0].min_donor_frac, gs[0].max_donation,
-              (unsigned)gs[2].max_donors, gs[2].max_donors == 1 ? "" : "s",
-              gs[2].max_donation, r->label[1], 100.0 * gs[1].min_donor_frac,
+              zero_or_values(zb, sizeof zb, (const double[]){gs[0].between_old,
+                                                              gs[1].between_old,
+                                                              gs[2].between_old}),
+              members_part(mp[0], sizeof mp[0], gs[0].min_donor_frac),
+              gs[0].max_donation, (unsigned)gs[2].max_donors,
+              gs[2].max_donors == 1 ? "" : "s", gs[2].max_donation, r->label[1],
+              members_part(mp[1], sizeof mp[1], gs[1].min_donor_frac),
               gs[1].max_donation);
     int rc = an_report_section(r->report, "growth", "1. Growth",
                                sb_str(&h));
@@ -607,10 +671,9 @@ int an_section_growth(an_run *r)
 
     sbuf gp = {NULL, 0, 0, false};
     /* Moved share per join. */
-    sb_printf(&gp, "set title 'Share of the hash space moved by each join'\n"
-                   "set xlabel 'members after the join (N)'\n"
+    sb_printf(&gp, "set xlabel 'members after the join (N)'\n"
                    "set ylabel 'moved share (log scale)'\nset logscale y\n"
-                   "set key top right\n");
+                   "set format y '10^{%%L}'\nset key top right\n");
     for (int s = 0; s < AN_SCHEMES; s++)
         gp_series(&gp, s == 0, "growth.csv", 2, 3, r->label[s],
                   "linespoints pt 7 ps 0.7 lw 2", SCHEME_COLOUR[s],
@@ -619,12 +682,12 @@ int an_section_growth(an_run *r)
               "#000000", "optimum 1/N");
     sb_printf(&gp, "\n");
     an_report_chart(r->report, "growth_moved",
-                    "Moved share per join, with the optimum 1/N",
+                    "Share of the hash space moved by each join, against the "
+                    "optimum 1/N",
                     sb_str(&gp));
     sb_free(&gp);
     /* Cumulative migration. */
-    sb_printf(&gp, "set title 'Cumulative migration from 1 node to N nodes'\n"
-                   "set xlabel 'members (N)'\nset ylabel 'sum of moved shares'\n"
+    sb_printf(&gp, "set xlabel 'members (N)'\nset ylabel 'sum of moved shares'\n"
                    "set key top left\n");
     for (int s = 0; s < AN_SCHEMES; s++)
         gp_series(&gp, s == 0, "growth.csv", 2, 9, r->label[s],
@@ -636,27 +699,29 @@ int an_section_growth(an_run *r)
               "#7f7f7f", "1/2 + 1/4 + 1/4 + 1/8 ... (halving)");
     sb_printf(&gp, "\n");
     an_report_chart(r->report, "growth_cumulative",
-                    "Cumulative migration against the harmonic and halving "
-                    "sums",
+                    "Cumulative migration from 1 node to N nodes, against the "
+                    "harmonic and halving sums",
                     sb_str(&gp));
     sb_free(&gp);
-    /* Donors. */
-    sb_printf(&gp, "set title 'Old members that donate to the joiner'\n"
-                   "set xlabel 'members after the join (N)'\n"
+    /* Donors. DCH and the 160-point ring both reach all N-1 old members, so
+     * DCH is drawn last, as open circles around the ring's filled points. */
+    sb_printf(&gp, "set xlabel 'members after the join (N)'\n"
                    "set ylabel 'donors'\nset key top left\n");
-    for (int s = 0; s < AN_SCHEMES; s++)
-        gp_series(&gp, s == 0, "growth.csv", 2, 6, r->label[s],
-                  "linespoints pt 7 ps 0.6 lw 2", SCHEME_COLOUR[s],
-                  r->label[s]);
+    for (int k = 0; k < AN_SCHEMES; k++) {
+        const int s = (k + 1) % AN_SCHEMES;
+        gp_series(&gp, k == 0, "growth.csv", 2, 6, r->label[s],
+                  s == 0 ? "points pt 6 ps 1.6 lw 2" : "linespoints pt 7 ps 0.6 lw 2",
+                  SCHEME_COLOUR[s], r->label[s]);
+    }
     sb_printf(&gp, ", \\\n     x - 1 with lines dt 2 lc rgb '#000000' title "
                    "'all N-1 old members'\n");
-    an_report_chart(r->report, "growth_donors", "Donors per join",
+    an_report_chart(r->report, "growth_donors",
+                    "Old members that donate to the joiner (DCH's open circles "
+                    "and ring-160's points both lie on N-1)",
                     sb_str(&gp));
     sb_free(&gp);
     /* Largest donation. */
-    sb_printf(&gp, "set title 'Largest single donation over the ideal "
-                   "1/(N(N-1))'\n"
-                   "set xlabel 'members after the join (N)'\n"
+    sb_printf(&gp, "set xlabel 'members after the join (N)'\n"
                    "set ylabel 'largest donation / ideal (log scale)'\n"
                    "set logscale y\nset key top left\n");
     for (int s = 0; s < AN_SCHEMES; s++)
@@ -666,7 +731,9 @@ int an_section_growth(an_run *r)
     sb_printf(&gp, ", \\\n     x - 1 with lines dt 2 lc rgb '#000000' title "
                    "'N-1: one donor gives it all'\n");
     an_report_chart(r->report, "growth_donation",
-                    "Largest donation per join over the ideal", sb_str(&gp));
+                    "Largest single donation of each join over the ideal "
+                    "1/(N(N-1))",
+                    sb_str(&gp));
     sb_free(&gp);
     return DCH_OK;
 }
@@ -826,7 +893,16 @@ int an_section_shrink(an_run *r)
     }
     an_progress_end(&p);
     free(order);
+    for (int s = 0; s < AN_SCHEMES; s++) {
+        an_glance *g = &r->glance[s];
+        g->leave_ratio_min = ss[s].min_ratio;
+        g->leave_ratio_max = ss[s].max_ratio;
+        g->leave_receiver_frac_min = ss[s].min_receiver_frac;
+        g->leave_receivers_max = ss[s].max_receivers;
+        g->leave_receipt_max = ss[s].max_receipt;
+    }
 
+    char rr[AN_SCHEMES][80], zb[96], mp[2][32];
     sbuf h = {NULL, 0, 0, false};
     sb_printf(&h,
               "<p>From the %u nodes of section 1, members chosen by a seeded "
@@ -837,40 +913,42 @@ int an_section_shrink(an_run *r)
               "many survivors received something, and the largest receipt "
               "over the ideal (the leaver's share split equally over the "
               "N&minus;1 survivors).</p>"
-              "<p>The DCH description claims that removing a node moves no "
-              "data. It cannot be so: the leaver's keys must go somewhere, so "
+              "<p>The DCH description (" DCH_DESCRIPTION ") claims that "
+              "removing a node moves no data. It cannot be so: the leaver's keys must go somewhere, so "
               "a removal moves exactly the leaver's share, in every scheme. "
               "What differs is where it goes.</p>",
               (unsigned)nodes, (unsigned)r->opt.shrink_to);
     sb_printf(&h,
-              "<p><b>In this run.</b> Every removal moved exactly the leaver's "
-              "share (moved/share between %.4f and %.4f for DCH, %.4f and "
-              "%.4f for %s, %.4f and %.4f for ring-1); over the %u removals "
-              "DCH moved %.4f of the hash space in all, %s %.4f and ring-1 "
-              "%.4f. Nothing moved between survivors (%.3g, %.3g, %.3g). "
-              "Under DCH at least %.0f%% of the survivors received a part and "
+              "<p><b>In this run.</b> Every removal moved the leaver's share "
+              "(moved/share %s for DCH, %s for %s, %s for ring-1); over the %u "
+              "removals DCH moved %.4f of the hash space in all, %s %.4f and "
+              "ring-1 %.4f. Nothing moved between survivors %s. "
+              "Under DCH %s of the survivors received a part and "
               "no receipt exceeded %.2f times the ideal; the plain ring gave "
               "each leaver's share to at most %u neighbour%s (largest receipt "
-              "%.1f times the ideal) and %s to as few as %.0f%% of the "
+              "%.1f times the ideal) and %s to %s of the "
               "survivors (largest receipt %.2f times).</p>",
-              ss[0].min_ratio, ss[0].max_ratio, ss[1].min_ratio,
-              ss[1].max_ratio, r->label[1], ss[2].min_ratio, ss[2].max_ratio,
-              (unsigned)steps, ss[0].total_moved, r->label[1],
-              ss[1].total_moved, ss[2].total_moved, ss[0].between_others,
-              ss[1].between_others, ss[2].between_others,
-              100.0 * ss[0].min_receiver_frac, ss[0].max_receipt,
-              (unsigned)ss[2].max_receivers,
-              ss[2].max_receivers == 1 ? "" : "s", ss[2].max_receipt,
+              ratio_range(rr[0], sizeof rr[0], ss[0].min_ratio, ss[0].max_ratio),
+              ratio_range(rr[1], sizeof rr[1], ss[1].min_ratio, ss[1].max_ratio),
               r->label[1],
-              100.0 * ss[1].min_receiver_frac, ss[1].max_receipt);
+              ratio_range(rr[2], sizeof rr[2], ss[2].min_ratio, ss[2].max_ratio),
+              (unsigned)steps, ss[0].total_moved, r->label[1],
+              ss[1].total_moved, ss[2].total_moved,
+              zero_or_values(zb, sizeof zb, (const double[]){ss[0].between_others,
+                                                              ss[1].between_others,
+                                                              ss[2].between_others}),
+              members_part(mp[0], sizeof mp[0], ss[0].min_receiver_frac),
+              ss[0].max_receipt, (unsigned)ss[2].max_receivers,
+              ss[2].max_receivers == 1 ? "" : "s", ss[2].max_receipt, r->label[1],
+              members_part(mp[1], sizeof mp[1], ss[1].min_receiver_frac),
+              ss[1].max_receipt);
     int rc = an_report_section(r->report, "shrink", "2. Shrink", sb_str(&h));
     sb_free(&h);
     if (rc != 0 || an_report_table(r->report, t) != 0)
         return fail("shrink", DCH_ENOMEM);
 
     sbuf gp = {NULL, 0, 0, false};
-    sb_printf(&gp, "set title 'Share moved by each removal (the claim: 0)'\n"
-                   "set xlabel 'removal'\nset ylabel 'share of the hash space'\n"
+    sb_printf(&gp, "set xlabel 'removal'\nset ylabel 'share of the hash space'\n"
                    "set key top left\nset yrange [-0.005:*]\n");
     for (int s = 0; s < AN_SCHEMES; s++)
         gp_series(&gp, s == 0, "shrink.csv", 2, 7, r->label[s],
@@ -879,23 +957,28 @@ int an_section_shrink(an_run *r)
     gp_series(&gp, false, "shrink.csv", 2, 6, r->label[0], "lines dt 2 lw 2",
               "#000000", "fair share 1/N");
     sb_printf(&gp, ", \\\n     0 with lines lw 2 lc rgb '#999999' title "
-                   "'the description: no data moves'\n");
+                   "'claimed by 000\\_9b3f07b0b8e46b09.txt: no data moves'\n");
     an_report_chart(r->report, "shrink_moved",
-                    "Moved share per removal: the leaver's share, not zero",
+                    "Share moved by each removal: the leaver's share, not the "
+                    "zero the DCH description claims",
                     sb_str(&gp));
     sb_free(&gp);
-    sb_printf(&gp, "set title 'Survivors that receive part of the leaver''s "
-                   "share'\n"
-                   "set xlabel 'removal'\nset ylabel 'receivers'\n"
+    /* At most the N-1 survivors can receive; DCH reaches them all, as does
+     * the 160-point ring, so DCH is drawn last as open circles. */
+    sb_printf(&gp, "set xlabel 'removal'\nset ylabel 'receivers'\n"
                    "set key top right\nset yrange [0:*]\n");
-    for (int s = 0; s < AN_SCHEMES; s++)
-        gp_series(&gp, s == 0, "shrink.csv", 2, 10, r->label[s],
-                  "linespoints pt 7 ps 0.6 lw 2", SCHEME_COLOUR[s],
-                  r->label[s]);
-    gp_series(&gp, false, "shrink.csv", 2, 3, r->label[0], "lines dt 2 lw 2",
-              "#000000", "N (before the removal)");
-    sb_printf(&gp, "\n");
-    an_report_chart(r->report, "shrink_receivers", "Receivers per removal",
+    for (int k = 0; k < AN_SCHEMES; k++) {
+        const int s = (k + 1) % AN_SCHEMES;
+        gp_series(&gp, k == 0, "shrink.csv", 2, 10, r->label[s],
+                  s == 0 ? "points pt 6 ps 1.6 lw 2" : "linespoints pt 7 ps 0.6 lw 2",
+                  SCHEME_COLOUR[s], r->label[s]);
+    }
+    sb_printf(&gp, ", \\\n     'shrink.csv' skip 1 using 2:(strcol(1) eq '%s' ? $3 - 1 : 1/0) "
+                   "with lines dt 2 lw 2 lc rgb '#000000' title 'all N-1 survivors'\n",
+              r->label[0]);
+    an_report_chart(r->report, "shrink_receivers",
+                    "Survivors that receive part of the leaver's share, against "
+                    "the N-1 that can",
                     sb_str(&gp));
     sb_free(&gp);
     return DCH_OK;
@@ -1025,6 +1108,7 @@ int an_section_weights(an_run *r)
             return rc;
         }
     }
+    char zb[96];
     sbuf h = {NULL, 0, 0, false};
     sb_printf(&h,
               "<p>On the %u nodes of section 1 (all of weight 1), node-01's "
@@ -1036,11 +1120,11 @@ int an_section_weights(an_run *r)
               "weight, so ring-1 at weight 2 has two points.</p>"
               "<p><b>In this run.</b> The largest moved/optimal was %.4f for "
               "DCH, %.4f for %s and %.4f for ring-1; nothing moved between "
-              "the other members (%.3g, %.3g, %.3g). A ring only moves the "
+              "the other members %s. A ring only moves the "
               "arcs of the points it adds or drops, so it meets the optimum "
               "only as far as those arcs happen to match the target.</p>",
               (unsigned)r->opt.nodes, ratio[0], ratio[1], r->label[1],
-              ratio[2], between[0], between[1], between[2]);
+              ratio[2], zero_or_values(zb, sizeof zb, between));
     int rc = an_report_section(r->report, "weights", "3. Weights",
                                sb_str(&h));
     sb_free(&h);
@@ -1264,6 +1348,16 @@ int an_section_balance(an_run *r)
             i1 = 1 + i;
     }
     const uint32_t P = o->units * o->slots;
+    /* The sweep holds DCH and the ring's point counts only; a scheme with no
+     * series here (libmemcached's ketama) gets NaN, which the summary shows
+     * as not measured rather than another scheme's figure. */
+    const size_t glance_series[3] = {0, i160, i1};
+    for (int s = 0; s < AN_SCHEMES; s++) {
+        r->glance[s].peak_n1 = s < 3 ? peak[glance_series[s]][kn] : NAN;
+        r->glance[s].peak_n2 = s < 3 ? peak[glance_series[s]][km] : NAN;
+    }
+    r->glance_n1 = ns[kn];
+    r->glance_n2 = ns[km];
     sbuf hb = {NULL, 0, 0, false};
     sb_printf(&hb,
               "<p><b>Balance</b> (Karger et al.): keys spread evenly over the "
@@ -1299,11 +1393,14 @@ int an_section_balance(an_run *r)
     static const char *const sweep_colour[] = {"#2ca02c", "#9467bd", "#8c564b",
                                                "#1f77b4", "#17becf", "#e377c2"};
     sbuf gp = {NULL, 0, 0, false};
-    sb_printf(&gp, "set title 'Peak-to-average ownership against N'\n"
-                   "set xlabel 'members (N, log scale)'\n"
+    /* Peaks run from 1.0 to about 10: ticks where the curves are, not only
+     * at 1 and 10 as a log axis puts them by default. */
+    sb_printf(&gp, "set xlabel 'members (N, log scale)'\n"
                    "set ylabel 'largest share / fair share (log scale)'\n"
                    "set logscale xy\nset key top left\n"
-                   "set xrange [1.5:*]\nset yrange [0.95:*]\n");
+                   "set xrange [1.5:*]\nset yrange [0.95:*]\n"
+                   "set ytics (1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10, 15, 20, 30)\n"
+                   "set format x '%%g'\n");
     for (size_t i = 0; i < nseries; i++)
         sb_printf(&gp, "%s'balance_peak.csv' skip 1 using 1:%zu with "
                        "linespoints pt 7 ps 0.6 lw 2 lc rgb '%s' title '%s'",
@@ -1312,13 +1409,13 @@ int an_section_balance(an_run *r)
                   labels[i]);
     sb_printf(&gp, "\n");
     an_report_chart(r->report, "balance_n",
-                    "Peak-to-average ownership against N, DCH and rings of "
-                    "1 to 640 points per node",
+                    "Peak-to-average ownership against N: DCH and rings of 1 "
+                    "to 640 points per node",
                     sb_str(&gp));
     sb_free(&gp);
     sb_printf(&gp,
-              "set title 'Ring balance against points per node'\n"
               "set xlabel 'points per node (log scale)'\n"
+              "set format x '%%g'\nset format y '%%g'\n"
               "set ylabel 'ratio (log scale)'\nset logscale xy\n"
               "set key top right\n"
               "plot 'balance_points.csv' skip 1 using 1:2 with linespoints "
@@ -1347,26 +1444,6 @@ enum {
     K_SCHEME, K_PEAK, K_MONO, K_SMAX, K_SMEAN, K_LOAD, K_SSMAX, K_SSMEAN,
     K_SLOAD, K_COLS
 };
-
-/* The views: views x nodes flags, each node seen with probability 1/2 and
- * every view seeing at least one. */
-static bool *make_views(uint64_t seed, uint32_t views, uint32_t nodes)
-{
-    bool *sees = calloc((size_t)views * nodes, sizeof *sees);
-    if (sees == NULL)
-        return NULL;
-    uint64_t rng = seed ^ STREAM_VIEWS;
-    for (uint32_t v = 0; v < views; v++) {
-        uint32_t count = 0;
-        for (uint32_t g = 0; g < nodes; g++) {
-            sees[(size_t)v * nodes + g] = (an_rng_next(&rng) >> 63) != 0;
-            count += sees[(size_t)v * nodes + g];
-        }
-        if (count == 0)
-            sees[(size_t)v * nodes + an_rng_below(&rng, nodes)] = true;
-    }
-    return sees;
-}
 
 /* Spread and load, exact and sampled, over `views` objects whose ids are
  * renumbered to node numbers by to[v][id]. */
@@ -1572,7 +1649,7 @@ static int histories(an_run *r, int s, double *reverse, double *detour)
 int an_section_karger(an_run *r)
 {
     const an_options *o = &r->opt;
-    bool *sees = make_views(o->seed, o->views, o->nodes);
+    bool *sees = an_views_of_seed(o->seed, o->views, o->nodes);
     if (sees == NULL)
         return fail("karger", DCH_ENOMEM);
     double seen_mean = 0.0;
@@ -1588,7 +1665,7 @@ int an_section_karger(an_run *r)
     an_progress p;
     an_progress_begin(&p, "spread and load");
     for (int s = 0; s < AN_SCHEMES && rc == DCH_OK; s++) {
-        int row = s == 0 ? 0 : s + 1;
+        const int row = s == 0 ? 0 : s + 1;
         snprintf(row_label[row], sizeof row_label[row], "%s%s", r->label[s],
                  s == 0 ? " (a map per view)" : "");
         rc = views_of(r, &r->spec[s], sees, &ex[row], &sa[row]);
@@ -1662,6 +1739,13 @@ int an_section_karger(an_run *r)
         an_table_num(th, 2, det[s]);
     }
 
+    for (int s = 0; s < AN_SCHEMES; s++) {
+        const int row = s == 0 ? 0 : s + 1;
+        r->glance[s].spread_views = ex[row].spread_max;
+        r->glance[s].load_views = ex[row].load_max;
+    }
+    r->glance_shared_spread = ex[1].spread_max;
+    r->glance_shared_load = ex[1].load_max;
     double ring_disagree = 0.0;
     for (int s = 1; s < AN_SCHEMES; s++)
         ring_disagree = fmax(ring_disagree, fmax(rev[s], det[s]));
@@ -1720,22 +1804,23 @@ int an_section_karger(an_run *r)
 
     sbuf gp = {NULL, 0, 0, false};
     sb_printf(&gp,
-              "set title 'Spread and load over %u client views (N = %u)'\n"
               "set style data histograms\n"
               "set style histogram clustered gap 1\n"
               "set style fill solid 0.85 border -1\n"
-              "set boxwidth 0.9\nset yrange [0:*]\nset key top left\n"
+              "set boxwidth 0.9\nset yrange [0:*]\n"
+              "set key outside top center horizontal\n"
               "set ylabel 'nodes per key / keys per node over keys/N'\n"
               "set xtics noenhanced\n"
               "plot 'karger.csv' skip 1 using 4:xtic(1) title 'spread max' "
               "lc rgb '#1f77b4', \\\n"
               "     '' skip 1 using 5 title 'spread mean' lc rgb '#aec7e8', \\\n"
-              "     '' skip 1 using 6 title 'load max' lc rgb '#d62728'\n",
-              (unsigned)o->views, (unsigned)o->nodes);
-    an_report_chart(r->report, "karger_spread_load",
-                    "Spread and load per scheme: views that build their own "
-                    "object, and views that share one DCH map",
-                    sb_str(&gp));
+              "     '' skip 1 using 6 title 'load max' lc rgb '#d62728'\n");
+    char caption[256];
+    snprintf(caption, sizeof caption,
+             "Spread and load over %u client views (N = %u): views that build "
+             "their own map or ring, and views that share one DCH map",
+             (unsigned)o->views, (unsigned)o->nodes);
+    an_report_chart(r->report, "karger_spread_load", caption, sb_str(&gp));
     sb_free(&gp);
     return DCH_OK;
 }

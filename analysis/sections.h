@@ -46,6 +46,24 @@ typedef struct an_sample_stats {
 /** Phases whose steps are checked with sampled keys. */
 enum { AN_PHASE_GROWTH, AN_PHASE_SHRINK, AN_PHASE_WEIGHTS, AN_PHASES };
 
+/**
+ * One scheme's row of the summary at the top of the report, filled in by
+ * the sections that measure each figure.
+ */
+typedef struct an_glance {
+    double peak_n1, peak_n2;      /* balance: peak/avg at glance_n1, glance_n2 */
+    double spread_views;          /* spread max, an object per client view */
+    double load_views;            /* load max over keys/N, likewise */
+    double join_ratio_min, join_ratio_max; /* moved / optimum 1/N */
+    double join_donor_frac_min;   /* donors / old members, fewest */
+    uint32_t join_donors_max;
+    double join_donation_max;     /* largest donation over 1/(N(N-1)) */
+    double leave_ratio_min, leave_ratio_max; /* moved / the leaver's share */
+    double leave_receiver_frac_min; /* receivers / survivors, fewest */
+    uint32_t leave_receivers_max;
+    double leave_receipt_max;     /* largest receipt over share/(N-1) */
+} an_glance;
+
 /** State shared by the sections of one run. */
 typedef struct an_run {
     an_options opt;
@@ -60,6 +78,10 @@ typedef struct an_run {
     an_sample_stats stats[AN_SCHEMES][AN_PHASES];
     double growth_between_old[AN_SCHEMES]; /* summed over the joins */
     double grown_peak[AN_SCHEMES];         /* peak/avg at opt.nodes */
+    an_glance glance[AN_SCHEMES];
+    uint32_t glance_n1, glance_n2;         /* the N of the balance columns */
+    double glance_shared_spread;           /* DCH, every view shares one map */
+    double glance_shared_load;
 } an_run;
 
 /** Set up schemes, hash key and sampled keys. @return DCH_OK or an error. */
@@ -82,5 +104,11 @@ int an_section_balance(an_run *r);
 int an_section_karger(an_run *r);
 /** 6. How sampled keys confirm the exact figures. */
 int an_section_sampled(an_run *r);
+/**
+ * The four properties at a glance: one table of every scheme's figures,
+ * each linking to its section, put first in the page. Runs after the
+ * sections that measure them (growth, shrink, balance, karger).
+ */
+int an_section_glance(an_run *r);
 
 #endif /* DCH_ANALYSIS_SECTIONS_H */

@@ -65,6 +65,11 @@ struct dch_map {
     uint32_t total_weight;
     uint64_t epoch;
     size_t name_bytes; /* sum of name lengths + 1, for dch_map_memory */
+    /* The transition record of a step map (map_stage.h), valid only while
+     * the epoch is still tr_epoch: every change bumps the epoch, so a changed
+     * step map reads as settled without each change having to clear it. */
+    dch_map_transition tr;
+    uint64_t tr_epoch;
 };
 
 static int is_pow2(uint32_t v)
@@ -577,9 +582,15 @@ const uint16_t *dch__map_owner_table(const dch_map *m)
     return m->owner;
 }
 
+const dch_map_transition *dch__map_transition(const dch_map *m)
+{
+    return m->tr.steps != 0 && m->tr_epoch == m->epoch ? &m->tr : NULL;
+}
+
 int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
                       uint32_t id_limit, const char *const *names,
-                      const uint32_t *weights, const uint16_t *owner)
+                      const uint32_t *weights, const uint16_t *owner,
+                      const dch_map_transition *tr)
 {
     if (out == NULL || cfg == NULL || owner == NULL ||
         (id_limit > 0 && (names == NULL || weights == NULL)))
@@ -646,6 +657,10 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
         if (owner[s] != NONE16)
             m->members[owner[s]].slots++;
     m->epoch = epoch;
+    if (tr != NULL) {
+        m->tr = *tr;
+        m->tr_epoch = epoch;
+    }
     *out = m;
     return DCH_OK;
 }

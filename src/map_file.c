@@ -1,6 +1,9 @@
 /*
- * Map files, version 1: the byte format documented in map_file.h, its writer,
- * its hostile-input reader, and the routing fingerprint.
+ * Map files, versions 1 and 2: the byte format documented in map_file.h, its
+ * writer, its hostile-input reader, and the routing fingerprint. Version 2 is
+ * version 1 with a transition record before the checksum; a settled map is
+ * always written as version 1, so its bytes do not depend on this library
+ * knowing version 2.
  *
  * The reader checks structure first (magic, version, length, checksum), then
  * parses every record with an explicit bounds check against the bytes left,
@@ -31,6 +34,7 @@ static const uint8_t fingerprint_key[16] = {'d', 'c', 'h', ' ', 'f', 'i', 'n', '
 #define HEADER_SIZE DCH__MAP_FILE_HEADER
 #define RECORD_FIXED 11u /* u16 id, u32 weight, u32 slots, u8 length */
 #define CHECKSUM_SIZE 8u
+#define TRANSITION_SIZE 16u /* u64 target fingerprint, u32 step, u32 steps */
 #define ENC_RAW 0u
 #define ENC_RUNS 1u
 
@@ -124,6 +128,7 @@ typedef struct layout {
     uint32_t runs; /* R */
     size_t runs_bytes; /* bytes of the runs after R */
     unsigned encoding;
+    const dch_map_transition *tr; /* NULL: settled, version 1 */
     size_t total;
 } layout;
 
@@ -151,8 +156,9 @@ static void measure(const dch_map *m, layout *l)
     const size_t raw = (size_t)P * 2;
     const size_t runs = 4 + l->runs_bytes;
     l->encoding = runs < raw ? ENC_RUNS : ENC_RAW;
+    l->tr = dch__map_transition(m);
     l->total = HEADER_SIZE + l->members + 1 + (l->encoding == ENC_RUNS ? runs : raw) +
-               CHECKSUM_SIZE;
+               (l->tr != NULL ? TRANSITION_SIZE : 0) + CHECKSUM_SIZE;
 }
 
 int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
@@ -175,7 +181,7 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
     uint8_t *p = buf;
 
     memcpy(p, file_magic, 8);
-    put_u32(p + 8, DCH_MAP_FORMAT_VERSION);
+    put_u32(p + 8, l.tr != NULL ? DCH_MAP_FORMAT_VERSION_STEP : DCH_MAP_FORMAT_VERSION);
     put_u32(p + 12, dch_map_node_count(m));
     put_u64(p + 16, (uint64_t)l.total);
     put_u32(p + 24, cfg.units);
@@ -210,6 +216,12 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
             at += put_uleb(p + at, e - s);
             s = e;
         }
+    }
+    if (l.tr != NULL) {
+        put_u64(p + at, l.tr->target_fingerprint);
+        put_u32(p + at + 8, l.tr->step);
+        put_u32(p + at + 12, l.tr->steps);
+        at += TRANSITION_SIZE;
     }
     put_u64(p + at, dch_siphash24(checksum_key, p, at));
     return DCH_OK;
@@ -323,30 +335,43 @@ static int check_counts(const dch_map *m, const uint32_t *slots)
  * The largest file a version 1 map can take: the header, DCH_MAP_MAX_NODES
  * records with 255-byte names, a table of DCH_MAP_MAX_SLOTS runs of at most
  * 3 + 4 uleb bytes each (a valid table is never larger; the writer uses runs
- * only when they beat the raw 2 bytes a slot), and the checksum.
+ * only when they beat the raw 2 bytes a slot), and the checksum. Version 2
+ * adds the transition record.
  */
 #define MAX_FILE ((uint64_t)HEADER_SIZE + (uint64_t)DCH_MAP_MAX_NODES * (RECORD_FIXED + 255) + \
                   1 + 4 + (uint64_t)DCH_MAP_MAX_SLOTS * 7 + CHECKSUM_SIZE)
 
-/* Magic, then version: the order in which dch_map_load_with judges them. */
-static int check_start(const uint8_t *p, size_t len)
+/* Bytes between the slot table and the checksum in a file of `version`. */
+static size_t trailer_size(uint32_t version)
+{
+    return version == DCH_MAP_FORMAT_VERSION_STEP ? TRANSITION_SIZE : 0;
+}
+
+/*
+ * Magic, then version: the order in which dch_map_load_with judges them.
+ * Sets *version on success.
+ */
+static int check_start(const uint8_t *p, size_t len, uint32_t *version)
 {
     if (len < 12 || memcmp(p, file_magic, 8) != 0)
         return DCH_ECORRUPT;
-    if (get_u32(p + 8) != DCH_MAP_FORMAT_VERSION)
+    *version = get_u32(p + 8);
+    if (*version != DCH_MAP_FORMAT_VERSION && *version != DCH_MAP_FORMAT_VERSION_STEP)
         return DCH_EVERSION;
     return DCH_OK;
 }
 
 int dch__map_file_length(const uint8_t *head, size_t len, uint64_t *file_len)
 {
-    const int rc = check_start(head, len);
+    uint32_t version;
+    const int rc = check_start(head, len, &version);
     if (rc != DCH_OK)
         return rc;
     if (len < HEADER_SIZE)
         return DCH_ECORRUPT;
     const uint64_t n = get_u64(head + 16);
-    if (n < HEADER_SIZE + 1 + CHECKSUM_SIZE || n > MAX_FILE)
+    const size_t trailer = trailer_size(version);
+    if (n < HEADER_SIZE + 1 + trailer + CHECKSUM_SIZE || n > MAX_FILE + trailer)
         return DCH_ECORRUPT;
     *file_len = n;
     return DCH_OK;
@@ -363,14 +388,28 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
     if (out == NULL || (buf == NULL && len > 0) || !dch__allocator_valid(allocator))
         return DCH_EINVAL;
     const uint8_t *p = buf;
-    const int start = check_start(p, len);
+    uint32_t version;
+    const int start = check_start(p, len, &version);
     if (start != DCH_OK)
         return start;
-    if (len < HEADER_SIZE + 1 + CHECKSUM_SIZE || get_u64(p + 16) != (uint64_t)len)
+    const size_t trailer = trailer_size(version);
+    if (len < HEADER_SIZE + 1 + trailer + CHECKSUM_SIZE ||
+        get_u64(p + 16) != (uint64_t)len)
         return DCH_ECORRUPT;
-    const size_t end = len - CHECKSUM_SIZE;
-    if (dch_siphash24(checksum_key, p, end) != get_u64(p + end))
+    if (dch_siphash24(checksum_key, p, len - CHECKSUM_SIZE) != get_u64(p + len - CHECKSUM_SIZE))
         return DCH_ECORRUPT;
+    /* `end` is where the slot table must end: the transition record, if
+     * any, sits between it and the checksum. A step map is never the first
+     * or the last step (those are settled maps). */
+    const size_t end = len - CHECKSUM_SIZE - trailer;
+    dch_map_transition tr = {0, 0, 0};
+    if (trailer != 0) {
+        tr.target_fingerprint = get_u64(p + end);
+        tr.step = get_u32(p + end + 8);
+        tr.steps = get_u32(p + end + 12);
+        if (tr.step == 0 || tr.step >= tr.steps)
+            return DCH_ECORRUPT;
+    }
 
     dch_map_config cfg;
     dch_map_config_default(&cfg);
@@ -430,7 +469,8 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
     rc = read_table(p, table_at, end, P, sc.owner);
     dch_map *m = NULL;
     if (rc == DCH_OK)
-        rc = dch__map_assemble(&m, &cfg, epoch, limit, sc.names, sc.weights, sc.owner);
+        rc = dch__map_assemble(&m, &cfg, epoch, limit, sc.names, sc.weights, sc.owner,
+                               trailer != 0 ? &tr : NULL);
     if (rc == DCH_OK) {
         rc = check_counts(m, sc.slots);
         if (rc != DCH_OK)

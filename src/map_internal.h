@@ -7,12 +7,19 @@
 #define DCH_SRC_MAP_INTERNAL_H
 
 #include "dch/map.h"
+#include "dch/map_stage.h"
 
 /** Owner entry of an unowned slot in the table (never a member id). */
 #define DCH__MAP_UNOWNED UINT16_C(0xFFFF)
 
 /** The slot table: dch_map_slot_count(m) entries, DCH__MAP_UNOWNED or an id. */
 const uint16_t *dch__map_owner_table(const dch_map *m);
+
+/**
+ * The transition record of a step map (map_stage.h); NULL for a settled map,
+ * including a step map changed since it was made or loaded.
+ */
+const dch_map_transition *dch__map_transition(const dch_map *m);
 
 /**
  * Build a map from its parts, as a loaded file describes it.
@@ -25,12 +32,18 @@ const uint16_t *dch__map_owner_table(const dch_map *m);
  * table: with a positive weight sum every slot owned by a member of positive
  * weight, else every slot unowned.
  *
+ * `tr` is the transition record of a step map (copied), NULL for a settled
+ * map. Checks that hold only for settled maps (a step map's counts sit
+ * between its two ends, wherever the plan's order left them) must be skipped
+ * when tr is not NULL.
+ *
  * @return DCH_OK, DCH_ECORRUPT (any check above failed), DCH_EINVAL (NULL
  *         arguments or a bad config), DCH_EFULL, DCH_ENOMEM.
  */
 int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
                       uint32_t id_limit, const char *const *names,
-                      const uint32_t *weights, const uint16_t *owner);
+                      const uint32_t *weights, const uint16_t *owner,
+                      const dch_map_transition *tr);
 
 
 #endif /* DCH_SRC_MAP_INTERNAL_H */

@@ -3,16 +3,26 @@
 # only those that are missing: `apt-get update` runs only when something must
 # be installed, so a second run on a ready machine touches nothing.
 #
+# The last group is optional for the build (CMake skips the explorer and its
+# browser test without them) but installed all the same, so the README's
+# commands build and test everything: emscripten compiles the explorer to
+# WebAssembly, chromium and Node.js drive it in the browser test, python3
+# serves it for explorer/run. npm comes with some Node.js packages; Debian's
+# is installed only when no npm is found.
+#
 # Usage: bash tests/deps.sh [extra-package ...]
 set -euo pipefail
 
 packages=(
     cmake make gcc clang libclang-rt-dev pkg-config binutils
     libcriterion-dev libsodium-dev
-    valgrind gnuplot-nox
+    valgrind gnuplot-nox chromium
     libhiredis-dev redis-server
     libmemcached-dev
+    libcurl4-openssl-dev libjson-c-dev etcd-server etcd-client
+    emscripten nodejs python3
 )
+command -v npm >/dev/null || packages+=(npm)
 packages+=("$@")
 
 missing=()

@@ -805,10 +805,51 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
                   files[i]);
     }
     char path[256];
+    /* charts.gp is written with or without gnuplot. */
+    snprintf(path, sizeof path, "%s/charts.gp", rdir);
+    struct stat gst;
+    cr_assert(stat(path, &gst) == 0 && gst.st_size > 0, "no charts.gp");
     snprintf(path, sizeof path, "%s/index.html", rdir);
     char *html = slurp(path);
     cr_assert_not_null(html);
     cr_assert_not_null(strstr(html, "href=\"growth.csv\""));
+
+    /* The page opens with the summary; every group of its cells links to
+     * its section, and its figures are the sections' own. */
+    const char *glance = strstr(html, "<h2 id=\"glance\">");
+    const char *schemes = strstr(html, "<h2 id=\"schemes\">");
+    cr_assert(glance != NULL && schemes != NULL && glance < schemes,
+              "the page does not open with the four properties at a glance");
+    cr_assert(strstr(html, "<h2") == glance, "a section comes before the summary");
+    const char *glance_end = strstr(glance, "</table>");
+    cr_assert_not_null(glance_end);
+    const char *sections[] = {"#balance", "#growth", "#karger", "#shrink"};
+    for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
+        char link[48];
+        snprintf(link, sizeof link, "href=\"%s\"", sections[i]);
+        const char *at = strstr(glance, link);
+        cr_assert(at != NULL && at < glance_end, "the summary has no link to %s",
+                  sections[i]);
+    }
+    csv bp = read_csv(rdir, "balance_peak.csv");
+    size_t bn = csv_col(&bp, "n"), bd = csv_col(&bp, "dch");
+    bool found = false;
+    for (size_t r = 0; r < bp.rows; r++) {
+        if (csv_num(&bp, r, bn) != nodes)
+            continue;
+        char cell[96];
+        snprintf(cell, sizeof cell, "<a href=\"#balance\">%.4f</a>", csv_num(&bp, r, bd));
+        const char *at = strstr(glance, cell);
+        cr_assert(at != NULL && at < glance_end, "the summary lacks DCH's balance %s", cell);
+        found = true;
+    }
+    cr_assert(found, "balance_peak.csv has no row for N = %u", nodes);
+    free_csv(&bp);
+    /* Contents as a plain list: the titles carry their own numbers. */
+    cr_assert_not_null(strstr(html, "<nav><h3>Contents</h3><ul>"));
+    /* Source documents are named by their file names. */
+    cr_assert_null(strstr(html, "of the descriptions"));
+    cr_assert_not_null(strstr(html, "000_9b3f07b0b8e46b09.txt"));
     cr_assert_null(strstr(html, "http://"), "the page must not load anything");
     cr_assert_null(strstr(html, "https://"), "the page must not load anything");
     if (charts) {

@@ -384,8 +384,8 @@ static void fixture_init(fixture *fx, bool files)
     more[fx->len] = 0;
     snprintf(path, sizeof path, "%s/trailing.dchmap", fx->dir);
     write_file(path, more, fx->len + 1);
-    more[8] = 2; /* format version 2 */
-    snprintf(path, sizeof path, "%s/version2.dchmap", fx->dir);
+    more[8] = 3; /* format version 3, which no library reads yet */
+    snprintf(path, sizeof path, "%s/version3.dchmap", fx->dir);
     write_file(path, more, fx->len);
     free(more);
     snprintf(path, sizeof path, "%s/garbage", fx->dir);
@@ -420,7 +420,7 @@ static void fixture_free(fixture *fx)
     if (fx->dir[0] == '\0')
         return;
     const char *names[] = {"good.dchmap", "truncated.dchmap", "trailing.dchmap",
-                           "version2.dchmap", "garbage", "empty"};
+                           "version3.dchmap", "garbage", "empty"};
     char path[128];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", fx->dir, names[i]);
@@ -450,6 +450,9 @@ typedef enum name_arg {
     NAME_UNTERMINATED, /* 256 bytes, no NUL, in a block of exactly 256 */
     NAME_OVERLONG,     /* 256 bytes and a NUL */
     NAME_TAKEN,        /* "beta" */
+    NAME_TAB,          /* "tab<TAB>here" */
+    NAME_NEWLINE,      /* "line<LF>" */
+    NAME_DEL,          /* "<DEL>" */
 } name_arg;
 typedef enum id_arg {
     ID_MEMBER,     /* 0, weight 1 */
@@ -473,12 +476,12 @@ typedef enum cfg_arg {
 } cfg_arg;
 typedef enum bytes_arg {
     BYTES_GOOD, BYTES_NULL, BYTES_NULL_EMPTY, BYTES_EMPTY, BYTES_11, BYTES_TRUNCATED,
-    BYTES_TRAILING, BYTES_MAGIC, BYTES_VERSION_0, BYTES_VERSION_2, BYTES_VERSION_2_SHORT,
+    BYTES_TRAILING, BYTES_MAGIC, BYTES_VERSION_0, BYTES_VERSION_3, BYTES_VERSION_3_SHORT,
     BYTES_CHECKSUM, BYTES_HEADER_ONLY,
 } bytes_arg;
 typedef enum path_arg {
     PATH_GOOD, PATH_NULL, PATH_EMPTY, PATH_MISSING, PATH_NO_DIR, PATH_DIR, PATH_GARBAGE,
-    PATH_EMPTY_FILE, PATH_VERSION_2, PATH_TRUNCATED, PATH_TRAILING,
+    PATH_EMPTY_FILE, PATH_VERSION_3, PATH_TRUNCATED, PATH_TRAILING,
 } path_arg;
 typedef enum buf_arg {
     BUF_ENOUGH,
@@ -538,6 +541,9 @@ static const bad_case bad_cases[] = {
     {"map_add_node: 256 bytes without NUL", F_MAP_ADD, .name = NAME_UNTERMINATED,
      .expect = DCH_EINVAL},
     {"map_add_node: 256-byte name", F_MAP_ADD, .name = NAME_OVERLONG, .expect = DCH_EINVAL},
+    {"map_add_node: a TAB in the name", F_MAP_ADD, .name = NAME_TAB, .expect = DCH_EINVAL},
+    {"map_add_node: a newline in the name", F_MAP_ADD, .name = NAME_NEWLINE, .expect = DCH_EINVAL},
+    {"map_add_node: name 0x7f", F_MAP_ADD, .name = NAME_DEL, .expect = DCH_EINVAL},
     {"map_add_node: name in use", F_MAP_ADD, .name = NAME_TAKEN, .expect = DCH_EEXIST},
     {"map_add_node: name in use, weight 0", F_MAP_ADD, .name = NAME_TAKEN, .weight = W_ONE,
      .expect = DCH_EEXIST},
@@ -575,6 +581,9 @@ static const bad_case bad_cases[] = {
     {"map_find_node: 256 bytes without NUL", F_MAP_FIND, .name = NAME_UNTERMINATED,
      .expect = DCH_EINVAL},
     {"map_find_node: 256-byte name", F_MAP_FIND, .name = NAME_OVERLONG, .expect = DCH_EINVAL},
+    {"map_find_node: a TAB in the name", F_MAP_FIND, .name = NAME_TAB, .expect = DCH_EINVAL},
+    {"map_find_node: a newline in the name", F_MAP_FIND, .name = NAME_NEWLINE, .expect = DCH_EINVAL},
+    {"map_find_node: name 0x7f", F_MAP_FIND, .name = NAME_DEL, .expect = DCH_EINVAL},
     {"map_find_node: unknown name", F_MAP_FIND, .name = NAME_NEW, .expect = DCH_ENOENT},
     /* dch_map_ranges */
     {"map_ranges: NULL map", F_MAP_RANGES, .obj = OBJ_NULL, .expect = DCH_EINVAL},
@@ -602,8 +611,8 @@ static const bad_case bad_cases[] = {
     {"map_load: a byte too many", F_MAP_LOAD, .bytes = BYTES_TRAILING, .expect = DCH_ECORRUPT},
     {"map_load: bad magic", F_MAP_LOAD, .bytes = BYTES_MAGIC, .expect = DCH_ECORRUPT},
     {"map_load: version 0", F_MAP_LOAD, .bytes = BYTES_VERSION_0, .expect = DCH_EVERSION},
-    {"map_load: version 2", F_MAP_LOAD, .bytes = BYTES_VERSION_2, .expect = DCH_EVERSION},
-    {"map_load: version 2, 12 bytes", F_MAP_LOAD, .bytes = BYTES_VERSION_2_SHORT,
+    {"map_load: version 3", F_MAP_LOAD, .bytes = BYTES_VERSION_3, .expect = DCH_EVERSION},
+    {"map_load: version 3, 12 bytes", F_MAP_LOAD, .bytes = BYTES_VERSION_3_SHORT,
      .expect = DCH_EVERSION},
     {"map_load: bad checksum", F_MAP_LOAD, .bytes = BYTES_CHECKSUM, .expect = DCH_ECORRUPT},
     {"map_load: header only", F_MAP_LOAD, .bytes = BYTES_HEADER_ONLY, .expect = DCH_ECORRUPT},
@@ -632,7 +641,7 @@ static const bad_case bad_cases[] = {
     {"map_load_file: not a map", F_MAP_LOAD_FILE, .path = PATH_GARBAGE, .expect = DCH_ECORRUPT},
     {"map_load_file: empty file", F_MAP_LOAD_FILE, .path = PATH_EMPTY_FILE,
      .expect = DCH_ECORRUPT},
-    {"map_load_file: version 2", F_MAP_LOAD_FILE, .path = PATH_VERSION_2,
+    {"map_load_file: version 3", F_MAP_LOAD_FILE, .path = PATH_VERSION_3,
      .expect = DCH_EVERSION},
     {"map_load_file: last byte missing", F_MAP_LOAD_FILE, .path = PATH_TRUNCATED,
      .expect = DCH_ECORRUPT},
@@ -664,6 +673,9 @@ static const bad_case bad_cases[] = {
     {"ring_add_node: 256 bytes without NUL", F_RING_ADD, .name = NAME_UNTERMINATED,
      .expect = DCH_EINVAL},
     {"ring_add_node: 256-byte name", F_RING_ADD, .name = NAME_OVERLONG, .expect = DCH_EINVAL},
+    {"ring_add_node: a TAB in the name", F_RING_ADD, .name = NAME_TAB, .expect = DCH_EINVAL},
+    {"ring_add_node: a newline in the name", F_RING_ADD, .name = NAME_NEWLINE, .expect = DCH_EINVAL},
+    {"ring_add_node: name 0x7f", F_RING_ADD, .name = NAME_DEL, .expect = DCH_EINVAL},
     {"ring_add_node: name in use", F_RING_ADD, .name = NAME_TAKEN, .expect = DCH_EEXIST},
     {"ring_add_node: weight sum UINT32_MAX + 1", F_RING_ADD, .weight = W_SUM_OVER,
      .expect = DCH_EFULL},
@@ -702,6 +714,9 @@ static const bad_case bad_cases[] = {
      .expect = DCH_EINVAL},
     {"ring_find_node: 256-byte name", F_RING_FIND, .name = NAME_OVERLONG,
      .expect = DCH_EINVAL},
+    {"ring_find_node: a TAB in the name", F_RING_FIND, .name = NAME_TAB, .expect = DCH_EINVAL},
+    {"ring_find_node: a newline in the name", F_RING_FIND, .name = NAME_NEWLINE, .expect = DCH_EINVAL},
+    {"ring_find_node: name 0x7f", F_RING_FIND, .name = NAME_DEL, .expect = DCH_EINVAL},
     {"ring_find_node: unknown name", F_RING_FIND, .name = NAME_NEW, .expect = DCH_ENOENT},
     /* dch_ring_ranges, dch_ring_foreach_range */
     {"ring_ranges: NULL ring", F_RING_RANGES, .obj = OBJ_NULL, .expect = DCH_EINVAL},
@@ -742,6 +757,9 @@ static const char *name_of(const call_env *e, name_arg n)
     case NAME_UNTERMINATED: return e->unterminated;
     case NAME_OVERLONG: return e->overlong;
     case NAME_TAKEN: return "beta";
+    case NAME_TAB: return "tab\there";
+    case NAME_NEWLINE: return "line\n";
+    case NAME_DEL: return "\x7f";
     }
     return NULL;
 }
@@ -838,7 +856,7 @@ static uint8_t *bytes_of(const fixture *fx, bytes_arg b, size_t *len)
     case BYTES_11: n = 11; break;
     case BYTES_TRUNCATED: n = fx->len - 1; break;
     case BYTES_TRAILING: n = fx->len + 1; break;
-    case BYTES_VERSION_2_SHORT: n = 12; break;
+    case BYTES_VERSION_3_SHORT: n = 12; break;
     case BYTES_HEADER_ONLY: n = 56; break;
     default: break;
     }
@@ -849,8 +867,8 @@ static uint8_t *bytes_of(const fixture *fx, bytes_arg b, size_t *len)
         p[1] = 'd';
     else if (b == BYTES_VERSION_0)
         p[8] = 0;
-    else if (b == BYTES_VERSION_2 || b == BYTES_VERSION_2_SHORT)
-        p[8] = 2;
+    else if (b == BYTES_VERSION_3 || b == BYTES_VERSION_3_SHORT)
+        p[8] = 3;
     else if (b == BYTES_CHECKSUM)
         p[n - 1] ^= 1;
     *len = n;
@@ -863,7 +881,7 @@ static const char *path_of(const fixture *fx, path_arg p, char *buf, size_t cap)
         [PATH_GOOD] = "good.dchmap",          [PATH_MISSING] = "missing.dchmap",
         [PATH_NO_DIR] = "no-such-dir/m.dchmap", [PATH_DIR] = "a-directory",
         [PATH_GARBAGE] = "garbage",           [PATH_EMPTY_FILE] = "empty",
-        [PATH_VERSION_2] = "version2.dchmap", [PATH_TRUNCATED] = "truncated.dchmap",
+        [PATH_VERSION_3] = "version3.dchmap", [PATH_TRUNCATED] = "truncated.dchmap",
         [PATH_TRAILING] = "trailing.dchmap",
     };
     if (p == PATH_NULL)
@@ -1255,11 +1273,16 @@ Test(bad_input, getters_answer_their_documented_value_for_non_members_and_null)
     dch_ring_free(NULL);
     dch_map_free(NULL);
 
-    /* dch_strerror: never NULL, "unknown error" for codes it does not know. */
-    const int unknown[] = {1, 42, -9, -1000, INT32_MIN, INT32_MAX};
+    /* dch_strerror: never NULL, "unknown error" for codes it does not know
+     * (the lowest listed code comes from the list, so a new code moves it). */
+    int lowest = DCH_OK;
+#define DCH__LOWEST(name, value, message) lowest = (value) < lowest ? (value) : lowest;
+    DCH_ERROR_LIST(DCH__LOWEST)
+#undef DCH__LOWEST
+    const int unknown[] = {1, 42, lowest - 1, -1000, INT32_MIN, INT32_MAX};
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++)
         cr_expect_str_eq(dch_strerror(unknown[i]), "unknown error", "code %d", unknown[i]);
-    for (int code = DCH_OK; code >= DCH_EIO; code--) {
+    for (int code = DCH_OK; code >= lowest; code--) {
         cr_expect_not_null(dch_strerror(code));
         cr_expect_str_neq(dch_strerror(code), "unknown error", "code %d", code);
     }
@@ -1273,6 +1296,61 @@ Test(bad_input, getters_answer_their_documented_value_for_non_members_and_null)
 }
 
 /* ---- Limits that are valid up to the edge ----------------------------- */
+
+/*
+ * The name rule byte by byte: "a<b>z" is a valid name exactly when b is not a
+ * control byte (b >= 0x20 and b != 0x7f), for the map and the ring alike; a
+ * refused name changes neither, and a valid one can be found again.
+ */
+Test(bad_input, names_with_a_control_byte_are_refused_and_change_nothing)
+{
+    fixture fx;
+    fixture_init(&fx, false);
+    unsigned accepted = 0;
+    for (unsigned b = 1; b <= 0xff; b++) {
+        const char name[4] = {'a', (char)b, 'z', '\0'};
+        const bool valid = b >= 0x20 && b != 0x7f;
+        map_snap ms;
+        ring_snap rs;
+        map_snap_take(&ms, fx.map);
+        ring_snap_take(&rs, fx.ring);
+        uint32_t id = DCH_NODE_NONE, found = DCH_NODE_NONE;
+        const int rm = dch_map_add_node(fx.map, name, 1, &id);
+        const int fm = dch_map_find_node(fx.map, name, &found);
+        if (valid) {
+            cr_assert_eq(rm, DCH_OK, "byte 0x%02x: map_add_node returned %d", b, rm);
+            cr_assert_eq(fm, DCH_OK, "byte 0x%02x: map_find_node returned %d", b, fm);
+            cr_assert_eq(found, id, "byte 0x%02x", b);
+            cr_assert_eq(dch_map_remove_node(fx.map, id), DCH_OK);
+        } else {
+            cr_assert_eq(rm, DCH_EINVAL, "byte 0x%02x: map_add_node returned %d", b, rm);
+            cr_assert_eq(fm, DCH_EINVAL, "byte 0x%02x: map_find_node returned %d", b, fm);
+            cr_assert_eq(id, DCH_NODE_NONE, "byte 0x%02x: id written on error", b);
+            const char *d = map_snap_differs(&ms, fx.map, true);
+            cr_assert(d == NULL, "byte 0x%02x: a refused name changed the map's %s", b, d);
+        }
+        id = found = DCH_NODE_NONE;
+        const int rr = dch_ring_add_node(fx.ring, name, 1, &id);
+        const int fr = dch_ring_find_node(fx.ring, name, &found);
+        if (valid) {
+            cr_assert_eq(rr, DCH_OK, "byte 0x%02x: ring_add_node returned %d", b, rr);
+            cr_assert_eq(fr, DCH_OK, "byte 0x%02x: ring_find_node returned %d", b, fr);
+            cr_assert_eq(found, id, "byte 0x%02x", b);
+            cr_assert_eq(dch_ring_remove_node(fx.ring, id), DCH_OK);
+            accepted++;
+        } else {
+            cr_assert_eq(rr, DCH_EINVAL, "byte 0x%02x: ring_add_node returned %d", b, rr);
+            cr_assert_eq(fr, DCH_EINVAL, "byte 0x%02x: ring_find_node returned %d", b, fr);
+            cr_assert_eq(id, DCH_NODE_NONE, "byte 0x%02x: id written on error", b);
+            const char *d = ring_snap_differs(&rs, fx.ring, true);
+            cr_assert(d == NULL, "byte 0x%02x: a refused name changed the ring's %s", b, d);
+        }
+        map_snap_free(&ms);
+        ring_snap_free(&rs);
+    }
+    cr_assert_eq(accepted, 0xff - 0x20, "bytes 0x20 .. 0xff but 0x7f are valid");
+    fixture_free(&fx);
+}
 
 Test(bad_input, the_longest_name_and_the_largest_weight_sum_are_accepted)
 {

@@ -614,6 +614,120 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
     result_free(&r);
 }
 
+/*
+ * A file that is not there is reported as such by every command that reads
+ * one, as text and in --json (which keeps the system's reason), never as a
+ * bare "input/output error".
+ */
+Test(cli, a_missing_file_is_named_as_missing_by_every_reading_command)
+{
+    char missing[256], map[256];
+    path_in(missing, sizeof missing, "missing.dchmap");
+    path_in(map, sizeof map, "m.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    char *const cases[][6] = {
+        {"show", missing, NULL},           {"lookup", missing, "k", NULL},
+        {"diff", missing, map, NULL},      {"diff", map, missing, NULL},
+        {"verify", missing, NULL},         {"fingerprint", missing, NULL},
+        {"add", missing, "a", NULL},       {"remove", missing, "a", NULL},
+        {"weight", missing, "a", "2", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        r = run_argv(cases[k]);
+        cr_assert_eq(r.status, 1, "%s: status %d", cases[k][0], r.status);
+        cr_assert(strstr(r.err, missing) && strstr(r.err, "No such file or directory"),
+                  "%s: %s", cases[k][0], r.err);
+        cr_assert(strstr(r.err, "input/output") == NULL, "%s: %s", cases[k][0], r.err);
+        result_free(&r);
+    }
+    r = RUN("verify", missing, "--json");
+    cr_assert_eq(r.status, 1);
+    assert_json(r.out);
+    cr_assert(strstr(r.out, "\"ok\": false") && strstr(r.out, "No such file or directory"),
+              "verify --json drops the reason: %s", r.out);
+    result_free(&r);
+    cr_assert_eq(count_files(), 1, "no command created the missing file");
+}
+
+/*
+ * Names are checked before anything is read or written: a control character
+ * or an unquoted leading '-' is a usage error that leaves the file as it was,
+ * while `--` lets a name or key start with '-'. Keys with control bytes are
+ * printed escaped, so every lookup answer stays one line of two columns.
+ */
+Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
+{
+    char map[256];
+    path_in(map, sizeof map, "m.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    size_t len0;
+    char *bytes0 = slurp(map, &len0);
+    for (unsigned b = 1; b < 0x20; b += (unsigned)case_stride()) {
+        char name[4] = {'n', (char)b, 'x', '\0'};
+        r = run_argv((char *const[]){"add", map, "--", name, NULL});
+        cr_assert_eq(r.status, 2, "byte 0x%02x: status %d", b, r.status);
+        cr_assert(strstr(r.err, "control character") != NULL, "byte 0x%02x: %s", b, r.err);
+        result_free(&r);
+    }
+    r = RUN("add", map, "-x");
+    cr_assert_eq(r.status, 2);
+    cr_assert(strstr(r.err, "unknown option -x") && strstr(r.err, "after --"), "%s", r.err);
+    result_free(&r);
+    size_t len1;
+    char *bytes1 = slurp(map, &len1);
+    cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "a refused name changed the file");
+    free(bytes0);
+    free(bytes1);
+
+    r = RUN("add", map, "--", "-x");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    result_free(&r);
+    r = RUN("lookup", map, "--", "-key", "tab\tkey", "nl\nkey");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, "-key\t-x\ntab\\x09key\t-x\nnl\\x0akey\t-x\n");
+    result_free(&r);
+    dch_map *m = load(map);
+    uint32_t id;
+    cr_assert_eq(dch_map_find_node(m, "-x", &id), DCH_OK);
+    cr_assert_eq(dch_map_node_count(m), 1);
+    dch_map_free(m);
+}
+
+/* Every read command answers --json, and its numbers match the library. */
+Test(cli, every_read_command_takes_json)
+{
+    char map[256], other[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(other, sizeof other, "o.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    result_free(&r);
+    r = RUN("add", map, "a");
+    result_free(&r);
+    r = RUN("init", other, "--units", "16", "--slots", "8");
+    result_free(&r);
+    char *const cases[][5] = {
+        {"show", map, "--json", NULL},     {"lookup", map, "k", "--json", NULL},
+        {"diff", other, map, "--json", NULL}, {"verify", map, "--json", NULL},
+        {"fingerprint", map, "--json", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        r = run_argv(cases[k]);
+        cr_assert_eq(r.status, 0, "%s --json: %s", cases[k][0], r.err);
+        assert_json(r.out);
+        result_free(&r);
+    }
+    dch_map *m = load(map);
+    char want[32], fp[32];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_fingerprint(m));
+    r = RUN("fingerprint", map, "--json");
+    cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
+    cr_assert_eq(json_number(r.out, "epoch"), dch_map_epoch(m));
+    result_free(&r);
+    dch_map_free(m);
+}
+
 Test(cli, usage_errors_exit_2)
 {
     char map[256];
@@ -643,6 +757,14 @@ Test(cli, usage_errors_exit_2)
         {"init", "x", "--key", "00112233445566778899aabbccddeeff", "--random-key", NULL},
         {"help", "frobnicate", NULL},
         {"diff", map, NULL},
+        {"add", map, "-x", NULL},
+        {"add", map, "-", NULL},
+        {"remove", map, "-x", NULL},
+        {"lookup", map, "-k", NULL},
+        {"add", map, "tab\there", NULL},
+        {"add", map, "--", "line\n", NULL},
+        {"add", map, "--", "\x7f", NULL},
+        {"weight", map, "bell\a", "2", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k += case_stride()) {
         r = run_argv(cases[k]);
@@ -700,9 +822,8 @@ Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
     cr_assert_str_neq(ka, kb, "two random keys are equal");
     cr_assert_str_neq(ka, "00000000000000000000000000000000");
 
-    /* Quotes, backslashes, control bytes, UTF-8 and invalid UTF-8. */
-    char *const names[] = {"q\"uote", "back\\slash", "tab\tnl\n", "caf\xc3\xa9", "bad\xff\xfe",
-                           "--", "-"};
+    /* Quotes, backslashes, UTF-8, invalid UTF-8, and names that look like options. */
+    char *const names[] = {"q\"uote", "back\\slash", "caf\xc3\xa9", "bad\xff\xfe", "--", "-"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         r = run_argv((char *const[]){"add", a, "--json", "--", names[k], NULL});
         cr_assert_eq(r.status, 0, "name %zu: %s", k, r.err);
@@ -721,4 +842,99 @@ Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
     cr_assert_eq(dch_map_node_count(m), sizeof names / sizeof names[0]);
     cr_assert_eq(dch_map_diff(m, m, count_moved, NULL), DCH_OK);
     dch_map_free(m);
+}
+
+/* Sum of "key": N over every occurrence in text. */
+static unsigned long long json_sum(const char *text, const char *field)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", field);
+    unsigned long long sum = 0;
+    for (const char *s = strstr(text, pat); s != NULL; s = strstr(s + 1, pat))
+        sum += strtoull(s + strlen(pat), NULL, 10);
+    return sum;
+}
+
+Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
+{
+    char old[256], target[256];
+    path_in(old, sizeof old, "old.dchmap");
+    path_in(target, sizeof target, "new.dchmap");
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 64;
+    cfg.slots_per_unit = 16;
+    dch_map *a, *b;
+    cr_assert_eq(dch_map_new(&a, &cfg), DCH_OK);
+    const char *names[] = {"n0", "n1", "n2", "n3", "n4"};
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(dch_map_add_node(a, names[i], 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
+    cr_assert_eq(dch_map_remove_node(b, 2), DCH_OK);
+    cr_assert_eq(dch_map_add_node(b, "n5", 2, NULL), DCH_OK);
+    cr_assert_eq(dch_map_save_file(a, old), DCH_OK);
+    cr_assert_eq(dch_map_save_file(b, target), DCH_OK);
+    uint32_t n;
+    cr_assert_eq(dch_map_stage_steps(a, b, 40, &n), DCH_OK);
+    cr_assert(n > 2);
+
+    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", work);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    char want[64];
+    snprintf(want, sizeof want, "%u steps of at most 40 slots", n);
+    cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
+    snprintf(want, sizeof want, "step %u/%u: epoch", n, n);
+    cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
+    result_free(&r);
+    cr_assert_eq(count_files(), 2 + (int)n, "one file per step");
+
+    /* Each file is the library's step, byte for byte. */
+    dch_map *prev = a;
+    for (uint32_t i = 1; i <= n; i++) {
+        dch_map *step;
+        cr_assert_eq(dch_map_stage_next(&step, prev, b, 40), DCH_OK);
+        char path[256], name[32];
+        snprintf(name, sizeof name, "step-%04u.dchmap", i);
+        path_in(path, sizeof path, name);
+        size_t len, flen;
+        cr_assert_eq(dch_map_save(step, NULL, 0, &len), DCH_OK);
+        uint8_t *bytes = malloc(len);
+        cr_assert_eq(dch_map_save(step, bytes, len, &len), DCH_OK);
+        char *file = slurp(path, &flen);
+        cr_assert(flen == len && memcmp(file, bytes, len) == 0, "%s differs", name);
+        free(file);
+        free(bytes);
+        if (prev != a)
+            dch_map_free(prev);
+        prev = step;
+    }
+    cr_assert_eq(dch_map_fingerprint(prev), dch_map_fingerprint(b));
+    dch_map_free(prev);
+
+    r = RUN("plan", old, target, "--max-slots=40", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    assert_json(r.out);
+    cr_assert_eq(json_number(r.out, "step_count"), n);
+    const moved_sum whole = plan_of(a, b);
+    cr_assert_eq(json_sum(r.out, "moved_slots"), whole.slots, "the steps move the plan");
+    cr_assert_eq(json_sum(r.out, "out"), whole.slots);
+    cr_assert_eq(json_sum(r.out, "in"), whole.slots);
+    result_free(&r);
+
+    /* Usage errors exit 2, maps that cannot be staged 1. */
+    char *const bad[][6] = {{"plan", old, target, NULL},
+                            {"plan", old, target, "--max-slots", "0", NULL},
+                            {"plan", old, target, "--max-slots", "x", NULL},
+                            {"plan", old, "--max-slots", "4", NULL}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = run_argv(bad[i]);
+        cr_assert_eq(r.status, 2, "case %zu: %s", i, r.err);
+        result_free(&r);
+    }
+    r = RUN("plan", target, old, "--max-slots", "4");
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, "cannot stage") != NULL, "%s", r.err);
+    result_free(&r);
+    dch_map_free(a);
+    dch_map_free(b);
 }

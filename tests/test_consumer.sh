@@ -26,7 +26,7 @@ san=()
 [ -n "${DCH_SANITIZE:-}" ] && san=("-fsanitize=$DCH_SANITIZE")
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "--- $*"; }
+step() { echo "progress: consumer_$mode: $*"; }
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -40,7 +40,7 @@ shared)
     lib_build="$work/lib-build"
     step "building libdch as a shared library"
     "$cmake" -S "$src" -B "$lib_build" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
-        -DBUILD_SHARED_LIBS=ON -DDCH_BUILD_TESTS=OFF -DDCH_BUILD_ANALYSIS=OFF \
+        -DBUILD_SHARED_LIBS=ON -DDCH_BUILD_TESTS=OFF -DDCH_BUILD_ANALYSIS=OFF -DDCH_BUILD_EXPLORER=OFF \
         -DDCH_WERROR=ON -DDCH_SANITIZE="${DCH_SANITIZE:-}" >"$work/lib-configure.log" ||
         { cat "$work/lib-configure.log"; fail "configure of the shared build"; }
     "$cmake" --build "$lib_build" -j2

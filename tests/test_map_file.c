@@ -103,8 +103,11 @@ static dch_map *random_map(uint64_t *rng, int big)
             char name[DCH_NAME_MAX + 1];
             const uint32_t len = rng_below(rng, 8) == 0 ? 1 + rng_below(rng, DCH_NAME_MAX)
                                                         : 1 + rng_below(rng, 12);
-            for (uint32_t i = 0; i < len; i++)
-                name[i] = (char)(1 + rng_below(rng, 255));
+            /* Any byte a name may hold: 0x20 .. 0xff but 0x7f. */
+            for (uint32_t i = 0; i < len; i++) {
+                const uint32_t b = 0x20 + rng_below(rng, 0xdf);
+                name[i] = (char)(b >= 0x7f ? b + 1 : b);
+            }
             name[len] = '\0';
             const uint32_t w = rng_below(rng, 10) == 0   ? 0
                                : rng_below(rng, 10) == 0 ? 1000 + rng_below(rng, 100000)
@@ -692,7 +695,7 @@ Test(map_file, unknown_versions_are_reported_as_such)
     dch_map *m = small_map();
     size_t len;
     uint8_t *bytes = save_map(m, &len);
-    const uint32_t versions[] = {0, 2, 3, 0x100, UINT32_MAX};
+    const uint32_t versions[] = {0, 3, 0x100, UINT32_MAX};
     for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
         wr(bytes + 8, versions[k], 4);
         fix_checksum(bytes, len);
@@ -700,6 +703,11 @@ Test(map_file, unknown_versions_are_reported_as_such)
         /* Even a bare 12-byte start says which version it is. */
         expect_load(bytes, 12, DCH_EVERSION, "version, 12 bytes", (long)versions[k]);
     }
+    /* Version 2 is known: a version 1 body under it lacks the transition
+     * record, so its table runs into where the record should be. */
+    wr(bytes + 8, DCH_MAP_FORMAT_VERSION_STEP, 4);
+    fix_checksum(bytes, len);
+    expect_load(bytes, len, DCH_ECORRUPT, "version 2 without a record", 2);
     bytes[0] = 0x88;
     expect_load(bytes, len, DCH_ECORRUPT, "magic", 0);
     free(bytes);
@@ -717,6 +725,9 @@ static void br_spu_zero(doc *d) { d->spu = 0; }
 static void br_too_many_slots(doc *d) { d->units = 1u << 13; d->spu = 1u << 12; }
 static void br_empty_name(doc *d) { d->recs[1].len = 0; }
 static void br_nul_in_name(doc *d) { d->recs[1].name[1] = 0; }
+static void br_tab_in_name(doc *d) { d->recs[1].name[1] = '\t'; }
+static void br_newline_in_name(doc *d) { d->recs[0].name[d->recs[0].len - 1] = '\n'; }
+static void br_del_in_name(doc *d) { d->recs[1].name[0] = 0x7f; }
 static void br_ids_descend(doc *d) { rec t = d->recs[0]; d->recs[0] = d->recs[1]; d->recs[1] = t; }
 static void br_same_id(doc *d)
 {
@@ -771,6 +782,9 @@ static const struct {
     {"more than 2^24 slots", br_too_many_slots},
     {"empty name", br_empty_name},
     {"NUL inside a name", br_nul_in_name},
+    {"TAB inside a name", br_tab_in_name},
+    {"newline ending a name", br_newline_in_name},
+    {"0x7f starting a name", br_del_in_name},
     {"ids out of order", br_ids_descend},
     {"duplicate id", br_same_id},
     {"id 65535", br_id_65535},
@@ -811,6 +825,47 @@ Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected)
             doc_free(&d);
         }
     }
+    free(bytes);
+    dch_map_free(m);
+}
+
+/*
+ * The loader applies the library's name rule byte by byte: a file whose
+ * member name holds byte b (checksum valid) loads exactly when b is not a
+ * control byte, and the loaded name holds b.
+ */
+Test(map_file, names_load_exactly_when_they_hold_no_control_byte)
+{
+    dch_map *m = small_map();
+    size_t len;
+    uint8_t *bytes = save_map(m, &len);
+    unsigned loaded = 0;
+    for (unsigned b = 1; b <= 0xff; b++) {
+        const bool valid = b >= 0x20 && b != 0x7f;
+        for (int enc = 0; enc < 2; enc++) {
+            doc d;
+            doc_parse(bytes, len, &d);
+            d.recs[1].name[d.recs[1].len - 1] = (uint8_t)b;
+            size_t blen;
+            uint8_t *f = doc_write(&d, enc, &blen);
+            dch_map *out = NULL;
+            const int rc = dch_map_load(&out, f, blen);
+            if (valid) {
+                cr_assert_eq(rc, DCH_OK, "byte 0x%02x (encoding %d): %s", b, enc,
+                             dch_strerror(rc));
+                const char *name = dch_map_node_name(out, d.recs[1].id);
+                cr_assert(name != NULL && (unsigned char)name[d.recs[1].len - 1] == b,
+                          "byte 0x%02x: the loaded name differs", b);
+                dch_map_free(out);
+                loaded += enc == 0;
+            } else {
+                expect_load(f, blen, DCH_ECORRUPT, "control byte in a name", (long)b);
+            }
+            free(f);
+            doc_free(&d);
+        }
+    }
+    cr_assert_eq(loaded, 0xff - 0x20, "bytes 0x20 .. 0xff but 0x7f load");
     free(bytes);
     dch_map_free(m);
 }
@@ -1259,11 +1314,11 @@ Test(map_file, damaged_files_are_refused)
         cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT, "cut at %zu", cuts[k]);
     }
     memcpy(p, bytes, len);
-    wr(p + 8, 2, 4);
+    wr(p + 8, 3, 4);
     write_bytes(path, p, len);
     cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION);
     write_bytes(path, p, 12);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION, "a bare version-2 start");
+    cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION, "a bare version-3 start");
     /* A header announcing more than any map can take is refused unread. */
     memcpy(p, bytes, len);
     wr(p + 16, UINT64_C(1) << 40, 8);

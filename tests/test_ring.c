@@ -375,7 +375,7 @@ static void random_name(rng *g, char *buf, size_t size, unsigned serial)
         memset(buf, 'x', len);
         snprintf(buf + len - 8, 9, "%08x", serial);
     } else if (kind == 1) {
-        snprintf(buf, size, "\xff\x01%u", serial);
+        snprintf(buf, size, "\xff\x20%u", serial);
     } else if (kind == 2) {
         snprintf(buf, size, "%u", serial);
     } else {

@@ -1,10 +1,10 @@
 /*
- * SipHash-2-4 against three independent oracles: the reference vectors in the
- * shared vector file, the worked example of the paper, and libsodium on
+ * SipHash-2-4 against three independent oracles: the reference vectors in
+ * tests/vectors/siphash.txt, the worked example of the paper, and libsodium on
  * random messages at random (misaligned) offsets.
  *
- * DCH_SIPHASH_VECTORS, when set, names the vector file to read instead of the
- * shared one, so a check can hand the test a damaged copy and see it fail.
+ * DCH_SIPHASH_VECTORS, when set, names the vector file to read instead of
+ * tests/vectors/siphash.txt, so a check can hand the test a damaged copy and see it fail.
  * DCH_TEST_SEED, when set, replaces the default seed of the random tests.
  */
 #include <criterion/criterion.h>
@@ -59,7 +59,7 @@ static int decode_hex(const char *hex, uint8_t *out, size_t n)
 static const char *vector_path(void)
 {
     const char *env = getenv("DCH_SIPHASH_VECTORS");
-    return (env != NULL && env[0] != '\0') ? env : DCH_SHARED_DIR "/vectors/siphash.txt";
+    return (env != NULL && env[0] != '\0') ? env : DCH_SOURCE_DIR "/tests/vectors/siphash.txt";
 }
 
 /*

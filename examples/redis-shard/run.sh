@@ -2,12 +2,17 @@
 # Run redis-shard against real Redis servers: start K+1 servers on free
 # loopback ports, then, for the DCH map and for the classic ring in turn,
 # load N keys on K shards, join a (K+1)th shard, have one of the first shards
-# leave, and verify the store after every step. Prints each step, then the
-# keys each shard sent and received, DCH and ring side by side.
+# leave, and verify the store after every step. Prints each step's report
+# for people, then a side-by-side table of both schemes: the keys each shard
+# sent and received, the keys moved, the plan's ranges and the migration's
+# time.
 #
 # Usage: bash examples/redis-shard/run.sh [--keys N] [--shards K]
 #            [--program PATH] [--work DIR] [--hash-key HEX32] [--check]
+#            [--machine FILE]
 #
+#   --machine  write the programs' machine-readable '@' lines (key=value
+#              pairs, which the report leaves out) of both schemes to FILE
 #   --program  the redis-shard executable (default: build it in build/)
 #   --work     scratch directory for server files and state (default: a
 #              new temporary directory, removed at the end)
@@ -41,6 +46,7 @@ shards=4
 program=""
 work=""
 check=0
+machine=""
 # A fixed hash key makes runs repeatable; any key gives the same guarantees.
 hash_key=7265646973207368617264206b657921
 
@@ -52,6 +58,7 @@ while [ $# -gt 0 ]; do
     --work) work=$2; shift 2 ;;
     --hash-key) hash_key=$2; shift 2 ;;
     --check) check=1; shift ;;
+    --machine) machine=$2; shift 2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -202,7 +209,7 @@ run_scheme() {
         "$program" -d "$state" verify &&
         "$program" -d "$state" leave "$leaver" &&
         "$program" -d "$state" verify "127.0.0.1:$(port_of "$leaver")"
-    } 2>&1 | tee "$log"
+    } 2>&1 | tee "$log" | { grep -v '^@' || true; }
 }
 
 status=0
@@ -212,9 +219,13 @@ for scheme in map ring; do
     run_scheme "$scheme" || { status=1; echo "run.sh: the $scheme run failed" >&2; }
 done
 [ "$status" -eq 0 ] || exit 1
+[ -z "$machine" ] || grep -h '^@' "$work/map.log" "$work/ring.log" >"$machine"
 
 # ---- side by side --------------------------------------------------------------
-# field NAME < line: the value of NAME=... on an '@' line.
+# Per step, both schemes: each shard's net keys, then the keys moved against
+# the plan's prediction, the plan's number of hash ranges (what a migration
+# tool must walk: the map cuts every unit, the ring moves whole arcs) and
+# the migration's wall time, read from the '@' lines of both runs.
 table() {
     local op=$1
     echo
@@ -235,14 +246,16 @@ table() {
         $1 == "@step" && val("op") == op {
             s = val("scheme")
             moved[s] = val("moved"); pred[s] = val("predicted"); secs[s] = val("seconds")
+            ranges[s] = val("ranges")
         }
         END {
-            printf "  %-8s %12s %12s\n", "shard", "DCH map", "ring"
+            printf "  %-16s %12s %12s\n", "shard", "DCH map", "ring"
             for (i = 1; i <= count; i++)
-                printf "  %-8s %+12d %+12d\n", order[i], net["map", order[i]], net["ring", order[i]]
-            printf "  %-8s %12d %12d\n", "moved", moved["map"], moved["ring"]
-            printf "  %-8s %12.1f %12.1f\n", "predicted", pred["map"], pred["ring"]
-            printf "  %-8s %12.3f %12.3f\n", "seconds", secs["map"], secs["ring"]
+                printf "  %-16s %+12d %+12d\n", order[i], net["map", order[i]], net["ring", order[i]]
+            printf "  %-16s %12d %12d\n", "keys moved", moved["map"], moved["ring"]
+            printf "  %-16s %12.1f %12.1f\n", "predicted", pred["map"], pred["ring"]
+            printf "  %-16s %12d %12d\n", "plan ranges", ranges["map"], ranges["ring"]
+            printf "  %-16s %12.3f %12.3f\n", "migration (s)", secs["map"], secs["ring"]
         }' "$work/map.log" "$work/ring.log"
 }
 table join

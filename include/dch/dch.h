@@ -11,7 +11,13 @@
  *   dch/map_file.h map files (save, load, atomic file replacement) and the
  *                  routing fingerprint
  *   dch/map_diff.h migration plans between two maps, by member name
+ *   dch/map_stage.h staged changes: from a map to a target in steps that
+ *                  move at most K slots into and out of any member
  *   dch/ring.h     the classic consistent-hash ring (dch_ring), for comparison
+ *
+ * Not included here: dch/etcd.h belongs to the companion library dch-etcd
+ * (dch::etcd, needs libcurl and json-c), which shares a map through etcd:
+ * publish by compare-and-swap on the epoch, fetch, and watch.
  *
  * How the pieces fit: a key is hashed with SipHash-2-4 under a key that every
  * client shares; the 64-bit hash is routed by a map (or a ring) to a member
@@ -38,6 +44,7 @@
 #include "map.h"
 #include "map_file.h"
 #include "map_diff.h"
+#include "map_stage.h"
 #include "ring.h"
 
 #ifdef __cplusplus

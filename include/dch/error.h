@@ -25,7 +25,8 @@ extern "C" {
     X(DCH_EFULL, -5, "over a documented limit")                               \
     X(DCH_ECORRUPT, -6, "data is damaged or not a libdch map")                \
     X(DCH_EVERSION, -7, "unsupported format version")                         \
-    X(DCH_EIO, -8, "input/output error")
+    X(DCH_EIO, -8, "input/output error")                                      \
+    X(DCH_ECONFLICT, -9, "the shared state changed since it was read")
 
 enum dch_error {
 #define DCH__ERROR_ENUM(name, value, message) name = (value),

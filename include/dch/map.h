@@ -16,7 +16,8 @@
  * cluster, share the map itself (see dch_map_epoch), do not rebuild it.
  *
  * Members: names are non-empty NUL-terminated strings of at most DCH_NAME_MAX
- * bytes, unique within a map. Ids are small integers, the lowest free one is
+ * bytes with no control byte (none below 0x20, no 0x7f: tools print names in
+ * lines and tab-separated columns), unique within a map. Ids are small integers, the lowest free one is
  * given on add, and an id is stable while its member stays. A member of
  * weight 0 is kept but owns nothing.
  *
@@ -115,10 +116,12 @@ DCH_API int dch_map_clone(dch_map **out, const dch_map *m);
  * the slots that move are exactly the ones it now owns. The name is copied.
  * O(P + N + moved slots * S).
  *
- * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes.
+ * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes, no
+ *                byte below 0x20 and no 0x7f.
  * @param weight  0 .. UINT32_MAX; 0 adds a member that owns nothing.
  * @param[out] id_out  the new member's id; may be NULL.
- * @return DCH_OK; DCH_EINVAL (NULL map or name, empty or over-long name);
+ * @return DCH_OK; DCH_EINVAL (NULL map or name, empty or over-long name, or
+ *         a name holding a control byte);
  *         DCH_EEXIST (name in use); DCH_EFULL (DCH_MAP_MAX_NODES members
  *         already, or the weight sum would pass UINT32_MAX); DCH_ENOMEM.
  */
@@ -149,8 +152,8 @@ DCH_API int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight);
 /**
  * Find a member by name. O(log N).
  *
- * @return DCH_OK, DCH_EINVAL (a NULL argument or a name that is empty or
- *         longer than DCH_NAME_MAX), DCH_ENOENT.
+ * @return DCH_OK, DCH_EINVAL (a NULL argument or a name that is empty,
+ *         longer than DCH_NAME_MAX or holds a control byte), DCH_ENOENT.
  */
 DCH_API int dch_map_find_node(const dch_map *m, const char *name,
                               uint32_t *id_out);

@@ -11,14 +11,15 @@
  * decides routing, so two clients know in one comparison that they route
  * every key the same way.
  *
- * Format, version 1. All integers are little-endian; uleb is unsigned LEB128
+ * Format, version 1 (a settled map) and 2 (a map in transition, see
+ * map_stage.h). All integers are little-endian; uleb is unsigned LEB128
  * (7 bits per byte, low group first, high bit set on every byte but the
  * last) in its shortest form, so its last byte is non-zero unless the value
  * is 0 and it is one byte long.
  *
  *   offset size  field
  *   0      8     magic 89 44 43 48 0D 0A 1A 0A ("\x89DCH\r\n\x1a\n")
- *   8      4     u32 format version, 1
+ *   8      4     u32 format version, 1 or 2
  *   12     4     u32 N, member count, 0 .. DCH_MAP_MAX_NODES
  *   16     8     u64 file length in bytes, checksum included
  *   24     4     u32 units, a power of two
@@ -28,25 +29,32 @@
  *   48     8     u64 epoch
  *   56           N member records, ids strictly ascending, each:
  *                  u16 id (0 .. 65534), u32 weight, u32 slots owned,
- *                  u8 name length L (1 .. 255), L name bytes (no 00 byte)
+ *                  u8 name length L (1 .. 255), L name bytes (none
+ *                  below 0x20, no 0x7f)
  *                the slot table:
  *                  u8 encoding, 0 (raw) or 1 (runs)
  *                  raw:  P u16 owners in slot order, 65535 for unowned
  *                  runs: u32 R (1 .. P), then R runs of (uleb owner,
  *                        uleb length >= 1) in slot order; adjacent runs
  *                        have different owners and the lengths sum to P
+ *                version 2 only, the transition record (16 bytes):
+ *                  u64 target fingerprint, u32 step i, u32 steps n,
+ *                  1 <= i < n
  *   len-8  8     u64 checksum: SipHash-2-4 under the 16 ASCII bytes
  *                "dch map checksum" of bytes 0 .. len-9
  *
  * The writer uses runs when they are strictly smaller than the raw table and
- * is deterministic, so saving a loaded map gives the same bytes. The checksum
+ * is deterministic, so saving a loaded map gives the same bytes. It writes
+ * version 1 for every settled map, so a library that reads only version 1
+ * reads every settled map, and gives DCH_EVERSION for a step map. The checksum
  * catches accidental damage; it is not a signature, so bytes from an
  * untrusted source still need authenticating elsewhere.
  *
  * Load checks, and the error each failure gives: bad magic or fewer than 12
- * bytes, DCH_ECORRUPT; a version other than 1, DCH_EVERSION; then, all as
+ * bytes, DCH_ECORRUPT; a version other than 1 or 2, DCH_EVERSION; then, all as
  * DCH_ECORRUPT, a length field other than the byte count, a bad checksum,
- * any field out of its range above, a record or run reaching past the table
+ * any field out of its range above (the step of a transition record
+ * included), a record or run reaching past the table
  * or a table ending before the checksum, a duplicate name, a slot owned by a
  * non-member or a member of weight 0 (or any owned slot when every weight is
  * 0, or an unowned one otherwise), a weight sum above UINT32_MAX, a stored
@@ -65,8 +73,13 @@
 extern "C" {
 #endif
 
-/** The format version dch_map_save writes; dch_map_load reads only this one. */
+/** The format version of a settled map, the one dch_map_save writes for it. */
 #define DCH_MAP_FORMAT_VERSION 1u
+/**
+ * The format version of a map in transition (map_stage.h): version 1 with a
+ * transition record after the slot table. dch_map_load reads both.
+ */
+#define DCH_MAP_FORMAT_VERSION_STEP 2u
 
 /**
  * Serialise a map.
@@ -98,7 +111,8 @@ DCH_API int dch_map_load(dch_map **out, const void *buf, size_t len);
  * The bytes are treated as hostile: nothing is read outside buf[0 .. len-1]
  * and every check listed at the top of this header passes before the map is
  * returned. The map has the saved config, members, ids, slot table and
- * epoch; its config names `allocator`.
+ * epoch, and the transition record of a version 2 file
+ * (dch_map_in_transition); its config names `allocator`.
  *
  * @param[out] out  the map, owned by the caller; untouched on error.
  * @param buf       the bytes; may be NULL when len is 0.

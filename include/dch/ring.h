@@ -53,7 +53,8 @@
  * one changed.
  *
  * Members: names are non-empty NUL-terminated strings of at most DCH_NAME_MAX
- * bytes, unique within a ring. Ids are small integers, the lowest free one is
+ * bytes with no control byte (none below 0x20, no 0x7f: tools print names in
+ * lines and tab-separated columns), unique within a ring. Ids are small integers, the lowest free one is
  * given on add, and an id is stable while its member stays. A member of
  * weight 0 is kept but has no points.
  *
@@ -144,10 +145,12 @@ DCH_API int dch_ring_clone(dch_ring **out, const dch_ring *r);
  * else moves. The member gets the lowest free id. The name is copied.
  * O(points + new points * log(new points) + N).
  *
- * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes.
+ * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes, no
+ *                byte below 0x20 and no 0x7f.
  * @param weight  0 .. UINT32_MAX; 0 adds a member with no points.
  * @param[out] id_out  the new member's id; may be NULL.
- * @return DCH_OK; DCH_EINVAL (NULL ring or name, empty or over-long name);
+ * @return DCH_OK; DCH_EINVAL (NULL ring or name, empty or over-long name, or
+ *         a name holding a control byte);
  *         DCH_EEXIST (name in use); DCH_EFULL (DCH_RING_MAX_NODES members
  *         already, weight sum past UINT32_MAX, or total points past
  *         DCH_RING_MAX_POINTS); DCH_ENOMEM.
@@ -186,8 +189,8 @@ DCH_API int dch_ring_set_weight(dch_ring *r, uint32_t id, uint32_t weight);
  * Find a member by name. O(log N).
  *
  * @param[out] id_out  the member's id; untouched unless DCH_OK.
- * @return DCH_OK, DCH_EINVAL (a NULL argument or a name that is empty or
- *         longer than DCH_NAME_MAX), DCH_ENOENT.
+ * @return DCH_OK, DCH_EINVAL (a NULL argument or a name that is empty,
+ *         longer than DCH_NAME_MAX or holds a control byte), DCH_ENOENT.
  */
 DCH_API int dch_ring_find_node(const dch_ring *r, const char *name,
                                uint32_t *id_out);

@@ -13,6 +13,9 @@
  * Serialise changes (one operator, or a lock held around each command).
  */
 #include "dch/dch.h"
+#ifdef DCH_TOOL_ETCD
+#include "etcd_cmds.h"
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,6 +38,8 @@ enum {
     OPT_WEIGHT = 1 << 6,
     OPT_RANGES = 1 << 7,
     OPT_DRY_RUN = 1 << 8,
+    OPT_MAX_SLOTS = 1 << 9,
+    OPT_WRITE_DIR = 1 << 10,
 };
 
 typedef struct option_def {
@@ -48,7 +53,8 @@ static const option_def option_defs[] = {
     {"slots", OPT_SLOTS, 1},       {"key", OPT_KEY, 1},
     {"random-key", OPT_RANDOM_KEY, 0}, {"force", OPT_FORCE, 0},
     {"weight", OPT_WEIGHT, 1},     {"ranges", OPT_RANGES, 0},
-    {"dry-run", OPT_DRY_RUN, 0},
+    {"dry-run", OPT_DRY_RUN, 0},   {"max-slots", OPT_MAX_SLOTS, 1},
+    {"write-dir", OPT_WRITE_DIR, 1},
 };
 
 #define MAX_ARGS 4096
@@ -97,16 +103,23 @@ static int parse_args(const command *cmd, int argc, char **argv, args *a)
     int options_done = 0;
     for (int i = 0; i < argc; i++) {
         const char *s = argv[i];
-        if (options_done || s[0] != '-' || s[1] != '-' || s[2] == '\0') {
-            if (!options_done && strcmp(s, "--") == 0) {
-                options_done = 1;
-                continue;
-            }
+        if (!options_done && strcmp(s, "--") == 0) {
+            options_done = 1;
+            continue;
+        }
+        if (options_done || s[0] != '-') {
             if (a->npos == MAX_ARGS)
                 return usage_error(cmd, "%s", "too many arguments");
             a->pos[a->npos++] = s;
             continue;
         }
+        /* Before --, a leading '-' always means an option: `add FILE -x` must
+         * not quietly add a member named "-x". */
+        if (s[1] != '-')
+            return usage_error(cmd,
+                               "unknown option %s (an argument that starts with '-' goes "
+                               "after --)",
+                               s);
         const char *name = s + 2;
         const char *eq = strchr(name, '=');
         const size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
@@ -251,6 +264,31 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/*
+ * Text for a line-oriented output: control bytes (below 0x20, and 0x7f) are
+ * written as \xNN so that a key cannot forge a column or a line. Member
+ * names never hold them (the library refuses such names).
+ */
+static void text_string(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x20 || *p == 0x7F)
+            fprintf(f, "\\x%02x", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* Whether a member name is valid: 1 .. DCH_NAME_MAX bytes, no control byte. */
+static int valid_name(const char *s)
+{
+    size_t n = 0;
+    for (; s[n] != '\0'; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] == 0x7F)
+            return 0;
+    return n >= 1 && n <= DCH_NAME_MAX;
+}
+
 static double absd(double x)
 {
     return x < 0 ? -x : x;
@@ -263,12 +301,19 @@ static const char *or_dash(const char *s)
 
 /* ---- Loading and saving ----------------------------------------------- */
 
+/*
+ * What went wrong with a file: for DCH_EIO the system's own reason (errno,
+ * e.g. "No such file or directory"), which says more than "input/output
+ * error"; otherwise the library's message (a damaged map, a newer version).
+ */
+static const char *file_error_cause(int rc, int err)
+{
+    return rc == DCH_EIO && err != 0 ? strerror(err) : dch_strerror(rc);
+}
+
 static int report_file_error(const char *path, int rc, int err)
 {
-    if (rc == DCH_EIO)
-        fprintf(stderr, "dch: %s: %s (%s)\n", path, dch_strerror(rc), strerror(err));
-    else
-        fprintf(stderr, "dch: %s: %s\n", path, dch_strerror(rc));
+    fprintf(stderr, "dch: %s: %s\n", path, file_error_cause(rc, err));
     return EXIT_RUNTIME;
 }
 
@@ -519,8 +564,9 @@ static int change(const command *cmd, const args *a, change_kind kind)
                                                   : NULL;
     if (wtext != NULL && parse_u32(wtext, &weight) != 0)
         return usage_error(cmd, "weight %s: not an integer from 0 to 4294967295", wtext);
-    if (name[0] == '\0' || strlen(name) > DCH_NAME_MAX)
-        return usage_error(cmd, "%s", "a name has 1 to 255 bytes");
+    if (!valid_name(name))
+        return usage_error(cmd, "%s",
+                           "a name has 1 to 255 bytes and no control character (TAB, newline, ...)");
 
     dch_map *old, *m = NULL;
     int status = load(path, &old);
@@ -677,6 +723,8 @@ static int cmd_show(const command *cmd, const args *a)
     }
     const uint64_t fp = dch_map_fingerprint(m);
     const int json = (a->given & OPT_JSON) != 0;
+    dch_map_transition tr;
+    const int moving = dch_map_in_transition(m, &tr);
     if (json) {
         printf("{\"file\": ");
         json_string(stdout, path);
@@ -686,10 +734,14 @@ static int cmd_show(const command *cmd, const args *a)
         print_hex(stdout, cfg.hash_key, 16);
         printf("\", \"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64
                "\", \"member_count\": %" PRIu32 ", \"total_weight\": %" PRIu32
-               ", \"max_deviation_slots\": %.17g, \"max_unit_deviation_slots\": %.17g,\n"
-               "  \"members\": [",
+               ", \"max_deviation_slots\": %.17g, \"max_unit_deviation_slots\": %.17g,\n",
                dch_map_epoch(m), fp, dch_map_node_count(m), dch_map_total_weight(m), worst,
                worst_unit);
+        if (moving)
+            printf("  \"transition\": {\"step\": %" PRIu32 ", \"steps\": %" PRIu32
+                   ", \"target_fingerprint\": \"%016" PRIx64 "\"},\n",
+                   tr.step, tr.steps, tr.target_fingerprint);
+        printf("  \"members\": [");
     } else {
         printf("file:          %s\n", path);
         printf("units:         %" PRIu32 "\n", cfg.units);
@@ -703,6 +755,9 @@ static int cmd_show(const command *cmd, const args *a)
                dch_map_total_weight(m));
         printf("balance:       worst |slots - ideal| %.3f slots, worst per-unit %.3f slots\n",
                worst, worst_unit);
+        if (moving)
+            printf("transition:    step %" PRIu32 " of %" PRIu32 " towards %016" PRIx64 "\n",
+                   tr.step, tr.steps, tr.target_fingerprint);
         if (limit > 0)
             printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s\n", "id", "name", "weight",
                    "slots", "share%", "ideal%", "dev", "unit", "ideal/u");
@@ -768,7 +823,8 @@ static int cmd_lookup(const command *cmd, const args *a)
             json_string(stdout, name);
             printf("}");
         } else {
-            printf("%s\t%s\n", key, or_dash(name));
+            text_string(stdout, key);
+            printf("\t%s\n", or_dash(name));
         }
     }
     if (json)
@@ -812,6 +868,174 @@ static int cmd_diff(const command *cmd, const args *a)
     return status;
 }
 
+/* Slots a member gives and takes in one step. */
+typedef struct member_flow {
+    const char *name;
+    uint64_t out, in;
+} member_flow;
+
+static int flow_cmp(const void *x, const void *y)
+{
+    return strcmp(((const member_flow *)x)->name, ((const member_flow *)y)->name);
+}
+
+/* The plan's moves summed per member name, sorted by name; the caller frees. */
+static member_flow *plan_flows(const plan *p, size_t *count)
+{
+    member_flow *f = malloc((2 * p->n + 1) * sizeof *f);
+    if (f == NULL)
+        return NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (p->moves[i].from != NULL)
+            f[n++] = (member_flow){p->moves[i].from, p->moves[i].slots, 0};
+        if (p->moves[i].to != NULL)
+            f[n++] = (member_flow){p->moves[i].to, 0, p->moves[i].slots};
+    }
+    qsort(f, n, sizeof *f, flow_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k > 0 && strcmp(f[k - 1].name, f[i].name) == 0) {
+            f[k - 1].out += f[i].out;
+            f[k - 1].in += f[i].in;
+        } else {
+            f[k++] = f[i];
+        }
+    }
+    *count = k;
+    return f;
+}
+
+/* One step of `dch plan`: its epoch, moves per member and fingerprint. */
+static int print_step(const dch_map *prev, const dch_map *step, uint32_t i, uint32_t n,
+                      int json)
+{
+    plan p;
+    int status = make_plan(prev, step, &p);
+    size_t nf = 0;
+    member_flow *f = status == 0 ? plan_flows(&p, &nf) : NULL;
+    if (status == 0 && f == NULL) {
+        fputs("dch: out of memory\n", stderr);
+        status = EXIT_RUNTIME;
+    }
+    if (status == 0) {
+        const uint64_t moved = plan_moved(&p);
+        if (json) {
+            printf("%s\n    {\"step\": %" PRIu32 ", \"epoch\": %" PRIu64
+                   ", \"fingerprint\": \"%016" PRIx64 "\", \"in_transition\": %s, "
+                   "\"moved_slots\": %" PRIu64 ", \"members\": [",
+                   i > 1 ? "," : "", i, dch_map_epoch(step), dch_map_fingerprint(step),
+                   dch_map_in_transition(step, NULL) ? "true" : "false", moved);
+            for (size_t k = 0; k < nf; k++) {
+                printf("%s{\"name\": ", k ? ", " : "");
+                json_string(stdout, f[k].name);
+                printf(", \"out\": %" PRIu64 ", \"in\": %" PRIu64 "}", f[k].out, f[k].in);
+            }
+            printf("]}");
+        } else {
+            printf("step %" PRIu32 "/%" PRIu32 ": epoch %" PRIu64 ", %" PRIu64
+                   " slots move, fingerprint %016" PRIx64 "%s\n",
+                   i, n, dch_map_epoch(step), moved, dch_map_fingerprint(step),
+                   i == n ? " (the target)" : "");
+            for (size_t k = 0; k < nf; k++)
+                printf("  %-20s out %6" PRIu64 "  in %6" PRIu64 "\n", f[k].name, f[k].out,
+                       f[k].in);
+        }
+    }
+    free(f);
+    free(p.moves);
+    return status;
+}
+
+static int stage_error(const char *old, const char *target, int rc)
+{
+    fprintf(stderr, "dch: cannot stage %s -> %s: %s%s\n", old, target, dch_strerror(rc),
+            rc == DCH_EINVAL ? " (the maps need the same units, slots per unit and hash "
+                               "key, a target of a later epoch, and no target in transition)"
+                             : "");
+    return EXIT_RUNTIME;
+}
+
+/* Write step i to DIR/step-NNNN.dchmap. */
+static int write_step(const char *dir, uint32_t i, const dch_map *step)
+{
+    const size_t cap = strlen(dir) + 32;
+    char *path = malloc(cap);
+    if (path == NULL) {
+        fputs("dch: out of memory\n", stderr);
+        return EXIT_RUNTIME;
+    }
+    snprintf(path, cap, "%s/step-%04" PRIu32 ".dchmap", dir, i);
+    errno = 0;
+    const int rc = dch_map_save_file(step, path);
+    const int status = rc == DCH_OK ? 0 : report_file_error(path, rc, errno);
+    free(path);
+    return status;
+}
+
+static int cmd_plan(const command *cmd, const args *a)
+{
+    uint32_t k;
+    if (!(a->given & OPT_MAX_SLOTS))
+        return usage_error(cmd, "%s", "--max-slots is required");
+    if (parse_u32(opt_value(a, OPT_MAX_SLOTS), &k) != 0 || k == 0)
+        return usage_error(cmd, "--max-slots %s: not an integer from 1 to 4294967295",
+                           opt_value(a, OPT_MAX_SLOTS));
+    const int json = (a->given & OPT_JSON) != 0;
+    const char *dir = (a->given & OPT_WRITE_DIR) ? opt_value(a, OPT_WRITE_DIR) : NULL;
+    dch_map *old, *target = NULL;
+    int status = load(a->pos[0], &old);
+    if (status != 0)
+        return status;
+    status = load(a->pos[1], &target);
+    uint32_t n = 0;
+    if (status == 0) {
+        const int rc = dch_map_stage_steps(old, target, k, &n);
+        if (rc != DCH_OK)
+            status = stage_error(a->pos[0], a->pos[1], rc);
+    }
+    if (status == 0) {
+        if (json) {
+            printf("{\"old\": ");
+            json_string(stdout, a->pos[0]);
+            printf(", \"new\": ");
+            json_string(stdout, a->pos[1]);
+            printf(", \"max_slots\": %" PRIu32 ", \"old_epoch\": %" PRIu64
+                   ", \"new_epoch\": %" PRIu64 ", \"target_fingerprint\": \"%016" PRIx64
+                   "\", \"step_count\": %" PRIu32 ",\n  \"steps\": [",
+                   k, dch_map_epoch(old), dch_map_epoch(target), dch_map_fingerprint(target), n);
+        } else {
+            printf("%s (epoch %" PRIu64 ") -> %s (epoch %" PRIu64 ", fingerprint %016" PRIx64
+                   "): %" PRIu32 " step%s of at most %" PRIu32
+                   " slots into and out of each member\n",
+                   a->pos[0], dch_map_epoch(old), a->pos[1], dch_map_epoch(target),
+                   dch_map_fingerprint(target), n, n == 1 ? "" : "s", k);
+        }
+    }
+    dch_map *prev = old;
+    for (uint32_t i = 1; status == 0 && i <= n; i++) {
+        dch_map *step;
+        const int rc = dch_map_stage_next(&step, prev, target, k);
+        if (rc != DCH_OK) {
+            status = stage_error(a->pos[0], a->pos[1], rc);
+            break;
+        }
+        status = print_step(prev, step, i, n, json);
+        if (status == 0 && dir != NULL)
+            status = write_step(dir, i, step);
+        if (prev != old)
+            dch_map_free(prev);
+        prev = step;
+    }
+    if (status == 0 && json)
+        printf("%s]}\n", n ? "\n  " : "");
+    if (prev != old)
+        dch_map_free(prev);
+    dch_map_free(old);
+    dch_map_free(target);
+    return status;
+}
+
 static int cmd_verify(const command *cmd, const args *a)
 {
     (void)cmd;
@@ -830,8 +1054,8 @@ static int cmd_verify(const command *cmd, const args *a)
                    dch_map_slot_count(m));
         else {
             printf(", \"ok\": false, \"error\": ");
-            json_string(stdout, dch_strerror(rc));
-            printf("}\n");
+            json_string(stdout, file_error_cause(rc, err));
+            printf(", \"code\": %d}\n", rc);
         }
     } else if (rc == DCH_OK) {
         printf("%s: ok: epoch %" PRIu64 ", fingerprint %016" PRIx64 ", %" PRIu32
@@ -852,7 +1076,14 @@ static int cmd_fingerprint(const command *cmd, const args *a)
     const int status = load(a->pos[0], &m);
     if (status != 0)
         return status;
-    printf("%016" PRIx64 "\n", dch_map_fingerprint(m));
+    if (a->given & OPT_JSON) {
+        printf("{\"file\": ");
+        json_string(stdout, a->pos[0]);
+        printf(", \"fingerprint\": \"%016" PRIx64 "\", \"epoch\": %" PRIu64 "}\n",
+               dch_map_fingerprint(m), dch_map_epoch(m));
+    } else {
+        printf("%016" PRIx64 "\n", dch_map_fingerprint(m));
+    }
     dch_map_free(m);
     return 0;
 }
@@ -1258,17 +1489,29 @@ static const command commands[] = {
      1, 1, OPT_JSON, cmd_show},
     {"lookup", "FILE KEY... [--json]", "the member that owns each key",
      "  each KEY is hashed as its bytes; text output is KEY<tab>NAME, '-' for\n"
-     "  no owner; --json adds the hash, slot and id\n",
+     "  no owner, control bytes of KEY shown as \\xNN; --json adds the hash,\n"
+     "  slot and id. A KEY that starts with '-' goes after --\n",
      2, -1, OPT_JSON, cmd_lookup},
     {"diff", "OLD NEW [--json]", "the migration plan from OLD to NEW",
      "  totals per (from -> to) pair as slots and percent of the ring, then every\n"
      "  hash range that moves; members are matched by name; '-' is no owner.\n"
      "  Both maps need the same units, slots per unit and hash key.\n",
      2, 2, OPT_JSON, cmd_diff},
+    {"plan", "OLD NEW --max-slots K [--write-dir DIR] [--json]",
+     "stage the change from OLD to NEW in bounded steps",
+     "  each step moves at most K slots out of and K slots into any member, only\n"
+     "  slots that the plan OLD -> NEW moves, each once; prints per step its\n"
+     "  epoch, slots moved, slots out of and into each member, and fingerprint.\n"
+     "  The last step is NEW. NEW must be derived from OLD: the same units, slots\n"
+     "  per unit and hash key, and a later epoch.\n"
+     "  --max-slots K   1 .. 4294967295\n"
+     "  --write-dir DIR write each step to DIR/step-0001.dchmap, ... (DIR exists)\n",
+     2, 2, OPT_MAX_SLOTS | OPT_WRITE_DIR | OPT_JSON, cmd_plan},
     {"verify", "FILE [--json]", "check a map file completely",
      "  exit status 0 when FILE is an intact map, 1 otherwise\n", 1, 1, OPT_JSON, cmd_verify},
-    {"fingerprint", "FILE", "print the routing fingerprint (16 hex digits)",
-     "  equal fingerprints: the two maps route every key alike\n", 1, 1, 0, cmd_fingerprint},
+    {"fingerprint", "FILE [--json]", "print the routing fingerprint (16 hex digits)",
+     "  equal fingerprints: the two maps route every key alike\n", 1, 1, OPT_JSON,
+     cmd_fingerprint},
     {"compare-ketama", "SERVERS.txt [HOST:PORT]",
      "a libmemcached ketama fleet beside a DCH map of the same servers",
      "  SERVERS.txt holds one \"host:port weight\" line per server (# starts a\n"
@@ -1295,10 +1538,15 @@ static void general_help(FILE *f)
 {
     fprintf(f, "usage: dch COMMAND [ARGS]\n\n"
                "Keep a DCH partition map in a file. Changes write FILE atomically and\n"
-               "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n\n"
+               "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n"
+               "Arguments after -- are never options (for a NAME or KEY that starts with\n"
+               "'-'). Names hold 1 to 255 bytes and no control character.\n\n"
                "commands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-15s %s\n", commands[i].name, commands[i].summary);
+#ifdef DCH_TOOL_ETCD
+    etcd_cmd_list(f);
+#endif
     fprintf(f, "\n'dch help COMMAND' or 'dch COMMAND --help' describes one; 'dch --version'.\n");
 }
 
@@ -1321,6 +1569,10 @@ static int cmd_help(const command *cmd, const args *a)
         return 0;
     }
     const command *c = find_command(a->pos[0]);
+#ifdef DCH_TOOL_ETCD
+    if (c == NULL && etcd_cmd_help(a->pos[0]))
+        return 0;
+#endif
     if (c == NULL)
         return usage_error(cmd, "no command %s", a->pos[0]);
     command_help(c);
@@ -1342,6 +1594,10 @@ int main(int argc, char **argv)
         printf("dch %s\n", dch_version());
         return 0;
     }
+#ifdef DCH_TOOL_ETCD
+    if (etcd_cmd_exists(name))
+        return etcd_cmd_main(argc - 1, argv + 1);
+#endif
     const command *c = find_command(name);
     if (c == NULL) {
         fprintf(stderr, "dch: no command %s\n\n", name);

@@ -2,10 +2,11 @@
  * libFuzzer target for dch_map_load: any bytes must give DCH_OK,
  * DCH_ECORRUPT or DCH_EVERSION, never a crash, a leak or undefined
  * behaviour, and a map that loads must be whole: it saves and loads back to
- * the same fingerprint, and every key routes to a member or to nobody.
+ * the same fingerprint, every key routes to a member or to nobody, and a
+ * map in transition keeps its record through the round trip.
  *
- * Each input is tried twice: as it is, and with its start, length field and
- * checksum made right, so that mutations get past the checksum into the
+ * Each input is tried twice: as it is, and with its start (version 2 kept,
+ * any other made 1), length field and checksum made right, so that mutations get past the checksum into the
  * parser and the map checks (otherwise almost every input stops there).
  *
  * Build: configure with CC=clang -DDCH_FUZZ=ON (see tests/fuzz/CMakeLists.txt).
@@ -34,6 +35,12 @@ static void check_map(const dch_map *m)
     if (dch_map_load(&back, buf, len) != DCH_OK ||
         dch_map_fingerprint(back) != dch_map_fingerprint(m) ||
         dch_map_epoch(back) != dch_map_epoch(m))
+        abort();
+    dch_map_transition a, b;
+    const int in_a = dch_map_in_transition(m, &a), in_b = dch_map_in_transition(back, &b);
+    if (in_a != in_b || (in_a && (a.target_fingerprint != b.target_fingerprint ||
+                                  a.step != b.step || a.steps != b.steps ||
+                                  a.step == 0 || a.step >= a.steps)))
         abort();
     dch_map_free(back);
     free(buf);
@@ -66,7 +73,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (copy == NULL)
         return 0;
     memcpy(copy, data, size);
+    const int step = data[8] == 2 && data[9] == 0 && data[10] == 0 && data[11] == 0;
     memcpy(copy, start, sizeof start);
+    if (step)
+        copy[8] = 2;
     for (unsigned i = 0; i < 8; i++)
         copy[16 + i] = (uint8_t)((uint64_t)size >> (8 * i));
     const uint64_t sum = dch_siphash24(checksum_key, copy, size - 8);

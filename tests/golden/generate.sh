@@ -7,8 +7,8 @@
 # Golden files pin the format: every later version must load them and route
 # exactly as recorded (tests/test_map_file.c checks). So they are written
 # once and committed; existing files are never rewritten (a new case gets a
-# new name) unless --force is given, which is only right while the format
-# version they belong to has not been released.
+# new name, and only new cases are written) unless --force is given, which is
+# only right while the format version they belong to has not been released.
 #
 # Usage: bash tests/golden/generate.sh [--force] [path/to/dch]
 #        (default: build/src/tool/dch, built by tests/run)
@@ -72,14 +72,21 @@ build drained "--units 64 --slots 16 --key $key" "add alpha 2" "add beta 1" \
 build holes "--units 32 --slots 32 --key $key" "add a 1" "add b 1" "add c 1" \
     "add d 1" "add e 1" "remove b" "remove d" "weight c 5" "add f 2"
 build weightless "--units 8 --slots 8" "add idle 0" "add spare 0"
+# A map in transition (format version 2): step 2 of a join staged in steps of
+# 16 slots.
+build stage-old "--units 16 --slots 16 --key $key" "add a 1" "add b 1" "add c 1"
+cp "$work/stage-old.dchmap" "$work/stage-new.dchmap"
+"$dch" add "$work/stage-new.dchmap" d --weight 1 >/dev/null
+mkdir "$work/steps"
+"$dch" plan "$work/stage-old.dchmap" "$work/stage-new.dchmap" --max-slots 16 \
+    --write-dir "$work/steps" >/dev/null
+cp "$work/steps/step-0002.dchmap" "$work/join-step-2.dchmap"
 
-for name in default-5 small-4x4-weighted empty drained holes weightless; do
-    for f in "$golden/$name.dchmap" "$golden/$name.expect"; do
-        if [ -e "$f" ] && [ "$force" -eq 0 ]; then
-            echo "generate.sh: $f exists; golden files are never rewritten" >&2
-            exit 1
-        fi
-    done
+for name in default-5 small-4x4-weighted empty drained holes weightless join-step-2; do
+    if [ "$force" -eq 0 ] && { [ -e "$golden/$name.dchmap" ] || [ -e "$golden/$name.expect" ]; }; then
+        echo "generate.sh: $golden/$name.* exist; golden files are never rewritten" >&2
+        continue
+    fi
     cp "$work/$name.dchmap" "$golden/$name.dchmap"
     expect "$golden/$name.dchmap" >"$golden/$name.expect"
 done
@@ -87,7 +94,7 @@ done
 # Seeds for the fuzzer: small valid maps, both table encodings.
 build one-slot "--units 1 --slots 1" "add only 1"
 build runs "--units 32 --slots 32 --key $key" "add left 1" "add right 1"
-for name in small-4x4-weighted empty drained holes weightless one-slot runs; do
+for name in small-4x4-weighted empty drained holes weightless one-slot runs join-step-2; do
     cp "$work/$name.dchmap" "$corpus/$name.dchmap"
 done
 echo "generate.sh: golden files in $golden, fuzz seeds in $corpus"

@@ -1,0 +1,512 @@
+// The explorer page: buttons call the engine (engine.c and report.c, with
+// libdch, compiled to WebAssembly) and everything it reports is drawn here.
+// Nothing below decides who owns a key or computes a figure: it formats the
+// engine's numbers and draws its ranges.
+'use strict';
+
+(function () {
+  const SCHEME_COLOUR = ['#d62728', '#1f77b4', '#2ca02c'];
+  const SCHEME_NAME = ['DCH map', 'ring-160', 'ring-1'];
+  // Member colours by name number: distinct hues first, then lighter ones.
+  const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#b07aa1',
+    '#edc948', '#76b7b2', '#ff9da7', '#9c755f', '#8cd17d', '#499894',
+    '#d37295', '#86bcb6', '#f1ce63', '#a0cbe8', '#ffbe7d', '#bab0ac',
+    '#79706e', '#d4a6c8', '#b6992d'];
+  const DEFAULTS = { units: 8, slots: 8, points: 160, seed: 1, views: 8 };
+  const RANDOM_STEPS = 20;
+
+  const $ = (id) => document.getElementById(id);
+  let api = null;
+  let state = null;
+  let chosen = null; // name number of the chosen member
+
+  function colour(who) {
+    return who < 0 ? '#e3e6eb' : PALETTE[who % PALETTE.length];
+  }
+
+  function pct(v) {
+    if (v === null || v === undefined) return '–';
+    if (v === 0) return '0%';
+    const p = 100 * v;
+    return (p < 0.1 ? p.toPrecision(2) : p.toFixed(1)) + '%';
+  }
+
+  function fixed(v, digits) {
+    return v === null || v === undefined ? '–' : v.toFixed(digits);
+  }
+
+  function chip(who) {
+    return '<span class="chip" style="background:' + colour(who) + '"></span>';
+  }
+
+  function nameOf(who) {
+    return who < 0 ? 'nobody' : 'node-' + String(who + 1).padStart(2, '0');
+  }
+
+  // ---- Calling the engine ---------------------------------------------------
+
+  function showError(text) {
+    const e = $('error');
+    e.textContent = text;
+    e.hidden = !text;
+  }
+
+  function act(call) {
+    const rc = call();
+    if (rc < 0) {
+      showError(api.message());
+      return false;
+    }
+    showError('');
+    refresh();
+    return true;
+  }
+
+  let generation = 0;
+
+  function load(full) {
+    const ptr = api.state(full ? 1 : 0);
+    if (!ptr) {
+      showError(api.message());
+      return false;
+    }
+    state = JSON.parse(api.UTF8ToString(ptr));
+    return true;
+  }
+
+  // Draws the change at once, then (after the browser has painted it) asks
+  // the engine for the costly figures, which build a map or ring per client
+  // view; a newer change makes the pending request moot.
+  function refresh() {
+    const gen = ++generation;
+    if (!load(false)) return;
+    render();
+    requestAnimationFrame(() => setTimeout(() => {
+      if (gen === generation && load(true)) render();
+    }, 0));
+  }
+
+  function setup() {
+    return {
+      units: Number($('units').value),
+      slots: Number($('slots').value),
+      points: Number($('points').value),
+    };
+  }
+
+  function restart() {
+    const s = setup();
+    return act(() => api.reset(s.units, s.slots, s.points, DEFAULTS.seed));
+  }
+
+  // ---- Drawing a ring ---------------------------------------------------------
+
+  function angle(f) {
+    return f * 2 * Math.PI - Math.PI / 2;
+  }
+
+  // Draws ranges [[lo, owner], ...] (fractions of the hash space) as a ring,
+  // DCH's unit boundaries when `units` is given, and `changes`
+  // [[lo, hi, from, to], ...] as an outer band in the giver's colour.
+  function drawRing(cv, ranges, changes, units, label) {
+    const size = Number(cv.getAttribute('width'));
+    const dpr = window.devicePixelRatio || 1;
+    if (!cv.dataset.css) {
+      cv.dataset.css = String(size);
+      cv.width = size * dpr;
+      cv.height = size * dpr;
+    }
+    const css = Number(cv.dataset.css);
+    const ctx = cv.getContext('2d');
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, css, css);
+    const c = css / 2, R = css * 0.34, W = css * 0.1;
+    cv.ring = { ranges, changes, c, R, W };
+
+    const byOwner = new Map();
+    for (let i = 0; i < ranges.length; i++) {
+      const f0 = ranges[i][0];
+      const f1 = i + 1 < ranges.length ? ranges[i + 1][0] : 1;
+      const o = ranges[i][1];
+      if (!byOwner.has(o)) byOwner.set(o, []);
+      byOwner.get(o).push([f0, f1]);
+    }
+    ctx.lineCap = 'butt';
+    ctx.lineWidth = W;
+    for (const [o, arcs] of byOwner) {
+      ctx.beginPath();
+      for (const [f0, f1] of arcs) {
+        ctx.moveTo(c + R * Math.cos(angle(f0)), c + R * Math.sin(angle(f0)));
+        ctx.arc(c, c, R, angle(f0), angle(f1));
+      }
+      ctx.strokeStyle = colour(o);
+      ctx.stroke();
+    }
+
+    // DCH's unit boundaries: a dark line across the ring at every k/units.
+    if (units && units <= 128) {
+      ctx.lineWidth = units <= 32 ? 1.5 : 1;
+      ctx.strokeStyle = 'rgba(20,25,35,0.85)';
+      ctx.beginPath();
+      for (let k = 0; k < units; k++) {
+        const a = angle(k / units);
+        ctx.moveTo(c + (R - W / 2 - 7) * Math.cos(a), c + (R - W / 2 - 7) * Math.sin(a));
+        ctx.lineTo(c + (R + W / 2) * Math.cos(a), c + (R + W / 2) * Math.sin(a));
+      }
+      ctx.stroke();
+    }
+
+    if (changes && changes.length) {
+      const B = R + W / 2 + 10;
+      ctx.lineWidth = 11;
+      ctx.strokeStyle = '#1d2430';
+      ctx.beginPath();
+      for (const ch of changes) {
+        ctx.moveTo(c + B * Math.cos(angle(ch[0])), c + B * Math.sin(angle(ch[0])));
+        ctx.arc(c, c, B, angle(ch[0]), angle(Math.max(ch[1], ch[0] + 0.0015)));
+      }
+      ctx.stroke();
+      ctx.lineWidth = 7;
+      for (const ch of changes) {
+        ctx.beginPath();
+        ctx.arc(c, c, B, angle(ch[0]), angle(Math.max(ch[1], ch[0] + 0.0015)));
+        ctx.strokeStyle = colour(ch[2]);
+        ctx.stroke();
+      }
+    }
+
+    // Hash 0, where the space begins and ends.
+    ctx.fillStyle = '#1d2430';
+    ctx.beginPath();
+    ctx.moveTo(c, c - R + W / 2 + 2);
+    ctx.lineTo(c - 5, c - R + W / 2 + 11);
+    ctx.lineTo(c + 5, c - R + W / 2 + 11);
+    ctx.fill();
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textAlign = 'center';
+    ctx.fillText('hash 0', c, c - R + W / 2 + 24);
+    ctx.font = '600 15px system-ui, sans-serif';
+    ctx.fillText(label, c, c + 5);
+  }
+
+  // The owner (and the last move) under the pointer, read from the ranges the
+  // ring was drawn from.
+  function hover(e) {
+    const cv = e.currentTarget;
+    const tip = $('tip');
+    const g = cv.ring;
+    if (!g) return;
+    const box = cv.getBoundingClientRect();
+    const x = e.clientX - box.left - g.c, y = e.clientY - box.top - g.c;
+    const r = Math.hypot(x, y);
+    if (!g.ranges.length || r < g.R - g.W / 2 || r > g.R + g.W / 2 + 16) {
+      tip.hidden = true;
+      return;
+    }
+    const f = ((Math.atan2(y, x) + Math.PI / 2) / (2 * Math.PI) + 1) % 1;
+    let lo = 0, hi = g.ranges.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (g.ranges[mid][0] <= f) lo = mid; else hi = mid - 1;
+    }
+    let text = (100 * f).toFixed(1) + '% round the ring: ' + nameOf(g.ranges[lo][1]);
+    const ch = (g.changes || []).find((m) => m[0] <= f && f < m[1]);
+    if (ch) {
+      text += cv.id === 'order-rev' ? ' (as you built it: ' + nameOf(ch[2]) + ')'
+        : ' (moved here from ' + nameOf(ch[2]) + ')';
+    }
+    tip.textContent = text;
+    tip.style.left = (e.pageX + 14) + 'px';
+    tip.style.top = (e.pageY + 14) + 'px';
+    tip.hidden = false;
+  }
+
+  // ---- Rendering the state -------------------------------------------------------
+
+  function statusText() {
+    const last = state.last;
+    const n = state.members.length;
+    if (!last) {
+      return n === 0
+        ? 'The cluster is empty. Press “Add a node” a few times to begin.'
+        : n + ' nodes.';
+    }
+    const ch = state.schemes[0].change;
+    const opt = ch ? pct(ch.optimum) : '–';
+    if (last.kind === 'add') {
+      if (n === 1) return last.name + ' joined an empty cluster: it owns every key. Add another.';
+      return last.name + ' joined with weight ' + last.weight + '. Its fair share, ' + opt +
+        ' of the keys, is the least any scheme must move.';
+    }
+    if (last.kind === 'remove') {
+      return last.name + ' left. Every key it held must move to the others, and nothing else should.';
+    }
+    return last.name + '’s weight went from ' + last.prev + ' to ' + last.weight +
+      '. Its fair share changed by ' + opt + ' of the keys: the least that must move.';
+  }
+
+  function renderControls() {
+    const members = state.members;
+    const sel = $('member');
+    if (!members.some((m) => m.who === chosen)) {
+      chosen = members.length ? members[members.length - 1].who : null;
+    }
+    sel.innerHTML = members.map((m) =>
+      '<option value="' + m.who + '"' + (m.who === chosen ? ' selected' : '') + '>' +
+      m.name + ' (weight ' + m.weight + ')</option>').join('');
+    $('remove').disabled = members.length === 0;
+    $('set-weight').disabled = members.length === 0;
+    $('undo').disabled = state.history.length === 0;
+  }
+
+  function renderMembers() {
+    const total = state.members.reduce((s, m) => s + m.weight, 0);
+    $('members-ring').textContent = 'ring-' + state.config.points;
+    $('members').querySelector('tbody').innerHTML = state.members.map((m) =>
+      '<tr data-who="' + m.who + '"' + (m.who === chosen ? ' class="chosen"' : '') + '><td>' +
+      chip(m.who) + m.name + '</td><td>' + m.weight + '</td><td>' +
+      (total ? pct(m.weight / total) : '–') + '</td>' +
+      m.share.map((s) => '<td>' + pct(s) + '</td>').join('') + '</tr>').join('') ||
+      '<tr><td colspan="6">no members yet</td></tr>';
+  }
+
+  function renderRings() {
+    const cfg = state.config;
+    $('sub-0').textContent = cfg.units + ' units of ' + cfg.slots + ' slots; dark lines: unit boundaries';
+    $('title-1').textContent = 'Ring, ' + cfg.points + ' points per node';
+    $('sub-1').textContent = 'ketama-style: ' + cfg.points + ' hashed points per unit of weight';
+    $('sub-2').textContent = 'the textbook ring: one hashed point per node';
+    SCHEME_NAME[1] = 'ring-' + cfg.points;
+    const n = state.members.length;
+    state.schemes.forEach((sc, s) => {
+      const ch = sc.change;
+      drawRing($('ring-' + s), sc.ranges, ch ? ch.changes : null,
+        s === 0 ? cfg.units : 0, n + (n === 1 ? ' node' : ' nodes'));
+      const moved = $('moved-' + s);
+      moved.innerHTML = ch
+        ? 'Last change moved <b>' + pct(ch.moved) + '</b> of the keys (optimum ' + pct(ch.optimum) + ')'
+        : '';
+      moved.dataset.value = ch ? String(ch.moved) : '';
+      const flows = ch ? ch.flows : [];
+      const shown = flows.slice(0, 5).map((f) =>
+        '<li>' + chip(f[0]) + nameOf(f[0]) + ' → ' + chip(f[1]) + nameOf(f[1]) +
+        ': ' + pct(f[2]) + '</li>');
+      if (flows.length > 5) shown.push('<li>… and ' + (flows.length - 5) + ' more pairs</li>');
+      $('flows-' + s).innerHTML = shown.join('');
+    });
+  }
+
+  function cell(id, html, value) {
+    const td = $(id);
+    td.innerHTML = html;
+    td.dataset.value = value === undefined ? '' : JSON.stringify(value);
+  }
+
+  function renderFigures() {
+    const cfg = state.config;
+    const last = state.last;
+    $('fig-ring-title').textContent = 'ring-' + cfg.points;
+    $('views-sentence').textContent = 'Over ' + cfg.views + ' clients that each know ' +
+      'only about half of the nodes (drawn from a fixed seed) and build their own map or ' +
+      'ring: spread is how many different nodes one key can be sent to, load the most ' +
+      'keys one node is asked for (1.00 is a fair 1/N).';
+    const others = last && (last.kind === 'remove' ||
+      (last.kind === 'weight' && last.weight < last.prev)) ? 'receivers' : 'donors';
+    state.schemes.forEach((sc, s) => {
+      const b = sc.balance;
+      cell('fig-balance-' + s, b.members
+        ? '<span class="big">' + fixed(b.peak, 3) + '</span> peak/avg' +
+          '<span class="note">CV ' + fixed(b.cv, 3) + ' · lowest ' + fixed(b.min, 3) + '</span>'
+        : '–', b.members ? b.peak : undefined);
+      const ch = sc.change;
+      if (!ch) {
+        ['mono', 'moved', 'donors'].forEach((k) => cell('fig-' + k + '-' + s, '–'));
+      } else {
+        cell('fig-mono-' + s, ch.movedOther === 0
+          ? '<span class="big ok">0</span> moved between other nodes' +
+            '<span class="note ok">holds: keys moved only to or from ' + last.name + '</span>'
+          : '<span class="big warn">' + pct(ch.movedOther) + '</span> moved between other nodes' +
+            '<span class="note warn">broken: keys changed hands between nodes that did not change</span>',
+        ch.movedOther);
+        const ratio = ch.optimum > 0 ? ch.moved / ch.optimum : null;
+        cell('fig-moved-' + s, '<span class="big">' + pct(ch.moved) + '</span> moved, optimum ' +
+          pct(ch.optimum) + (ratio !== null
+            ? '<span class="note">' + fixed(ratio, 3) + '× the optimum</span>' : ''),
+        ch.moved);
+        cell('fig-donors-' + s, ch.eligible
+          ? '<span class="big">' + ch.parties + ' of ' + ch.eligible + '</span> ' + others +
+            (ch.parties ? '<span class="note">the largest ' + (others === 'donors' ? 'gave ' : 'got ') +
+              fixed(ch.worst, 2) + '× its ideal share</span>' : '')
+          : '–', { parties: ch.parties, eligible: ch.eligible, worst: ch.worst });
+      }
+      const sp = sc.spread;
+      let html = state.full ? '–' : '<span class="note">computing…</span>';
+      if (sp) {
+        html = '<span class="big">' + fixed(sp.max, 0) + '</span> nodes at most per key' +
+          ' (mean ' + fixed(sp.mean, 2) + '), load <b>' + fixed(sp.load, 2) + '</b>';
+        if (s === 0) {
+          html = '<span class="note">each client builds its own map:</span>' + html +
+            '<span class="note">clients share one map: spread ' + fixed(state.shared.max, 0) +
+            ', load ' + fixed(state.shared.load, 2) + '</span>';
+        }
+      }
+      cell('fig-spread-' + s, html, sp ? { spread: sp, shared: s === 0 ? state.shared : null } : undefined);
+    });
+  }
+
+  function renderOrder() {
+    const n = state.members.length;
+    if (!state.full) {
+      $('order-figures').innerHTML = '<li>computing…</li>';
+      return;
+    }
+    drawRing($('order-live'), state.schemes[0].ranges, null, state.config.units,
+      'as built');
+    drawRing($('order-rev'), state.reverse.ranges, state.reverse.changes,
+      state.config.units, 'reversed');
+    const items = state.schemes.map((sc, s) =>
+      '<li data-value="' + sc.disagree + '"><b style="color:' + SCHEME_COLOUR[s] + '">' +
+      SCHEME_NAME[s] + '</b>: ' + (sc.disagree > 0
+        ? pct(sc.disagree) + ' of the keys would go to a different node'
+        : 'identical, every key goes to the same node') + '</li>');
+    $('order-figures').innerHTML = n < 2
+      ? '<li>Add at least two nodes to compare.</li>' : items.join('');
+  }
+
+  function renderChart() {
+    const svg = $('chart');
+    const joins = state.history.filter((h) => h.op.kind === 'add' && h.optimum < 1 && h.members > 1);
+    const Wd = 900, Ht = 280, L = 56, Rm = 150, T = 30, Bm = 42;
+    const pw = Wd - L - Rm, ph = Ht - T - Bm;
+    let out = '<text class="title" x="' + L + '" y="18">Share of all keys moved by each join</text>';
+    if (joins.length === 0) {
+      out += '<text x="' + (L + pw / 2) + '" y="' + (T + ph / 2) + '" text-anchor="middle">' +
+        'Add two or more nodes: each join adds a point here.</text>';
+      svg.innerHTML = out;
+      return;
+    }
+    let ymax = 0.5;
+    joins.forEach((h) => h.moved.concat([h.optimum]).forEach((v) => { ymax = Math.max(ymax, v); }));
+    ymax = Math.ceil(ymax * 10) / 10;
+    const x = (i) => L + (joins.length === 1 ? pw / 2 : (i * pw) / (joins.length - 1));
+    const y = (v) => T + ph - (v / ymax) * ph;
+    for (let k = 0; k <= ymax * 10 + 1e-9; k++) {
+      const v = k / 10;
+      out += '<line x1="' + L + '" x2="' + (L + pw) + '" y1="' + y(v) + '" y2="' + y(v) +
+        '" stroke="#e8ebf0"/><text x="' + (L - 6) + '" y="' + (y(v) + 4) +
+        '" text-anchor="end">' + Math.round(v * 100) + '%</text>';
+    }
+    const every = Math.max(1, Math.ceil(joins.length / 24));
+    joins.forEach((h, i) => {
+      if (i % every === 0) {
+        out += '<text x="' + x(i) + '" y="' + (T + ph + 16) + '" text-anchor="middle">' +
+          h.members + '</text>';
+      }
+    });
+    out += '<text x="' + (L + pw / 2) + '" y="' + (Ht - 6) +
+      '" text-anchor="middle">nodes after the join</text>';
+    const line = (vals, colour, dash) => '<polyline fill="none" stroke="' + colour +
+      '" stroke-width="2"' + (dash ? ' stroke-dasharray="6 4"' : '') + ' points="' +
+      vals.map((v, i) => x(i) + ',' + y(v)).join(' ') + '"/>';
+    out += line(joins.map((h) => h.optimum), '#1d2430', true);
+    [2, 1, 0].forEach((s) => {
+      out += line(joins.map((h) => h.moved[s]), SCHEME_COLOUR[s], false);
+      joins.forEach((h, i) => {
+        out += '<circle cx="' + x(i) + '" cy="' + y(h.moved[s]) + '" r="3.5" fill="' +
+          SCHEME_COLOUR[s] + '"><title>' + SCHEME_NAME[s] + ', ' + h.op.name + ' joins: ' +
+          pct(h.moved[s]) + '</title></circle>';
+      });
+    });
+    const legend = [['DCH map', SCHEME_COLOUR[0], false], [SCHEME_NAME[1], SCHEME_COLOUR[1], false],
+      ['ring-1', SCHEME_COLOUR[2], false], ['optimum', '#1d2430', true]];
+    legend.forEach(([label, col, dash], i) => {
+      const ly = T + 10 + i * 22, lx = L + pw + 18;
+      out += '<line x1="' + lx + '" x2="' + (lx + 24) + '" y1="' + ly + '" y2="' + ly +
+        '" stroke="' + col + '" stroke-width="2"' + (dash ? ' stroke-dasharray="6 4"' : '') +
+        '/><text x="' + (lx + 30) + '" y="' + (ly + 4) + '">' + label + '</text>';
+    });
+    svg.innerHTML = out;
+  }
+
+  function render() {
+    renderControls();
+    $('status').textContent = statusText();
+    renderMembers();
+    renderRings();
+    renderFigures();
+    renderOrder();
+    renderChart();
+    // For a test driving the page: set once every figure of a change is in.
+    if (state.full) {
+      document.body.dataset.changes = String(state.history.length);
+      document.body.dataset.ready = 'true';
+    }
+  }
+
+  // ---- Wiring -------------------------------------------------------------------------
+
+  function fillSelect(sel, values, value) {
+    sel.innerHTML = values.map((v) => '<option' + (v === value ? ' selected' : '') + '>' +
+      v + '</option>').join('');
+  }
+
+  function wire() {
+    fillSelect($('units'), [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], DEFAULTS.units);
+    fillSelect($('slots'), [1, 2, 4, 8, 16, 32, 64], DEFAULTS.slots);
+    $('points').value = DEFAULTS.points;
+    $('views').value = DEFAULTS.views;
+    $('add').addEventListener('click', () => act(() => api.add(Number($('add-weight').value))));
+    $('remove').addEventListener('click', () => {
+      if (chosen !== null) act(() => api.remove(chosen));
+    });
+    $('set-weight').addEventListener('click', () => {
+      if (chosen !== null) act(() => api.setWeight(chosen, Number($('weight').value)));
+    });
+    $('member').addEventListener('change', (e) => {
+      chosen = Number(e.target.value);
+      render();
+    });
+    $('members').addEventListener('click', (e) => {
+      const tr = e.target.closest('tr[data-who]');
+      if (!tr) return;
+      chosen = Number(tr.dataset.who);
+      render();
+    });
+    ['ring-0', 'ring-1', 'ring-2', 'order-live', 'order-rev'].forEach((id) => {
+      $(id).addEventListener('mousemove', hover);
+      $(id).addEventListener('mouseleave', () => { $('tip').hidden = true; });
+    });
+    $('undo').addEventListener('click', () => act(() => api.undo()));
+    $('reset').addEventListener('click', restart);
+    $('random').addEventListener('click', () =>
+      act(() => api.random(Number($('random-seed').value) >>> 0, RANDOM_STEPS)));
+    ['units', 'slots', 'points'].forEach((id) => $(id).addEventListener('change', restart));
+    $('views').addEventListener('change', () => act(() => api.views(Number($('views').value))));
+  }
+
+  // The engine's last report, for a test driving the page (read only).
+  window.dchExplorerState = () => JSON.parse(JSON.stringify(state));
+
+  createDchExplorer().then((M) => {
+    api = {
+      reset: M.cwrap('ex_reset', 'number', ['number', 'number', 'number', 'number']),
+      add: M.cwrap('ex_add', 'number', ['number']),
+      remove: M.cwrap('ex_remove', 'number', ['number']),
+      setWeight: M.cwrap('ex_set_weight', 'number', ['number', 'number']),
+      undo: M.cwrap('ex_undo', 'number', []),
+      random: M.cwrap('ex_random_history', 'number', ['number', 'number']),
+      views: M.cwrap('ex_set_views', 'number', ['number']),
+      state: M.cwrap('ex_state', 'number', ['number']),
+      message: M.cwrap('ex_message', 'string', []),
+      version: M.cwrap('dch_version', 'string', []),
+      UTF8ToString: M.UTF8ToString,
+    };
+    $('version').textContent = 'version ' + api.version();
+    wire();
+    api.views(DEFAULTS.views);
+    restart();
+  }, (err) => {
+    $('status').textContent = 'The library could not be loaded: ' + err +
+      '. Serve this folder over HTTP (for example with bash explorer/run).';
+  });
+})();

@@ -1,0 +1,428 @@
+/*
+ * The explorer's engine: the state behind explorer/index.html, compiled with
+ * the library to WebAssembly. The page only draws what report.c reports.
+ *
+ * Three schemes receive every change side by side: a DCH map (dch_map), a
+ * ring with `points` points per unit of weight and a ring with one
+ * (dch_ring), built and measured through analysis/scheme.h and
+ * analysis/metrics.h, the code dch-analysis runs. So a figure on the page is
+ * the figure dch-analysis prints for the same scenario: the same hash key
+ * from the same seed (an_hash_key_of_seed), the same names (node-01, ...),
+ * the same client views (an_views_of_seed), the same exact measures taken
+ * from ownership ranges and their diff.
+ *
+ * The state is the config and the history of changes. Undo drops the last
+ * change and replays the rest on fresh objects; a DCH map is a pure function
+ * of its config and its calls, so the replay gives back the very map that
+ * was there. A change that fails in any scheme is undone the same way, so
+ * the page never shows schemes that disagree about who is a member.
+ *
+ * Owners are numbered by name for the whole page: node-NN is number NN - 1
+ * in every scheme, whatever id the scheme gave it, so the diff of two range
+ * lists and the colour of a member mean the same everywhere.
+ *
+ * Every ex_ call that returns int gives DCH_OK or a negative DCH_E* code;
+ * ex_message() then says what was refused in words a learner can act on.
+ */
+#include "explorer.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+ex_world ex;
+
+static const char *const LABEL[EX_SCHEMES] = {"dch", "ring-P", "ring-1"};
+
+/* ---- Small helpers ------------------------------------------------------ */
+
+static int refuse(int rc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ex.message, sizeof ex.message, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+void ex_name_of(char *buf, size_t n, uint32_t who)
+{
+    snprintf(buf, n, "node-%02u", (unsigned)(who + 1));
+}
+
+/* The name number of a scheme member, or DCH_NODE_NONE for a foreign name. */
+uint32_t ex_number_of(const char *name)
+{
+    unsigned v;
+    char tail;
+    if (name == NULL || sscanf(name, "node-%2u%c", &v, &tail) != 1 || v == 0 ||
+        v > EX_MAX_NAMES)
+        return DCH_NODE_NONE;
+    return v - 1;
+}
+
+/* weight[k] of name number k in scheme s (0 for non-members). */
+void ex_weights_by_number(const an_scheme *s, uint32_t *weight)
+{
+    memset(weight, 0, EX_MAX_NAMES * sizeof *weight);
+    for (uint32_t id = 0; id < an_scheme_id_limit(s); id++) {
+        uint32_t k = ex_number_of(an_scheme_name(s, id));
+        if (k != DCH_NODE_NONE)
+            weight[k] = an_scheme_weight(s, id);
+    }
+}
+
+/* A scheme's ranges with owners renumbered by name. */
+int ex_ranges_by_number(const an_scheme *s, an_ranges *out)
+{
+    uint32_t limit = an_scheme_id_limit(s);
+    uint32_t *to = malloc((limit ? limit : 1) * sizeof *to);
+    if (to == NULL)
+        return DCH_ENOMEM;
+    for (uint32_t id = 0; id < limit; id++)
+        to[id] = ex_number_of(an_scheme_name(s, id));
+    an_ranges rs = {NULL, 0};
+    int rc = an_scheme_ranges(s, &rs);
+    if (rc == DCH_OK)
+        rc = an_ranges_renumber(&rs, to, limit);
+    free(to);
+    if (rc != DCH_OK) {
+        an_ranges_free(&rs);
+        return rc;
+    }
+    *out = rs;
+    return DCH_OK;
+}
+
+double ex_share_of(const an_ranges *rs, uint32_t who)
+{
+    an_volume v = {0, 0};
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->v[i].owner == who)
+            an_volume_add_range(&v, rs->v[i].lo, rs->v[i].hi);
+    return an_volume_fraction(v);
+}
+
+static void free_state(void)
+{
+    for (int s = 0; s < EX_SCHEMES; s++) {
+        an_scheme_free(&ex.sc[s]);
+        an_changes_free(&ex.last[s].ch);
+        ex.last[s].valid = false;
+    }
+}
+
+static int fresh_schemes(void)
+{
+    free_state();
+    for (int s = 0; s < EX_SCHEMES; s++) {
+        int rc = an_scheme_new(&ex.sc[s], &ex.spec[s]);
+        if (rc != DCH_OK)
+            return rc;
+    }
+    return DCH_OK;
+}
+
+/* ---- Applying and measuring one change ------------------------------------- */
+
+static int apply_one(an_scheme *s, const ex_op *op)
+{
+    char name[16];
+    ex_name_of(name, sizeof name, op->who);
+    if (op->kind == EX_ADD)
+        return an_scheme_add(s, name, op->weight, NULL);
+    uint32_t id;
+    int rc = an_scheme_find(s, name, &id);
+    if (rc != DCH_OK)
+        return rc;
+    return op->kind == EX_REMOVE ? an_scheme_remove(s, id)
+                                 : an_scheme_set_weight(s, id, op->weight);
+}
+
+static void add_flow(ex_change *c, const dch_range_change *ch)
+{
+    for (uint32_t i = 0; i < c->nflows; i++)
+        if (c->flows[i].from == ch->from && c->flows[i].to == ch->to) {
+            an_volume_add_range(&c->flows[i].vol, ch->lo, ch->hi);
+            return;
+        }
+    if (c->nflows == EX_MAX_FLOWS)
+        return; /* the page lists the largest few; the totals are in mv */
+    ex_flow f = {ch->from, ch->to, {0, 0}};
+    an_volume_add_range(&f.vol, ch->lo, ch->hi);
+    c->flows[c->nflows++] = f;
+}
+
+/*
+ * The least the change must move (the subject's fair share gained or lost,
+ * or all a leaver held, as dch-analysis counts it), and how it ought to be
+ * shared: every other member gives (join, weight raised) or receives
+ * (removal, weight lowered) in proportion to its weight.
+ */
+static void judge(ex_change *c, const ex_op *op, const an_ranges *before,
+                  const uint32_t *w0, const uint32_t *w1)
+{
+    double total0 = 0.0, total1 = 0.0, others = 0.0;
+    for (uint32_t k = 0; k < EX_MAX_NAMES; k++) {
+        total0 += w0[k];
+        total1 += w1[k];
+        if (k != op->who)
+            others += w1[k];
+    }
+    double t0 = total0 > 0.0 ? w0[op->who] / total0 : 0.0;
+    double t1 = total1 > 0.0 ? w1[op->who] / total1 : 0.0;
+    bool gives; /* do the others give (true) or receive (false)? */
+    if (op->kind == EX_REMOVE) {
+        c->optimum = ex_share_of(before, op->who);
+        gives = false;
+    } else {
+        c->optimum = fabs(t1 - t0);
+        gives = t1 > t0;
+    }
+    an_volume flow[EX_MAX_NAMES];
+    memset(flow, 0, sizeof flow);
+    for (size_t i = 0; i < c->ch.n; i++) {
+        const dch_range_change *ch = &c->ch.v[i];
+        uint32_t k = gives ? ch->from : ch->to;
+        if (k != DCH_NODE_NONE && k != op->who)
+            an_volume_add_range(&flow[k], ch->lo, ch->hi);
+    }
+    c->parties = c->eligible = 0;
+    c->worst = 0.0;
+    for (uint32_t k = 0; k < EX_MAX_NAMES; k++) {
+        if (k == op->who || w1[k] == 0)
+            continue;
+        c->eligible++;
+        double f = an_volume_fraction(flow[k]);
+        double ideal = others > 0.0 ? c->optimum * w1[k] / others : 0.0;
+        if (f > 0.0)
+            c->parties++;
+        if (ideal > 0.0 && f / ideal > c->worst)
+            c->worst = f / ideal;
+    }
+}
+
+static int measure_one(int s, const ex_op *op, ex_step *step)
+{
+    an_scheme *sc = &ex.sc[s];
+    ex_change *c = &ex.last[s];
+    uint32_t w0[EX_MAX_NAMES], w1[EX_MAX_NAMES];
+    an_ranges before = {NULL, 0}, after = {NULL, 0};
+    ex_weights_by_number(sc, w0);
+    int rc = ex_ranges_by_number(sc, &before);
+    if (rc == DCH_OK)
+        rc = apply_one(sc, op);
+    if (rc == DCH_OK)
+        rc = ex_ranges_by_number(sc, &after);
+    if (rc == DCH_OK)
+        rc = an_changes_diff(&c->ch, &before, &after);
+    if (rc == DCH_OK)
+        rc = an_moves_of(&c->ch, EX_MAX_NAMES, op->who, &c->mv);
+    if (rc == DCH_OK) {
+        ex_weights_by_number(sc, w1);
+        judge(c, op, &before, w0, w1);
+        c->nflows = 0;
+        for (size_t i = 0; i < c->ch.n; i++)
+            add_flow(c, &c->ch.v[i]);
+        c->valid = true;
+        step->moved[s] = c->mv.moved;
+        step->optimum = c->optimum;
+        step->members = an_scheme_count(sc);
+    }
+    an_ranges_free(&before);
+    an_ranges_free(&after);
+    return rc;
+}
+
+/* Rebuild every scheme from the first n changes, measuring the last one. */
+static int replay(uint32_t n)
+{
+    int rc = fresh_schemes();
+    for (uint32_t i = 0; i < n && rc == DCH_OK; i++)
+        for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++)
+            rc = i + 1 < n ? apply_one(&ex.sc[s], &ex.ops[i])
+                           : measure_one(s, &ex.ops[i], &ex.steps[i]);
+    return rc;
+}
+
+/* Append a change and apply it to every scheme; on failure the history and
+ * the schemes are as they were. */
+static int push(ex_op op)
+{
+    if (!ex.ready)
+        return refuse(DCH_EINVAL, "the explorer is not set up (reset first)");
+    if (ex.nops == EX_MAX_OPS)
+        return refuse(DCH_EFULL, "the history is full (%u changes): reset",
+                      (unsigned)EX_MAX_OPS);
+    char name[16];
+    uint32_t id;
+    ex_name_of(name, sizeof name, op.who);
+    if (op.kind != EX_ADD && an_scheme_find(&ex.sc[0], name, &id) != DCH_OK)
+        return refuse(DCH_ENOENT, "%s is not a member", name);
+    if (op.kind == EX_WEIGHT)
+        op.prev = an_scheme_weight(&ex.sc[0], id);
+    ex.ops[ex.nops] = op;
+    int rc = DCH_OK;
+    for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++)
+        rc = measure_one(s, &op, &ex.steps[ex.nops]);
+    if (rc == DCH_OK) {
+        ex.nops++;
+        return DCH_OK;
+    }
+    int again = replay(ex.nops);
+    if (again != DCH_OK)
+        rc = again;
+    return refuse(rc, "the library refused the change: %s", dch_strerror(rc));
+}
+
+static uint32_t members_now(void)
+{
+    return ex.ready ? an_scheme_count(&ex.sc[0]) : 0;
+}
+
+static uint32_t names_used(void)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ex.nops; i++)
+        n += ex.ops[i].kind == EX_ADD;
+    return n;
+}
+
+/* ---- The page's calls ----------------------------------------------------- */
+
+static bool pow2(uint32_t v)
+{
+    return v != 0 && (v & (v - 1)) == 0;
+}
+
+int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed)
+{
+    if (!pow2(units) || !pow2(slots) || units > 4096 || slots > 1024 ||
+        (uint64_t)units * slots > (1u << 20))
+        return refuse(DCH_EINVAL, "units and slots per unit must be powers "
+                                  "of two with at most 2^20 slots in all");
+    if (points == 0 || points > 1000)
+        return refuse(DCH_EINVAL, "points per node must be 1 .. 1000");
+    ex.units = units;
+    ex.slots = slots;
+    ex.points = points;
+    ex.seed = seed;
+    if (ex.views == 0)
+        ex.views = 8;
+    uint8_t key[16];
+    an_hash_key_of_seed(seed, key);
+    for (int s = 0; s < EX_SCHEMES; s++) {
+        an_scheme_spec *sp = &ex.spec[s];
+        sp->label = LABEL[s];
+        sp->kind = s == 0 ? AN_KIND_MAP : AN_KIND_RING;
+        sp->units = units;
+        sp->slots_per_unit = slots;
+        sp->points = s == 1 ? points : 1;
+        memcpy(sp->hash_key, key, sizeof key);
+    }
+    ex.nops = 0;
+    ex.ready = false;
+    int rc = fresh_schemes();
+    if (rc != DCH_OK)
+        return refuse(rc, "%s", dch_strerror(rc));
+    ex.ready = true;
+    return DCH_OK;
+}
+
+int ex_add(uint32_t weight)
+{
+    if (weight > EX_MAX_WEIGHT)
+        return refuse(DCH_EINVAL, "weights here go from 0 to %u",
+                      (unsigned)EX_MAX_WEIGHT);
+    if (members_now() >= EX_MAX_MEMBERS)
+        return refuse(DCH_EFULL, "at most %u members here",
+                      (unsigned)EX_MAX_MEMBERS);
+    uint32_t who = names_used();
+    if (who >= EX_MAX_NAMES)
+        return refuse(DCH_EFULL, "all names node-01 .. node-%u were used: "
+                                 "reset to start again", (unsigned)EX_MAX_NAMES);
+    return push((ex_op){EX_ADD, who, weight, 0});
+}
+
+int ex_remove(uint32_t who)
+{
+    return push((ex_op){EX_REMOVE, who, 0, 0});
+}
+
+int ex_set_weight(uint32_t who, uint32_t weight)
+{
+    if (weight > EX_MAX_WEIGHT)
+        return refuse(DCH_EINVAL, "weights here go from 0 to %u",
+                      (unsigned)EX_MAX_WEIGHT);
+    return push((ex_op){EX_WEIGHT, who, weight, 0});
+}
+
+int ex_undo(void)
+{
+    if (!ex.ready || ex.nops == 0)
+        return refuse(DCH_ENOENT, "nothing to undo");
+    int rc = replay(ex.nops - 1);
+    if (rc != DCH_OK)
+        return refuse(rc, "%s", dch_strerror(rc));
+    ex.nops--;
+    return DCH_OK;
+}
+
+int ex_random_history(uint32_t seed, uint32_t steps)
+{
+    int rc = ex_reset(ex.units, ex.slots, ex.points, ex.seed);
+    uint64_t rng = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
+    for (uint32_t i = 0; i < steps && rc == DCH_OK; i++) {
+        uint32_t n = members_now(), r = an_rng_below(&rng, 100);
+        if (i < 4 || n < 2 || r < 50) {
+            rc = ex_add(an_rng_below(&rng, 4) == 0 ? 2 : 1);
+            continue;
+        }
+        /* A member chosen uniformly: the k-th present name number. */
+        uint32_t k = an_rng_below(&rng, n), who = 0;
+        for (uint32_t id = 0; id < an_scheme_id_limit(&ex.sc[0]); id++) {
+            const char *nm = an_scheme_name(&ex.sc[0], id);
+            if (nm != NULL && k-- == 0)
+                who = ex_number_of(nm);
+        }
+        if (r < 75) {
+            rc = ex_remove(who);
+        } else {
+            /* 0 .. 4, never the weight it has, so every step changes. */
+            uint32_t now = 0, w = an_rng_below(&rng, 4);
+            uint32_t id;
+            char name[16];
+            ex_name_of(name, sizeof name, who);
+            if (an_scheme_find(&ex.sc[0], name, &id) == DCH_OK)
+                now = an_scheme_weight(&ex.sc[0], id);
+            rc = ex_set_weight(who, w >= now ? w + 1 : w);
+        }
+    }
+    return rc;
+}
+
+int ex_set_views(uint32_t views)
+{
+    if (views == 0 || views > EX_MAX_VIEWS)
+        return refuse(DCH_EINVAL, "views must be 1 .. %u",
+                      (unsigned)EX_MAX_VIEWS);
+    ex.views = views;
+    return DCH_OK;
+}
+
+void ex_free(void)
+{
+    free_state();
+    free(ex.json);
+    ex.json = NULL;
+    ex.ready = false;
+    ex.nops = 0;
+}
+
+const char *ex_message(void)
+{
+    return ex.message;
+}
+

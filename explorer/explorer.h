@@ -1,0 +1,135 @@
+/*
+ * The explorer's engine state, shared by engine.c (changes, undo, history)
+ * and report.c (the JSON the page draws). Private to explorer/.
+ */
+#ifndef DCH_EXPLORER_H
+#define DCH_EXPLORER_H
+
+#include "metrics.h"
+#include "scheme.h"
+
+#include <stdbool.h>
+
+#define EX_SCHEMES 3
+/* node-01 .. node-99: two digits, as dch-analysis names up to 99 nodes. */
+#define EX_MAX_NAMES 99u
+#define EX_MAX_MEMBERS 48u
+#define EX_MAX_WEIGHT 16u
+#define EX_MAX_OPS 400u
+#define EX_MAX_VIEWS 16u
+#define EX_MAX_FLOWS 64u
+
+enum ex_kind { EX_ADD, EX_REMOVE, EX_WEIGHT };
+
+/* One change of the history; `who` is a name number. */
+typedef struct ex_op {
+    enum ex_kind kind;
+    uint32_t who;
+    uint32_t weight; /* the weight added with, or set */
+    uint32_t prev;   /* EX_WEIGHT: the weight before */
+} ex_op;
+
+/* One member's exact loss to another in the last change. */
+typedef struct ex_flow {
+    uint32_t from, to;
+    an_volume vol;
+} ex_flow;
+
+/* What the last change did to one scheme. */
+typedef struct ex_change {
+    bool valid;
+    an_moves mv;
+    double optimum;    /* least share any scheme must move */
+    uint32_t parties;  /* other members that gave (join, raise) or got */
+    uint32_t eligible; /* other members of positive weight */
+    double worst;      /* largest flow of one other member over its ideal */
+    ex_flow flows[EX_MAX_FLOWS];
+    uint32_t nflows;
+    an_changes ch; /* the exact plan, by name number */
+} ex_change;
+
+/* What each join moved, kept for the migration chart. */
+typedef struct ex_step {
+    uint32_t members; /* after the change */
+    double moved[EX_SCHEMES];
+    double optimum;
+} ex_step;
+
+typedef struct ex_world {
+    bool ready;
+    uint32_t units, slots, points, seed, views;
+    an_scheme_spec spec[EX_SCHEMES];
+    an_scheme sc[EX_SCHEMES];
+    ex_op ops[EX_MAX_OPS];
+    ex_step steps[EX_MAX_OPS];
+    uint32_t nops;
+    ex_change last[EX_SCHEMES];
+    char message[256];
+    char *json;
+} ex_world;
+
+/* The one state of the page (the page is single-threaded). */
+extern ex_world ex;
+
+/* Shared by the engine and the report. */
+void ex_name_of(char *buf, size_t n, uint32_t who);
+uint32_t ex_number_of(const char *name);
+void ex_weights_by_number(const an_scheme *s, uint32_t *weight);
+int ex_ranges_by_number(const an_scheme *s, an_ranges *out);
+double ex_share_of(const an_ranges *rs, uint32_t who);
+
+
+
+/* ---- The calls the page makes (exported from the WebAssembly module) ----
+ *
+ * Members are named node-01, node-02, ... in the order they join; `who` is
+ * a name's number less one (node-01 is 0). Every call that returns int gives
+ * DCH_OK or a negative DCH_E* code, and on failure leaves the history and the
+ * schemes as they were; ex_message() then says why, in words for the page.
+ */
+
+/**
+ * Start again with an empty history: DCH with `units` x `slots` slots (powers
+ * of two, at most 2^20 slots), a ring with `points` points per unit of weight
+ * (1 .. 1000) and a one-point ring, all under the hash key of `seed` (as
+ * dch-analysis --seed derives it). Keeps the number of client views.
+ */
+int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed);
+
+/** Add the next unused name with this weight (0 .. EX_MAX_WEIGHT). */
+int ex_add(uint32_t weight);
+
+/** Remove member `who`. DCH_ENOENT if it is not a member. */
+int ex_remove(uint32_t who);
+
+/** Set member `who`'s weight (0 .. EX_MAX_WEIGHT). */
+int ex_set_weight(uint32_t who, uint32_t weight);
+
+/** Drop the last change (the rest is replayed). DCH_ENOENT if none. */
+int ex_undo(void);
+
+/**
+ * Reset with the current setup, then `steps` changes drawn from `seed`: four
+ * joins, then joins (half), removals (a quarter) and weight changes to 0 .. 4
+ * (a quarter), each a change of its own in the history.
+ */
+int ex_random_history(uint32_t seed, uint32_t steps);
+
+/** Client views for spread and load, 1 .. EX_MAX_VIEWS (default 8). */
+int ex_set_views(uint32_t views);
+
+/** Free everything the engine holds; a later ex_reset starts afresh. */
+void ex_free(void);
+
+/** Why the last refused call was refused. */
+const char *ex_message(void);
+
+/**
+ * The current state as JSON, or NULL (ex_message says why); borrowed until
+ * the next call. With full = 0 the costly figures (spread, load and the
+ * reverse order, which build a scheme per view) are null, so the page can
+ * draw the change at once and ask for them next.
+ */
+const char *ex_state(int full);
+
+#endif /* DCH_EXPLORER_H */

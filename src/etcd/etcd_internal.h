@@ -1,0 +1,78 @@
+/*
+ * dch-etcd internals shared by its files: the client, one HTTP call to
+ * etcd's JSON gateway with retries over the endpoints, base64 and the JSON
+ * field readers. Not part of the public API.
+ */
+#ifndef DCH_ETCD_INTERNAL_H
+#define DCH_ETCD_INTERNAL_H
+
+#include "dch/etcd.h"
+#include "dch/map_file.h"
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <stdbool.h>
+
+/* Most endpoints a client takes, and the longest key. */
+#define DCH__ETCD_MAX_ENDPOINTS 16
+#define DCH__ETCD_MAX_KEY 1024
+/* Most bytes one reply (or one watch message) may take: a map of 2^24 raw
+ * slots is 32 MiB, 43 MiB in base64. */
+#define DCH__ETCD_MAX_REPLY ((size_t)64 << 20)
+
+struct dch_etcd {
+    CURL *curl;
+    char *endpoints[DCH__ETCD_MAX_ENDPOINTS];
+    size_t nendpoints;
+    size_t current; /* the endpoint the next attempt goes to */
+    uint32_t connect_ms, request_ms, refresh_ms;
+    int64_t grpc_code; /* gRPC status of the last error reply, 0 if none */
+    char errmsg[512];
+};
+
+/* A growable byte buffer, always NUL-terminated when data is not NULL. */
+typedef struct dch__buf {
+    char *data;
+    size_t len, cap;
+} dch__buf;
+
+int dch__buf_append(dch__buf *b, const void *p, size_t n);
+void dch__buf_free(dch__buf *b);
+
+uint64_t dch__etcd_now_ms(void);
+void dch__etcd_sleep_ms(uint64_t ms);
+/* The pause after the attempt-th consecutive failure: 50 ms doubling to 800. */
+uint64_t dch__etcd_backoff_ms(unsigned attempt);
+
+void dch__etcd_fail(dch_etcd *c, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/*
+ * POST `req` to `path` (e.g. "/v3/kv/range"), moving over the endpoints
+ * until one answers or `deadline_ms` (dch__etcd_now_ms time) passes.
+ * *resp is the parsed reply, owned by the caller.
+ * DCH_OK; DCH_EIO (unreachable within the deadline, or a refusal that a
+ * retry cannot cure; c->errmsg says which); DCH_ENOMEM.
+ */
+int dch__etcd_call(dch_etcd *c, const char *path, json_object *req,
+                   uint64_t deadline_ms, json_object **resp);
+
+/* Base64 (RFC 4648, padded), as etcd's gateway encodes bytes. The encoder
+ * returns a malloc'd string or NULL; the decoder DCH_OK, DCH_ECORRUPT or
+ * DCH_ENOMEM, with *out malloc'd (never NULL on success). */
+char *dch__b64_encode(const void *p, size_t n);
+int dch__b64_decode(const char *s, size_t slen, uint8_t **out, size_t *outlen);
+
+/* A 64-bit field of a reply: the gateway writes int64 as a decimal string;
+ * an absent field is 0 (proto3 leaves defaults out). false when malformed. */
+bool dch__json_u64(json_object *o, const char *field, uint64_t *out);
+/* A member object or array of o, or NULL. */
+json_object *dch__json_get(json_object *o, const char *field, json_type type);
+
+/* Decode a base64 map value and load it. */
+int dch__etcd_load_value(json_object *kv, dch_map **out);
+
+#endif /* DCH_ETCD_INTERNAL_H */
