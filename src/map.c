@@ -656,6 +656,16 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
     for (uint32_t s = 0; s < m->slots; s++)
         if (owner[s] != NONE16)
             m->members[owner[s]].slots++;
+    /* A settled map keeps the global bound every call keeps (map.h); a
+     * step map is between two such maps and need not. */
+    for (uint32_t id = 0; tr == NULL && total > 0 && id < id_limit; id++) {
+        const int64_t d = (int64_t)m->members[id].slots * (int64_t)total -
+                          (int64_t)m->slots * m->members[id].weight;
+        if (d >= 2 * (int64_t)total || d <= -2 * (int64_t)total) {
+            dch_map_free(m);
+            return DCH_ECORRUPT;
+        }
+    }
     m->epoch = epoch;
     if (tr != NULL) {
         m->tr = *tr;

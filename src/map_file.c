@@ -9,9 +9,9 @@
  * parses every record with an explicit bounds check against the bytes left,
  * and only then allocates, with sizes that the checks have already bounded
  * (at most DCH_MAP_MAX_NODES members and DCH_MAP_MAX_SLOTS slots). The map
- * itself is built by dch__map_assemble, which checks names, weights and
- * coverage; the slot counts and the balance bound are checked here, on the
- * assembled map, before it is handed out.
+ * itself is built by dch__map_assemble, which checks names, weights,
+ * coverage and, for a settled map, the global balance bound; the stored slot
+ * counts are checked here, on the assembled map, before it is handed out.
  */
 #include "dch/map_file.h"
 

@@ -30,7 +30,8 @@ const dch_map_transition *dch__map_transition(const dch_map *m);
  * dch_map_new), id_limit <= DCH_MAP_MAX_NODES with names[id_limit-1] set,
  * every name valid and unique, the weight sum within UINT32_MAX, and the
  * table: with a positive weight sum every slot owned by a member of positive
- * weight, else every slot unowned.
+ * weight, else every slot unowned; then, for a settled map (tr NULL), every
+ * member within 2 slots of its share (|slots*W - P*w| < 2*W).
  *
  * `tr` is the transition record of a step map (copied), NULL for a settled
  * map. Checks that hold only for settled maps (a step map's counts sit

@@ -435,7 +435,7 @@ static void run_many(int equal, uint64_t base)
             all.excess = w.excess;
         all.repairs += w.repairs;
         if ((i + 1) % 20 == 0 || i + 1 == seqs)
-            fprintf(stderr, "map: %s weights: %u of %u sequences checked\n",
+            fprintf(stderr, "progress: map, %s weights: %u of %u sequences checked\n",
                     equal ? "equal" : "unequal", i + 1, seqs);
     }
     fprintf(stderr, "%s weights, %u sequences: worst |count-q| %.4f, per-unit %.3f, spread %.3f, "
@@ -491,6 +491,54 @@ Test(map, equal_weights_at_the_default_shape_with_many_members, .timeout = 1800)
     snap_free(&before);
     fprintf(stderr, "default shape, %d calls: worst |count-q| %.4f, per-unit %.3f, spread %.3f\n",
             ops, w.global, w.unit, w.spread);
+    dch_map_free(m);
+}
+
+/*
+ * NOTES.md's proof that no engine moving only x's slots keeps a constant
+ * bound: a heavy member, then many members whose share is a quarter of a
+ * slot, then the ones that own nothing leave. Without repair moves the heavy
+ * member would end far below its share; here every call keeps the bound and
+ * the repair moves are there to see.
+ */
+Test(map, members_owning_nothing_leave_and_repair_keeps_the_bound)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 4;
+    cfg.slots_per_unit = 16; /* P = 64 */
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    worst w = {0, 0, 0, 0, 0};
+    snapshot before;
+    snap_take(&before, m);
+    exceeded_s = 0;
+    int step = 0;
+    uint32_t x;
+    for (uint32_t i = 0; i <= 128; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%u", i);
+        cr_assert_eq(dch_map_add_node(m, name, i == 0 ? 128 : 1, &x), DCH_OK);
+        snapshot after;
+        snap_take(&after, m);
+        check_invariants(m, &before, &after, OP_ADD, x, 0, 0, step++, &w);
+        snap_free(&before);
+        before = after;
+    }
+    for (uint32_t id = 1; id <= 128; id++) {
+        if (dch_map_node_slots(m, id) != 0)
+            continue;
+        cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
+        snapshot after;
+        snap_take(&after, m);
+        check_invariants(m, &before, &after, OP_REMOVE, id, 0, 0, step++, &w);
+        snap_free(&before);
+        before = after;
+    }
+    snap_free(&before);
+    cr_assert_gt(w.repairs, 0, "the history should have needed repair moves");
+    fprintf(stderr, "members owning nothing leave: worst |count-q| %.4f, %llu repair moves\n",
+            w.global, (unsigned long long)w.repairs);
     dch_map_free(m);
 }
 

@@ -900,21 +900,24 @@ static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint3
     return b;
 }
 
-Test(map_file, balance_is_not_a_load_check_since_history_decides_it)
+Test(map_file, a_settled_map_outside_the_global_bound_is_rejected)
 {
-    /* 64 slots, a owns 26 to 38 or 40 of them: well-formed maps however far
-     * from their shares, with equal and unequal weights, at 1, 4 and 8 slots
-     * per unit. Whether the library could have built them depends on the
-     * weights of their history, which bytes do not show: they load. */
+    /* 64 slots, a owns 26 to 40 of them: well-formed maps near and far from
+     * their shares, with equal and unequal weights, at 1, 4, 8 and 16 slots
+     * per unit. Every call keeps |slots - P*w/W| < 2 (map.h), so exactly
+     * those inside the bound load; the rest could not have been built. */
     const struct {
         uint32_t units, spu, wa, wb;
     } cases[] = {{8, 8, 1, 1}, {16, 4, 1, 1}, {64, 1, 5, 5}, {8, 8, 3, 1}, {4, 16, 3, 1}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int64_t W = cases[k].wa + cases[k].wb;
         for (uint32_t a_slots = 26; a_slots <= 40; a_slots++) {
             size_t len;
             uint8_t *b = two_member_file(cases[k].units, cases[k].spu, cases[k].wa,
                                          cases[k].wb, a_slots, &len);
-            expect_load(b, len, DCH_OK, "a's slots", (long)a_slots);
+            const int64_t d = (int64_t)a_slots * W - 64 * (int64_t)cases[k].wa;
+            const int inside = d < 2 * W && d > -2 * W; /* b's deviation is -d */
+            expect_load(b, len, inside ? DCH_OK : DCH_ECORRUPT, "a's slots", (long)a_slots);
             free(b);
         }
     }

@@ -8,7 +8,8 @@
  * owned by one member, and every member owns a slice of every unit in
  * proportion to its weight. When a member joins, every existing member hands
  * it an equal sliver; when one leaves, its slots are shared out over all the
- * survivors. Nothing else ever moves, so migration is always the minimum.
+ * survivors. Nothing else moves (but for the repair moves below, which equal
+ * weights never need), so migration is the minimum.
  *
  * The slot table is a pure function of the config and the sequence of calls
  * that built it (ties are broken by id, arithmetic is exact). Two clients
@@ -21,19 +22,36 @@
  * given on add, and an id is stable while its member stays. A member of
  * weight 0 is kept but owns nothing.
  *
- * Balance: with W the weight sum, P slots and S slots per unit, a member of
- * weight w owns about P*w/W slots. While every positive weight ever set has
- * been equal, every member holds floor or ceil of S*w/W slots of every unit
- * and |slots - P*w/W| < 2 (< 4 when S < 8). With S >= 8 and every positive
- * weight ever set within a factor of 16 of every other, |slots - P*w/W| < 4
- * and every unit is within 2 of S*w/W. Otherwise only coverage and
- * monotone movement are promised. NOTES.md gives the reasons and the
- * counterexamples.
+ * Promises, after every call, for every config and history (W the weight
+ * sum, P slots, U units of S slots, N members of positive weight; NOTES.md,
+ * "The placement engine", proves each):
+ *  - Coverage: with W > 0 every slot is owned by a member of positive weight;
+ *    with W = 0 none is.
+ *  - Global balance: every member holds within 2 slots of its share:
+ *    |slots - P*w/W| < 2.
+ *  - Movement: a call that raises x's weight (add included) moves slots only
+ *    to x, and one that lowers it (remove included) only from x, unless that
+ *    alone would leave a member 2 or more slots from its share; then single
+ *    slots also move from the member furthest above its share to the one
+ *    furthest below until every member is inside the bound (repair moves).
+ *    No engine that moves only x's slots can keep any constant bound (NOTES.md
+ *    gives the counterexample: members owning nothing leave and nothing
+ *    moves). While every positive weight is equal there are no repair moves,
+ *    every member's count is within 2 of every other's, and in a join (a
+ *    removal) every old member gives (every survivor receives) within 4
+ *    slots of P/(N(N+1)) (of P/(N(N-1))).
+ *  - Determinism: integer arithmetic and ties to the lower id, so the table
+ *    is a pure function of the config and the calls.
+ * Per-unit slices are pursued inside the global bound, not promised: with
+ * equal weights the engine aims at floor or ceil of S/N slots of every unit
+ * while N <= S, and at most ceil(S/N) + 1 while N > S; NOTES.md says how
+ * far each is proven, tested and measured.
  *
  * Changes allocate their scratch up front and free it before returning:
- * about 15 bytes per slot plus 25 per member id (1 MiB for the default
- * 65,536 slots), which is what lets a failed allocation leave the map as it
- * was.
+ * 44 bytes per member id, 8 per unit, 8 per slot of a unit and 8 per slot
+ * that can move (512 KiB for a join at the default 65,536 slots, most of it
+ * never touched), which is what lets a failed allocation leave the map as
+ * it was.
  *
  * Limits: at most DCH_MAP_MAX_NODES members, at most DCH_MAP_MAX_SLOTS slots,
  * and the sum of all weights at most UINT32_MAX.
@@ -111,10 +129,11 @@ DCH_API int dch_map_clone(dch_map **out, const dch_map *m);
 /**
  * Add a member.
  *
- * The member gets the lowest free id. With a positive weight it takes its
- * share of every unit, and every slot it takes comes from an existing member:
- * the slots that move are exactly the ones it now owns. The name is copied.
- * O(P + N + moved slots * S).
+ * The member gets the lowest free id. With a positive weight it takes about
+ * its share of every unit, each slot from the existing member furthest above
+ * its share: the slots that move are exactly the ones it now owns (but for
+ * repair moves, see the top of this header). The name is copied.
+ * O(P + N log N + moved slots * S).
  *
  * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes, no
  *                byte below 0x20 and no 0x7f.
@@ -130,9 +149,10 @@ DCH_API int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
 
 /**
  * Remove a member. Its slots are shared out over all the remaining members of
- * positive weight, each receiving in proportion to its weight; no other slot
- * moves. When no member of positive weight remains, every slot becomes
- * unowned. The id becomes free. O(P + moved slots * N).
+ * positive weight, each slot to the member furthest below its share; no
+ * other slot moves (but for repair moves, see the top of this header). When
+ * no member of positive weight remains, every slot becomes unowned. The id
+ * becomes free. O(P + N log N + moved slots * S log N).
  *
  * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT (id is not a member),
  *         DCH_ENOMEM.
@@ -141,8 +161,9 @@ DCH_API int dch_map_remove_node(dch_map *m, uint32_t id);
 
 /**
  * Change a member's weight. Slots move only to the member (weight raised) or
- * only from it (weight lowered), never between other members. Weight 0 drains
- * the member but keeps it. Setting the current weight changes nothing.
+ * only from it (weight lowered), never between other members but for repair
+ * moves (see the top of this header). Weight 0 drains the member but keeps
+ * it. Setting the current weight changes nothing.
  *
  * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT, DCH_EFULL (the weight sum
  *         would pass UINT32_MAX), DCH_ENOMEM.

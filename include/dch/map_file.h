@@ -58,10 +58,11 @@
  * or a table ending before the checksum, a duplicate name, a slot owned by a
  * non-member or a member of weight 0 (or any owned slot when every weight is
  * 0, or an unowned one otherwise), a weight sum above UINT32_MAX, a stored
- * slot count that is not the member's count in the table. Balance is not
- * checked: how close a map stays to its members' shares depends on the
- * weights of its whole history (map.h), which the bytes do not show, and a
- * map the library built must always load.
+ * slot count that is not the member's count in the table, and, for a
+ * settled map (version 1), a member 2 or more slots from its share P*w/W:
+ * map.h promises every map a call leaves within that bound, so a settled
+ * map outside it was not built by this library. A map in transition
+ * (version 2) sits between two such maps and is not held to the bound.
  */
 #ifndef DCH_MAP_FILE_H
 #define DCH_MAP_FILE_H
