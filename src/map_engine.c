@@ -48,19 +48,19 @@ typedef struct engine {
 int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves)
 {
-    /* One block: 11 arrays per id, 2 per unit, 2 per slot of a unit, 2 per
+    /* One block: 13 arrays per id, 2 per unit, 2 per slot of a unit, 2 per
      * slot that can move. Sizes stay far below SIZE_MAX (ids < 2^16, units
      * and moves <= 2^24). */
-    const size_t n = 11 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu +
+    const size_t n = 13 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu +
                      2 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
     if (p == NULL)
         return DCH_ENOMEM;
     mv->alloc = a;
-    uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,  &mv->slot,
-                           &mv->forced, &mv->par,  &mv->via,  &mv->entry,
-                           &mv->mark,  &mv->queue, &mv->pool};
+    uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,   &mv->slot,    &mv->forced,
+                           &mv->par,   &mv->via,   &mv->entry, &mv->mark,    &mv->queue,
+                           &mv->pool,  &mv->band_lo, &mv->band_hi};
     for (size_t i = 0; i < sizeof per_id / sizeof per_id[0]; i++, p += id_limit)
         *per_id[i] = p;
     mv->xcnt = p;
@@ -113,10 +113,8 @@ static int before_global(const engine *g, uint32_t a, uint32_t b)
  */
 static int before_absent(const engine *g, uint32_t a, uint32_t b)
 {
-    const dch__member *mb = g->v->members;
     const uint32_t *q = g->mv->quota;
-    const int ta = (int64_t)g->v->spu * mb[a].weight < g->W;
-    const int tb = (int64_t)g->v->spu * mb[b].weight < g->W;
+    const int ta = g->mv->band_lo[a] == 0, tb = g->mv->band_lo[b] == 0;
     if (ta != tb)
         return ta < tb;
     if (q[a] != q[b])
@@ -279,6 +277,7 @@ static void plan_targets(const engine *g, uint32_t moved)
             *(fits ? &hi : &lo) = fits ? mid : mid + 1;
     }
     const uint32_t L = lo;
+    g->mv->level = g->grow ? L : L - (L > 0);
     const uint64_t extra = moved - fill_to(g, L);
     uint64_t at_level = 0, acc = 0;
     for (uint32_t u = 0; u < v->units; u++)
@@ -306,28 +305,30 @@ static void plan_targets(const engine *g, uint32_t moved)
  */
 static int tier(const engine *g, uint32_t id, uint32_t c)
 {
-    const int64_t W = g->W;
-    const int64_t share = (int64_t)g->v->spu * g->v->members[id].weight; /* s * W */
-    const int64_t rem = share % W;
-    if (g->grow) { /* after giving, c - 1 against the band */
-        const int64_t after = ((int64_t)c - 1) * W;
-        return after >= share ? 0 : after >= share - rem ? 1 : 2;
-    }
-    const int64_t after = ((int64_t)c + 1) * W;
-    return after <= share ? 0 : after <= share + (rem ? W - rem : 0) ? 1 : 2;
+    const uint32_t lo = g->mv->band_lo[id], hi = g->mv->band_hi[id];
+    if (g->grow) /* after giving: c - 1 */
+        return c > hi ? 0 : c > lo ? 1 : 2;
+    return c < lo ? 0 : c < hi ? 1 : 2; /* after receiving: c + 1 */
 }
 
 /* Moves the band forces on a member holding c slots of a unit. */
 static uint32_t forced_in_unit(const engine *g, uint32_t id, uint32_t c)
 {
-    const int64_t W = g->W;
-    const int64_t share = (int64_t)g->v->spu * g->v->members[id].weight;
-    if (g->grow) { /* c - ceil(s) */
-        const int64_t ceil_s = share / W + (share % W != 0);
-        return c > ceil_s ? (uint32_t)(c - ceil_s) : 0;
+    const uint32_t lo = g->mv->band_lo[id], hi = g->mv->band_hi[id];
+    if (g->grow)
+        return c > hi ? c - hi : 0;
+    return c < lo ? lo - c : 0;
+}
+
+/* Every member's band in a unit, [floor(s), ceil(s)] with s = S*w/W. */
+static void plan_bands(const engine *g)
+{
+    const dch__map_view *v = g->v;
+    for (uint32_t id = 0; id < v->id_limit; id++) {
+        const int64_t share = (int64_t)v->spu * v->members[id].weight;
+        g->mv->band_lo[id] = (uint32_t)(share / g->W);
+        g->mv->band_hi[id] = (uint32_t)(share / g->W + (share % g->W != 0));
     }
-    const int64_t floor_s = share / W;
-    return c < floor_s ? (uint32_t)(floor_s - c) : 0;
 }
 
 /* Quota left beyond the moves the bands force in units still to come. */
@@ -431,11 +432,9 @@ static uint32_t slot_of(const engine *g, uint32_t u, uint32_t id)
  */
 static int can_undo(const engine *g, uint32_t id, uint32_t c)
 {
-    const int64_t W = g->W;
-    const int64_t share = (int64_t)g->v->spu * g->v->members[id].weight;
     if (g->grow)
-        return ((int64_t)c + 1) * W <= share + (share % W ? W - share % W : 0);
-    return c > 0 && ((int64_t)c - 1) * W >= share - share % W;
+        return c + 1 <= g->mv->band_hi[id];
+    return c > 0 && c - 1 >= g->mv->band_lo[id];
 }
 
 /* Record a move of slot s with counterparty id. */
@@ -648,16 +647,19 @@ static int search_chain(const engine *g, uint32_t u0, uint32_t s0)
 }
 
 /*
- * Raise: x takes slots in every unit below `limit` (target + slack, or every
- * slot when slack is UINT32_MAX) from the donors present there whose tier is
- * at most max_tier; returns the slots still to take.
+ * Raise: x takes slots in every unit below `limit` (target + slack; x's
+ * ceiling, the level plus one, when slack is UINT32_MAX - 1; every slot when
+ * it is UINT32_MAX) from the donors present there whose tier is at most
+ * max_tier; returns the slots still to take.
  */
 static uint32_t take_pass(const engine *g, uint32_t slack, int max_tier, uint32_t left)
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
     for (uint32_t u = 0; u < v->units && left > 0; u++) {
-        const uint32_t limit = slack == UINT32_MAX ? v->spu : mv->target[u] + slack;
+        const uint32_t limit = slack == UINT32_MAX       ? v->spu
+                               : slack == UINT32_MAX - 1 ? mv->level + 1
+                                                         : mv->target[u] + slack;
         if (mv->xcnt[u] >= limit)
             continue;
         uint16_t *base = v->owner + (size_t)u * v->spu;
@@ -794,16 +796,25 @@ static void place(const engine *g, uint32_t moved)
     dch__move *mv = g->mv;
     count_x(g);
     plan_targets(g, moved);
+    plan_bands(g);
     survey_forced(g);
     if (g->grow) {
+        /* Up to x's target per unit; chains where x is below its level;
+         * then anywhere up to its ceiling where donors with quota are, by
+         * chains again, and out of band last. */
         uint32_t left = take_pass(g, 0, 1, moved);
         for (uint32_t u = 0; u < v->units && left > 0; u++)
-            while (left > 0 && mv->xcnt[u] < mv->target[u] && search_chain(g, u, 0)) {
+            while (left > 0 && mv->xcnt[u] < mv->level && search_chain(g, u, 0)) {
                 mv->xcnt[u]++;
                 left--;
             }
         if (left > 0)
-            left = take_pass(g, 1, 1, left);
+            left = take_pass(g, UINT32_MAX - 1, 1, left);
+        for (uint32_t u = 0; u < v->units && left > 0; u++)
+            while (left > 0 && mv->xcnt[u] < mv->level + 1 && search_chain(g, u, 0)) {
+                mv->xcnt[u]++;
+                left--;
+            }
         if (left > 0)
             left = take_pass(g, 0, 2, left);
         if (left > 0)

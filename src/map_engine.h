@@ -29,7 +29,7 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 60 bytes per id, 8 per unit, 8 per slot of a unit and 8 per slot
+ * Size: 52 bytes per id, 8 per unit, 8 per slot of a unit and 8 per slot
  * that can move.
  */
 typedef struct dch__move {
@@ -47,6 +47,8 @@ typedef struct dch__move {
     uint32_t *mark, *queue; /* per id: visited stamp; the search's queue */
     uint32_t stamp, qlen;
     uint32_t *pool, npool; /* per id: members with quota left, for partner() */
+    uint32_t *band_lo, *band_hi; /* per id: floor and ceil of S*w/W */
+    uint32_t level; /* x's per-unit level: every unit ends at level or level + 1 */
     int64_t lo_count, hi_count; /* least and most final count, for partner() */
     int64_t x_final; /* the count phase 1 planned for x */
     int allow_fit; /* partner() may pick a swap that is not exact */
