@@ -97,6 +97,33 @@ static int64_t deviation(const engine *g, uint32_t id)
     return c * g->W - (int64_t)v->slots * v->members[id].weight;
 }
 
+/* A member's band in a unit, [floor(s), ceil(s)] with s = S*w/W. */
+static void band(const engine *g, uint32_t id, uint32_t *lo, uint32_t *hi)
+{
+    *lo = g->mv->band_lo[id];
+    *hi = g->mv->band_hi[id];
+}
+
+/* Every member's band; one division per run of equal weights in id order. */
+static void plan_bands(const engine *g)
+{
+    const dch__map_view *v = g->v;
+    uint32_t last_w = 0, lo = 0, hi = 0;
+    for (uint32_t id = 0; id < v->id_limit; id++) {
+        const uint32_t w = v->members[id].weight;
+        if (w != last_w) {
+            const int64_t share = (int64_t)v->spu * w;
+            lo = (uint32_t)(share / g->W);
+            hi = lo + (share % g->W != 0);
+            last_w = w;
+        } else if (w == 0) {
+            lo = hi = 0;
+        }
+        g->mv->band_lo[id] = lo;
+        g->mv->band_hi[id] = hi;
+    }
+}
+
 /* Phase 1 order: the donor of greatest, or receiver of least, deviation. */
 static int before_global(const engine *g, uint32_t a, uint32_t b)
 {
@@ -114,7 +141,10 @@ static int before_global(const engine *g, uint32_t a, uint32_t b)
 static int before_absent(const engine *g, uint32_t a, uint32_t b)
 {
     const uint32_t *q = g->mv->quota;
-    const int ta = g->mv->band_lo[a] == 0, tb = g->mv->band_lo[b] == 0;
+    uint32_t lo_a, lo_b, hi;
+    band(g, a, &lo_a, &hi);
+    band(g, b, &lo_b, &hi);
+    const int ta = lo_a == 0, tb = lo_b == 0;
     if (ta != tb)
         return ta < tb;
     if (q[a] != q[b])
@@ -305,7 +335,8 @@ static void plan_targets(const engine *g, uint32_t moved)
  */
 static int tier(const engine *g, uint32_t id, uint32_t c)
 {
-    const uint32_t lo = g->mv->band_lo[id], hi = g->mv->band_hi[id];
+    uint32_t lo, hi;
+    band(g, id, &lo, &hi);
     if (g->grow) /* after giving: c - 1 */
         return c > hi ? 0 : c > lo ? 1 : 2;
     return c < lo ? 0 : c < hi ? 1 : 2; /* after receiving: c + 1 */
@@ -314,22 +345,13 @@ static int tier(const engine *g, uint32_t id, uint32_t c)
 /* Moves the band forces on a member holding c slots of a unit. */
 static uint32_t forced_in_unit(const engine *g, uint32_t id, uint32_t c)
 {
-    const uint32_t lo = g->mv->band_lo[id], hi = g->mv->band_hi[id];
+    uint32_t lo, hi;
+    band(g, id, &lo, &hi);
     if (g->grow)
         return c > hi ? c - hi : 0;
     return c < lo ? lo - c : 0;
 }
 
-/* Every member's band in a unit, [floor(s), ceil(s)] with s = S*w/W. */
-static void plan_bands(const engine *g)
-{
-    const dch__map_view *v = g->v;
-    for (uint32_t id = 0; id < v->id_limit; id++) {
-        const int64_t share = (int64_t)v->spu * v->members[id].weight;
-        g->mv->band_lo[id] = (uint32_t)(share / g->W);
-        g->mv->band_hi[id] = (uint32_t)(share / g->W + (share % g->W != 0));
-    }
-}
 
 /* Quota left beyond the moves the bands force in units still to come. */
 static int64_t free_quota(const engine *g, uint32_t id)
@@ -357,16 +379,19 @@ static int better(const engine *g, uint32_t a, uint32_t b)
  * slot of the unit id holds. Only donors with quota left, on a raise. */
 static uint32_t count_unit(const engine *g, const uint16_t *base, int all)
 {
-    dch__move *mv = g->mv;
+    uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
+    const uint32_t *quota = g->mv->quota;
+    const uint32_t spu = g->v->spu, x = g->x;
+    const int donors = g->grow && !all, grow = g->grow;
     uint32_t np = 0;
-    for (uint32_t i = 0; i < g->v->spu; i++) {
-        const uint16_t o = base[i];
-        if (o == DCH__MAP_UNOWNED || o == g->x || (g->grow && !all && mv->quota[o] == 0))
+    for (uint32_t i = 0; i < spu; i++) {
+        const uint32_t o = base[i];
+        if (o == DCH__MAP_UNOWNED || o == x || (donors && quota[o] == 0))
             continue;
-        if (mv->cnt[o]++ == 0)
-            mv->present[np++] = o;
-        if (g->grow)
-            mv->slot[o] = i; /* on a lowering slot[] holds heap positions */
+        if (cnt[o]++ == 0)
+            present[np++] = o;
+        if (grow)
+            slot[o] = i; /* on a lowering slot[] holds heap positions */
     }
     return np;
 }
@@ -432,9 +457,11 @@ static uint32_t slot_of(const engine *g, uint32_t u, uint32_t id)
  */
 static int can_undo(const engine *g, uint32_t id, uint32_t c)
 {
+    uint32_t lo, hi;
+    band(g, id, &lo, &hi);
     if (g->grow)
-        return c + 1 <= g->mv->band_hi[id];
-    return c > 0 && c - 1 >= g->mv->band_lo[id];
+        return c + 1 <= hi;
+    return c > 0 && c - 1 >= lo;
 }
 
 /* Record a move of slot s with counterparty id. */
@@ -666,7 +693,8 @@ static uint32_t take_pass(const engine *g, uint32_t slack, int max_tier, uint32_
         const uint32_t np = count_unit(g, base, 0);
         const int first = slack == 0 && max_tier == 1;
         if (first)
-            tally_forced(g, np, -1);
+            if (mv->surveyed)
+                tally_forced(g, np, -1);
         while (mv->xcnt[u] < limit && left > 0) {
             uint32_t best = UINT32_MAX;
             for (uint32_t k = 0; k < np; k++) {
@@ -749,7 +777,8 @@ static void give_pass(const engine *g, uint32_t n)
             continue;
         uint16_t *base = v->owner + (size_t)u * v->spu;
         uint32_t np = count_unit(g, base, 1);
-        tally_forced(g, np, -1);
+        if (mv->surveyed)
+            tally_forced(g, np, -1);
         for (uint32_t i = 0; i < v->spu && mv->xcnt[u] > mv->target[u]; i++) {
             if (base[i] != g->x)
                 continue;
@@ -797,7 +826,14 @@ static void place(const engine *g, uint32_t moved)
     count_x(g);
     plan_targets(g, moved);
     plan_bands(g);
-    survey_forced(g);
+    /* Forced moves are planned for when a unit holds a slot of every member
+     * (x's share at least a slot a unit); with fewer slots than members
+     * almost nothing is forced and the survey would cost a pass. */
+    mv->surveyed = mv->band_lo[g->x] > 0 || !g->grow;
+    if (mv->surveyed)
+        survey_forced(g);
+    else
+        memset(mv->forced, 0, (size_t)v->id_limit * sizeof *mv->forced);
     if (g->grow) {
         /* Up to x's target per unit; chains where x is below its level;
          * then anywhere up to its ceiling where donors with quota are, by

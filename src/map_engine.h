@@ -49,6 +49,7 @@ typedef struct dch__move {
     uint32_t *pool, npool; /* per id: members with quota left, for partner() */
     uint32_t *band_lo, *band_hi; /* per id: floor and ceil of S*w/W */
     uint32_t level; /* x's per-unit level: every unit ends at level or level + 1 */
+    int surveyed; /* forced[] was planned for this move */
     int64_t lo_count, hi_count; /* least and most final count, for partner() */
     int64_t x_final; /* the count phase 1 planned for x */
     int allow_fit; /* partner() may pick a swap that is not exact */
