@@ -48,16 +48,18 @@ typedef struct engine {
 int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves)
 {
-    /* One block: 13 arrays per id, 2 per unit, 2 per slot of a unit, 2 per
-     * slot that can move. Sizes stay far below SIZE_MAX (ids < 2^16, units
-     * and moves <= 2^24). */
-    const size_t n = 13 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu +
+    /* One block of 32-bit words: a deviation (two words) and 13 arrays per
+     * id, 2 per unit, 2 per slot of a unit, 2 per slot that can move. Sizes
+     * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
+    const size_t n = 15 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu +
                      2 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
     if (p == NULL)
         return DCH_ENOMEM;
     mv->alloc = a;
+    mv->dev = (int64_t *)(void *)p; /* the block is aligned for any type */
+    p += 2 * (size_t)id_limit;
     uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,   &mv->slot,    &mv->forced,
                            &mv->par,   &mv->via,   &mv->entry, &mv->mark,    &mv->queue,
                            &mv->pool,  &mv->band_lo, &mv->band_hi};
@@ -77,7 +79,7 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
 
 void dch__move_release(dch__move *mv)
 {
-    dch__free(mv->alloc, mv->quota); /* the block */
+    dch__free(mv->alloc, mv->dev); /* the block */
     memset(mv, 0, sizeof *mv);
 }
 
@@ -86,15 +88,13 @@ void dch__move_release(dch__move *mv)
 typedef int (*before_fn)(const engine *g, uint32_t a, uint32_t b);
 
 /*
- * held*W - P*w for a counterparty once its remaining quota is carried: in
- * phase 1 the quota planned so far, in phase 2 what is left of it.
+ * held*W - P*w for a member once its remaining quota is carried: in phase 1
+ * the quota planned so far, in phase 2 what is left of it. Kept in dev[],
+ * which every change of a planned count updates by W.
  */
 static int64_t deviation(const engine *g, uint32_t id)
 {
-    const dch__map_view *v = g->v;
-    const uint32_t q = g->mv->quota[id];
-    const int64_t c = g->grow ? (int64_t)v->members[id].slots - q : (int64_t)v->members[id].slots + q;
-    return c * g->W - (int64_t)v->slots * v->members[id].weight;
+    return g->mv->dev[id];
 }
 
 /* A member's band in a unit, [floor(s), ceil(s)] with s = S*w/W. */
@@ -236,6 +236,7 @@ static uint32_t plan_counts(const engine *g)
             if (deviation(g, top) - ex <= g->W)
                 break;
             quota[top]++;
+            g->mv->dev[top] -= g->W;
             ex += g->W;
             if (quota[top] == v->members[top].slots) {
                 n = heap_remove(g, before_global, n, 0);
@@ -247,6 +248,7 @@ static uint32_t plan_counts(const engine *g)
                 (v->members[x].weight > 0 && ex - deviation(g, top) <= g->W))
                 break;
             quota[top]++;
+            g->mv->dev[top] += g->W;
             ex -= g->W;
         }
         sift_down(g, before_global, n, 0);
@@ -573,7 +575,13 @@ static void apply_chain(const engine *g, uint32_t z, uint32_t s0)
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
     const uint32_t x = g->x;
-    mv->quota[partner(g, z)]--;
+    const uint32_t y = partner(g, z);
+    mv->quota[y]--;
+    if (y != z) { /* z carries one move more than planned, y one fewer */
+        const int64_t step = g->grow ? g->W : -g->W;
+        mv->dev[z] -= step;
+        mv->dev[y] += step;
+    }
     for (uint32_t cur = z;;) {
         const uint32_t r = mv->via[cur], p = mv->par[cur];
         uint32_t s;
@@ -909,6 +917,8 @@ static void repair(const engine *g)
         v->owner[slot_of(g, best_u, a)] = (uint16_t)b;
         v->members[a].slots--;
         v->members[b].slots++;
+        g->mv->dev[a] -= g->W;
+        g->mv->dev[b] += g->W;
     }
 }
 
@@ -931,6 +941,7 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
         if (wi > 0 && first == 0)
             first = wi;
         g.equal &= wi == 0 || wi == first;
+        mv->dev[id] = (int64_t)v->members[id].slots * W - (int64_t)v->slots * wi;
     }
 
     mv->nrec = 0;
@@ -939,5 +950,6 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
                          : (int64_t)v->members[x].slots - moved;
     if (moved > 0)
         place(&g, moved);
+    mv->dev[x] = (int64_t)v->members[x].slots * W - (int64_t)v->slots * w;
     repair(&g);
 }

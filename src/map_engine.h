@@ -29,11 +29,12 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 52 bytes per id, 8 per unit, 8 per slot of a unit and 8 per slot
+ * Size: 60 bytes per id, 8 per unit, 8 per slot of a unit and 8 per slot
  * that can move.
  */
 typedef struct dch__move {
     const dch_allocator *alloc;
+    int64_t *dev; /* per id: held*W - P*w once the planned moves are made */
     uint32_t *quota; /* per id: slots it gives (raise) or receives (lowering) */
     uint32_t *heap; /* per id: the global heap of counterparties */
     uint32_t *cnt; /* per id: slots held in the unit being visited */
