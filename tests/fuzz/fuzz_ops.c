@@ -35,14 +35,15 @@
  *           number of slots it owns;
  *         - global balance: |count * W - P * w| < 2 * W for every member;
  *         - movement: a failed call, or one that changes nothing, moves no
- *           slot. Otherwise every moved slot that involves x goes in x's
- *           direction: into x when its weight rose (add included), out of x
- *           when it fell (remove included), none at all when x's weight
- *           stayed 0. A moved slot between two members other than x is a
- *           repair move; a call may make repair moves only when, after it,
- *           some positive weight differs from another. The slots moved are
- *           then |change of x's count| plus the repair moves, so a call
- *           without repair moves moves exactly |change of x's count|;
+ *           slot. Otherwise moved slots go into x when its weight rose (add
+ *           included) and out of x when it fell (remove included), except
+ *           repair moves: a slot between two members other than x, or one
+ *           of x's against its direction (the repair takes from the member
+ *           furthest above its share and gives to the one furthest below,
+ *           x included). A call may make repair moves only when, after it,
+ *           some positive weight differs from another. x's moves in its
+ *           direction less those against it equal |change of x's count|,
+ *           so a call without repair moves moves exactly that many;
  *         - equal weights: when every positive weight is equal after the
  *           call and every positive weight set since the map last had no
  *           member of positive weight was that one value, the counts of the
@@ -334,7 +335,10 @@ static int equal_weights(const map_state *st)
 static void check_movement(const map_state *a, const map_state *b, const change *c)
 {
     const int grow = c->now > c->was, shrink = c->now < c->was;
-    uint32_t moved = 0, x_moves = 0, repairs = 0;
+    /* against: x's slots moving against its direction, which only a repair
+     * move can do (the repair takes from the member furthest above its share
+     * and gives to the one furthest below, x included). */
+    uint32_t moved = 0, x_moves = 0, against = 0, repairs = 0;
     for (uint32_t s = 0; s < a->P; s++) {
         const uint32_t from = a->owner[s], to = b->owner[s];
         if (from == to)
@@ -342,32 +346,33 @@ static void check_movement(const map_state *a, const map_state *b, const change 
         moved++;
         if (!c->ok || c->kind == K_SAME)
             fail("movement: slot %u moved %u -> %u in a call that changes nothing", s, from, to);
-        if (from != c->x && to != c->x) {
+        if (from != c->x && to != c->x)
             repairs++;
-        } else if ((grow && to == c->x) || (shrink && from == c->x)) {
+        else if ((grow && to == c->x) || (shrink && from == c->x))
             x_moves++;
-        } else {
-            fail("movement: slot %u moved %u -> %u against member %u's direction (weight "
-                 "%u -> %u)",
-                 s, from, to, c->x, c->was, c->now);
-        }
+        else if (grow || shrink)
+            against++;
+        else
+            fail("movement: slot %u moved %u -> %u though member %u's weight stayed %u", s,
+                 from, to, c->x, c->now);
     }
     if (!c->ok || c->kind == K_SAME)
         return;
     stat_calls++;
-    if (repairs > 0) {
+    if (repairs + against > 0) {
         stat_repair_calls++;
-        stat_repair_moves += repairs;
+        stat_repair_moves += repairs + against;
         if (equal_weights(b))
-            fail("movement: %u repair moves (between members other than %u) though every "
-                 "positive weight is equal after the call",
-                 repairs, c->x);
+            fail("movement: %u repair moves (%u of them against member %u's direction) though "
+                 "every positive weight is equal after the call",
+                 repairs + against, against, c->x);
     }
     const uint32_t was = a->count[c->x], now = b->count[c->x];
     const uint32_t delta = was > now ? was - now : now - was;
-    if (x_moves != delta || moved != delta + repairs)
-        fail("movement: %u slots moved, %u of them repair moves, member %u went from %u to %u",
-             moved, repairs, c->x, was, now);
+    if (x_moves - against != delta || x_moves < against || moved != x_moves + against + repairs)
+        fail("movement: %u slots moved, %u repair moves, %u against member %u, which went from "
+             "%u to %u",
+             moved, repairs, against, c->x, was, now);
 }
 
 /* |count * W - share_num| < bound * W, all exact. */
