@@ -109,6 +109,7 @@ static void plan_bands(const engine *g)
 {
     const dch__map_view *v = g->v;
     uint32_t last_w = 0, lo = 0, hi = 0;
+    g->mv->max_band_lo = 0;
     for (uint32_t id = 0; id < v->id_limit; id++) {
         const uint32_t w = v->members[id].weight;
         if (w != last_w) {
@@ -121,6 +122,8 @@ static void plan_bands(const engine *g)
         }
         g->mv->band_lo[id] = lo;
         g->mv->band_hi[id] = hi;
+        if (id != g->x && lo > g->mv->max_band_lo)
+            g->mv->max_band_lo = lo;
     }
 }
 
@@ -136,7 +139,7 @@ static int before_global(const engine *g, uint32_t a, uint32_t b)
 /*
  * Phase 2 order of receivers holding nothing in the unit: tier 0 (a share
  * of at least one slot per unit) before tier 1, then the larger quota, then
- * the lower id; the same order better() gives them.
+ * the lower id; the same order pick_key() gives them.
  */
 static int before_absent(const engine *g, uint32_t a, uint32_t b)
 {
@@ -362,21 +365,17 @@ static int64_t free_quota(const engine *g, uint32_t id)
 }
 
 /*
- * Whether a is the better pick in the unit: its tier, then the larger quota
- * left beyond what later units force on it (largest-remaining-first, the
- * order that meets every quota when the units allow it), then the lower id.
+ * How good a pick is in the unit, smaller first: its tier, then the larger
+ * quota left beyond what later units force on it (largest-remaining-first,
+ * the order that meets every quota when the units allow it), then the lower
+ * id; packed as tier (2 bits), free quota descending (|free quota| < 2^25)
+ * and id (16 bits).
  */
-static int better(const engine *g, uint32_t a, uint32_t b)
+static uint64_t pick_key(const engine *g, uint32_t id, int t)
 {
-    const int ta = tier(g, a, g->mv->cnt[a]), tb = tier(g, b, g->mv->cnt[b]);
-    if (ta != tb)
-        return ta < tb;
-    const int64_t fa = free_quota(g, a), fb = free_quota(g, b);
-    if (fa != fb)
-        return fa > fb;
-    return a < b;
+    const uint64_t fq = (uint64_t)((INT64_C(1) << 25) - free_quota(g, id));
+    return (uint64_t)t << 60 | fq << 16 | id;
 }
-
 /* Count unit u's owners other than x into cnt/present; slot[id] is the last
  * slot of the unit id holds. Only donors with quota left, on a raise. */
 static uint32_t count_unit(const engine *g, const uint16_t *base, int all)
@@ -704,7 +703,7 @@ static uint32_t take_pass(const engine *g, uint32_t slack, int max_tier, uint32_
             if (mv->surveyed)
                 tally_forced(g, np, -1);
         while (mv->xcnt[u] < limit && left > 0) {
-            uint32_t best = UINT32_MAX;
+            uint64_t best_key = UINT64_MAX;
             for (uint32_t k = 0; k < np; k++) {
                 const uint32_t id = mv->present[k];
                 if (mv->cnt[id] == 0 || mv->quota[id] == 0)
@@ -713,11 +712,12 @@ static uint32_t take_pass(const engine *g, uint32_t slack, int max_tier, uint32_
                 /* A free pick must not spend what later units force. */
                 if (t > max_tier || (t == 1 && first && free_quota(g, id) <= 0))
                     continue;
-                if (best == UINT32_MAX || better(g, id, best))
-                    best = id;
+                const uint64_t key = pick_key(g, id, t);
+                best_key = key < best_key ? key : best_key;
             }
-            if (best == UINT32_MAX)
+            if (best_key == UINT64_MAX)
                 break;
+            const uint32_t best = (uint32_t)(best_key & 0xFFFF);
             uint32_t s = mv->slot[best];
             base[s] = (uint16_t)g->x;
             mv->cnt[best]--;
@@ -791,11 +791,16 @@ static void give_pass(const engine *g, uint32_t n)
             if (base[i] != g->x)
                 continue;
             uint32_t best = best_absent(g, n);
+            uint64_t best_key = best == UINT32_MAX ? UINT64_MAX
+                                                   : pick_key(g, best, tier(g, best, 0));
             for (uint32_t k = 0; k < np; k++) {
                 const uint32_t id = mv->present[k];
-                if (mv->quota[id] > 0 && (best == UINT32_MAX || better(g, id, best)))
-                    best = id;
+                if (mv->quota[id] == 0)
+                    continue;
+                const uint64_t key = pick_key(g, id, tier(g, id, mv->cnt[id]));
+                best_key = key < best_key ? key : best_key;
             }
+            best = best_key == UINT64_MAX ? UINT32_MAX : (uint32_t)(best_key & 0xFFFF);
             if (tier(g, best, mv->cnt[best]) == 2) {
                 /* No receiver with quota fits here: trade moves along a
                  * chain, or else leave the band. */
@@ -834,10 +839,11 @@ static void place(const engine *g, uint32_t moved)
     count_x(g);
     plan_targets(g, moved);
     plan_bands(g);
-    /* Forced moves are planned for when a unit holds a slot of every member
-     * (x's share at least a slot a unit); with fewer slots than members
-     * almost nothing is forced and the survey would cost a pass. */
-    mv->surveyed = mv->band_lo[g->x] > 0 || !g->grow;
+    /* Forced moves are planned for when a raise's x has a share of at least
+     * a slot a unit (with fewer slots than members almost nothing is forced
+     * and the survey would cost a pass), and for a lowering whenever some
+     * receiver's band starts above 0 (else nothing can be forced). */
+    mv->surveyed = g->grow ? mv->band_lo[g->x] > 0 : mv->max_band_lo > 0;
     if (mv->surveyed)
         survey_forced(g);
     else
