@@ -312,7 +312,7 @@ static void plan_targets(const engine *g, uint32_t moved)
             *(fits ? &hi : &lo) = fits ? mid : mid + 1;
     }
     const uint32_t L = lo;
-    g->mv->level = g->grow ? L : L - (L > 0);
+    g->mv->level = L; /* used by raises only */
     const uint64_t extra = moved - fill_to(g, L);
     uint64_t at_level = 0, acc = 0;
     for (uint32_t u = 0; u < v->units; u++)
@@ -627,23 +627,6 @@ static int search_once(const engine *g, uint32_t u0, uint32_t s0)
     dch__move *mv = g->mv;
     mv->stamp++;
     mv->qlen = 0;
-    mv->npool = 0;
-    mv->lo_count = INT64_MAX;
-    mv->hi_count = INT64_MIN;
-    for (uint32_t id = 0; id < v->id_limit; id++) {
-        if (mv->quota[id] > 0)
-            mv->pool[mv->npool++] = id;
-        if (v->members[id].weight == 0 || id == g->x)
-            continue;
-        const int64_t c = final_count(g, id);
-        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
-        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
-    }
-    if (v->members[g->x].weight > 0) { /* x ends with what phase 1 planned */
-        const int64_t c = mv->x_final;
-        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
-        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
-    }
     const uint16_t *base0 = v->owner + (size_t)u0 * v->spu;
     uint32_t np = count_unit(g, base0, 1);
     uint32_t z = frontier(g, np, UINT32_MAX, UINT32_MAX, u0, DCH__SEARCH);
@@ -673,6 +656,27 @@ static int search_once(const engine *g, uint32_t u0, uint32_t s0)
  * keeps them within the bounds partner() allows. */
 static int search_chain(const engine *g, uint32_t u0, uint32_t s0)
 {
+    /* partner()'s view of the quotas and final counts, the same for both
+     * searches: a failed search changes nothing. */
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    mv->npool = 0;
+    mv->lo_count = INT64_MAX;
+    mv->hi_count = INT64_MIN;
+    for (uint32_t id = 0; id < v->id_limit; id++) {
+        if (mv->quota[id] > 0)
+            mv->pool[mv->npool++] = id;
+        if (v->members[id].weight == 0 || id == g->x)
+            continue;
+        const int64_t c = final_count(g, id);
+        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
+        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
+    }
+    if (v->members[g->x].weight > 0) { /* x ends with what phase 1 planned */
+        const int64_t c = mv->x_final;
+        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
+        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
+    }
     g->mv->allow_fit = 0;
     if (search_once(g, u0, s0))
         return 1;

@@ -49,7 +49,7 @@ typedef struct dch__move {
     uint32_t stamp, qlen;
     uint32_t *pool, npool; /* per id: members with quota left, for partner() */
     uint32_t *band_lo, *band_hi; /* per id: floor and ceil of S*w/W */
-    uint32_t level; /* x's per-unit level: every unit ends at level or level + 1 */
+    uint32_t level; /* on a raise, x ends every unit it fills at level or level + 1 */
     int surveyed; /* forced[] was planned for this move */
     uint32_t max_band_lo; /* the highest floor of S*w/W among the others */
     int64_t lo_count, hi_count; /* least and most final count, for partner() */
