@@ -21,6 +21,7 @@
  */
 #define _GNU_SOURCE /* sched_getcpu, sched_setaffinity */
 
+#include "args.h"
 #include "bench_kernels.h"
 #include "bench_report.h"
 
@@ -37,6 +38,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#define PROG "dch-bench"
 
 #ifndef DCH_BENCH_BUILD_TYPE
 #define DCH_BENCH_BUILD_TYPE "unknown"
@@ -1171,22 +1174,6 @@ static void usage(FILE *f)
             (unsigned)BENCH_MAX_TRIALS);
 }
 
-static int parse_number(const char *opt, const char *s, unsigned long long lo,
-                        unsigned long long hi, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    const unsigned long long v = strtoull(s, &end, 0);
-    if (s[0] == '\0' || s[0] == '-' || *end != '\0' || errno != 0 || v < lo ||
-        v > hi) {
-        fprintf(stderr, "dch-bench: %s wants a number in %llu .. %llu, not '%s'\n",
-                opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 static int parse_sections(const char *s, unsigned *out)
 {
     static const struct {
@@ -1222,35 +1209,19 @@ static int parse_args(int argc, char **argv, options *o)
 {
     *o = (options){10000000, 7, 100, "bench.json", false, 10000, -1, 1, SEC_ALL};
     bool trials_given = false, nodes_given = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    static const char *const flags[] = {"--quick", NULL};
+    for (int i = 1; i < argc;) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
             return 1;
         }
-        if (strcmp(arg, "--quick") == 0) {
+        an_arg a;
+        if (an_arg_next(PROG, argc, argv, &i, flags, &a) != 0)
+            return -1;
+        const char *name = a.name, *value = a.value;
+        if (value == NULL) { /* --quick */
             o->quick = true;
             continue;
-        }
-        char name[32];
-        const char *value = NULL;
-        const char *eq = strchr(arg, '=');
-        if (strncmp(arg, "--", 2) != 0 || (eq && (size_t)(eq - arg) >= sizeof name)) {
-            fprintf(stderr, "dch-bench: unknown argument '%s' (try --help)\n", arg);
-            return -1;
-        }
-        if (eq != NULL) {
-            memcpy(name, arg, (size_t)(eq - arg));
-            name[eq - arg] = '\0';
-            value = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", arg);
-            if (i + 1 < argc)
-                value = argv[++i];
-        }
-        if (value == NULL) {
-            fprintf(stderr, "dch-bench: %s needs a value\n", name);
-            return -1;
         }
         unsigned long long v = 0;
         if (strcmp(name, "--json") == 0) {
@@ -1263,29 +1234,29 @@ static int parse_args(int argc, char **argv, options *o)
             if (parse_sections(value, &o->sections) != 0)
                 return -1;
         } else if (strcmp(name, "--lookups") == 0) {
-            if (parse_number(name, value, 1, UINT64_C(1) << 40, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, UINT64_C(1) << 40, &v) != 0)
                 return -1;
             o->lookups = v;
         } else if (strcmp(name, "--trials") == 0) {
-            if (parse_number(name, value, 1, BENCH_MAX_TRIALS, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, BENCH_MAX_TRIALS, &v) != 0)
                 return -1;
             o->trials = (unsigned)v;
             trials_given = true;
         } else if (strcmp(name, "--trial-ms") == 0) {
-            if (parse_number(name, value, 1, 60000, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, 60000, &v) != 0)
                 return -1;
             o->trial_ms = (unsigned)v;
         } else if (strcmp(name, "--max-nodes") == 0) {
-            if (parse_number(name, value, 10, 10000, &v) != 0)
+            if (an_arg_number(PROG, name, value, 10, 10000, &v) != 0)
                 return -1;
             o->max_nodes = (uint32_t)v;
             nodes_given = true;
         } else if (strcmp(name, "--cpu") == 0) {
-            if (parse_number(name, value, 0, CPU_SETSIZE - 1, &v) != 0)
+            if (an_arg_number(PROG, name, value, 0, CPU_SETSIZE - 1, &v) != 0)
                 return -1;
             o->cpu = (int)v;
         } else if (strcmp(name, "--seed") == 0) {
-            if (parse_number(name, value, 0, ULLONG_MAX, &v) != 0)
+            if (an_arg_number(PROG, name, value, 0, ULLONG_MAX, &v) != 0)
                 return -1;
             o->seed = v;
         } else {

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include "args.h"
 #include "progress.h"
 #include "sections.h"
 
@@ -21,6 +22,7 @@
 /* Limits that keep a run inside the library's limits and this machine's
  * memory: 640 points for each of 20,000 nodes stays under the ring's 2^24
  * points, and the sampled keys take 16 bytes each. */
+#define PROG "dch-analysis"
 #define MAX_NODES 20000u
 #define MAX_KEYS 100000000u
 #define MAX_VIEWS 1024u
@@ -82,24 +84,6 @@ static void defaults(an_options *o)
     };
 }
 
-/* A whole decimal (or 0x hexadecimal) number in lo .. hi. */
-static int parse_number(const char *opt, const char *s, unsigned long long lo,
-                        unsigned long long hi, unsigned long long *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-    if (s[0] == '\0' || s[0] == '-' || *end != '\0' || errno != 0 || v < lo ||
-        v > hi) {
-        fprintf(stderr, "dch-analysis: %s wants a number in %llu .. %llu, "
-                        "not '%s'\n",
-                opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 /* Parse argv into *o. @return 0 to run, 1 after --help, -1 on bad usage. */
 static int parse_args(int argc, char **argv, an_options *o)
 {
@@ -107,33 +91,19 @@ static int parse_args(int argc, char **argv, an_options *o)
     defaults(&d);
     *o = d;
     bool shrink_given = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+    static const char *const flags[] = {"--no-charts", NULL};
+    for (int i = 1; i < argc;) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout, &d);
             return 1;
         }
-        if (strcmp(arg, "--no-charts") == 0) {
+        an_arg a;
+        if (an_arg_next(PROG, argc, argv, &i, flags, &a) != 0)
+            return -1;
+        const char *name = a.name, *value = a.value;
+        if (value == NULL) { /* --no-charts */
             o->charts = false;
             continue;
-        }
-        /* --name VALUE or --name=VALUE */
-        char name[32];
-        const char *value = NULL;
-        const char *eq = strchr(arg, '=');
-        if (strncmp(arg, "--", 2) != 0 || (eq && (size_t)(eq - arg) >= sizeof name)) {
-            fprintf(stderr, "dch-analysis: unknown argument '%s' (try --help)\n",
-                    arg);
-            return -1;
-        }
-        if (eq != NULL) {
-            memcpy(name, arg, (size_t)(eq - arg));
-            name[eq - arg] = '\0';
-            value = eq + 1;
-        } else {
-            snprintf(name, sizeof name, "%s", arg);
-            if (i + 1 < argc)
-                value = argv[++i];
         }
         unsigned long long v = 0;
         static const char *const numeric[] = {
@@ -147,10 +117,6 @@ static int parse_args(int argc, char **argv, an_options *o)
                     name);
             return -1;
         }
-        if (value == NULL) {
-            fprintf(stderr, "dch-analysis: %s needs a value\n", name);
-            return -1;
-        }
         if (strcmp(name, "--out") == 0) {
             if (value[0] == '\0') {
                 fprintf(stderr, "dch-analysis: --out needs a directory\n");
@@ -158,40 +124,40 @@ static int parse_args(int argc, char **argv, an_options *o)
             }
             o->out = value;
         } else if (strcmp(name, "--nodes") == 0) {
-            if (parse_number(name, value, 2, MAX_NODES, &v) != 0)
+            if (an_arg_number(PROG, name, value, 2, MAX_NODES, &v) != 0)
                 return -1;
             o->nodes = (uint32_t)v;
         } else if (strcmp(name, "--points") == 0) {
-            if (parse_number(name, value, 1, DCH_RING_MAX_POINTS, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, DCH_RING_MAX_POINTS, &v) != 0)
                 return -1;
             o->points = (uint32_t)v;
         } else if (strcmp(name, "--units") == 0) {
-            if (parse_number(name, value, 1, DCH_MAP_MAX_SLOTS, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, DCH_MAP_MAX_SLOTS, &v) != 0)
                 return -1;
             o->units = (uint32_t)v;
         } else if (strcmp(name, "--slots") == 0) {
-            if (parse_number(name, value, 1, DCH_MAP_MAX_SLOTS, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, DCH_MAP_MAX_SLOTS, &v) != 0)
                 return -1;
             o->slots = (uint32_t)v;
         } else if (strcmp(name, "--keys") == 0) {
-            if (parse_number(name, value, 1, MAX_KEYS, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, MAX_KEYS, &v) != 0)
                 return -1;
             o->keys = (size_t)v;
         } else if (strcmp(name, "--views") == 0) {
-            if (parse_number(name, value, 1, MAX_VIEWS, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, MAX_VIEWS, &v) != 0)
                 return -1;
             o->views = (uint32_t)v;
         } else if (strcmp(name, "--seed") == 0) {
-            if (parse_number(name, value, 0, ULLONG_MAX, &v) != 0)
+            if (an_arg_number(PROG, name, value, 0, ULLONG_MAX, &v) != 0)
                 return -1;
             o->seed = (uint64_t)v;
         } else if (strcmp(name, "--shrink-to") == 0) {
-            if (parse_number(name, value, 1, MAX_NODES, &v) != 0)
+            if (an_arg_number(PROG, name, value, 1, MAX_NODES, &v) != 0)
                 return -1;
             o->shrink_to = (uint32_t)v;
             shrink_given = true;
         } else {
-            if (parse_number(name, value, 2, MAX_NODES, &v) != 0)
+            if (an_arg_number(PROG, name, value, 2, MAX_NODES, &v) != 0)
                 return -1;
             o->balance_max = (uint32_t)v;
         }
