@@ -215,6 +215,48 @@ static uint32_t heap_remove(const engine *g, before_fn before, uint32_t n, uint3
 /* ---- Phase 1: counts --------------------------------------------------- */
 
 /*
+ * The counterparties phase 1 can pick, into heap[0 .. n). A member ranked
+ * k-th by before_global is picked only after the k - 1 ahead of it have each
+ * been picked at least once (each stays ahead until then), so with at most
+ * k picks only the first k can be: those are kept, found in one pass with a
+ * bounded heap whose root is the last kept (order reversed). k bounds the
+ * picks: a lowering moves at most x's slots; a raise stops once x's
+ * deviation is within a slot of the greatest, which no pick raises.
+ */
+static int after_global(const engine *g, uint32_t a, uint32_t b)
+{
+    return before_global(g, b, a);
+}
+
+static uint32_t candidates(const engine *g, int64_t ex)
+{
+    const dch__map_view *v = g->v;
+    uint32_t *h = g->mv->heap;
+    const uint32_t x = g->x;
+    uint64_t k = v->members[x].slots;
+    if (g->grow) {
+        int64_t top = INT64_MIN;
+        for (uint32_t id = 0; id < v->id_limit; id++)
+            if (id != x && v->members[id].slots > 0 && g->mv->dev[id] > top)
+                top = g->mv->dev[id];
+        k = top > ex ? (uint64_t)((top - ex) / g->W) + 1 : 0;
+    }
+    uint32_t n = 0;
+    for (uint32_t id = 0; id < v->id_limit && k > 0; id++) {
+        if (id == x || (g->grow ? v->members[id].slots == 0 : v->members[id].weight == 0))
+            continue;
+        if (n < k) {
+            h[n] = id;
+            sift_up(g, after_global, n++);
+        } else if (before_global(g, id, h[0])) {
+            h[0] = id;
+            sift_down(g, after_global, n, 0);
+        }
+    }
+    return n;
+}
+
+/*
  * Quotas of the counterparties; returns how many slots move. A raise moves
  * while the top donor's deviation exceeds x's by more than one slot (W in
  * these units); a lowering while x's exceeds the bottom receiver's by more
@@ -225,15 +267,11 @@ static uint32_t plan_counts(const engine *g)
     const dch__map_view *v = g->v;
     uint32_t *h = g->mv->heap, *quota = g->mv->quota;
     const uint32_t x = g->x;
-    uint32_t n = 0;
-    for (uint32_t id = 0; id < v->id_limit; id++)
-        if (id != x && (g->grow ? v->members[id].slots > 0 : v->members[id].weight > 0))
-            h[n++] = id;
-    heapify(g, before_global, n);
-
     int64_t ex = (int64_t)v->members[x].slots * g->W - (int64_t)v->slots * v->members[x].weight;
+    const uint32_t n = candidates(g, ex);
+    heapify(g, before_global, n);
     uint32_t moved = 0;
-    while (n > 0) {
+    for (uint32_t left = n; left > 0;) {
         const uint32_t top = h[0];
         if (g->grow) {
             if (deviation(g, top) - ex <= g->W)
@@ -242,7 +280,7 @@ static uint32_t plan_counts(const engine *g)
             g->mv->dev[top] -= g->W;
             ex += g->W;
             if (quota[top] == v->members[top].slots) {
-                n = heap_remove(g, before_global, n, 0);
+                left = heap_remove(g, before_global, left, 0);
                 moved++;
                 continue;
             }
@@ -254,13 +292,41 @@ static uint32_t plan_counts(const engine *g)
             g->mv->dev[top] += g->W;
             ex -= g->W;
         }
-        sift_down(g, before_global, n, 0);
+        sift_down(g, before_global, left, 0);
         moved++;
     }
+    /* partner()'s pool: the members with a quota, in id order. */
+    g->mv->npool = 0;
+    for (uint32_t id = 0; id < v->id_limit; id++)
+        if (quota[id] > 0)
+            g->mv->pool[g->mv->npool++] = id;
     return moved;
 }
 
 /* ---- Phase 2: slots ---------------------------------------------------- */
+
+/*
+ * How many of o[0 .. n) equal id, four entries a word: a lane of t is 0
+ * exactly where the entry is id, and ((t & low) + low) | t sets the lane's
+ * top bit exactly where it is not; the clear top bits are then summed by a
+ * multiply. Lanes are whole 16-bit fields in either byte order.
+ */
+static uint32_t count_of(const uint16_t *o, uint32_t n, uint32_t id)
+{
+    const uint64_t ones = UINT64_C(0x0001000100010001);
+    const uint64_t low = UINT64_C(0x7FFF7FFF7FFF7FFF), pattern = ones * id;
+    uint32_t c = 0, i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint64_t w;
+        memcpy(&w, o + i, sizeof w);
+        const uint64_t t = w ^ pattern;
+        const uint64_t zero = ~(((t & low) + low) | t) & ~low;
+        c += (uint32_t)(((zero >> 15) * ones) >> 48);
+    }
+    for (; i < n; i++)
+        c += o[i] == id;
+    return c;
+}
 
 /* x's count in every unit into xcnt. */
 static void count_x(const engine *g)
@@ -271,13 +337,8 @@ static void count_x(const engine *g)
         memset(xcnt, 0, (size_t)v->units * sizeof *xcnt);
         return;
     }
-    const uint16_t *o = v->owner;
-    for (uint32_t u = 0; u < v->units; u++) {
-        uint32_t c = 0;
-        for (uint32_t i = 0; i < v->spu; i++)
-            c += *o++ == g->x;
-        xcnt[u] = c;
-    }
+    for (uint32_t u = 0; u < v->units; u++)
+        xcnt[u] = count_of(v->owner + (size_t)u * v->spu, v->spu, g->x);
 }
 
 /* Slots x would gain (raise) or lose (lowering) with every unit levelled at L. */
@@ -435,11 +496,7 @@ static void survey_forced(const engine *g)
 /* Slots member id holds in unit u. */
 static uint32_t held_in_unit(const engine *g, uint32_t u, uint32_t id)
 {
-    const uint16_t *o = g->v->owner + (size_t)u * g->v->spu;
-    uint32_t c = 0;
-    for (uint32_t i = 0; i < g->v->spu; i++)
-        c += o[i] == id;
-    return c;
+    return count_of(g->v->owner + (size_t)u * g->v->spu, g->v->spu, id);
 }
 
 /* A slot of unit u that id holds (it holds one). */
@@ -656,31 +713,24 @@ static int search_once(const engine *g, uint32_t u0, uint32_t s0)
  * keeps them within the bounds partner() allows. */
 static int search_chain(const engine *g, uint32_t u0, uint32_t s0)
 {
-    /* partner()'s view of the quotas and final counts, the same for both
-     * searches: a failed search changes nothing. */
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
-    mv->npool = 0;
-    mv->lo_count = INT64_MAX;
-    mv->hi_count = INT64_MIN;
-    for (uint32_t id = 0; id < v->id_limit; id++) {
-        if (mv->quota[id] > 0)
-            mv->pool[mv->npool++] = id;
-        if (v->members[id].weight == 0 || id == g->x)
-            continue;
-        const int64_t c = final_count(g, id);
-        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
-        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
-    }
-    if (v->members[g->x].weight > 0) { /* x ends with what phase 1 planned */
-        const int64_t c = mv->x_final;
-        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
-        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
-    }
-    g->mv->allow_fit = 0;
+    mv->allow_fit = 0;
     if (search_once(g, u0, s0))
         return 1;
-    g->mv->allow_fit = 1;
+    /* The looser search: with equal weights partner() needs the least and
+     * most final count, which the failed search left as they were. */
+    mv->allow_fit = 1;
+    mv->lo_count = INT64_MAX;
+    mv->hi_count = INT64_MIN;
+    for (uint32_t id = 0; g->equal && id < v->id_limit; id++) {
+        if (v->members[id].weight == 0)
+            continue;
+        /* x ends with what phase 1 planned */
+        const int64_t c = id == g->x ? mv->x_final : final_count(g, id);
+        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
+        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
+    }
     return search_once(g, u0, s0);
 }
 
@@ -768,9 +818,9 @@ static uint32_t best_absent(const engine *g, uint32_t n)
 static uint32_t rebuild_receivers(const engine *g)
 {
     uint32_t n = 0;
-    for (uint32_t id = 0; id < g->v->id_limit; id++)
-        if (g->mv->quota[id] > 0)
-            g->mv->heap[n++] = id;
+    for (uint32_t k = 0; k < g->mv->npool; k++)
+        if (g->mv->quota[g->mv->pool[k]] > 0)
+            g->mv->heap[n++] = g->mv->pool[k];
     heapify(g, before_absent, n);
     return n;
 }
