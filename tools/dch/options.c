@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,13 +148,9 @@ int parse_u32(const char *s, uint32_t *out)
 
 static int hex_digit(char c)
 {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
+    static const char digits[] = "0123456789abcdef";
+    const char *p = c != '\0' ? strchr(digits, tolower((unsigned char)c)) : NULL;
+    return p != NULL ? (int)(p - digits) : -1;
 }
 
 int parse_key(const char *s, uint8_t key[16])
