@@ -12,6 +12,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "etcd_cmds.h"
+#include "workdir.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -19,31 +20,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-typedef struct workdir {
-    char path[4096];
-    char from[4200], to[4200], plan[4200];
-} workdir;
-
-static int make_workdir(workdir *d)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(d->path, sizeof d->path, "%s/dch-rollout-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (mkdtemp(d->path) == NULL)
-        return -1;
-    snprintf(d->from, sizeof d->from, "%s/from.dchmap", d->path);
-    snprintf(d->to, sizeof d->to, "%s/to.dchmap", d->path);
-    snprintf(d->plan, sizeof d->plan, "%s/plan.json", d->path);
-    return 0;
-}
-
-static void remove_workdir(const workdir *d)
-{
-    unlink(d->from);
-    unlink(d->to);
-    unlink(d->plan);
-    rmdir(d->path);
-}
 
 /* Run the migrator for the step from -> to, given as files and as the plan
  * `dch diff --json` prints; 0 when it exits with status 0. */
@@ -201,8 +177,7 @@ int run_rollout(const command *cmd, const etcd_opts *o)
         return status;
     dch_etcd *c = NULL;
     dch_map *stored = NULL;
-    workdir d = {{0}, {0}, {0}, {0}};
-    int have_dir = 0;
+    workdir d = {.lock = -1};
     if (dch_map_in_transition(target, NULL)) {
         fprintf(stderr, "dch rollout: %s is a step map; the target must be settled\n", o->pos[0]);
         status = EXIT_RUNTIME;
@@ -223,7 +198,6 @@ int run_rollout(const command *cmd, const etcd_opts *o)
                     strerror(errno));
             status = EXIT_RUNTIME;
         } else {
-            have_dir = 1;
             status = remigrate(cmd, o, c, &d, stored, dch_map_fingerprint(target));
         }
     }
@@ -231,8 +205,7 @@ int run_rollout(const command *cmd, const etcd_opts *o)
         status = rollout_steps(cmd, o, c, &d, stored, target, (uint32_t)k);
         stored = NULL; /* rollout_steps frees it */
     }
-    if (have_dir)
-        remove_workdir(&d);
+    remove_workdir(&d);
     dch_map_free(stored);
     dch_etcd_free(c);
     dch_map_free(target);
