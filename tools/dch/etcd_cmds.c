@@ -1,13 +1,15 @@
 /*
  * dch publish, fetch and watch: the map shared through etcd (dch-etcd,
  * include/dch/etcd.h), and the table of the etcd commands (rollout.c holds
- * the fourth). They keep the tool's rule: before --, a leading '-' is
- * always an option; after it, nothing is.
+ * the fourth). They read their arguments by the tool's rule (read_args)
+ * with an option table of their own: every option but --json takes a value,
+ * and each lands in its field of etcd_opts.
  */
 #include "etcd_cmds.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
