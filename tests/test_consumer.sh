@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Install libdch into a temporary prefix and build tests/consumer against it
 # twice, through find_package(dch CONFIG) and through plain cc with
-# `pkg-config --cflags --libs dch`, then run both programs.
+# `pkg-config --cflags --libs dch`, then run both programs. When dch-etcd is
+# built (DCH_ETCD=1), the same for it: the etcd component of the package
+# (dch::etcd) and dch-etcd.pc, and a program that calls it.
 #
 #   static  installs this build tree (the library as configured here).
 #   shared  builds the library anew with BUILD_SHARED_LIBS=ON, checks that it
@@ -9,7 +11,7 @@
 #
 # Usage: test_consumer.sh static|shared WORK_DIR
 # Environment (set by ctest): CC, DCH_SOURCE_DIR, DCH_BINARY_DIR, DCH_CMAKE,
-# DCH_GENERATOR, DCH_VERSION, DCH_SANITIZE.
+# DCH_GENERATOR, DCH_VERSION, DCH_SANITIZE, DCH_ETCD.
 set -euo pipefail
 
 mode=${1:?mode}
@@ -60,6 +62,14 @@ pc=$(find "$prefix" -name dch.pc -path '*/pkgconfig/*' | head -n 1)
 [ -n "$pc" ] || fail "dch.pc not installed"
 config=$(find "$prefix" -name dchConfig.cmake | head -n 1)
 [ -n "$config" ] || fail "dchConfig.cmake not installed"
+etcd=${DCH_ETCD:-0}
+if [ "$etcd" = 1 ]; then
+    [ -f "$prefix/include/dch/etcd.h" ] || fail "dch/etcd.h not installed"
+    [ -n "$(find "$prefix" -name dch-etcd.pc -path '*/pkgconfig/*')" ] || fail "dch-etcd.pc not installed"
+    [ -n "$(find "$prefix" -name dchEtcdTargets.cmake)" ] || fail "the etcd component is not installed"
+else
+    [ ! -e "$prefix/include/dch/etcd.h" ] || fail "dch/etcd.h installed without dch-etcd"
+fi
 
 if [ "$mode" = shared ]; then
     so=$(find "$prefix" -name 'libdch.so.*' -type f | head -n 1)
@@ -76,6 +86,17 @@ if [ "$mode" = shared ]; then
         printf '%s\n' "${exported[@]}" | grep -qx "$sym" || fail "does not export $sym"
     done
     echo "exports ${#exported[@]} symbols, all dch_ and declared: ${exported[*]}"
+    if [ "$etcd" = 1 ]; then
+        so=$(find "$prefix" -name 'libdch-etcd.so.*' -type f | head -n 1)
+        [ -n "$so" ] || fail "no libdch-etcd.so installed"
+        mapfile -t exported < <(nm -D --defined-only "$so" | awk '{print $NF}' | sort)
+        [ ${#exported[@]} -gt 0 ] || fail "libdch-etcd.so exports nothing"
+        decls=$(cat "$prefix/include/dch/etcd.h")
+        for sym in "${exported[@]}"; do
+            grep -Eq "[ *]$sym\(" <<<"$decls" || fail "libdch-etcd.so exports $sym, which etcd.h does not declare"
+        done
+        echo "libdch-etcd.so exports ${#exported[@]} symbols, all declared in etcd.h"
+    fi
 fi
 
 # The program must link libdch dynamically exactly when the library is shared.
@@ -95,7 +116,8 @@ step "consumer through find_package(dch CONFIG)"
 "$cmake" -S "$consumer_src" -B "$work/cmake-consumer" -G "$gen" \
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_C_FLAGS="${san[*]}" \
-    -DDCH_EXPECTED_VERSION="${DCH_VERSION:-}" >"$work/consumer-configure.log" ||
+    -DDCH_EXPECTED_VERSION="${DCH_VERSION:-}" -DDCH_CONSUMER_ETCD="$etcd" \
+    >"$work/consumer-configure.log" ||
     { cat "$work/consumer-configure.log"; fail "consumer configure"; }
 found_dir=$(sed -n 's/^dch_DIR:PATH=//p' "$work/cmake-consumer/CMakeCache.txt")
 [ "$found_dir" = "$(dirname "$config")" ] ||
@@ -103,6 +125,10 @@ found_dir=$(sed -n 's/^dch_DIR:PATH=//p' "$work/cmake-consumer/CMakeCache.txt")
 "$cmake" --build "$work/cmake-consumer"
 check_linkage "$work/cmake-consumer/consumer"
 "$work/cmake-consumer/consumer"
+if [ "$etcd" = 1 ]; then
+    check_linkage "$work/cmake-consumer/etcd-consumer"
+    "$work/cmake-consumer/etcd-consumer"
+fi
 
 step "consumer through pkg-config"
 # PKG_CONFIG_LIBDIR replaces the default search path, so only this dch.pc
@@ -117,4 +143,18 @@ echo "pkg-config --cflags --libs dch: $pcflags"
 check_linkage "$work/pc-consumer"
 LD_LIBRARY_PATH="$libdir" "$work/pc-consumer"
 
-echo "consumer ($mode): find_package and pkg-config builds both pass"
+if [ "$etcd" = 1 ]; then
+    step "etcd consumer through pkg-config"
+    # dch-etcd.pc requires libcurl and json-c: the system's .pc files too,
+    # after this prefix.
+    PKG_CONFIG_LIBDIR=$(dirname "$pc"):$(env -u PKG_CONFIG_LIBDIR pkg-config --variable pc_path pkg-config)
+    pcflags=$(pkg-config --cflags --libs dch-etcd)
+    echo "pkg-config --cflags --libs dch-etcd: $pcflags"
+    # shellcheck disable=SC2086 # pkg-config output is a list of flags
+    "$cc" -std=c11 -pedantic -Wall -Wextra -Werror "${san[@]}" -o "$work/pc-etcd-consumer" \
+        "$consumer_src/etcd_main.c" $pcflags
+    check_linkage "$work/pc-etcd-consumer"
+    LD_LIBRARY_PATH="$libdir" "$work/pc-etcd-consumer"
+fi
+
+echo "consumer ($mode): find_package and pkg-config builds both pass$([ "$etcd" = 1 ] && echo ', dch-etcd included')"

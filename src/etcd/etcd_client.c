@@ -203,33 +203,42 @@ static bool grpc_retryable(int64_t code)
     return code == 1 || code == 2 || code == 4 || code == 10 || code == 14;
 }
 
-enum { ATTEMPT_OK, ATTEMPT_RETRY, ATTEMPT_FINAL };
-
-static int attempt(dch_etcd *c, const char *url, const char *body, uint64_t budget_ms,
-                   json_object **resp, int *err)
+int dch__etcd_post(dch_etcd *c, const char *url, const char *body, uint64_t budget_ms,
+                   curl_write_callback write, void *ctx, CURLcode *result)
 {
-    dch__buf buf = {0};
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+    if (hdr == NULL)
+        return DCH_ENOMEM;
     CURL *h = c->curl;
     curl_easy_reset(h);
-    c->grpc_code = 0;
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    if (hdr == NULL) {
-        *err = DCH_ENOMEM;
-        return ATTEMPT_FINAL;
-    }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_ms);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)budget_ms);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &buf);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, ctx);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    const CURLcode rc = curl_easy_perform(h);
+    *result = curl_easy_perform(h);
     curl_slist_free_all(hdr);
+    return DCH_OK;
+}
+
+enum { ATTEMPT_OK, ATTEMPT_RETRY, ATTEMPT_FINAL };
+
+static int attempt(dch_etcd *c, const char *url, const char *body, uint64_t budget_ms,
+                   json_object **resp, int *err)
+{
+    dch__buf buf = {0};
+    c->grpc_code = 0;
+    CURLcode rc;
+    if (dch__etcd_post(c, url, body, budget_ms, collect, &buf, &rc) != DCH_OK) {
+        *err = DCH_ENOMEM;
+        return ATTEMPT_FINAL;
+    }
     long status = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
     if (rc != CURLE_OK) {
         dch__etcd_fail(c, "etcd at %s: %s", url, curl_easy_strerror(rc));
         dch__buf_free(&buf);
@@ -399,6 +408,20 @@ bool dch__json_u64(json_object *o, const char *field, uint64_t *out)
         return false;
     *out = (uint64_t)x;
     return true;
+}
+
+json_object *dch__etcd_key_request(const char *key)
+{
+    char *k = dch__b64_encode(key, strlen(key));
+    json_object *req = json_object_new_object();
+    if (k == NULL || req == NULL) {
+        free(k);
+        json_object_put(req);
+        return NULL;
+    }
+    json_object_object_add(req, "key", json_object_new_string(k));
+    free(k);
+    return req;
 }
 
 json_object *dch__json_get(json_object *o, const char *field, json_type type)

@@ -60,6 +60,25 @@ void dch__etcd_fail(dch_etcd *c, const char *fmt, ...)
 int dch__etcd_call(dch_etcd *c, const char *path, json_object *req,
                    uint64_t deadline_ms, json_object **resp);
 
+/*
+ * One POST of `body` (JSON) to `url` on c's handle, with c's connect
+ * timeout and budget_ms for the whole transfer; the reply's bytes go to
+ * write(ctx). Every request of the client, calls and watch streams, goes
+ * out here. DCH_ENOMEM when the request cannot be made; else DCH_OK, with
+ * curl's result in *result.
+ */
+int dch__etcd_post(dch_etcd *c, const char *url, const char *body, uint64_t budget_ms,
+                   curl_write_callback write, void *ctx, CURLcode *result);
+
+/* {"key": base64(key)}, the start of every request about a key; NULL when
+ * out of memory. */
+json_object *dch__etcd_key_request(const char *key);
+
+/* Read the key (at `revision`, or the latest when 0) by `deadline_ms`;
+ * *reply is the range reply, owned by the caller. As dch__etcd_call. */
+int dch__etcd_range(dch_etcd *c, const char *key, uint64_t revision, uint64_t deadline_ms,
+                    json_object **reply);
+
 /* Base64 (RFC 4648, padded), as etcd's gateway encodes bytes. The encoder
  * returns a malloc'd string or NULL; the decoder DCH_OK, DCH_ECORRUPT or
  * DCH_ENOMEM, with *out malloc'd (never NULL on success). */

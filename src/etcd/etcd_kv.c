@@ -38,16 +38,8 @@ static bool key_ok(const char *key)
 /* {"key": base64(key)} plus, when revision > 0, a read at that revision. */
 static json_object *range_request(const char *key, uint64_t revision)
 {
-    char *k = dch__b64_encode(key, strlen(key));
-    json_object *req = json_object_new_object();
-    if (k == NULL || req == NULL) {
-        free(k);
-        json_object_put(req);
-        return NULL;
-    }
-    json_object_object_add(req, "key", json_object_new_string(k));
-    free(k);
-    if (revision > 0) {
+    json_object *req = dch__etcd_key_request(key);
+    if (req != NULL && revision > 0) {
         char r[24];
         snprintf(r, sizeof r, "%llu", (unsigned long long)revision);
         json_object_object_add(req, "revision", json_object_new_string(r));
@@ -55,15 +47,21 @@ static json_object *range_request(const char *key, uint64_t revision)
     return req;
 }
 
-static int range(dch_etcd *c, const char *key, uint64_t revision, json_object **reply)
+int dch__etcd_range(dch_etcd *c, const char *key, uint64_t revision, uint64_t deadline_ms,
+                    json_object **reply)
 {
     json_object *req = range_request(key, revision);
     if (req == NULL)
         return DCH_ENOMEM;
-    const int rc = dch__etcd_call(c, "/v3/kv/range", req,
-                                  dch__etcd_now_ms() + c->request_ms, reply);
+    const int rc = dch__etcd_call(c, "/v3/kv/range", req, deadline_ms, reply);
     json_object_put(req);
     return rc;
+}
+
+/* A read of the key within the client's request time. */
+static int range(dch_etcd *c, const char *key, uint64_t revision, json_object **reply)
+{
+    return dch__etcd_range(c, key, revision, dch__etcd_now_ms() + c->request_ms, reply);
 }
 
 /* Whether the kv's value is exactly `bytes`. */
@@ -241,12 +239,18 @@ static int load_kv(dch_etcd *c, json_object *kv, dch_map **out)
     return rc;
 }
 
-int dch_etcd_fetch(dch_etcd *c, const char *key, dch_map **out, uint64_t *revision)
+/* The checks and the read that both fetches start with. */
+static int fetch_range(dch_etcd *c, const char *key, dch_map **out, json_object **reply)
 {
     if (c == NULL || !key_ok(key) || out == NULL)
         return DCH_EINVAL;
+    return range(c, key, 0, reply);
+}
+
+int dch_etcd_fetch(dch_etcd *c, const char *key, dch_map **out, uint64_t *revision)
+{
     json_object *reply;
-    int rc = range(c, key, 0, &reply);
+    int rc = fetch_range(c, key, out, &reply);
     if (rc != DCH_OK)
         return rc;
     uint64_t rev = 0;
@@ -260,10 +264,8 @@ int dch_etcd_fetch(dch_etcd *c, const char *key, dch_map **out, uint64_t *revisi
 
 int dch_etcd_fetch_previous(dch_etcd *c, const char *key, dch_map **out)
 {
-    if (c == NULL || !key_ok(key) || out == NULL)
-        return DCH_EINVAL;
     json_object *reply;
-    int rc = range(c, key, 0, &reply);
+    int rc = fetch_range(c, key, out, &reply);
     if (rc != DCH_OK)
         return rc;
     json_object *kv = range_kv(reply);

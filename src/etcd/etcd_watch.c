@@ -101,22 +101,11 @@ static size_t on_bytes(char *p, size_t size, size_t n, void *ctx)
 static int read_key(dch_etcd *c, const char *key, watch_state *w, uint64_t deadline,
                     uint64_t *rev)
 {
-    char *k = dch__b64_encode(key, strlen(key));
-    json_object *req = json_object_new_object();
-    if (k == NULL || req == NULL) {
-        free(k);
-        json_object_put(req);
-        return DCH_ENOMEM;
-    }
-    json_object_object_add(req, "key", json_object_new_string(k));
-    free(k);
     json_object *reply;
-    const uint64_t now = dch__etcd_now_ms();
-    uint64_t until = now + c->request_ms;
+    uint64_t until = dch__etcd_now_ms() + c->request_ms;
     if (deadline != 0 && deadline < until)
         until = deadline;
-    const int rc = dch__etcd_call(c, "/v3/kv/range", req, until, &reply);
-    json_object_put(req);
+    const int rc = dch__etcd_range(c, key, 0, until, &reply);
     if (rc != DCH_OK)
         return rc;
     *rev = 0;
@@ -132,49 +121,28 @@ static int read_key(dch_etcd *c, const char *key, watch_state *w, uint64_t deadl
 static int stream(dch_etcd *c, const char *key, uint64_t from, uint64_t budget_ms,
                   watch_state *w)
 {
-    char *k = dch__b64_encode(key, strlen(key));
-    if (k == NULL)
-        return DCH_ENOMEM;
     char rev[24];
     snprintf(rev, sizeof rev, "%llu", (unsigned long long)from);
-    json_object *req = json_object_new_object();
-    json_object *create = json_object_new_object();
-    if (req == NULL || create == NULL) {
-        free(k);
-        json_object_put(req);
+    json_object *create = dch__etcd_key_request(key);
+    json_object *req = create != NULL ? json_object_new_object() : NULL;
+    if (req == NULL) {
         json_object_put(create);
         return DCH_ENOMEM;
     }
-    json_object_object_add(create, "key", json_object_new_string(k));
     json_object_object_add(create, "start_revision", json_object_new_string(rev));
     json_object_object_add(req, "create_request", create);
-    free(k);
     const char *body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
     char url[600];
     snprintf(url, sizeof url, "%s/v3/watch", c->endpoints[c->current]);
-    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-    if (body == NULL || hdr == NULL) {
-        json_object_put(req);
-        curl_slist_free_all(hdr);
-        return DCH_ENOMEM;
-    }
-    CURL *h = c->curl;
-    curl_easy_reset(h);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)c->connect_ms);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)budget_ms);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_bytes);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, w);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     w->line.len = 0;
     w->ended = false;
     w->messages = 0;
-    const CURLcode rc = curl_easy_perform(h);
-    curl_slist_free_all(hdr);
+    CURLcode rc;
+    const int made = body != NULL ? dch__etcd_post(c, url, body, budget_ms, on_bytes, w, &rc)
+                                  : DCH_ENOMEM;
     json_object_put(req);
+    if (made != DCH_OK)
+        return DCH_ENOMEM;
     if (w->stop == 0 && rc != CURLE_OK && rc != CURLE_OPERATION_TIMEDOUT)
         dch__etcd_fail(c, "etcd watch at %s: %s", url, curl_easy_strerror(rc));
     /* A stream that was created and ran its full time is healthy; anything

@@ -2,9 +2,10 @@
 # Rollouts through one etcd member with the dch tool: a join (8 -> 9 members)
 # and a leave, at the default 65,536 slots with K = 512, checked step by step
 # by check_steps; the operator killed with SIGKILL mid-rollout and resumed;
-# a watcher that must see rising epochs up to the target, across an etcd
-# restart; etcd down at publish time (a clear error, nothing changed); and a
-# stale --expect (exit status 3).
+# the step folder the killed rollout left behind removed by the next one,
+# but not a folder whose rollout still lives; a watcher that must see rising
+# epochs up to the target, across an etcd restart; etcd down at publish
+# time (a clear error, nothing changed); and a stale --expect (exit status 3).
 #
 # Usage: test_rollout.sh DCH CHECK_STEPS   Environment: ETCD, ETCDCTL.
 set -euo pipefail
@@ -13,9 +14,12 @@ check=$(readlink -f "$2")
 here=$(dirname "${BASH_SOURCE[0]}")
 . "$here/etcd_ctl.sh"
 watcher=
+holder=
 stop_all() {
     [ -n "$watcher" ] && kill "$watcher" 2>/dev/null || true
     [ -n "$watcher" ] && wait "$watcher" 2>/dev/null || true
+    [ -n "$holder" ] && kill "$holder" 2>/dev/null || true
+    [ -n "$holder" ] && wait "$holder" 2>/dev/null || true
     etcd_cleanup
 }
 trap stop_all EXIT
@@ -27,7 +31,8 @@ fail() {
 work=$ETCD_WORK/rollout
 mkdir -p "$work/steps"
 cd "$work"
-# A rollout keeps its step files in $TMPDIR; a killed one leaves them there.
+# A rollout keeps its step files in $TMPDIR; a killed one leaves them there
+# for the next rollout to remove.
 export TMPDIR=$work
 K=512
 key=/dch/test/map
@@ -98,11 +103,27 @@ set -e
 [ "$status" = 137 ] || fail "the killed rollout exited with $status: $(cat join1.err)"
 "$dch" fetch --etcd "$url" --key $key mid.map >mid.out
 grep -q "^epoch $((orig_epoch + 5)) .* step 5/" mid.out || fail "after the kill etcd holds: $(cat mid.out)"
+# The killed rollout's step folder is still here, unlocked; a folder a live
+# rollout holds (its flock taken) must survive the sweep of the next one.
+left=$(find . -maxdepth 1 -name 'dch-rollout-*' | wc -l)
+[ "$left" = 1 ] || fail "the killed rollout left $left step folders, not 1"
+mkdir dch-rollout-live
+# One process that holds the lock and is the one killed below.
+(exec 9<dch-rollout-live && flock 9 && touch live.held && exec sleep 120) >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 1 100); do [ -e live.held ] && break; sleep 0.1; done
+[ -e live.held ] || fail "no lock on dch-rollout-live"
 "$dch" rollout --etcd "$url" --key $key join.map --max-slots $K --exec "bash $work/migrator.sh" \
     >join2.out 2>join2.err || fail "the resumed rollout: $(cat join2.err)"
 grep -q "^resume: migrating step 5/" join2.out || fail "the resumed rollout did not migrate step 5 again"
 grep -q "^step 6/" join2.out || fail "the resumed rollout did not go on at step 6"
 grep -q "^done:" join2.out || fail "the resumed rollout did not finish"
+left=$(find . -maxdepth 1 -name 'dch-rollout-*' -printf '%f ')
+[ "$left" = "dch-rollout-live " ] || fail "step folders after the resumed rollout: $left"
+kill "$holder"
+wait "$holder" 2>/dev/null || true
+holder=
+rmdir dch-rollout-live
 # shellcheck disable=SC2012
 "$check" orig.map join.map $K $(ls "$STEPS"/step-*.map | sort) || fail "join steps"
 nsteps=$(ls "$STEPS" | wc -l)

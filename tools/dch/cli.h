@@ -1,0 +1,165 @@
+/*
+ * What the files of the dch tool share: exit statuses, the command table's
+ * entry, the options of the map commands and their parser, output helpers
+ * (JSON strings, hex), map file loading, and migration plans. The tool uses
+ * only the public API of libdch, as any consumer would.
+ */
+#ifndef DCH_TOOL_CLI_H
+#define DCH_TOOL_CLI_H
+
+#include "dch/dch.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define EXIT_RUNTIME 1
+#define EXIT_USAGE 2
+#define EXIT_CONFLICT 3 /* etcd: another operator moved the stored epoch */
+
+/* ---- Commands and options (options.c) ---------------------------------- */
+
+/* The options of the map commands; an entry of the command table lists the
+ * ones it takes. OPT_JSON and OPT_DRY_RUN also add lines to its help. */
+enum {
+    OPT_JSON = 1 << 0,
+    OPT_UNITS = 1 << 1,
+    OPT_SLOTS = 1 << 2,
+    OPT_KEY = 1 << 3,
+    OPT_RANDOM_KEY = 1 << 4,
+    OPT_FORCE = 1 << 5,
+    OPT_WEIGHT = 1 << 6,
+    OPT_RANGES = 1 << 7,
+    OPT_DRY_RUN = 1 << 8,
+    OPT_MAX_SLOTS = 1 << 9,
+    OPT_WRITE_DIR = 1 << 10,
+};
+
+#define MAX_ARGS 4096
+
+/* A map command's arguments, split by parse_args. */
+typedef struct args {
+    int given; /* OPT_* flags present */
+    const char *value[16]; /* value of each option that takes one, by bit */
+    const char *pos[MAX_ARGS];
+    int npos;
+} args;
+
+typedef struct command command;
+struct etcd_opts;
+
+/*
+ * One command of the tool. `main` gets the arguments after the command's
+ * name (its own --help is answered before); map commands share
+ * run_map_command, which parses them by `options`, `min_pos` and `max_pos`
+ * and calls run.map; the etcd commands parse their own (etcd_cmds.c).
+ */
+struct command {
+    const char *name;
+    const char *usage; /* arguments after the command name */
+    const char *summary;
+    const char *help; /* details, one option or remark a line */
+    int min_pos, max_pos; /* positional arguments; max -1 means any */
+    int options; /* OPT_* accepted */
+    int (*main)(const command *cmd, int argc, char **argv);
+    union {
+        int (*map)(const command *cmd, const args *a);
+        int (*etcd)(const command *cmd, const struct etcd_opts *o);
+    } run;
+};
+
+/* How a command reads the option at argv[*i] (which may take argv[*i + 1]
+ * as its value and move *i on): 0, or the exit status that stops the parse. */
+typedef int (*option_reader)(const command *cmd, void *ctx, int argc, char **argv, int *i);
+
+/* The tool's rule for every command: before --, an argument that starts
+ * with '-' is an option (read by `option`); after it, nothing is. The
+ * positional arguments go to pos (room for `room`), their count to *npos
+ * and is checked against cmd's min_pos and max_pos. 0 or EXIT_USAGE. */
+int read_args(const command *cmd, int argc, char **argv, option_reader option, void *ctx,
+              const char **pos, int room, int *npos);
+
+/* Print "dch CMD: <fmt with what>" and the command's usage; EXIT_USAGE. */
+int usage_error(const command *cmd, const char *fmt, const char *what);
+
+/* Parse argv as cmd's options and positional arguments, run cmd->run.map,
+ * and report a failed write of stdout; returns the exit status. */
+int run_map_command(const command *cmd, int argc, char **argv);
+
+const char *opt_value(const args *a, int flag);
+/* Strict decimal u32: digits only, no sign, no overflow; 0 or -1. */
+int parse_u32(const char *s, uint32_t *out);
+/* 32 hex digits into 16 bytes; 0 or -1. */
+int parse_key(const char *s, uint8_t key[16]);
+
+/* ---- Output (output.c) ------------------------------------------------- */
+
+void print_hex(FILE *f, const uint8_t *b, size_t n);
+/* A JSON string; bytes that are not valid UTF-8 are written as \u00XX
+ * (Latin-1), so the output is always valid JSON. NULL is null. */
+void json_string(FILE *f, const char *s);
+/* Text for line-oriented output: control bytes as \xNN. */
+void text_string(FILE *f, const char *s);
+const char *or_dash(const char *s);
+/* "dch: out of memory" on stderr; EXIT_RUNTIME. */
+int out_of_memory(void);
+/* v, or v moved, with room for element n (elements of `size` bytes; *cap,
+ * first `first`, doubles as needed); NULL when out of memory, and then v
+ * and *cap are unchanged. */
+void *grow(void *v, size_t n, size_t *cap, size_t size, size_t first);
+
+/* ---- Map files (map_cmds.c) -------------------------------------------- */
+
+/* Why a file call failed: errno's reason for DCH_EIO, else the library's. */
+const char *file_error_cause(int rc, int err);
+/* "dch: PATH: cause" on stderr; EXIT_RUNTIME. */
+int report_file_error(const char *path, int rc, int err);
+/* Load PATH; 0, or EXIT_RUNTIME after reporting why not. */
+int load(const char *path, dch_map **m);
+/* Save m to PATH atomically; 0, or EXIT_RUNTIME after reporting why not. */
+int save(const char *path, const dch_map *m);
+
+/* ---- Plans (plan.c) ---------------------------------------------------- */
+
+typedef struct transfer {
+    const char *from, *to;
+    uint64_t lo, hi;
+    uint64_t slots;
+} transfer;
+
+/* The ranges that move between two maps, in hash order. */
+typedef struct plan {
+    transfer *moves;
+    size_t n, cap;
+    unsigned bits; /* log2 P */
+    uint32_t P;
+    int failed; /* out of memory */
+} plan;
+
+/* The plan from -> to (p->moves freed by the caller, also on failure);
+ * 0 or EXIT_RUNTIME after reporting why not. */
+int make_plan(const dch_map *from, const dch_map *to, plan *p);
+/* Print the plan: as text (totals per pair, and with `ranges` every range)
+ * or as JSON members of an object the caller opened. 0 or EXIT_RUNTIME. */
+int print_plan(const plan *p, int json, int ranges);
+
+/* ---- Command entry points ---------------------------------------------- */
+
+int cmd_init(const command *cmd, const args *a);
+int cmd_add(const command *cmd, const args *a);
+int cmd_remove(const command *cmd, const args *a);
+int cmd_weight(const command *cmd, const args *a);
+int cmd_show(const command *cmd, const args *a);
+int cmd_lookup(const command *cmd, const args *a);
+int cmd_verify(const command *cmd, const args *a);
+int cmd_fingerprint(const command *cmd, const args *a);
+int cmd_diff(const command *cmd, const args *a);
+int cmd_plan(const command *cmd, const args *a);
+int cmd_compare_ketama(const command *cmd, const args *a);
+
+#ifdef DCH_TOOL_ETCD
+/* publish, fetch, watch and rollout (etcd_cmds.c). */
+extern const command etcd_commands[];
+extern const size_t etcd_command_count;
+#endif
+
+#endif /* DCH_TOOL_CLI_H */

@@ -1,0 +1,182 @@
+/*
+ * dch: keep a DCH partition map in a file, change it, inspect it, plan the
+ * migration between two versions of it, and (with dch-etcd) share it
+ * through etcd. This file holds the command table, the help and the
+ * dispatch; each command lives with its concern (map_cmds.c, show.c,
+ * plan.c, compare_ketama.c, etcd_cmds.c, rollout.c).
+ *
+ * Read commands take --json. Exit status: 0 success, 1 a runtime error (a
+ * file that cannot be read or written, a damaged map, a name in use or
+ * missing), 2 a usage error, 3 (etcd commands) a conflict.
+ *
+ * dch does not lock FILE: two changes run at once may lose one of them.
+ * Serialise changes (one operator, or a lock held around each command).
+ */
+#include "cli.h"
+
+#include <string.h>
+
+static int cmd_help(const command *cmd, const args *a);
+
+/* A map command: its options parsed by run_map_command, then fn. */
+#define MAP(fn) run_map_command, {.map = fn}
+
+static const command commands[] = {
+    {"init", "FILE [--units U] [--slots S] [--key HEX | --random-key] [--force] [--json]",
+     "create an empty map",
+     "  --units U       minimum arc units, a power of two (default 1024)\n"
+     "  --slots S       slots per unit, a power of two (default 64);\n"
+     "                  units * slots may be at most 2^24\n"
+     "  --key HEX       the SipHash key every client shares, 32 hex digits\n"
+     "                  (default all zero)\n"
+     "  --random-key    a key from /dev/urandom\n"
+     "  --force         replace FILE if it exists (by default init refuses)\n",
+     1, 1, OPT_UNITS | OPT_SLOTS | OPT_KEY | OPT_RANDOM_KEY | OPT_FORCE | OPT_JSON, MAP(cmd_init)},
+    {"add", "FILE NAME [--weight W] [--dry-run] [--ranges] [--json]",
+     "add a member; prints the plan",
+     "  --weight W      0 .. 4294967295 (default 1); 0 adds a member that owns\n"
+     "                  nothing yet\n",
+     2, 2, OPT_WEIGHT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_add)},
+    {"remove", "FILE NAME [--dry-run] [--ranges] [--json]",
+     "remove a member; prints the plan", "", 2, 2, OPT_DRY_RUN | OPT_RANGES | OPT_JSON,
+     MAP(cmd_remove)},
+    {"weight", "FILE NAME W [--dry-run] [--ranges] [--json]",
+     "set a member's weight; prints the plan", "  W               0 drains the member but keeps it\n",
+     3, 3, OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_weight)},
+    {"show", "FILE [--json]", "config, epoch, fingerprint, members and their balance",
+     "  columns: share% of the slots, ideal% (weight / total weight), dev (slots\n"
+     "  minus ideal slots), unit (fewest..most slots held in one unit), ideal/u\n"
+     "  (ideal slots per unit)\n",
+     1, 1, OPT_JSON, MAP(cmd_show)},
+    {"lookup", "FILE KEY... [--json]", "the member that owns each key",
+     "  each KEY is hashed as its bytes; text output is KEY<tab>NAME, '-' for\n"
+     "  no owner, control bytes of KEY shown as \\xNN; --json adds the hash,\n"
+     "  slot and id. A KEY that starts with '-' goes after --\n",
+     2, -1, OPT_JSON, MAP(cmd_lookup)},
+    {"diff", "OLD NEW [--json]", "the migration plan from OLD to NEW",
+     "  totals per (from -> to) pair as slots and percent of the ring, then every\n"
+     "  hash range that moves; members are matched by name; '-' is no owner.\n"
+     "  Both maps need the same units, slots per unit and hash key.\n",
+     2, 2, OPT_JSON, MAP(cmd_diff)},
+    {"plan", "OLD NEW --max-slots K [--write-dir DIR] [--json]",
+     "stage the change from OLD to NEW in bounded steps",
+     "  each step moves at most K slots out of and K slots into any member, only\n"
+     "  slots that the plan OLD -> NEW moves, each once; prints per step its\n"
+     "  epoch, slots moved, slots out of and into each member, and fingerprint.\n"
+     "  The last step is NEW. NEW must be derived from OLD: the same units, slots\n"
+     "  per unit and hash key, and a later epoch.\n"
+     "  --max-slots K   1 .. 4294967295\n"
+     "  --write-dir DIR write each step to DIR/step-0001.dchmap, ... (DIR exists)\n",
+     2, 2, OPT_MAX_SLOTS | OPT_WRITE_DIR | OPT_JSON, MAP(cmd_plan)},
+    {"verify", "FILE [--json]", "check a map file completely",
+     "  exit status 0 when FILE is an intact map, 1 otherwise\n", 1, 1, OPT_JSON, MAP(cmd_verify)},
+    {"fingerprint", "FILE [--json]", "print the routing fingerprint (16 hex digits)",
+     "  equal fingerprints: the two maps route every key alike\n", 1, 1, OPT_JSON,
+     MAP(cmd_fingerprint)},
+    {"compare-ketama", "SERVERS.txt [HOST:PORT]",
+     "a libmemcached ketama fleet beside a DCH map of the same servers",
+     "  SERVERS.txt holds one \"host:port weight\" line per server (# starts a\n"
+     "  comment; no port is 11211, no weight or 0 is 1, as in libmemcached).\n"
+     "  Builds the ring libmemcached 1.1 builds (weighted ketama, MD5) and a\n"
+     "  DCH map of the same servers, and prints each server's share of the keys\n"
+     "  under both, then what each moves, and between whom, when HOST:PORT\n"
+     "  (default: the last server listed) joins the others and when it leaves.\n",
+     1, 2, 0, MAP(cmd_compare_ketama)},
+    {"help", "[COMMAND]", "this help, or a command's", "", 0, 1, 0, MAP(cmd_help)},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+#ifdef DCH_TOOL_ETCD
+    for (size_t i = 0; i < etcd_command_count; i++)
+        if (strcmp(etcd_commands[i].name, name) == 0)
+            return &etcd_commands[i];
+#endif
+    return NULL;
+}
+
+static void list_commands(FILE *f, const command *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "  %-15s %s\n", c[i].name, c[i].summary);
+}
+
+static void general_help(FILE *f)
+{
+    fprintf(f, "usage: dch COMMAND [ARGS]\n\n"
+               "Keep a DCH partition map in a file. Changes write FILE atomically and\n"
+               "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n"
+               "Arguments after -- are never options (for a NAME or KEY that starts with\n"
+               "'-'). Names hold 1 to 255 bytes and no control character.\n\n"
+               "commands:\n");
+    list_commands(f, commands, NCOMMANDS);
+#ifdef DCH_TOOL_ETCD
+    list_commands(f, etcd_commands, etcd_command_count);
+#endif
+    fprintf(f, "\n'dch help COMMAND' or 'dch COMMAND --help' describes one; 'dch --version'.\n");
+}
+
+static void command_help(const command *c)
+{
+    printf("usage: dch %s %s\n\n%s.\n", c->name, c->usage, c->summary);
+    if (c->options & OPT_DRY_RUN)
+        printf("Writes FILE atomically and prints the plan: totals per (from -> to) pair.\n"
+               "  --dry-run       print the plan, write nothing\n"
+               "  --ranges        also list every hash range that moves\n");
+    if (c->options & OPT_JSON)
+        printf("  --json          machine-readable output\n");
+    fputs(c->help, stdout);
+}
+
+static int cmd_help(const command *cmd, const args *a)
+{
+    if (a->npos == 0) {
+        general_help(stdout);
+        return 0;
+    }
+    const command *c = find_command(a->pos[0]);
+    if (c == NULL)
+        return usage_error(cmd, "no command %s", a->pos[0]);
+    command_help(c);
+    return 0;
+}
+
+static int is_help(const char *s)
+{
+    return strcmp(s, "--help") == 0 || strcmp(s, "-h") == 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        general_help(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (is_help(name)) {
+        general_help(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("dch %s\n", dch_version());
+        return 0;
+    }
+    const command *c = find_command(name);
+    if (c == NULL) {
+        fprintf(stderr, "dch: no command %s\n\n", name);
+        general_help(stderr);
+        return EXIT_USAGE;
+    }
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (is_help(argv[i])) {
+            command_help(c);
+            return 0;
+        }
+    }
+    return c->main(c, argc - 2, argv + 2);
+}

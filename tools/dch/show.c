@@ -1,0 +1,199 @@
+/*
+ * dch show: a map's config, epoch, fingerprint and members, with how far
+ * each member's slots are from its ideal share (weight / total weight), in
+ * the whole ring and in each unit.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+/* Per member: the fewest and most slots it holds in a unit. */
+typedef struct balance {
+    uint32_t unit_min, unit_max;
+    uint32_t present; /* units where it holds a slot */
+} balance;
+
+/* What show prints besides the members. */
+typedef struct summary {
+    dch_map_config cfg;
+    uint32_t limit, P;
+    double W;
+    double worst, worst_unit; /* largest |slots - ideal|, overall and in a unit */
+} summary;
+
+/* b[id] for every id below the id limit; -1 when out of memory. */
+static int measure_balance(const dch_map *m, const dch_map_config *cfg, balance *b)
+{
+    const uint32_t limit = dch_map_id_limit(m);
+    uint32_t *cnt = calloc(limit ? limit : 1, sizeof *cnt);
+    uint32_t *touched = malloc(cfg->slots_per_unit * sizeof *touched);
+    if (cnt == NULL || touched == NULL) {
+        free(cnt);
+        free(touched);
+        return -1;
+    }
+    for (uint32_t id = 0; id < limit; id++)
+        b[id] = (balance){UINT32_MAX, 0, 0};
+    for (uint32_t u = 0; u < cfg->units; u++) {
+        uint32_t nt = 0;
+        for (uint32_t i = 0; i < cfg->slots_per_unit; i++) {
+            const uint32_t o = dch_map_slot_owner(m, u * cfg->slots_per_unit + i);
+            if (o != DCH_NODE_NONE && cnt[o]++ == 0)
+                touched[nt++] = o;
+        }
+        for (uint32_t i = 0; i < nt; i++) {
+            balance *x = &b[touched[i]];
+            const uint32_t c = cnt[touched[i]];
+            x->unit_min = c < x->unit_min ? c : x->unit_min;
+            x->unit_max = c > x->unit_max ? c : x->unit_max;
+            x->present++;
+            cnt[touched[i]] = 0;
+        }
+    }
+    /* A member absent from some unit holds 0 slots there. */
+    for (uint32_t id = 0; id < limit; id++)
+        if (b[id].present < cfg->units)
+            b[id].unit_min = 0;
+    free(cnt);
+    free(touched);
+    return 0;
+}
+
+static double absd(double x)
+{
+    return x < 0 ? -x : x;
+}
+
+static double maxd(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* Worst deviations from the ideal shares over the members. */
+static void summarize(const dch_map *m, const balance *b, summary *s)
+{
+    dch_map_get_config(m, &s->cfg);
+    s->limit = dch_map_id_limit(m);
+    s->P = dch_map_slot_count(m);
+    s->W = dch_map_total_weight(m);
+    s->worst = s->worst_unit = 0;
+    for (uint32_t id = 0; id < s->limit; id++) {
+        if (dch_map_node_name(m, id) == NULL || s->W == 0)
+            continue;
+        const double w = dch_map_node_weight(m, id);
+        const double dev = dch_map_node_slots(m, id) - s->P * w / s->W;
+        const double ideal_unit = s->cfg.slots_per_unit * w / s->W;
+        s->worst = maxd(s->worst, absd(dev));
+        s->worst_unit = maxd(s->worst_unit, absd(b[id].unit_min - ideal_unit));
+        s->worst_unit = maxd(s->worst_unit, absd(b[id].unit_max - ideal_unit));
+    }
+}
+
+static void print_head_json(const char *path, const dch_map *m, const summary *s)
+{
+    dch_map_transition tr;
+    printf("{\"file\": ");
+    json_string(stdout, path);
+    printf(", \"units\": %" PRIu32 ", \"slots_per_unit\": %" PRIu32 ", \"slots\": %" PRIu32
+           ", \"hash_key\": \"",
+           s->cfg.units, s->cfg.slots_per_unit, s->P);
+    print_hex(stdout, s->cfg.hash_key, 16);
+    printf("\", \"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64
+           "\", \"member_count\": %" PRIu32 ", \"total_weight\": %" PRIu32
+           ", \"max_deviation_slots\": %.17g, \"max_unit_deviation_slots\": %.17g,\n",
+           dch_map_epoch(m), dch_map_fingerprint(m), dch_map_node_count(m),
+           dch_map_total_weight(m), s->worst, s->worst_unit);
+    if (dch_map_in_transition(m, &tr))
+        printf("  \"transition\": {\"step\": %" PRIu32 ", \"steps\": %" PRIu32
+               ", \"target_fingerprint\": \"%016" PRIx64 "\"},\n",
+               tr.step, tr.steps, tr.target_fingerprint);
+    printf("  \"members\": [");
+}
+
+static void print_head_text(const char *path, const dch_map *m, const summary *s)
+{
+    dch_map_transition tr;
+    printf("file:          %s\n", path);
+    printf("units:         %" PRIu32 "\n", s->cfg.units);
+    printf("slots/unit:    %" PRIu32 "\n", s->cfg.slots_per_unit);
+    printf("slots:         %" PRIu32 "\n", s->P);
+    printf("hash key:      ");
+    print_hex(stdout, s->cfg.hash_key, 16);
+    printf("\nepoch:         %" PRIu64 "\n", dch_map_epoch(m));
+    printf("fingerprint:   %016" PRIx64 "\n", dch_map_fingerprint(m));
+    printf("members:       %" PRIu32 ", total weight %" PRIu32 "\n", dch_map_node_count(m),
+           dch_map_total_weight(m));
+    printf("balance:       worst |slots - ideal| %.3f slots, worst per-unit %.3f slots\n",
+           s->worst, s->worst_unit);
+    if (dch_map_in_transition(m, &tr))
+        printf("transition:    step %" PRIu32 " of %" PRIu32 " towards %016" PRIx64 "\n",
+               tr.step, tr.steps, tr.target_fingerprint);
+    if (s->limit > 0)
+        printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s\n", "id", "name", "weight", "slots",
+               "share%", "ideal%", "dev", "unit", "ideal/u");
+}
+
+/* One member's row (JSON: an element after `first` ones or not). */
+static void print_member(const dch_map *m, const summary *s, const balance *b, uint32_t id,
+                         int json, int first)
+{
+    const double w = dch_map_node_weight(m, id), W = s->W;
+    const uint32_t slots = dch_map_node_slots(m, id);
+    const double ideal = W > 0 ? s->P * w / W : 0;
+    const double ideal_unit = W > 0 ? s->cfg.slots_per_unit * w / W : 0;
+    const uint32_t umin = b->present ? b->unit_min : 0;
+    if (json) {
+        printf("%s\n    {\"id\": %" PRIu32 ", \"name\": ", first ? "" : ",", id);
+        json_string(stdout, dch_map_node_name(m, id));
+        printf(", \"weight\": %" PRIu32 ", \"slots\": %" PRIu32
+               ", \"share\": %.17g, \"ideal_share\": %.17g, \"deviation_slots\": %.17g"
+               ", \"unit_min\": %" PRIu32 ", \"unit_max\": %" PRIu32 ", \"unit_ideal\": %.17g}",
+               dch_map_node_weight(m, id), slots, (double)slots / s->P, W > 0 ? w / W : 0.0,
+               slots - ideal, umin, b->unit_max, ideal_unit);
+    } else {
+        printf("%6" PRIu32 " %-16s %10" PRIu32 " %9" PRIu32 " %9.4f %9.4f %+9.3f %4" PRIu32
+               "..%-4" PRIu32 " %9.3f\n",
+               id, dch_map_node_name(m, id), dch_map_node_weight(m, id), slots,
+               100.0 * slots / s->P, W > 0 ? 100.0 * w / W : 0.0, slots - ideal, umin,
+               b->unit_max, ideal_unit);
+    }
+}
+
+int cmd_show(const command *cmd, const args *a)
+{
+    (void)cmd;
+    const char *path = a->pos[0];
+    dch_map *m;
+    int status = load(path, &m);
+    if (status != 0)
+        return status;
+    dch_map_config cfg;
+    dch_map_get_config(m, &cfg);
+    const uint32_t limit = dch_map_id_limit(m);
+    balance *b = malloc((limit ? limit : 1) * sizeof *b);
+    if (b == NULL || measure_balance(m, &cfg, b) != 0) {
+        free(b);
+        dch_map_free(m);
+        return out_of_memory();
+    }
+    summary s;
+    summarize(m, b, &s);
+    const int json = (a->given & OPT_JSON) != 0;
+    if (json)
+        print_head_json(path, m, &s);
+    else
+        print_head_text(path, m, &s);
+    int first = 1;
+    for (uint32_t id = 0; id < limit; id++) {
+        if (dch_map_node_name(m, id) != NULL) {
+            print_member(m, &s, &b[id], id, json, first);
+            first = 0;
+        }
+    }
+    if (json)
+        printf("%s]}\n", first ? "" : "\n  ");
+    free(b);
+    dch_map_free(m);
+    return 0;
+}
