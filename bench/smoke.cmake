@@ -3,7 +3,7 @@
 # bad usage must exit 2. It asserts no timing: CI builds the benchmark but
 # does not time it.
 #
-# Usage: cmake -DBENCH=<dch-bench> -DOUT=<scratch dir> -P bench_smoke.cmake
+# Usage: cmake -DBENCH=<dch-bench> -DOUT=<scratch dir> -P smoke.cmake
 file(REMOVE_RECURSE "${OUT}")
 file(MAKE_DIRECTORY "${OUT}")
 
@@ -35,7 +35,10 @@ if(PYTHON3)
     endif()
 endif()
 file(READ "${OUT}/bench.json" json)
-foreach(list measurements checks)
+# Every entry of `list` is non-empty and has `field` of a JSON type matching
+# `types`: every measurement has a median, every check says whether it met
+# its target.
+function(expect_each list field types what)
     string(JSON n ERROR_VARIABLE jerr LENGTH "${json}" ${list})
     if(jerr)
         message(FATAL_ERROR "bench.json: ${list}: ${jerr}")
@@ -43,24 +46,16 @@ foreach(list measurements checks)
     if(n EQUAL 0)
         message(FATAL_ERROR "bench.json: ${list} is empty")
     endif()
-endforeach()
-# Every measurement has a median; every check says whether it met its target.
-string(JSON n LENGTH "${json}" measurements)
-math(EXPR last "${n} - 1")
-foreach(i RANGE ${last})
-    string(JSON type ERROR_VARIABLE jerr TYPE "${json}" measurements ${i} median)
-    if(jerr OR NOT type STREQUAL "NUMBER")
-        message(FATAL_ERROR "bench.json: measurement ${i} has no numeric median")
-    endif()
-endforeach()
-string(JSON n LENGTH "${json}" checks)
-math(EXPR last "${n} - 1")
-foreach(i RANGE ${last})
-    string(JSON type ERROR_VARIABLE jerr TYPE "${json}" checks ${i} met)
-    if(jerr OR NOT type MATCHES "^(BOOLEAN|NULL)$")
-        message(FATAL_ERROR "bench.json: check ${i} has no verdict")
-    endif()
-endforeach()
+    math(EXPR last "${n} - 1")
+    foreach(i RANGE ${last})
+        string(JSON type ERROR_VARIABLE jerr TYPE "${json}" ${list} ${i} ${field})
+        if(jerr OR NOT type MATCHES "^(${types})$")
+            message(FATAL_ERROR "bench.json: ${list} ${i} has no ${what}")
+        endif()
+    endforeach()
+endfunction()
+expect_each(measurements median "NUMBER" "numeric median")
+expect_each(checks met "BOOLEAN|NULL" "verdict")
 foreach(key targets_measured targets_met targets_missed targets_smoke)
     string(JSON v ERROR_VARIABLE jerr GET "${json}" ${key})
     if(jerr)
