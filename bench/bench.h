@@ -10,7 +10,7 @@
  *
  * timing.c holds the clocks and the trials, record.c turns timings into the
  * report's measurements and checks, and each section (hash.c, lookup.c,
- * change.c) measures one family of calls.
+ * change.c, publish.c) measures one family of calls.
  */
 #ifndef DCH_BENCH_H
 #define DCH_BENCH_H
@@ -26,12 +26,13 @@
 
 /* Sections, for --only. */
 enum {
-    SEC_HASH = 1u << 0,   /* SipHash against libsodium; map lookup of a key */
-    SEC_LOOKUP = 1u << 1, /* lookups at N = 10 .. 10,000 */
-    SEC_CHANGE = 1u << 2, /* add, remove, clone */
-    SEC_MEMORY = 1u << 3, /* bytes held */
-    SEC_SWEEP = 1u << 4,  /* map lookups at P = 2^12 .. 2^22 */
-    SEC_ALL = (1u << 5) - 1
+    SEC_HASH = 1u << 0,    /* SipHash against libsodium; map lookup of a key */
+    SEC_LOOKUP = 1u << 1,  /* lookups at N = 10 .. 10,000 */
+    SEC_CHANGE = 1u << 2,  /* add, remove, clone */
+    SEC_MEMORY = 1u << 3,  /* bytes held */
+    SEC_SWEEP = 1u << 4,   /* map lookups at P = 2^12 .. 2^22 */
+    SEC_PUBLISH = 1u << 5, /* changes on a fresh clone, against an O(P) floor */
+    SEC_ALL = (1u << 6) - 1
 };
 
 /* The hash set: enough hashes that a large table is touched all over. */
@@ -133,6 +134,12 @@ const char *bench_stat_text(char *buf, size_t cap, const double *v, size_t n);
 
 /* ---- Sections ---------------------------------------------------------- */
 
+/**
+ * A map over p slots, 64 a unit, with members node-0 .. node-(n-1) of
+ * weight 1; NULL (after a message) on failure (lookup.c).
+ */
+dch_map *bench_map_of(uint32_t p, uint32_t n);
+
 /** Fill the message buffer the hash sections read (hash.c). */
 void bench_fill_messages(uint64_t *seed);
 
@@ -150,12 +157,43 @@ void bench_section_sweep(bench *b);
 
 /**
  * Grow a map and a ring to each checkpoint (10 .. 10,000 members) and run
- * there the sections chosen: memory, lookups, the key path and changes
- * (change.c).
+ * there the sections chosen: memory, lookups, the key path, changes, and
+ * changes on fresh clones (change.c).
  */
 void bench_section_growth(bench *b);
 
 /** List the N = 1,000 targets as not measured when --max-nodes stops short. */
 void bench_note_unmeasured(bench *b);
+
+/** Medians of changes on fresh clones, at each N or each P. */
+#define PUBLISH_POINTS 9
+typedef struct publish_curve {
+    uint32_t x[PUBLISH_POINTS]; /* N, or P */
+    double join_ns[PUBLISH_POINTS], remove_ns[PUBLISH_POINTS], floor_ns[PUBLISH_POINTS];
+    double join_ratio[PUBLISH_POINTS], remove_ratio[PUBLISH_POINTS]; /* to the floor */
+    uint32_t p; /* P of every point of an N curve */
+    size_t count;
+} publish_curve;
+
+/**
+ * Membership changes on a freshly cloned map of n members (the publish
+ * pattern: clone, change the clone, publish it, free the old map), join and
+ * removal timed apart, against the O(P) floor of cloning the map and
+ * counting its owners once; adds the medians to `curve` (publish.c).
+ */
+void bench_section_publish(bench *b, const dch_map *m, uint32_t n,
+                           publish_curve *curve);
+
+/** How the fresh-clone change cost grew over the N curve (publish.c). */
+void bench_section_publish_growth(bench *b, const publish_curve *curve);
+
+/**
+ * Fresh-clone changes at P = 2^14 .. 2^22 (2^16 with --quick), 64 slots a
+ * unit, 1,000 members (fewer with --max-nodes), and their growth with P.
+ */
+void bench_section_publish_sweep(bench *b);
+
+/** List the fresh-clone targets at N a shortened run did not reach. */
+void bench_publish_unmeasured(bench *b);
 
 #endif /* DCH_BENCH_H */

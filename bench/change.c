@@ -2,7 +2,8 @@
  * dch-bench's growth driver and the sections measured along it: a map (the
  * default config) and a ring grow to each checkpoint, 10 .. 10,000 members,
  * and at each the chosen sections run on them: memory, lookups, the key
- * path, and changes (add_node, remove_node, clone) of the map and the ring.
+ * path, changes (add_node, remove_node, clone) of the map and the ring, and
+ * changes of the map on fresh clones (publish.c).
  */
 #include "bench.h"
 
@@ -223,10 +224,13 @@ void bench_section_growth(bench *b)
     const uint32_t path_n = b->o.max_nodes < 1000 ? b->o.max_nodes : 1000;
     change_curve curve;
     memset(&curve, 0, sizeof curve);
+    publish_curve fresh;
+    memset(&fresh, 0, sizeof fresh);
     bool path_done = false;
     uint32_t have = 0;
     /* With only the hash section, growth stops once the path is measured. */
-    const bool path_only = !(b->o.sections & (SEC_LOOKUP | SEC_CHANGE | SEC_MEMORY));
+    const bool path_only =
+        !(b->o.sections & (SEC_LOOKUP | SEC_CHANGE | SEC_MEMORY | SEC_PUBLISH));
     for (size_t ci = 0; ci < NCHECKPOINTS && !b->failed; ci++) {
         const uint32_t n = checkpoints[ci];
         if (n > b->o.max_nodes || (path_only && path_done))
@@ -247,10 +251,14 @@ void bench_section_growth(bench *b)
         }
         if ((b->o.sections & SEC_CHANGE) && n >= 100)
             section_change(b, m, r, n, &curve);
+        if ((b->o.sections & SEC_PUBLISH) && n >= 100)
+            bench_section_publish(b, m, n, &fresh);
         fflush(stdout);
     }
     if (b->o.sections & SEC_CHANGE)
         check_growth(b, &curve);
+    if (b->o.sections & SEC_PUBLISH)
+        bench_section_publish_growth(b, &fresh);
     dch_map_free(m);
     dch_ring_free(r);
 }

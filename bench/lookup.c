@@ -294,8 +294,7 @@ void bench_section_lookup(bench *b, const dch_map *m, const dch_ring *r, uint32_
     peers_free(pe);
 }
 
-/* A map of SWEEP_NODES members over p slots, 64 a unit; NULL on failure. */
-static dch_map *sweep_map(uint32_t p)
+dch_map *bench_map_of(uint32_t p, uint32_t n)
 {
     dch_map_config cfg;
     dch_map_config_default(&cfg);
@@ -307,7 +306,7 @@ static dch_map *sweep_map(uint32_t p)
         return NULL;
     }
     char name[32];
-    for (uint32_t i = 0; i < SWEEP_NODES; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         snprintf(name, sizeof name, "node-%u", (unsigned)i);
         if (dch_map_add_node(m, name, 1, NULL) != DCH_OK) {
             dch_map_free(m);
@@ -322,7 +321,7 @@ static int sweep_one(bench *b, unsigned k)
 {
     const uint32_t p = 1u << k;
     const uint64_t mask = mask_for(p);
-    dch_map *m = sweep_map(p);
+    dch_map *m = bench_map_of(p, SWEEP_NODES);
     peers *pe = calloc(1, sizeof *pe); /* on the heap: see peers */
     if (m == NULL || pe == NULL || floor_of(m, &pe->fl) != 0 ||
         !same_as_floor(b, m, &pe->fl, mask)) {

@@ -83,7 +83,10 @@ static void usage(FILE *f)
             "with its target: lookups on precomputed hashes (DCH map, bare-array\n"
             "floor, ring, branchy binary search, Jump consistent hash) at N = 10 ..\n"
             "10,000 members and over P = 2^12 .. 2^22 slots; dch_map_lookup on keys;\n"
-            "SipHash-2-4 against libsodium; add_node, remove_node and clone; memory.\n"
+            "SipHash-2-4 against libsodium; add_node, remove_node and clone; memory;\n"
+            "add_node and remove_node on a freshly cloned map (the publish pattern)\n"
+            "against the floor of cloning it and counting its owners once, at N = 100\n"
+            "to 10,000 and over P = 2^14 .. 2^22 (1,000 members, or --max-nodes).\n"
             "\n"
             "Options (default in brackets):\n"
             "  --lookups N    calls per trial, fewer if a trial would pass --trial-ms\n"
@@ -93,11 +96,12 @@ static void usage(FILE *f)
             "  --max-nodes N  grow to the checkpoints 10, 100, 1000, 10000 up to N\n"
             "                 [10000]\n"
             "  --only LIST    comma-separated sections: hash, lookup, change, memory,\n"
-            "                 sweep [all]\n"
+            "                 sweep, publish [all]\n"
             "  --cpu N        pin the process to CPU N [not pinned]\n"
             "  --seed N       seed of the hashes and keys [1]\n"
             "  --json PATH    write the results as JSON [bench.json]\n"
-            "  --quick        a smoke run: 3 trials, N up to 100, P up to 2^14\n"
+            "  --quick        a smoke run: 3 trials, N up to 100, P up to 2^14 (2^16\n"
+            "                 for the publish section)\n"
             "  --help         print this help and exit\n"
             "\n"
             "Exit status: 0 when the run completed (targets may be missed), 1 if a\n"
@@ -113,7 +117,7 @@ static int parse_sections(const char *s, unsigned *out)
         const char *name;
         unsigned bit;
     } names[] = {{"hash", SEC_HASH},     {"lookup", SEC_LOOKUP}, {"change", SEC_CHANGE},
-                 {"memory", SEC_MEMORY}, {"sweep", SEC_SWEEP}};
+                 {"memory", SEC_MEMORY}, {"sweep", SEC_SWEEP},   {"publish", SEC_PUBLISH}};
     unsigned bits = 0;
     while (*s) {
         const size_t len = strcspn(s, ",");
@@ -319,11 +323,15 @@ int main(int argc, char **argv)
     warm_up(&b);
     if (b.o.sections & SEC_HASH)
         bench_section_siphash(&b);
-    if (!b.failed && (b.o.sections & (SEC_HASH | SEC_LOOKUP | SEC_CHANGE | SEC_MEMORY)))
+    if (!b.failed &&
+        (b.o.sections & (SEC_HASH | SEC_LOOKUP | SEC_CHANGE | SEC_MEMORY | SEC_PUBLISH)))
         bench_section_growth(&b);
     if (!b.failed && (b.o.sections & SEC_SWEEP))
         bench_section_sweep(&b);
+    if (!b.failed && (b.o.sections & SEC_PUBLISH))
+        bench_section_publish_sweep(&b);
     bench_note_unmeasured(&b);
+    bench_publish_unmeasured(&b);
 
     char seen[256] = "";
     size_t k = 0;

@@ -70,6 +70,30 @@ if(NOT sum EQUAL targets_measured OR targets_smoke EQUAL 0)
         "target (${targets_smoke})")
 endif()
 
+# The fresh-clone section's figures are there under their stable keys: at
+# N = 100 each change carries the goal (judged only in a full run), and the
+# goals at N the quick run does not reach are listed as not measured.
+string(JSON n LENGTH "${json}" checks)
+math(EXPR last "${n} - 1")
+set(found "")
+foreach(i RANGE ${last})
+    string(JSON key GET "${json}" checks ${i} key)
+    string(JSON goal GET "${json}" checks ${i} goal)
+    string(JSON median TYPE "${json}" checks ${i} median)
+    list(APPEND found "${key}:${goal}:${median}")
+endforeach()
+foreach(want
+        publish_join_us_n100:<=:NUMBER publish_remove_us_n100:<=:NUMBER
+        publish_join_over_floor_n100::NUMBER publish_remove_over_floor_n100::NUMBER
+        publish_floor_us_n100::NUMBER publish_join_us_p2e14::NUMBER
+        publish_join_over_floor_p2e16::NUMBER publish_join_growth_p2e14_p2e16::NUMBER
+        publish_join_us_n1000:<=:NULL publish_remove_us_n10000:<=:NULL)
+    list(FIND found "${want}" at)
+    if(at EQUAL -1)
+        message(FATAL_ERROR "bench.json: no check ${want} (key:goal:median type)")
+    endif()
+endforeach()
+
 # Bad usage exits 2 before measuring anything.
 execute_process(COMMAND "${BENCH}" --trials 0
     RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
