@@ -274,7 +274,7 @@ static void print_row(const char *head, const publish_times *t)
     over_floor(t, t->join, r[0]);
     over_floor(t, t->remove, r[1]);
     char s[5][64];
-    printf("  %10s  %-24s %-24s %-24s %6.2f %6.2f\n", head,
+    printf("  %10s  %-30s %-30s %-30s %6.2f %6.2f\n", head,
            bench_stat_text(s[0], sizeof s[0], us[0], t->reps),
            bench_stat_text(s[1], sizeof s[1], us[1], t->reps),
            bench_stat_text(s[2], sizeof s[2], us[2], t->reps),
@@ -283,7 +283,7 @@ static void print_row(const char *head, const publish_times *t)
 
 static void print_head(const char *first)
 {
-    printf("  %10s  %-24s %-24s %-24s %6s %6s\n", first, "join", "removal",
+    printf("  %10s  %-30s %-30s %-30s %6s %6s\n", first, "join", "removal",
            "floor (clone + count)", "j/fl", "r/fl");
 }
 
@@ -386,6 +386,30 @@ void bench_section_publish_growth(bench *b, const publish_curve *c)
         printf("  %10u  %10.1f %10.1f %10.1f %6.2f %6.2f\n", (unsigned)c->x[i],
                c->join_ns[i] / 1e3, c->remove_ns[i] / 1e3, c->floor_ns[i] / 1e3,
                c->join_ratio[i], c->remove_ratio[i]);
+    /* The goal in one line: the worst median of either change. */
+    double worst = 0;
+    const char *what = "join";
+    uint32_t at = 0;
+    for (size_t i = 0; i < c->count; i++) {
+        if (c->join_ns[i] > worst) {
+            worst = c->join_ns[i];
+            what = "join";
+            at = c->x[i];
+        }
+        if (c->remove_ns[i] > worst) {
+            worst = c->remove_ns[i];
+            what = "removal";
+            at = c->x[i];
+        }
+    }
+    worst /= 1e3;
+    printf("  goal: each change on a fresh clone at most %.0f us (median) at N = 100, "
+           "1,000 and 10,000: worst %.1f us (%s at N = %u), %s\n", GOAL_US, worst,
+           what, (unsigned)at,
+           b->o.quick         ? "smoke"
+           : c->count < 3     ? "not every N measured"
+           : worst <= GOAL_US ? "met"
+                              : "MISSED");
     check_growth(b, c, "N");
 }
 
