@@ -170,6 +170,7 @@ void bench_note_unmeasured(bench *b);
 typedef struct publish_curve {
     uint32_t x[PUBLISH_POINTS]; /* N, or P */
     double join_ns[PUBLISH_POINTS], remove_ns[PUBLISH_POINTS], floor_ns[PUBLISH_POINTS];
+    double bare_ns[PUBLISH_POINTS]; /* the bare reference (publish.c) */
     double join_ratio[PUBLISH_POINTS], remove_ratio[PUBLISH_POINTS]; /* to the floor */
     uint32_t p; /* P of every point of an N curve */
     size_t count;

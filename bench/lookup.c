@@ -230,8 +230,8 @@ static void check_lookup(bench *b, const contender *x, int mode, uint32_t n)
                       target ? BENCH_GOAL_AT_LEAST : BENCH_GOAL_NONE, 20);
     snprintf(key, sizeof key, "lookup_bsearch_over_ring_%s_n%u", modes[mode],
              (unsigned)n);
-    snprintf(label, sizeof label, "binary search / ring lookup_hash (speed-up), %s, N=%u",
-             mw, (unsigned)n);
+    snprintf(label, sizeof label,
+             "binary search / ring lookup_hash (speed-up), %s, N=%u", mw, (unsigned)n);
     bench_check_ratio(b, key, label, &x[3], &x[2],
                       target ? BENCH_GOAL_AT_LEAST : BENCH_GOAL_NONE, 2.5);
 }

@@ -116,8 +116,9 @@ static int parse_sections(const char *s, unsigned *out)
     static const struct {
         const char *name;
         unsigned bit;
-    } names[] = {{"hash", SEC_HASH},     {"lookup", SEC_LOOKUP}, {"change", SEC_CHANGE},
-                 {"memory", SEC_MEMORY}, {"sweep", SEC_SWEEP},   {"publish", SEC_PUBLISH}};
+    } names[] = {{"hash", SEC_HASH},     {"lookup", SEC_LOOKUP},
+                 {"change", SEC_CHANGE}, {"memory", SEC_MEMORY},
+                 {"sweep", SEC_SWEEP},   {"publish", SEC_PUBLISH}};
     unsigned bits = 0;
     while (*s) {
         const size_t len = strcspn(s, ",");
@@ -323,8 +324,8 @@ int main(int argc, char **argv)
     warm_up(&b);
     if (b.o.sections & SEC_HASH)
         bench_section_siphash(&b);
-    if (!b.failed &&
-        (b.o.sections & (SEC_HASH | SEC_LOOKUP | SEC_CHANGE | SEC_MEMORY | SEC_PUBLISH)))
+    const unsigned grown = SEC_HASH | SEC_LOOKUP | SEC_CHANGE | SEC_MEMORY | SEC_PUBLISH;
+    if (!b.failed && (b.o.sections & grown))
         bench_section_growth(&b);
     if (!b.failed && (b.o.sections & SEC_SWEEP))
         bench_section_sweep(&b);

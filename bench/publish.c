@@ -37,16 +37,26 @@ typedef struct publish_times {
     unsigned reps;
     double join[BENCH_MAX_TRIALS], remove[BENCH_MAX_TRIALS];
     double clone[BENCH_MAX_TRIALS], count[BENCH_MAX_TRIALS], floor[BENCH_MAX_TRIALS];
+    double bare[BENCH_MAX_TRIALS];
     double join_moved[BENCH_MAX_TRIALS], remove_moved[BENCH_MAX_TRIALS];
 } publish_times;
 
 /* ---- The floor: clone, then count owners once -------------------------- */
 
 typedef struct owner_count {
-    uint32_t *per_id; /* slots of each id */
-    uint32_t cap;     /* entries of per_id */
-    uint32_t none;    /* slots no member owns */
+    uint32_t *per_id;      /* slots of each id */
+    uint32_t cap;          /* entries of per_id */
+    uint32_t none;         /* slots no member owns */
+    uint16_t *table, *copy; /* P owners each, for the bare reference */
 } owner_count;
+
+static void tally(owner_count *c, uint32_t id)
+{
+    if (id < c->cap)
+        c->per_id[id]++;
+    else
+        c->none++;
+}
 
 /* One pass over the table: dch_map_slot_owner of every slot into the
  * counter. (dch_map_foreach_range reads the table inside the library, but
@@ -57,13 +67,8 @@ static void count_owners(const dch_map *m, owner_count *c)
     const uint32_t p = dch_map_slot_count(m);
     memset(c->per_id, 0, (size_t)c->cap * sizeof *c->per_id);
     c->none = 0;
-    for (uint32_t s = 0; s < p; s++) {
-        const uint32_t id = dch_map_slot_owner(m, s);
-        if (id < c->cap)
-            c->per_id[id]++;
-        else
-            c->none++;
-    }
+    for (uint32_t s = 0; s < p; s++)
+        tally(c, dch_map_slot_owner(m, s));
 }
 
 /* Every member's count is its dch_map_node_slots, and no slot is unowned
@@ -103,6 +108,33 @@ static int time_floor(bench *b, const dch_map *m, owner_count *c, double *clone_
     }
     dch_map_free(copy);
     return rc;
+}
+
+/*
+ * The bare reference, beside the floor: the same copy and count on a plain
+ * array of P 16-bit owners (the table as the map keeps it), read from m
+ * through the public API before the timing. It is what O(P) costs at memory
+ * speed, with no call per slot: how far a change is from reading and
+ * writing its table once.
+ */
+static int time_bare(bench *b, const dch_map *m, owner_count *c, double *ns)
+{
+    const uint32_t p = dch_map_slot_count(m);
+    for (uint32_t s = 0; s < p; s++)
+        c->table[s] = (uint16_t)dch_map_slot_owner(m, s); /* none: 0xFFFF */
+    const stopwatch sw = bench_sw_start(b);
+    memcpy(c->copy, c->table, (size_t)p * sizeof *c->copy);
+    memset(c->per_id, 0, (size_t)c->cap * sizeof *c->per_id);
+    c->none = 0;
+    for (uint32_t s = 0; s < p; s++)
+        tally(c, c->copy[s]);
+    *ns = bench_sw_stop(b, sw);
+    if (!counts_agree(m, c)) {
+        fprintf(stderr, "dch-bench: counting a copy of the table disagrees with "
+                        "dch_map_node_slots\n");
+        return DCH_ECORRUPT;
+    }
+    return DCH_OK;
 }
 
 /* ---- Publishing changes ------------------------------------------------ */
@@ -149,9 +181,12 @@ static int run_publish(bench *b, const dch_map *m, unsigned reps, publish_times 
 {
     dch_map *cur = NULL;
     int rc = dch_map_clone(&cur, m);
-    owner_count c = {NULL, dch_map_id_limit(m) + 1, 0};
+    const size_t p = dch_map_slot_count(m);
+    owner_count c = {NULL, dch_map_id_limit(m) + 1, 0, NULL, NULL};
     c.per_id = malloc((size_t)c.cap * sizeof *c.per_id);
-    if (c.per_id == NULL)
+    c.table = malloc(p * sizeof *c.table);
+    c.copy = malloc(p * sizeof *c.copy);
+    if (c.per_id == NULL || c.table == NULL || c.copy == NULL)
         rc = rc ? rc : DCH_ENOMEM;
     uint64_t seed = b->o.seed ^ dch_map_slot_count(m) ^ dch_map_node_count(m);
     t->reps = reps;
@@ -166,17 +201,23 @@ static int run_publish(bench *b, const dch_map *m, unsigned reps, publish_times 
         if (rc == DCH_OK && dch_map_id_limit(cur) + 1 > c.cap) {
             uint32_t *grown =
                 realloc(c.per_id, (size_t)(dch_map_id_limit(cur) + 1) * sizeof *grown);
-            if (grown == NULL)
+            if (grown == NULL) {
                 rc = DCH_ENOMEM;
-            else
-                c = (owner_count){grown, dch_map_id_limit(cur) + 1, 0};
+            } else {
+                c.per_id = grown;
+                c.cap = dch_map_id_limit(cur) + 1;
+            }
         }
         if (rc == DCH_OK)
             rc = time_floor(b, cur, &c, &t->clone[i], &t->count[i]);
         if (rc == DCH_OK)
             t->floor[i] = t->clone[i] + t->count[i];
+        if (rc == DCH_OK)
+            rc = time_bare(b, cur, &c, &t->bare[i]);
     }
     free(c.per_id);
+    free(c.table);
+    free(c.copy);
     dch_map_free(cur);
     return rc;
 }
@@ -199,6 +240,7 @@ static void curve_add(publish_curve *c, uint32_t x, const publish_times *t)
     c->join_ns[k] = bench_stat_of(t->join, t->reps).median;
     c->remove_ns[k] = bench_stat_of(t->remove, t->reps).median;
     c->floor_ns[k] = bench_stat_of(t->floor, t->reps).median;
+    c->bare_ns[k] = bench_stat_of(t->bare, t->reps).median;
     over_floor(t, t->join, r);
     c->join_ratio[k] = bench_stat_of(r, t->reps).median;
     over_floor(t, t->remove, r);
@@ -230,12 +272,15 @@ static void record_times(bench *b, const char *section, uint32_t n, uint32_t p,
                         -1);
     bench_record_values(b, section, "count owners", n, p, "ns/call", t->count, t->reps,
                         -1);
+    bench_record_values(b, section, "bare table: copy + count", n, p, "ns/call",
+                        t->bare, t->reps, -1);
 }
 
 /*
  * The checks of one run: each change in us (with the goal when `goal`) and
- * against the floor, the floor itself. `at` names the point: "n1000" or
- * "p2e16", and `where` says it for people: "N=1000" or "P=2^16, N=1000".
+ * against the floor, the floor and the bare reference themselves. `at`
+ * names the point: "n1000" or "p2e16", and `where` says it for people:
+ * "N=1000" or "P=2^16, N=1000".
  */
 static void check_times(bench *b, const char *at, const char *where,
                         const publish_times *t, bool goal)
@@ -262,9 +307,14 @@ static void check_times(bench *b, const char *at, const char *where,
     snprintf(key, sizeof key, "publish_floor_us_%s", at);
     snprintf(label, sizeof label, "floor: clone + count owners once, %s", where);
     bench_check_values(b, key, label, "us", us, t->reps, BENCH_GOAL_NONE, 0);
+    to_us(t->bare, t->reps, us);
+    snprintf(key, sizeof key, "publish_bare_us_%s", at);
+    snprintf(label, sizeof label, "bare table: copy + count once, %s", where);
+    bench_check_values(b, key, label, "us", us, t->reps, BENCH_GOAL_NONE, 0);
 }
 
-/* One row of a table: join, removal, floor (us), and the two ratios. */
+/* One row of a table: join, removal, floor (us), the two ratios, and the
+ * bare reference's median (us). */
 static void print_row(const char *head, const publish_times *t)
 {
     double us[3][BENCH_MAX_TRIALS], r[2][BENCH_MAX_TRIALS];
@@ -274,17 +324,18 @@ static void print_row(const char *head, const publish_times *t)
     over_floor(t, t->join, r[0]);
     over_floor(t, t->remove, r[1]);
     char s[5][64];
-    printf("  %10s  %-30s %-30s %-30s %6.2f %6.2f\n", head,
+    printf("  %10s  %-30s %-30s %-30s %6.2f %6.2f %9.1f\n", head,
            bench_stat_text(s[0], sizeof s[0], us[0], t->reps),
            bench_stat_text(s[1], sizeof s[1], us[1], t->reps),
            bench_stat_text(s[2], sizeof s[2], us[2], t->reps),
-           bench_stat_of(r[0], t->reps).median, bench_stat_of(r[1], t->reps).median);
+           bench_stat_of(r[0], t->reps).median, bench_stat_of(r[1], t->reps).median,
+           bench_stat_of(t->bare, t->reps).median / 1e3);
 }
 
 static void print_head(const char *first)
 {
-    printf("  %10s  %-30s %-30s %-30s %6s %6s\n", first, "join", "removal",
-           "floor (clone + count)", "j/fl", "r/fl");
+    printf("  %10s  %-30s %-30s %-30s %6s %6s %9s\n", first, "join", "removal",
+           "floor (clone + count)", "j/fl", "r/fl", "bare");
 }
 
 void bench_section_publish(bench *b, const dch_map *m, uint32_t n,
@@ -312,9 +363,10 @@ void bench_section_publish(bench *b, const dch_map *m, uint32_t n,
     snprintf(at, sizeof at, "n%u", (unsigned)n);
     snprintf(where, sizeof where, "N=%u", (unsigned)n);
     check_times(b, at, where, t, true);
-    printf("\nChanges on a fresh clone at N = %u (P = %u), us per call, "
-           "median [min .. max] of %u; ratios to the floor, medians\n", (unsigned)n,
-           (unsigned)p, reps);
+    printf("\nChanges on a fresh clone at N = %u (P = %u), us per call, median "
+           "[min .. max] of %u; j/fl, r/fl: medians of the ratios to the\n"
+           "  floor; bare: a plain table copied and counted, median\n",
+           (unsigned)n, (unsigned)p, reps);
     print_head("N");
     print_row(where + 2, t);
     curve->p = p;
@@ -358,16 +410,18 @@ static void check_growth(bench *b, const publish_curve *c, const char *x)
     }
     const double xf = (double)c->x[last] / c->x[0];
     printf("  %s grew %.0fx:", x, xf);
-    static const char *const what[3] = {"join", "remove", "floor"};
-    const double *v[3] = {c->join_ns, c->remove_ns, c->floor_ns};
-    for (int k = 0; k < 3; k++) {
+    static const char *const what[4] = {"join", "remove", "floor", "bare"};
+    static const char *const name[4] = {
+        "join on a fresh clone", "removal on a fresh clone", "floor (clone + count)",
+        "bare table (copy + count)"};
+    const double *v[4] = {c->join_ns, c->remove_ns, c->floor_ns, c->bare_ns};
+    for (int k = 0; k < 4; k++) {
         const double f = v[k][last] / v[k][0];
         const double e = log2(f) / log2(xf);
         printf("%s %s %.2fx (~%s^%.2f)", k ? "," : "", what[k], f, x, e);
         char key[64], label[96];
         snprintf(key, sizeof key, "publish_%s_growth_%s_%s", what[k], from, to);
-        snprintf(label, sizeof label, "%s on a fresh clone, median growth, %s",
-                 what[k], span);
+        snprintf(label, sizeof label, "%s, median growth, %s", name[k], span);
         bench_check_values(b, key, label, "x", &f, 1, BENCH_GOAL_NONE, 0);
     }
     printf("\n");
@@ -377,15 +431,14 @@ void bench_section_publish_growth(bench *b, const publish_curve *c)
 {
     if (c->count == 0)
         return;
-    printf("\nChanges on a fresh clone against N (P = %u), medians in us; ratios to "
-           "the floor, medians\n",
-           (unsigned)c->p);
-    printf("  %10s  %10s %10s %10s %6s %6s\n", "N", "join", "removal", "floor",
-           "j/fl", "r/fl");
+    printf("\nChanges on a fresh clone against N (P = %u), medians in us; j/fl, "
+           "r/fl: medians of the ratios to the floor\n", (unsigned)c->p);
+    printf("  %10s  %10s %10s %10s %6s %6s %9s\n", "N", "join", "removal", "floor",
+           "j/fl", "r/fl", "bare");
     for (size_t i = 0; i < c->count; i++)
-        printf("  %10u  %10.1f %10.1f %10.1f %6.2f %6.2f\n", (unsigned)c->x[i],
+        printf("  %10u  %10.1f %10.1f %10.1f %6.2f %6.2f %9.1f\n", (unsigned)c->x[i],
                c->join_ns[i] / 1e3, c->remove_ns[i] / 1e3, c->floor_ns[i] / 1e3,
-               c->join_ratio[i], c->remove_ratio[i]);
+               c->join_ratio[i], c->remove_ratio[i], c->bare_ns[i] / 1e3);
     /* The goal in one line: the worst median of either change. */
     double worst = 0;
     const char *what = "join";
@@ -419,7 +472,8 @@ void bench_section_publish_sweep(bench *b)
     const unsigned hi = b->o.quick ? SWEEP_HI_QUICK : SWEEP_HI;
     const unsigned reps = b->o.quick ? 3 : 15;
     printf("\nChanges on a fresh clone against P (N = %u, 64 slots a unit), us per "
-           "call, median [min .. max] of %u; ratios to the floor, medians\n",
+           "call, median [min .. max] of %u; j/fl, r/fl: medians of the ratios to the\n"
+           "  floor; bare: a plain table copied and counted, median\n",
            (unsigned)n, reps);
     print_head("P");
     publish_curve curve;

@@ -85,7 +85,8 @@ endforeach()
 foreach(want
         publish_join_us_n100:<=:NUMBER publish_remove_us_n100:<=:NUMBER
         publish_join_over_floor_n100::NUMBER publish_remove_over_floor_n100::NUMBER
-        publish_floor_us_n100::NUMBER publish_join_us_p2e14::NUMBER
+        publish_floor_us_n100::NUMBER publish_bare_us_n100::NUMBER
+        publish_join_us_p2e14::NUMBER publish_bare_growth_p2e14_p2e16::NUMBER
         publish_join_over_floor_p2e16::NUMBER publish_join_growth_p2e14_p2e16::NUMBER
         publish_join_us_n1000:<=:NULL publish_remove_us_n10000:<=:NULL)
     list(FIND found "${want}" at)
