@@ -1,12 +1,12 @@
 /*
- * dch-bench's peers (see bench_kernels.h). They are kept out of bench.c and
+ * dch-bench's peers (see kernels.h). They are kept out of lookup.c and
  * marked noinline so that the timing loops call them exactly as they call
  * libdch: one call per lookup, nothing hoisted or vectorised across calls.
  * Each starts on a 64-byte boundary, so that a function as short as the
  * floor never straddles two instruction fetch blocks, whatever the layout of
  * this file: the floor is the best a bare lookup can do.
  */
-#include "bench_kernels.h"
+#include "kernels.h"
 
 #define BENCH_NOINLINE __attribute__((noinline, aligned(64)))
 

@@ -1,9 +1,9 @@
 /*
- * dch-bench's results (see bench_report.h). Values are kept per trial so that
+ * dch-bench's results (see report.h). Values are kept per trial so that
  * the JSON file holds everything the summary was computed from; the verdict
  * of a check is always taken on its median.
  */
-#include "bench_report.h"
+#include "report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -249,15 +249,19 @@ static void json_number(FILE *f, double v)
         fputs("null", f);
 }
 
+/* `"name": v`, after `sep` (a comma, or nothing). */
+static void json_number_field(FILE *f, const char *sep, const char *name, double v)
+{
+    fprintf(f, "%s\"%s\": ", sep, name);
+    json_number(f, v);
+}
+
 static void json_stats(FILE *f, const double *v, size_t n)
 {
     const bench_stat st = bench_stat_of(v, n);
-    fputs("\"median\": ", f);
-    json_number(f, st.median);
-    fputs(", \"min\": ", f);
-    json_number(f, st.min);
-    fputs(", \"max\": ", f);
-    json_number(f, st.max);
+    json_number_field(f, "", "median", st.median);
+    json_number_field(f, ", ", "min", st.min);
+    json_number_field(f, ", ", "max", st.max);
     fputs(", \"trials\": [", f);
     for (size_t i = 0; i < n; i++) {
         if (i)
@@ -267,30 +271,34 @@ static void json_stats(FILE *f, const double *v, size_t n)
     fputc(']', f);
 }
 
+/* `"name": "value"`, after `sep` (the opening brace or a comma). */
+static void json_text_field(FILE *f, const char *sep, const char *name,
+                            const char *value)
+{
+    fprintf(f, "%s\"%s\": ", sep, name);
+    json_string(f, value);
+}
+
+/* `, "name": v`, left out when v is 0 (the field does not apply). */
+static void json_count_field(FILE *f, const char *name, uint64_t v)
+{
+    if (v)
+        fprintf(f, ", \"%s\": %llu", name, (unsigned long long)v);
+}
+
 static void json_measure(FILE *f, const bench_measure *m)
 {
-    fputs("    {\"section\": ", f);
-    json_string(f, m->section);
-    fputs(", \"subject\": ", f);
-    json_string(f, m->subject);
-    if (m->mode[0]) {
-        fputs(", \"mode\": ", f);
-        json_string(f, m->mode);
-    }
-    if (m->n)
-        fprintf(f, ", \"n\": %llu", (unsigned long long)m->n);
-    if (m->p)
-        fprintf(f, ", \"p\": %llu", (unsigned long long)m->p);
-    if (m->len)
-        fprintf(f, ", \"len\": %llu", (unsigned long long)m->len);
-    fputs(", \"unit\": ", f);
-    json_string(f, m->unit);
-    if (m->ops)
-        fprintf(f, ", \"ops_per_trial\": %llu", (unsigned long long)m->ops);
-    if (m->moved >= 0) {
-        fputs(", \"moved_slots\": ", f);
-        json_number(f, m->moved);
-    }
+    json_text_field(f, "    {", "section", m->section);
+    json_text_field(f, ", ", "subject", m->subject);
+    if (m->mode[0])
+        json_text_field(f, ", ", "mode", m->mode);
+    json_count_field(f, "n", m->n);
+    json_count_field(f, "p", m->p);
+    json_count_field(f, "len", m->len);
+    json_text_field(f, ", ", "unit", m->unit);
+    json_count_field(f, "ops_per_trial", m->ops);
+    if (m->moved >= 0)
+        json_number_field(f, ", ", "moved_slots", m->moved);
     fputs(", ", f);
     json_stats(f, m->v, m->trials);
     fputc('}', f);
@@ -298,12 +306,9 @@ static void json_measure(FILE *f, const bench_measure *m)
 
 static void json_check(FILE *f, const check *c)
 {
-    fputs("    {\"key\": ", f);
-    json_string(f, c->key);
-    fputs(", \"label\": ", f);
-    json_string(f, c->label);
-    fputs(", \"unit\": ", f);
-    json_string(f, c->unit);
+    json_text_field(f, "    {", "key", c->key);
+    json_text_field(f, ", ", "label", c->label);
+    json_text_field(f, ", ", "unit", c->unit);
     fputs(", \"goal\": ", f);
     if (c->goal == BENCH_GOAL_NONE) {
         fputs("null", f);

@@ -27,7 +27,8 @@ bench_stat bench_stat_of(const double *v, size_t n);
 
 /** One timing (or size): what was measured, and its value in each trial. */
 typedef struct bench_measure {
-    char section[16]; /* "lookup", "sweep", "siphash", "path", "change", "memory" */
+    char section[16]; /* "lookup", "sweep", "siphash", "path", "change", "memory",
+                         "publish", "publish_sweep" */
     char subject[40]; /* the function or peer measured */
     char mode[16];    /* "independent", "dependent", or "" */
     uint64_t n;       /* members; 0 when it does not apply */
