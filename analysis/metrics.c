@@ -113,6 +113,15 @@ int an_ranges_renumber(an_ranges *rs, const uint32_t *to, uint32_t limit)
     return DCH_OK;
 }
 
+double an_share_of(const an_ranges *rs, uint32_t owner)
+{
+    an_volume v = {0, 0};
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->v[i].owner == owner)
+            an_volume_add_range(&v, rs->v[i].lo, rs->v[i].hi);
+    return an_volume_fraction(v);
+}
+
 int an_shares(const an_ranges *rs, uint32_t limit, double *share)
 {
     for (size_t i = 0; i < rs->n; i++)

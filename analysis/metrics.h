@@ -75,6 +75,9 @@ int an_ranges_renumber(an_ranges *rs, const uint32_t *to, uint32_t limit);
  */
 int an_shares(const an_ranges *rs, uint32_t limit, double *share);
 
+/** One owner's share of the hash space in a range list. */
+double an_share_of(const an_ranges *rs, uint32_t owner);
+
 /* ---- Balance ------------------------------------------------------------- */
 
 /** How evenly the members of positive weight share the space. */

@@ -9,6 +9,8 @@
 
 #include "report.h"
 
+#include "text.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@ typedef struct block {
     char *b; /* section title, chart or image caption */
     char *c; /* section intro, chart gnuplot body */
     an_table *table;
+    int rank;      /* the page shows blocks by rank, stable */
     bool rendered; /* charts: both files exist */
 } block;
 
@@ -39,6 +42,7 @@ struct an_report {
     block *blocks;
     size_t n;
     size_t cap;
+    int rank; /* of the blocks added next */
     char status[160];
 };
 
@@ -137,7 +141,8 @@ static int push(an_report *rp, block_kind kind, const char *a, const char *b,
         rp->blocks = v;
         rp->cap = cap;
     }
-    block bl = {kind, copy_string(a), copy_string(b), copy_string(c), t, false};
+    block bl = {kind, copy_string(a), copy_string(b), copy_string(c), t,
+                rp->rank, false};
     if ((a && !bl.a) || (b && !bl.b) || (c && !bl.c)) {
         free(bl.a);
         free(bl.b);
@@ -155,15 +160,9 @@ int an_report_section(an_report *rp, const char *id, const char *title,
     return push(rp, BLOCK_SECTION, id, title, html, NULL);
 }
 
-int an_report_section_first(an_report *rp, const char *id, const char *title,
-                            const char *html)
+void an_report_rank(an_report *rp, int rank)
 {
-    if (push(rp, BLOCK_SECTION, id, title, html, NULL) != 0)
-        return -1;
-    const block first = rp->blocks[rp->n - 1];
-    memmove(rp->blocks + 1, rp->blocks, (rp->n - 1) * sizeof *rp->blocks);
-    rp->blocks[0] = first;
-    return 0;
+    rp->rank = rank;
 }
 
 int an_report_html(an_report *rp, const char *html)
@@ -198,10 +197,41 @@ int an_report_table(an_report *rp, an_table *t)
     return push(rp, BLOCK_TABLE, NULL, NULL, NULL, t);
 }
 
-int an_report_chart(an_report *rp, const char *stem, const char *caption,
-                    const char *gp)
+/* One series as gnuplot text: a function of x, or columns of a CSV. */
+static void series_text(an_buf *b, const an_series *sr)
 {
-    return push(rp, BLOCK_CHART, stem, caption, gp, NULL);
+    if (sr->file == NULL)
+        an_buf_printf(b, "%s", sr->x);
+    else if (sr->only != NULL)
+        an_buf_printf(b, "'%s' skip 1 using %s:(strcol(1) eq '%s' ? %s : 1/0)",
+                      sr->file, sr->x, sr->only, sr->y);
+    else if (sr->y != NULL)
+        an_buf_printf(b, "'%s' skip 1 using %s:%s", sr->file, sr->x, sr->y);
+    else
+        an_buf_printf(b, "'%s' skip 1 using %s", sr->file, sr->x);
+    if (sr->style != NULL)
+        an_buf_printf(b, " with %s", sr->style);
+    an_buf_printf(b, " lc rgb '%s' title '%s'", sr->colour, sr->title);
+}
+
+int an_report_chart(an_report *rp, const an_chart *c)
+{
+    an_buf b = {0};
+    if (c->xlabel != NULL)
+        an_buf_printf(&b, "set xlabel '%s'\n", c->xlabel);
+    if (c->ylabel != NULL)
+        an_buf_printf(&b, "set ylabel '%s'\n", c->ylabel);
+    if (c->settings != NULL)
+        an_buf_printf(&b, "%s", c->settings);
+    for (size_t i = 0; i < c->nseries; i++) {
+        an_buf_printf(&b, "%s", i == 0 ? "plot " : ", \\\n     ");
+        series_text(&b, &c->series[i]);
+    }
+    an_buf_printf(&b, "\n");
+    int rc = b.failed ? -1
+                      : push(rp, BLOCK_CHART, c->stem, c->caption, b.s, NULL);
+    an_buf_free(&b);
+    return rc;
 }
 
 int an_report_image(an_report *rp, const char *file, const char *caption)
@@ -335,19 +365,6 @@ static bool have_gnuplot(void)
 
 /* ---- HTML -------------------------------------------------------------------- */
 
-static void html_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 static const char *const STYLE =
     "body{font-family:sans-serif;max-width:1100px;margin:1em auto;"
     "padding:0 1em;color:#222;line-height:1.45}\n"
@@ -367,9 +384,22 @@ static const char *const STYLE =
     "table.glance td,table.glance th{vertical-align:top}table.glance td{white-space:nowrap}\n"
     "table.glance td a{color:inherit}\n";
 
+/* Blocks in page order: by rank, in the order added within a rank. */
+static void order_blocks(an_report *rp)
+{
+    for (size_t i = 1; i < rp->n; i++) {
+        block b = rp->blocks[i];
+        size_t j = i;
+        for (; j > 0 && rp->blocks[j - 1].rank > b.rank; j--)
+            rp->blocks[j] = rp->blocks[j - 1];
+        rp->blocks[j] = b;
+    }
+}
+
 int an_report_finish(an_report *rp, bool charts, const char *title,
                      const char *preamble)
 {
+    order_blocks(rp);
     const long script = write_chart_script(rp);
     if (script < 0)
         snprintf(rp->status, sizeof rp->status, "skipped: cannot write charts.gp");
@@ -400,9 +430,9 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<title>",
           f);
-    html_text(f, title);
+    an_html_fputs(f, title);
     fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", STYLE);
-    html_text(f, title);
+    an_html_fputs(f, title);
     fprintf(f, "</h1>\n%s\n", preamble);
 
     /* The section titles carry their own numbers, so the list does not. */
@@ -412,7 +442,7 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
         if (b->kind != BLOCK_SECTION)
             continue;
         fprintf(f, "<li><a href=\"#%s\">", b->a);
-        html_text(f, b->b);
+        an_html_fputs(f, b->b);
         fputs("</a></li>\n", f);
     }
     fputs("</ul></nav>\n", f);
@@ -424,7 +454,7 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
         switch (b->kind) {
         case BLOCK_SECTION:
             fprintf(f, "\n<h2 id=\"%s\">", b->a);
-            html_text(f, b->b);
+            an_html_fputs(f, b->b);
             fprintf(f, "</h2>\n%s\n", b->c ? b->c : "");
             break;
         case BLOCK_HTML:
@@ -432,7 +462,7 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
             break;
         case BLOCK_TABLE:
             fputs("<h4>", f);
-            html_text(f, an_table_title(b->table));
+            an_html_fputs(f, an_table_title(b->table));
             fputs("</h4>\n<div class=\"scroll\">\n", f);
             an_table_write_html(b->table, f);
             fprintf(f, "</div>\n<p class=\"csv\">Data: <a href=\"%s.csv\">%s.csv</a></p>\n",
@@ -442,23 +472,23 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
             if (b->rendered) {
                 fprintf(f, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"",
                         b->a, b->a);
-                html_text(f, b->b);
+                an_html_fputs(f, b->b);
                 fputs("\"></a><figcaption>", f);
-                html_text(f, b->b);
+                an_html_fputs(f, b->b);
                 fprintf(f, " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.svg\">SVG</a>)"
                         "</figcaption></figure>\n", b->a, b->a);
             } else {
                 fputs("<p class=\"skipped\">Chart not drawn (", f);
-                html_text(f, rp->status);
+                an_html_fputs(f, rp->status);
                 fputs("): ", f);
-                html_text(f, b->b);
+                an_html_fputs(f, b->b);
                 fputs("</p>\n", f);
             }
             break;
         case BLOCK_IMAGE:
             /* The image draws its own title; the description is its alt text. */
             fprintf(f, "<figure><a href=\"%s\"><img src=\"%s\" alt=\"", b->a, b->a);
-            html_text(f, b->b);
+            an_html_fputs(f, b->b);
             fputs("\"></a></figure>\n", f);
             break;
         }

@@ -5,6 +5,7 @@
  */
 #include "scheme.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int an_scheme_new(an_scheme *s, const an_scheme_spec *spec)
@@ -121,4 +122,29 @@ void an_scheme_weights(const an_scheme *s, uint32_t *weight)
     uint32_t limit = an_scheme_id_limit(s);
     for (uint32_t id = 0; id < limit; id++)
         weight[id] = an_scheme_weight(s, id);
+}
+
+int an_scheme_ranges_named(const an_scheme *s,
+                           uint32_t (*number)(const char *name, const void *ctx),
+                           const void *ctx, an_ranges *out)
+{
+    uint32_t limit = an_scheme_id_limit(s);
+    uint32_t *to = malloc((limit ? limit : 1) * sizeof *to);
+    if (to == NULL)
+        return DCH_ENOMEM;
+    for (uint32_t id = 0; id < limit; id++) {
+        const char *name = an_scheme_name(s, id);
+        to[id] = name != NULL ? number(name, ctx) : DCH_NODE_NONE;
+    }
+    an_ranges rs = {NULL, 0};
+    int rc = an_scheme_ranges(s, &rs);
+    if (rc == DCH_OK)
+        rc = an_ranges_renumber(&rs, to, limit);
+    free(to);
+    if (rc != DCH_OK) {
+        an_ranges_free(&rs);
+        return rc;
+    }
+    *out = rs;
+    return DCH_OK;
 }

@@ -74,6 +74,16 @@ void an_scheme_lookup_many(const an_scheme *s, const uint64_t *hash, size_t n,
 int an_scheme_ranges(const an_scheme *s, an_ranges *out);
 
 /**
+ * The scheme's ownership ranges with every owner renumbered by its name:
+ * number(name, ctx) gives the new number (DCH_NODE_NONE for a name it does
+ * not know). Two objects holding the same names then share one numbering.
+ * @return DCH_OK, DCH_ENOMEM, or DCH_EINVAL from an_ranges_renumber.
+ */
+int an_scheme_ranges_named(const an_scheme *s,
+                           uint32_t (*number)(const char *name, const void *ctx),
+                           const void *ctx, an_ranges *out);
+
+/**
  * Weights by id: weight[id] for id < an_scheme_id_limit (0 for free ids).
  * `weight` must hold that many entries.
  */

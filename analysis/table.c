@@ -4,6 +4,8 @@
  */
 #include "table.h"
 
+#include "text.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -260,25 +262,12 @@ int an_table_write_csv(const an_table *t, const char *path)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static void html_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 void an_table_write_html(const an_table *t, FILE *f)
 {
     fputs("<table>\n<thead><tr>", f);
     for (size_t c = 0; c < t->ncols; c++) {
         fputs("<th>", f);
-        html_text(f, t->cols[c].header);
+        an_html_fputs(f, t->cols[c].header);
         fputs("</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
@@ -287,7 +276,7 @@ void an_table_write_html(const an_table *t, FILE *f)
         for (size_t c = 0; c < t->ncols; c++) {
             const cell *x = &t->rows[r].cells[c];
             fputs(x->number ? "<td class=\"n\">" : "<td>", f);
-            html_text(f, x->shown ? x->shown : "");
+            an_html_fputs(f, x->shown ? x->shown : "");
             fputs("</td>", f);
         }
         fputs("</tr>\n", f);

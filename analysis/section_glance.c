@@ -131,8 +131,7 @@ int an_section_glance(an_run *r)
         free(html);
         return DCH_ENOMEM;
     }
-    const int rc = an_report_section_first(r->report, "glance",
-                                           "The four properties at a glance", html);
+    const int rc = an_section_begin(r, "glance", html);
     free(html);
     return rc == 0 ? DCH_OK : DCH_ENOMEM;
 }
