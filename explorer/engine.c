@@ -74,35 +74,16 @@ void ex_weights_by_number(const an_scheme *s, uint32_t *weight)
     }
 }
 
+static uint32_t number_of(const char *name, const void *ctx)
+{
+    (void)ctx;
+    return ex_number_of(name);
+}
+
 /* A scheme's ranges with owners renumbered by name. */
 int ex_ranges_by_number(const an_scheme *s, an_ranges *out)
 {
-    uint32_t limit = an_scheme_id_limit(s);
-    uint32_t *to = malloc((limit ? limit : 1) * sizeof *to);
-    if (to == NULL)
-        return DCH_ENOMEM;
-    for (uint32_t id = 0; id < limit; id++)
-        to[id] = ex_number_of(an_scheme_name(s, id));
-    an_ranges rs = {NULL, 0};
-    int rc = an_scheme_ranges(s, &rs);
-    if (rc == DCH_OK)
-        rc = an_ranges_renumber(&rs, to, limit);
-    free(to);
-    if (rc != DCH_OK) {
-        an_ranges_free(&rs);
-        return rc;
-    }
-    *out = rs;
-    return DCH_OK;
-}
-
-double ex_share_of(const an_ranges *rs, uint32_t who)
-{
-    an_volume v = {0, 0};
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->v[i].owner == who)
-            an_volume_add_range(&v, rs->v[i].lo, rs->v[i].hi);
-    return an_volume_fraction(v);
+    return an_scheme_ranges_named(s, number_of, NULL, out);
 }
 
 static void free_state(void)
@@ -156,7 +137,7 @@ static void add_flow(ex_change *c, const dch_range_change *ch)
 }
 
 /*
- * The least the change must move (the subject's fair share gained or lost,
+ * What the change must move (the subject's fair share gained or lost,
  * or all a leaver held, as dch-analysis counts it), and how it ought to be
  * shared: every other member gives (join, weight raised) or receives
  * (removal, weight lowered) in proportion to its weight.
@@ -175,7 +156,7 @@ static void judge(ex_change *c, const ex_op *op, const an_ranges *before,
     double t1 = total1 > 0.0 ? w1[op->who] / total1 : 0.0;
     bool gives; /* do the others give (true) or receive (false)? */
     if (op->kind == EX_REMOVE) {
-        c->optimum = ex_share_of(before, op->who);
+        c->optimum = an_share_of(before, op->who);
         gives = false;
     } else {
         c->optimum = fabs(t1 - t0);
