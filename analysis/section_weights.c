@@ -1,7 +1,7 @@
 /*
  * 3. Weights: one member of the grown schemes is raised, lowered, drained
  * and restored; each change's moved share against the change of its target
- * share, the least that must move.
+ * share, what must move.
  */
 #include "sections.h"
 
@@ -135,7 +135,8 @@ int an_section_weights(an_run *r)
               "weight goes 1 &rarr; 2 &rarr; 4 &rarr; 1 &rarr; 0 (drained, "
               "still a member) &rarr; 1. The <i>target</i> share is its "
               "weight over the sum of weights; the <i>optimal</i> move is the "
-              "change of that target, the least any scheme can move. The ring "
+              "change of that target, what must move to reach it (DCH moves whole "
+              "slots, so its move can differ from it by a fraction of one). The ring "
               "gives a member of weight w exactly w times its points per "
               "weight, so ring-1 at weight 2 has two points.</p>"
               "<p><b>In this run.</b> The largest moved/optimal was %.4f for "
