@@ -40,8 +40,35 @@ double an_volume_fraction(an_volume v)
 
 /* ---- Range lists -------------------------------------------------------------- */
 
-static int take_ranges(an_ranges *out, dch_range *v, size_t n)
+/* A library call that lists an object's ranges into out[0 .. cap-1]. */
+typedef int (*ranges_call)(const void *obj, dch_range *out, size_t cap,
+                           size_t *n);
+
+static int map_ranges(const void *m, dch_range *out, size_t cap, size_t *n)
 {
+    return dch_map_ranges(m, out, cap, n);
+}
+
+static int ring_ranges(const void *r, dch_range *out, size_t cap, size_t *n)
+{
+    return dch_ring_ranges(r, out, cap, n);
+}
+
+/* Ask for the count, then fill a list of exactly that size. */
+static int fetch_ranges(an_ranges *out, ranges_call call, const void *obj)
+{
+    size_t n = 0;
+    int rc = call(obj, NULL, 0, &n);
+    if (rc != DCH_OK && rc != DCH_EFULL)
+        return rc;
+    dch_range *v = malloc((n ? n : 1) * sizeof *v);
+    if (v == NULL)
+        return DCH_ENOMEM;
+    rc = call(obj, v, n, &n);
+    if (rc != DCH_OK) {
+        free(v);
+        return rc;
+    }
     out->v = v;
     out->n = n;
     return DCH_OK;
@@ -49,36 +76,12 @@ static int take_ranges(an_ranges *out, dch_range *v, size_t n)
 
 int an_ranges_of_map(an_ranges *out, const dch_map *m)
 {
-    size_t n = 0;
-    int rc = dch_map_ranges(m, NULL, 0, &n);
-    if (rc != DCH_OK && rc != DCH_EFULL)
-        return rc;
-    dch_range *v = malloc(n * sizeof *v);
-    if (v == NULL)
-        return DCH_ENOMEM;
-    rc = dch_map_ranges(m, v, n, &n);
-    if (rc != DCH_OK) {
-        free(v);
-        return rc;
-    }
-    return take_ranges(out, v, n);
+    return fetch_ranges(out, map_ranges, m);
 }
 
 int an_ranges_of_ring(an_ranges *out, const dch_ring *r)
 {
-    size_t n = 0;
-    int rc = dch_ring_ranges(r, NULL, 0, &n);
-    if (rc != DCH_OK && rc != DCH_EFULL)
-        return rc;
-    dch_range *v = malloc(n * sizeof *v);
-    if (v == NULL)
-        return DCH_ENOMEM;
-    rc = dch_ring_ranges(r, v, n, &n);
-    if (rc != DCH_OK) {
-        free(v);
-        return rc;
-    }
-    return take_ranges(out, v, n);
+    return fetch_ranges(out, ring_ranges, r);
 }
 
 int an_ranges_copy(an_ranges *out, const dch_range *v, size_t n)
@@ -90,16 +93,17 @@ int an_ranges_copy(an_ranges *out, const dch_range *v, size_t n)
         return DCH_ENOMEM;
     if (n > 0)
         memcpy(c, v, n * sizeof *c);
-    return take_ranges(out, c, n);
+    out->v = c;
+    out->n = n;
+    return DCH_OK;
 }
 
 void an_ranges_free(an_ranges *rs)
 {
-    if (rs == NULL)
-        return;
-    free(rs->v);
-    rs->v = NULL;
-    rs->n = 0;
+    if (rs != NULL) {
+        free(rs->v);
+        *rs = (an_ranges){NULL, 0};
+    }
 }
 
 int an_ranges_renumber(an_ranges *rs, const uint32_t *to, uint32_t limit)
@@ -204,11 +208,10 @@ int an_changes_diff(an_changes *out, const an_ranges *before,
 
 void an_changes_free(an_changes *c)
 {
-    if (c == NULL)
-        return;
-    free(c->v);
-    c->v = NULL;
-    c->n = c->cap = 0;
+    if (c != NULL) {
+        free(c->v);
+        *c = (an_changes){NULL, 0, 0};
+    }
 }
 
 int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,

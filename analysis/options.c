@@ -195,6 +195,16 @@ static int check(an_options *o, bool shrink_given)
     return 0;
 }
 
+/* The table's entry for `name`, or NULL after a message. */
+static const option *find_option(const char *name)
+{
+    for (size_t k = 0; k < NOPTIONS; k++)
+        if (strcmp(name, OPTIONS[k].name) == 0)
+            return &OPTIONS[k];
+    fprintf(stderr, PROG ": unknown option '%s' (try --help)\n", name);
+    return NULL;
+}
+
 int an_options_parse(int argc, char **argv, an_options *o)
 {
     an_options_default(o);
@@ -206,23 +216,15 @@ int an_options_parse(int argc, char **argv, an_options *o)
     flags[nflags] = NULL;
     bool shrink_given = false;
     for (int i = 1; i < argc;) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            an_options_usage(stdout);
-            return 1;
-        }
+        const bool help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
         an_arg a;
-        if (an_arg_next(PROG, argc, argv, &i, flags, &a) != 0)
-            return -1;
         const option *op = NULL;
-        for (size_t k = 0; k < NOPTIONS && op == NULL; k++)
-            if (strcmp(a.name, OPTIONS[k].name) == 0)
-                op = &OPTIONS[k];
-        if (op == NULL) {
-            fprintf(stderr, PROG ": unknown option '%s' (try --help)\n", a.name);
-            return -1;
-        }
-        if (set_option(op, a.value, o) != 0)
-            return -1;
+        if (help)
+            an_options_usage(stdout);
+        else if (an_arg_next(PROG, argc, argv, &i, flags, &a) == 0)
+            op = find_option(a.name);
+        if (help || op == NULL || set_option(op, a.value, o) != 0)
+            return help ? 1 : -1;
         shrink_given = shrink_given || op->field == AT(shrink_to);
     }
     return check(o, shrink_given);

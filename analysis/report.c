@@ -396,10 +396,10 @@ static void order_blocks(an_report *rp)
     }
 }
 
-int an_report_finish(an_report *rp, bool charts, const char *title,
-                     const char *preamble)
+/* Write charts.gp and, when asked and possible, draw the charts; the
+ * outcome goes to rp->status (and stderr unless all were drawn). */
+static void charts_step(an_report *rp, bool charts)
 {
-    order_blocks(rp);
     const long script = write_chart_script(rp);
     if (script < 0)
         snprintf(rp->status, sizeof rp->status, "skipped: cannot write charts.gp");
@@ -418,14 +418,12 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
     if (strncmp(rp->status, "rendered", 8) != 0 &&
         strcmp(rp->status, "no charts") != 0)
         fprintf(stderr, "dch-analysis: charts %s\n", rp->status);
+}
 
-    char path[4096];
-    an_report_path(rp, "index.html", path, sizeof path);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
-        return -1;
-    }
+/* The page's head, title, preamble and contents. */
+static void write_head(FILE *f, const an_report *rp, const char *title,
+                       const char *preamble)
+{
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<title>",
@@ -448,51 +446,73 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
     fputs("</ul></nav>\n", f);
     if (strncmp(rp->status, "rendered", 8) != 0)
         fprintf(f, "<p class=\"skipped\">Charts %s.</p>\n", rp->status);
+}
 
-    for (size_t i = 0; i < rp->n; i++) {
-        const block *b = &rp->blocks[i];
-        switch (b->kind) {
-        case BLOCK_SECTION:
-            fprintf(f, "\n<h2 id=\"%s\">", b->a);
-            an_html_fputs(f, b->b);
-            fprintf(f, "</h2>\n%s\n", b->c ? b->c : "");
-            break;
-        case BLOCK_HTML:
-            fprintf(f, "%s\n", b->a);
-            break;
-        case BLOCK_TABLE:
-            fputs("<h4>", f);
-            an_html_fputs(f, an_table_title(b->table));
-            fputs("</h4>\n<div class=\"scroll\">\n", f);
-            an_table_write_html(b->table, f);
-            fprintf(f, "</div>\n<p class=\"csv\">Data: <a href=\"%s.csv\">%s.csv</a></p>\n",
-                    an_table_id(b->table), an_table_id(b->table));
-            break;
-        case BLOCK_CHART:
-            if (b->rendered) {
-                fprintf(f, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"",
-                        b->a, b->a);
-                an_html_fputs(f, b->b);
-                fputs("\"></a><figcaption>", f);
-                an_html_fputs(f, b->b);
-                fprintf(f, " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.svg\">SVG</a>)"
-                        "</figcaption></figure>\n", b->a, b->a);
-            } else {
-                fputs("<p class=\"skipped\">Chart not drawn (", f);
-                an_html_fputs(f, rp->status);
-                fputs("): ", f);
-                an_html_fputs(f, b->b);
-                fputs("</p>\n", f);
-            }
-            break;
-        case BLOCK_IMAGE:
-            /* The image draws its own title; the description is its alt text. */
-            fprintf(f, "<figure><a href=\"%s\"><img src=\"%s\" alt=\"", b->a, b->a);
-            an_html_fputs(f, b->b);
-            fputs("\"></a></figure>\n", f);
-            break;
-        }
+static void write_chart(FILE *f, const an_report *rp, const block *b)
+{
+    if (b->rendered) {
+        fprintf(f, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"",
+                b->a, b->a);
+        an_html_fputs(f, b->b);
+        fputs("\"></a><figcaption>", f);
+        an_html_fputs(f, b->b);
+        fprintf(f, " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.svg\">SVG</a>)"
+                "</figcaption></figure>\n", b->a, b->a);
+    } else {
+        fputs("<p class=\"skipped\">Chart not drawn (", f);
+        an_html_fputs(f, rp->status);
+        fputs("): ", f);
+        an_html_fputs(f, b->b);
+        fputs("</p>\n", f);
     }
+}
+
+static void write_block(FILE *f, const an_report *rp, const block *b)
+{
+    switch (b->kind) {
+    case BLOCK_SECTION:
+        fprintf(f, "\n<h2 id=\"%s\">", b->a);
+        an_html_fputs(f, b->b);
+        fprintf(f, "</h2>\n%s\n", b->c ? b->c : "");
+        break;
+    case BLOCK_HTML:
+        fprintf(f, "%s\n", b->a);
+        break;
+    case BLOCK_TABLE:
+        fputs("<h4>", f);
+        an_html_fputs(f, an_table_title(b->table));
+        fputs("</h4>\n<div class=\"scroll\">\n", f);
+        an_table_write_html(b->table, f);
+        fprintf(f, "</div>\n<p class=\"csv\">Data: <a href=\"%s.csv\">%s.csv</a></p>\n",
+                an_table_id(b->table), an_table_id(b->table));
+        break;
+    case BLOCK_CHART:
+        write_chart(f, rp, b);
+        break;
+    case BLOCK_IMAGE:
+        /* The image draws its own title; the description is its alt text. */
+        fprintf(f, "<figure><a href=\"%s\"><img src=\"%s\" alt=\"", b->a, b->a);
+        an_html_fputs(f, b->b);
+        fputs("\"></a></figure>\n", f);
+        break;
+    }
+}
+
+int an_report_finish(an_report *rp, bool charts, const char *title,
+                     const char *preamble)
+{
+    order_blocks(rp);
+    charts_step(rp, charts);
+    char path[4096];
+    an_report_path(rp, "index.html", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
+        return -1;
+    }
+    write_head(f, rp, title, preamble);
+    for (size_t i = 0; i < rp->n; i++)
+        write_block(f, rp, &rp->blocks[i]);
     fputs("</body>\n</html>\n", f);
     if (fclose(f) != 0) {
         fprintf(stderr, "dch-analysis: cannot write %s\n", path);

@@ -8,6 +8,7 @@
 
 #include "progress.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,4 +155,25 @@ const char *an_members_part(char *buf, size_t n, double frac)
     else
         snprintf(buf, n, "at least %.0f%%", 100.0 * frac);
     return buf;
+}
+
+an_change_figures an_change_figures_none(void)
+{
+    return (an_change_figures){INFINITY, 0.0, INFINITY, 0, 0.0};
+}
+
+/* Comparisons rather than fmin/fmax keep a NaN out of every figure. */
+void an_change_figures_add(an_change_figures *f, double ratio, double frac,
+                           uint32_t parties, double largest)
+{
+    if (ratio < f->ratio_min)
+        f->ratio_min = ratio;
+    if (ratio > f->ratio_max)
+        f->ratio_max = ratio;
+    if (frac < f->parties_frac_min)
+        f->parties_frac_min = frac;
+    if (parties > f->parties_max)
+        f->parties_max = parties;
+    if (largest > f->largest)
+        f->largest = largest;
 }

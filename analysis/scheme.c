@@ -11,21 +11,22 @@
 int an_scheme_new(an_scheme *s, const an_scheme_spec *spec)
 {
     an_scheme n = {*spec, NULL, NULL};
+    dch_map_config mc;
+    dch_ring_config rc_;
     int rc;
+    /* Each library's defaults, then the spec's fields and the shared key. */
     if (spec->kind == AN_KIND_MAP) {
-        dch_map_config cfg;
-        dch_map_config_default(&cfg);
-        cfg.units = spec->units;
-        cfg.slots_per_unit = spec->slots_per_unit;
-        memcpy(cfg.hash_key, spec->hash_key, sizeof cfg.hash_key);
-        rc = dch_map_new(&n.map, &cfg);
+        dch_map_config_default(&mc);
+        mc.units = spec->units;
+        mc.slots_per_unit = spec->slots_per_unit;
+        memcpy(mc.hash_key, spec->hash_key, sizeof mc.hash_key);
+        rc = dch_map_new(&n.map, &mc);
     } else {
-        dch_ring_config cfg;
-        dch_ring_config_default(&cfg);
-        cfg.points_per_weight = spec->points;
-        cfg.placement = spec->placement;
-        memcpy(cfg.hash_key, spec->hash_key, sizeof cfg.hash_key);
-        rc = dch_ring_new(&n.ring, &cfg);
+        dch_ring_config_default(&rc_);
+        rc_.points_per_weight = spec->points;
+        rc_.placement = spec->placement;
+        memcpy(rc_.hash_key, spec->hash_key, sizeof rc_.hash_key);
+        rc = dch_ring_new(&n.ring, &rc_);
     }
     if (rc == DCH_OK)
         *s = n;

@@ -105,13 +105,13 @@ int an_section_glance(an_run *r)
         } else {
             fputs("<td class=\"n\">&mdash;</td>", f);
         }
-        ratio_cell(f, "growth", g->join_ratio_min, g->join_ratio_max);
-        members_cell(f, "growth", g->join_donor_frac_min, g->join_donors_max, "all");
-        num_cell(f, "growth", "%.2f", g->join_donation_max);
-        ratio_cell(f, "shrink", g->leave_ratio_min, g->leave_ratio_max);
-        members_cell(f, "shrink", g->leave_receiver_frac_min, g->leave_receivers_max,
+        ratio_cell(f, "growth", g->join.ratio_min, g->join.ratio_max);
+        members_cell(f, "growth", g->join.parties_frac_min, g->join.parties_max, "all");
+        num_cell(f, "growth", "%.2f", g->join.largest);
+        ratio_cell(f, "shrink", g->leave.ratio_min, g->leave.ratio_max);
+        members_cell(f, "shrink", g->leave.parties_frac_min, g->leave.parties_max,
                      "all");
-        num_cell(f, "shrink", "%.2f", g->leave_receipt_max);
+        num_cell(f, "shrink", "%.2f", g->leave.largest);
         fputs("</tr>\n", f);
     }
     fprintf(f,

@@ -10,35 +10,10 @@
 #include <math.h>
 #include <stdio.h>
 
-enum {
-    G_SCHEME, G_N, G_MOVED, G_OPT, G_OLD, G_DONORS, G_DONATION, G_PEAK,
-    G_CUM, G_HARMONIC, G_HALVING, G_SAMPLED, G_Z, G_COLS
-};
-
-static const an_column COLUMNS[G_COLS] = {
-    {"scheme", "scheme", NULL},
-    {"N", "n", NULL},
-    {"moved", "moved", "%.5f"},
-    {"1/N", "optimum", "%.5f"},
-    {"old->old", "moved_between_old", "%.3g"},
-    {"donors", "donors", NULL},
-    {"max donation/ideal", "max_donation_over_ideal", "%.3f"},
-    {"peak/avg", "peak_to_avg", "%.4f"},
-    {"cumulative", "cumulative", "%.4f"},
-    {"1/2+..+1/N", "harmonic_sum", "%.4f"},
-    {"halving", "halving_sum", "%.4f"},
-    {"sampled", "sampled_moved", "%.5f"},
-    {"z", "sampled_z", "%+.2f"},
-};
-
 /* What the findings paragraph says about one scheme's joins. */
 typedef struct growth_summary {
-    double max_dev;      /* largest |moved - 1/N| */
-    double min_ratio;    /* smallest moved / (1/N) */
-    double max_ratio;
-    uint32_t max_donors; /* most donors of one join */
-    double min_donor_frac; /* smallest donors / (N - 1) */
-    double max_donation; /* largest donation over ideal */
+    double max_dev;        /* largest |moved - 1/N| */
+    an_change_figures fig; /* over 1/N; donors; donation over 1/(N(N-1)) */
     double cumulative;
     double between_old;
 } growth_summary;
@@ -50,34 +25,21 @@ static void summarise(growth_summary *gs, const an_moves *mv, uint32_t n)
     gs->cumulative += mv->moved;
     gs->between_old += mv->moved_other;
     gs->max_dev = fmax(gs->max_dev, fabs(mv->moved - opt));
-    gs->min_ratio = fmin(gs->min_ratio, mv->moved / opt);
-    gs->max_ratio = fmax(gs->max_ratio, mv->moved / opt);
-    gs->min_donor_frac = fmin(gs->min_donor_frac, (double)mv->donors / (n - 1));
-    if (mv->donors > gs->max_donors)
-        gs->max_donors = mv->donors;
-    gs->max_donation = fmax(gs->max_donation, mv->max_donation / ideal);
+    an_change_figures_add(&gs->fig, mv->moved / opt, (double)mv->donors / (n - 1),
+                          mv->donors, mv->max_donation / ideal);
 }
 
 static int row(an_table *t, const char *label, const an_step *st, uint32_t n,
                double peak, double cumulative)
 {
     const double ideal = 1.0 / ((double)n * (n - 1));
-    if (an_table_row(t) != 0)
-        return DCH_ENOMEM;
-    an_table_text(t, G_SCHEME, label);
-    an_table_int(t, G_N, n);
-    an_table_num(t, G_MOVED, st->mv.moved);
-    an_table_num(t, G_OPT, 1.0 / n);
-    an_table_num(t, G_OLD, st->mv.moved_other);
-    an_table_int(t, G_DONORS, st->mv.donors);
-    an_table_num(t, G_DONATION, st->mv.max_donation / ideal);
-    an_table_num(t, G_PEAK, peak);
-    an_table_num(t, G_CUM, cumulative);
-    an_table_num(t, G_HARMONIC, an_harmonic_migration(n));
-    an_table_num(t, G_HALVING, an_halving_migration(n));
-    an_table_num(t, G_SAMPLED, st->sampled);
-    an_table_num(t, G_Z, st->z);
-    return DCH_OK;
+    return an_table_add(t, "tinnninnnnnnn", label, (long long)n, st->mv.moved,
+                        1.0 / n, st->mv.moved_other, (long long)st->mv.donors,
+                        st->mv.max_donation / ideal, peak, cumulative,
+                        an_harmonic_migration(n), an_halving_migration(n),
+                        st->sampled, st->z) == 0
+               ? DCH_OK
+               : DCH_ENOMEM;
 }
 
 static int grow_one(an_run *r, int s, an_table *t, an_progress *p,
@@ -95,7 +57,7 @@ static int grow_one(an_run *r, int s, an_table *t, an_progress *p,
     an_step st;
     int brc = an_step_begin(&st, r, s, AN_PHASE_GROWTH, &sc);
     rc = rc == DCH_OK ? brc : rc;
-    *gs = (growth_summary){0.0, INFINITY, 0.0, 0, INFINITY, 0.0, 0.0, 0.0};
+    *gs = (growth_summary){0.0, an_change_figures_none(), 0.0, 0.0};
     an_balance bal = {1, 1.0, 1.0, 0.0};
     for (uint32_t n = 2; n <= nodes && rc == DCH_OK; n++) {
         an_node_name(name, sizeof name, width, n);
@@ -115,18 +77,6 @@ static int grow_one(an_run *r, int s, an_table *t, an_progress *p,
     r->grown_peak[s] = bal.peak_to_avg;
     r->growth_between_old[s] = gs->between_old;
     return DCH_OK;
-}
-
-static void fill_glance(an_run *r, const growth_summary *gs)
-{
-    for (int s = 0; s < AN_SCHEMES; s++) {
-        an_glance *g = &r->glance[s];
-        g->join_ratio_min = gs[s].min_ratio;
-        g->join_ratio_max = gs[s].max_ratio;
-        g->join_donor_frac_min = gs[s].min_donor_frac;
-        g->join_donors_max = gs[s].max_donors;
-        g->join_donation_max = gs[s].max_donation;
-    }
 }
 
 static void intro(an_buf *h, const an_run *r, const growth_summary *gs)
@@ -168,17 +118,17 @@ static void intro(an_buf *h, const an_run *r, const growth_summary *gs)
               "every join, but unevenly (largest donation %.2f times the "
               "ideal).</p>",
               gs[0].max_dev, slot, (unsigned)N, gs[0].cumulative,
-              an_harmonic_migration(N), r->label[1], gs[1].min_ratio,
-              gs[1].max_ratio, gs[2].min_ratio, gs[2].max_ratio,
+              an_harmonic_migration(N), r->label[1], gs[1].fig.ratio_min,
+              gs[1].fig.ratio_max, gs[2].fig.ratio_min, gs[2].fig.ratio_max,
               gs[1].cumulative, gs[2].cumulative, an_halving_migration(N),
               an_zero_or_values(zb, sizeof zb, (const double[]){gs[0].between_old,
                                                                  gs[1].between_old,
                                                                  gs[2].between_old}),
-              an_members_part(mp[0], sizeof mp[0], gs[0].min_donor_frac),
-              gs[0].max_donation, (unsigned)gs[2].max_donors,
-              gs[2].max_donors == 1 ? "" : "s", gs[2].max_donation, r->label[1],
-              an_members_part(mp[1], sizeof mp[1], gs[1].min_donor_frac),
-              gs[1].max_donation);
+              an_members_part(mp[0], sizeof mp[0], gs[0].fig.parties_frac_min),
+              gs[0].fig.largest, (unsigned)gs[2].fig.parties_max,
+              gs[2].fig.parties_max == 1 ? "" : "s", gs[2].fig.largest, r->label[1],
+              an_members_part(mp[1], sizeof mp[1], gs[1].fig.parties_frac_min),
+              gs[1].fig.largest);
 }
 
 /* One series per scheme of column y of growth.csv against N. With `dch_last`
@@ -231,12 +181,10 @@ static void charts(an_run *r)
 
 int an_section_growth(an_run *r)
 {
-    char title[256];
-    snprintf(title, sizeof title,
-             "1. Growth: one join at a time, 1 -> %u nodes (fractions of the "
-             "hash space)",
-             (unsigned)r->opt.nodes);
-    an_table *t = an_table_new("growth", title, COLUMNS, G_COLS);
+    an_table *t = an_table_for(AN_TABLE_GROWTH,
+                               "1. Growth: one join at a time, 1 -> %u nodes "
+                               "(fractions of the hash space)",
+                               (unsigned)r->opt.nodes);
     if (t == NULL)
         return an_fail("growth", DCH_ENOMEM);
     an_progress p;
@@ -251,7 +199,8 @@ int an_section_growth(an_run *r)
         }
     }
     an_progress_end(&p);
-    fill_glance(r, gs);
+    for (int s = 0; s < AN_SCHEMES; s++)
+        r->glance[s].join = gs[s].fig;
     an_buf h = {0};
     intro(&h, r, gs);
     int rc = an_section_begin(r, "growth", an_buf_str(&h));

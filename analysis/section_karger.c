@@ -214,29 +214,6 @@ static int histories(an_run *r, int s, double *reverse, double *detour)
     return rc;
 }
 
-enum {
-    K_SCHEME, K_PEAK, K_MONO, K_SMAX, K_SMEAN, K_LOAD, K_SSMAX, K_SSMEAN,
-    K_SLOAD, K_COLS
-};
-
-static const an_column COLUMNS[K_COLS] = {
-    {"scheme", "scheme", NULL},
-    {"balance peak/avg", "peak_to_avg", "%.4f"},
-    {"monotonicity old->old", "moved_between_old", "%.3g"},
-    {"spread max", "spread_max", "%.0f"},
-    {"spread mean", "spread_mean", "%.3f"},
-    {"load max", "load_max", "%.3f"},
-    {"sampled spread max", "sampled_spread_max", "%.0f"},
-    {"sampled spread mean", "sampled_spread_mean", "%.3f"},
-    {"sampled load max", "sampled_load_max", "%.3f"},
-};
-
-static const an_column HISTORY_COLUMNS[3] = {
-    {"scheme", "scheme", NULL},
-    {"reverse join order", "disagree_reverse_order", "%.4f"},
-    {"extra member joined and left", "disagree_join_leave", "%.4f"},
-};
-
 /* Rows: DCH with a map per view, DCH with one shared map, the rings. */
 enum { ROWS = AN_SCHEMES + 1 };
 
@@ -286,40 +263,28 @@ static int measure_views(an_run *r, karger *k)
 
 static an_table *properties_table(const an_run *r, const karger *k)
 {
-    char title[256];
-    snprintf(title, sizeof title,
-             "5. Karger's properties: N = %u, %u client views each seeing "
-             "each node with probability 1/2",
-             (unsigned)r->opt.nodes, (unsigned)r->opt.views);
-    an_table *t = an_table_new("karger", title, COLUMNS, K_COLS);
+    an_table *t = an_table_for(AN_TABLE_KARGER,
+                               "5. Karger's properties: N = %u, %u client "
+                               "views each seeing each node with probability 1/2",
+                               (unsigned)r->opt.nodes, (unsigned)r->opt.views);
     for (int row = 0; t != NULL && row < ROWS; row++) {
         int s = row == 0 || row == 1 ? 0 : row - 1;
-        an_table_row(t);
-        an_table_text(t, K_SCHEME, k->row_label[row]);
-        an_table_num(t, K_PEAK, r->grown_peak[s]);
-        an_table_num(t, K_MONO, r->growth_between_old[s]);
-        an_table_num(t, K_SMAX, k->ex[row].spread_max);
-        an_table_num(t, K_SMEAN, k->ex[row].spread_mean);
-        an_table_num(t, K_LOAD, k->ex[row].load_max);
-        an_table_num(t, K_SSMAX, k->sa[row].spread_max);
-        an_table_num(t, K_SSMEAN, k->sa[row].spread_mean);
-        an_table_num(t, K_SLOAD, k->sa[row].load_max);
+        const an_spread_load *ex = &k->ex[row], *sa = &k->sa[row];
+        an_table_add(t, "tnnnnnnnn", k->row_label[row], r->grown_peak[s],
+                     r->growth_between_old[s], ex->spread_max, ex->spread_mean,
+                     ex->load_max, sa->spread_max, sa->spread_mean,
+                     sa->load_max);
     }
     return t;
 }
 
 static an_table *history_table(const an_run *r, const karger *k)
 {
-    an_table *t = an_table_new("history",
+    an_table *t = an_table_for(AN_TABLE_HISTORY,
                                "5b. Same members, other history: share of "
-                               "the hash space where two copies disagree",
-                               HISTORY_COLUMNS, 3);
-    for (int s = 0; t != NULL && s < AN_SCHEMES; s++) {
-        an_table_row(t);
-        an_table_text(t, 0, r->label[s]);
-        an_table_num(t, 1, k->rev[s]);
-        an_table_num(t, 2, k->det[s]);
-    }
+                               "the hash space where two copies disagree");
+    for (int s = 0; t != NULL && s < AN_SCHEMES; s++)
+        an_table_add(t, "tnn", r->label[s], k->rev[s], k->det[s]);
     return t;
 }
 

@@ -10,19 +10,8 @@ int an_section_sampled(an_run *r)
 {
     static const char *const phase_name[AN_PHASES] = {"growth", "shrink",
                                                       "weights"};
-    const an_column cols[7] = {
-        {"scheme", "scheme", NULL},
-        {"phase", "phase", NULL},
-        {"steps", "steps", NULL},
-        {"keys", "keys", NULL},
-        {"max |z|", "max_abs_z", "%.2f"},
-        {"keys off the plan", "mismatched_keys", NULL},
-        {"keys moved between others", "moved_between_others_keys", NULL},
-    };
-    an_table *t = an_table_new("sampled",
-                               "6. Sampled keys against the exact range "
-                               "figures",
-                               cols, 7);
+    an_table *t = an_table_for(AN_TABLE_SAMPLED,
+                               "6. Sampled keys against the exact range figures");
     if (t == NULL)
         return an_fail("sampled", DCH_ENOMEM);
     double worst = 0.0;
@@ -31,14 +20,10 @@ int an_section_sampled(an_run *r)
         an_table_gap(t);
         for (int ph = 0; ph < AN_PHASES; ph++) {
             const an_sample_stats *st = &r->stats[s][ph];
-            an_table_row(t);
-            an_table_text(t, 0, r->label[s]);
-            an_table_text(t, 1, phase_name[ph]);
-            an_table_int(t, 2, st->steps);
-            an_table_int(t, 3, (long long)r->opt.keys);
-            an_table_num(t, 4, st->max_abs_z);
-            an_table_int(t, 5, (long long)st->mismatched);
-            an_table_int(t, 6, (long long)st->moved_other);
+            an_table_add(t, "ttiinii", r->label[s], phase_name[ph],
+                         (long long)st->steps, (long long)r->opt.keys,
+                         st->max_abs_z, (long long)st->mismatched,
+                         (long long)st->moved_other);
             if (st->max_abs_z > worst)
                 worst = st->max_abs_z;
             steps += st->steps;

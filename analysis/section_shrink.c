@@ -16,90 +16,47 @@
  * streams are in metrics.c, which the explorer shares). */
 #define STREAM_SHRINK UINT64_C(0x736872696e6b2d31)
 
-enum {
-    S_SCHEME, S_STEP, S_N, S_LEAVER, S_SHARE, S_FAIR, S_MOVED, S_RATIO,
-    S_OTHER, S_RECEIVERS, S_RECEIPT, S_SAMPLED, S_Z, S_COLS
-};
-
-static const an_column COLUMNS[S_COLS] = {
-    {"scheme", "scheme", NULL},
-    {"step", "step", NULL},
-    {"N", "n_before", NULL},
-    {"leaver", "leaver", NULL},
-    {"its share", "leaver_share", "%.5f"},
-    {"1/N", "fair_share", "%.5f"},
-    {"moved", "moved", "%.5f"},
-    {"moved/share", "moved_over_share", "%.4f"},
-    {"others", "moved_between_others", "%.3g"},
-    {"receivers", "receivers", NULL},
-    {"max receipt/ideal", "max_receipt_over_ideal", "%.3f"},
-    {"sampled", "sampled_moved", "%.5f"},
-    {"z", "sampled_z", "%+.2f"},
-};
-
 typedef struct shrink_summary {
-    double min_ratio, max_ratio; /* moved / leaver's share */
+    an_change_figures fig; /* over the leaver's share; receivers; receipt
+                              over share/(N-1) */
     double total_moved;
-    double min_receiver_frac;    /* receivers / survivors */
-    uint32_t max_receivers;      /* most receivers of one removal */
-    double max_receipt;          /* largest receipt over ideal */
     double between_others;
 } shrink_summary;
 
-/* Fold the removal from n members into the summary (NaN ratios, of a
- * leaver that held nothing, are passed over as the comparisons do). */
+/* Fold the removal from n members into the summary (a leaver that held
+ * nothing has no ratio, and its receipts no ideal). */
 static void summarise(shrink_summary *ss, const an_moves *mv, double share,
                       uint32_t n)
 {
     const double ideal = share / (n - 1);
-    const double ratio = share > 0.0 ? mv->moved / share : NAN;
-    if (ratio < ss->min_ratio)
-        ss->min_ratio = ratio;
-    if (ratio > ss->max_ratio)
-        ss->max_ratio = ratio;
     ss->total_moved += mv->moved;
     ss->between_others += mv->moved_other;
-    if ((double)mv->receivers / (n - 1) < ss->min_receiver_frac)
-        ss->min_receiver_frac = (double)mv->receivers / (n - 1);
-    if (mv->receivers > ss->max_receivers)
-        ss->max_receivers = mv->receivers;
-    if (ideal > 0.0 && mv->max_receipt / ideal > ss->max_receipt)
-        ss->max_receipt = mv->max_receipt / ideal;
+    an_change_figures_add(&ss->fig, share > 0.0 ? mv->moved / share : NAN,
+                          (double)mv->receivers / (n - 1), mv->receivers,
+                          ideal > 0.0 ? mv->max_receipt / ideal : NAN);
 }
 
 static int row(an_table *t, const char *label, const an_step *st, uint32_t k,
                uint32_t n, const char *leaver)
 {
     const double share = st->share_before, ideal = share / (n - 1);
-    if (an_table_row(t) != 0)
-        return DCH_ENOMEM;
-    an_table_text(t, S_SCHEME, label);
-    an_table_int(t, S_STEP, k + 1);
-    an_table_int(t, S_N, n);
-    an_table_text(t, S_LEAVER, leaver);
-    an_table_num(t, S_SHARE, share);
-    an_table_num(t, S_FAIR, 1.0 / n);
-    an_table_num(t, S_MOVED, st->mv.moved);
-    an_table_num(t, S_RATIO, share > 0.0 ? st->mv.moved / share : NAN);
-    an_table_num(t, S_OTHER, st->mv.moved_other);
-    an_table_int(t, S_RECEIVERS, st->mv.receivers);
-    an_table_num(t, S_RECEIPT, ideal > 0.0 ? st->mv.max_receipt / ideal : NAN);
-    an_table_num(t, S_SAMPLED, st->sampled);
-    an_table_num(t, S_Z, st->z);
-    return DCH_OK;
+    return an_table_add(t, "tiitnnnnninnn", label, (long long)k + 1, (long long)n,
+                        leaver, share, 1.0 / n, st->mv.moved,
+                        share > 0.0 ? st->mv.moved / share : NAN,
+                        st->mv.moved_other, (long long)st->mv.receivers,
+                        ideal > 0.0 ? st->mv.max_receipt / ideal : NAN,
+                        st->sampled, st->z) == 0
+               ? DCH_OK
+               : DCH_ENOMEM;
 }
 
 static int shrink_one(an_run *r, int s, an_table *t, const uint32_t *order,
                       uint32_t steps, shrink_summary *ss)
 {
     const int width = an_name_width(r->opt.nodes);
-    an_scheme sc;
-    int rc = an_scheme_clone(&sc, &r->grown[s]);
-    if (rc != DCH_OK)
-        return an_fail("shrink", rc);
     an_step st;
-    rc = an_step_begin(&st, r, s, AN_PHASE_SHRINK, &sc);
-    *ss = (shrink_summary){INFINITY, 0.0, 0.0, INFINITY, 0, 0.0, 0.0};
+    int rc = an_step_begin_grown(&st, r, s, AN_PHASE_SHRINK);
+    *ss = (shrink_summary){an_change_figures_none(), 0.0, 0.0};
     for (uint32_t k = 0; k < steps && rc == DCH_OK; k++) {
         char name[64];
         an_node_name(name, sizeof name, width, order[k]);
@@ -137,18 +94,6 @@ static uint32_t *removal_order(const an_run *r, uint32_t steps)
     return order;
 }
 
-static void fill_glance(an_run *r, const shrink_summary *ss)
-{
-    for (int s = 0; s < AN_SCHEMES; s++) {
-        an_glance *g = &r->glance[s];
-        g->leave_ratio_min = ss[s].min_ratio;
-        g->leave_ratio_max = ss[s].max_ratio;
-        g->leave_receiver_frac_min = ss[s].min_receiver_frac;
-        g->leave_receivers_max = ss[s].max_receivers;
-        g->leave_receipt_max = ss[s].max_receipt;
-    }
-}
-
 static void intro(an_buf *h, const an_run *r, const shrink_summary *ss,
                   uint32_t steps)
 {
@@ -171,26 +116,28 @@ static void intro(an_buf *h, const an_run *r, const shrink_summary *ss,
               "<p><b>In this run.</b> Every removal moved the leaver's share "
               "(moved/share %s for DCH, %s for %s, %s for ring-1); over the %u "
               "removals DCH moved %.4f of the hash space in all, %s %.4f and "
-              "ring-1 %.4f. Nothing moved between survivors %s. "
+              "ring-1 %.4f. ",
+              an_ratio_range(rr[0], sizeof rr[0], ss[0].fig.ratio_min, ss[0].fig.ratio_max),
+              an_ratio_range(rr[1], sizeof rr[1], ss[1].fig.ratio_min, ss[1].fig.ratio_max),
+              r->label[1],
+              an_ratio_range(rr[2], sizeof rr[2], ss[2].fig.ratio_min, ss[2].fig.ratio_max),
+              (unsigned)steps, ss[0].total_moved, r->label[1],
+              ss[1].total_moved, ss[2].total_moved);
+    const double between[3] = {ss[0].between_others, ss[1].between_others,
+                               ss[2].between_others};
+    an_buf_printf(h, "Nothing moved between survivors %s. ",
+                  an_zero_or_values(zb, sizeof zb, between));
+    an_buf_printf(h,
               "Under DCH %s of the survivors received a part and "
               "no receipt exceeded %.2f times the ideal; the plain ring gave "
               "each leaver's share to at most %u neighbour%s (largest receipt "
               "%.1f times the ideal) and %s to %s of the "
               "survivors (largest receipt %.2f times).</p>",
-              an_ratio_range(rr[0], sizeof rr[0], ss[0].min_ratio, ss[0].max_ratio),
-              an_ratio_range(rr[1], sizeof rr[1], ss[1].min_ratio, ss[1].max_ratio),
-              r->label[1],
-              an_ratio_range(rr[2], sizeof rr[2], ss[2].min_ratio, ss[2].max_ratio),
-              (unsigned)steps, ss[0].total_moved, r->label[1],
-              ss[1].total_moved, ss[2].total_moved,
-              an_zero_or_values(zb, sizeof zb, (const double[]){ss[0].between_others,
-                                                                 ss[1].between_others,
-                                                                 ss[2].between_others}),
-              an_members_part(mp[0], sizeof mp[0], ss[0].min_receiver_frac),
-              ss[0].max_receipt, (unsigned)ss[2].max_receivers,
-              ss[2].max_receivers == 1 ? "" : "s", ss[2].max_receipt, r->label[1],
-              an_members_part(mp[1], sizeof mp[1], ss[1].min_receiver_frac),
-              ss[1].max_receipt);
+              an_members_part(mp[0], sizeof mp[0], ss[0].fig.parties_frac_min),
+              ss[0].fig.largest, (unsigned)ss[2].fig.parties_max,
+              ss[2].fig.parties_max == 1 ? "" : "s", ss[2].fig.largest, r->label[1],
+              an_members_part(mp[1], sizeof mp[1], ss[1].fig.parties_frac_min),
+              ss[1].fig.largest);
 }
 
 static void charts(an_run *r)
@@ -229,10 +176,12 @@ int an_section_shrink(an_run *r)
 {
     const uint32_t steps = r->opt.nodes - r->opt.shrink_to;
     uint32_t *order = removal_order(r, steps);
-    char title[256];
-    snprintf(title, sizeof title, "2. Shrink: seeded removals, %u -> %u nodes",
-             (unsigned)r->opt.nodes, (unsigned)r->opt.shrink_to);
-    an_table *t = order ? an_table_new("shrink", title, COLUMNS, S_COLS) : NULL;
+    an_table *t = order == NULL
+                      ? NULL
+                      : an_table_for(AN_TABLE_SHRINK,
+                                     "2. Shrink: seeded removals, %u -> %u nodes",
+                                     (unsigned)r->opt.nodes,
+                                     (unsigned)r->opt.shrink_to);
     if (t == NULL) {
         free(order);
         return an_fail("shrink", DCH_ENOMEM);
@@ -252,7 +201,8 @@ int an_section_shrink(an_run *r)
         an_table_free(t);
         return rc;
     }
-    fill_glance(r, ss);
+    for (int s = 0; s < AN_SCHEMES; s++)
+        r->glance[s].leave = ss[s].fig;
     an_buf h = {0};
     intro(&h, r, ss, steps);
     rc = an_section_begin(r, "shrink", an_buf_str(&h));

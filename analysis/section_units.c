@@ -8,6 +8,8 @@
  */
 #include "sections.h"
 
+#include "progress.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,32 +36,9 @@ typedef struct mix {
 static const mix MIXES[] = {
     {"weights 1 and 4, alternating", 26, 1, 4, true, 0},
     {"weights 1 .. 64, seeded", 26, 1, 64, false, 0},
-    {"300 seeded calls, weights 0 .. 16", 8, 1, 16, false, 300},
+    {"120 seeded calls, weights 0 .. 16", 8, 1, 16, false, 120},
 };
 #define NMIXES (sizeof MIXES / sizeof MIXES[0])
-
-enum {
-    U_S, U_UNITS, U_MIX, U_MEMBERS, U_W, U_GLOBAL, U_MAX, U_P99, U_MEAN,
-    U_BIN0, U_COLS = U_BIN0 + NBINS
-};
-
-static const an_column COLUMNS[U_COLS] = {
-    {"S", "slots_per_unit", NULL},
-    {"units", "units", NULL},
-    {"weights", "mix", NULL},
-    {"members", "members", NULL},
-    {"W", "weight_sum", NULL},
-    {"max |slots-Pw/W|", "global_max", "%.3f"},
-    {"unit max", "unit_max", "%.3f"},
-    {"unit p99", "unit_p99", "%.3f"},
-    {"unit mean", "unit_mean", "%.3f"},
-    {"<0.5", "share_below_0_5", "%.4f"},
-    {"0.5-1", "share_0_5_to_1", "%.4f"},
-    {"1-2", "share_1_to_2", "%.4f"},
-    {"2-4", "share_2_to_4", "%.4f"},
-    {"4-8", "share_4_to_8", "%.4f"},
-    {">=8", "share_8_or_more", "%.4f"},
-};
 
 /* What one map's per-unit deviations came to. */
 typedef struct unit_stats {
@@ -181,18 +160,10 @@ static int measure(const dch_map *m, uint32_t S, unit_stats *st)
 static void row(an_table *t, uint32_t S, uint32_t units, const mix *x,
                 const unit_stats *st)
 {
-    an_table_row(t);
-    an_table_int(t, U_S, S);
-    an_table_int(t, U_UNITS, units);
-    an_table_text(t, U_MIX, x->name);
-    an_table_int(t, U_MEMBERS, st->members);
-    an_table_int(t, U_W, st->weight_sum);
-    an_table_num(t, U_GLOBAL, st->global_max);
-    an_table_num(t, U_MAX, st->max);
-    an_table_num(t, U_P99, st->p99);
-    an_table_num(t, U_MEAN, st->mean);
-    for (size_t b = 0; b < NBINS; b++)
-        an_table_num(t, U_BIN0 + b, st->bin[b]);
+    an_table_add(t, "iitiinnnnnnnnnn", (long long)S, (long long)units, x->name,
+                 (long long)st->members, (long long)st->weight_sum,
+                 st->global_max, st->max, st->p99, st->mean, st->bin[0],
+                 st->bin[1], st->bin[2], st->bin[3], st->bin[4], st->bin[5]);
 }
 
 /* The configs measured: the run's, and S = 8 with the same P. */
@@ -246,14 +217,15 @@ int an_section_units(an_run *r)
 {
     uint32_t units[2], S[2];
     const size_t nc = configs(r, units, S);
-    an_table *t = an_table_new("units",
+    an_table *t = an_table_for(AN_TABLE_UNITS,
                                "3b. Unequal weights: |slots of a member in a "
-                               "unit - S*w/W| over every member and unit",
-                               COLUMNS, U_COLS);
+                               "unit - S*w/W| over every member and unit");
     if (t == NULL)
         return an_fail("units", DCH_ENOMEM);
     double worst[2] = {0.0, 0.0};
     int rc = DCH_OK;
+    an_progress p;
+    an_progress_begin(&p, "weights within units");
     for (size_t c = 0; c < nc && rc == DCH_OK; c++) {
         an_table_gap(t);
         for (size_t k = 0; k < NMIXES && rc == DCH_OK; k++) {
@@ -267,8 +239,11 @@ int an_section_units(an_run *r)
                 row(t, S[c], units[c], &MIXES[k], &st);
                 worst[c] = fmax(worst[c], st.max);
             }
+            an_progress_update(&p, MIXES[k].name, (double)(c * NMIXES + k + 1),
+                               (double)(nc * NMIXES));
         }
     }
+    an_progress_end(&p);
     if (rc != DCH_OK) {
         an_table_free(t);
         return an_fail("units", rc);

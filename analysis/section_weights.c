@@ -9,25 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-enum {
-    W_SCHEME, W_CHANGE, W_BEFORE, W_AFTER, W_TARGET, W_MOVED, W_OPTIMAL,
-    W_RATIO, W_OTHER, W_SAMPLED, W_Z, W_COLS
-};
-
-static const an_column COLUMNS[W_COLS] = {
-    {"scheme", "scheme", NULL},
-    {"change", "change", NULL},
-    {"share before", "share_before", "%.5f"},
-    {"share after", "share_after", "%.5f"},
-    {"target", "target_share", "%.5f"},
-    {"moved", "moved", "%.5f"},
-    {"optimal", "optimal", "%.5f"},
-    {"moved/optimal", "moved_over_optimal", "%.4f"},
-    {"others", "moved_between_others", "%.3g"},
-    {"sampled", "sampled_moved", "%.5f"},
-    {"z", "sampled_z", "%+.2f"},
-};
-
 static const uint32_t WEIGHT_STEPS[] = {2, 4, 1, 0, 1};
 #define WEIGHT_NSTEPS (sizeof WEIGHT_STEPS / sizeof WEIGHT_STEPS[0])
 
@@ -67,20 +48,12 @@ static int weigh_step(an_step *st, an_table *t, const char *label,
     *ratio = optimal > 0 ? st->mv.moved / optimal : NAN;
     char change[96];
     snprintf(change, sizeof change, "%s %u->%u", name, (unsigned)w0, (unsigned)w1);
-    if (an_table_row(t) != 0)
-        return DCH_ENOMEM;
-    an_table_text(t, W_SCHEME, label);
-    an_table_text(t, W_CHANGE, change);
-    an_table_num(t, W_BEFORE, st->share_before);
-    an_table_num(t, W_AFTER, an_share_of(&st->ranges, id));
-    an_table_num(t, W_TARGET, target1);
-    an_table_num(t, W_MOVED, st->mv.moved);
-    an_table_num(t, W_OPTIMAL, optimal);
-    an_table_num(t, W_RATIO, *ratio);
-    an_table_num(t, W_OTHER, st->mv.moved_other);
-    an_table_num(t, W_SAMPLED, st->sampled);
-    an_table_num(t, W_Z, st->z);
-    return DCH_OK;
+    return an_table_add(t, "ttnnnnnnnnn", label, change, st->share_before,
+                        an_share_of(&st->ranges, id), target1, st->mv.moved,
+                        optimal, *ratio, st->mv.moved_other, st->sampled,
+                        st->z) == 0
+               ? DCH_OK
+               : DCH_ENOMEM;
 }
 
 static int weigh_one(an_run *r, int s, an_table *t, double *max_ratio,
@@ -88,12 +61,8 @@ static int weigh_one(an_run *r, int s, an_table *t, double *max_ratio,
 {
     char name[64];
     an_node_name(name, sizeof name, an_name_width(r->opt.nodes), 1);
-    an_scheme sc;
-    int rc = an_scheme_clone(&sc, &r->grown[s]);
-    if (rc != DCH_OK)
-        return an_fail("weights", rc);
     an_step st;
-    rc = an_step_begin(&st, r, s, AN_PHASE_WEIGHTS, &sc);
+    int rc = an_step_begin_grown(&st, r, s, AN_PHASE_WEIGHTS);
     *max_ratio = 0.0;
     *between = 0.0;
     for (size_t k = 0; k < WEIGHT_NSTEPS && rc == DCH_OK; k++) {
@@ -111,22 +80,19 @@ static int weigh_one(an_run *r, int s, an_table *t, double *max_ratio,
 
 int an_section_weights(an_run *r)
 {
-    char title[256];
-    snprintf(title, sizeof title,
-             "3. Weights: one member of %u raised, lowered, drained and "
-             "restored",
-             (unsigned)r->opt.nodes);
-    an_table *t = an_table_new("weights", title, COLUMNS, W_COLS);
-    if (t == NULL)
-        return an_fail("weights", DCH_ENOMEM);
+    an_table *t = an_table_for(AN_TABLE_WEIGHTS,
+                               "3. Weights: one member of %u raised, lowered, "
+                               "drained and restored",
+                               (unsigned)r->opt.nodes);
     double ratio[AN_SCHEMES], between[AN_SCHEMES];
-    for (int s = 0; s < AN_SCHEMES; s++) {
+    int rc = t != NULL ? DCH_OK : an_fail("weights", DCH_ENOMEM);
+    for (int s = 0; s < AN_SCHEMES && rc == DCH_OK; s++) {
         an_table_gap(t);
-        int rc = weigh_one(r, s, t, &ratio[s], &between[s]);
-        if (rc != DCH_OK) {
-            an_table_free(t);
-            return rc;
-        }
+        rc = weigh_one(r, s, t, &ratio[s], &between[s]);
+    }
+    if (rc != DCH_OK) {
+        an_table_free(t);
+        return rc;
     }
     char zb[96];
     an_buf h = {0};
@@ -146,7 +112,7 @@ int an_section_weights(an_run *r)
               "only as far as those arcs happen to match the target.</p>",
               (unsigned)r->opt.nodes, ratio[0], ratio[1], r->label[1],
               ratio[2], an_zero_or_values(zb, sizeof zb, between));
-    int rc = an_section_begin(r, "weights", an_buf_str(&h));
+    rc = an_section_begin(r, "weights", an_buf_str(&h));
     an_buf_free(&h);
     if (rc != 0 || an_report_table(r->report, t) != 0)
         return an_fail("weights", DCH_ENOMEM);

@@ -13,6 +13,7 @@
 #ifndef DCH_ANALYSIS_SECTIONS_H
 #define DCH_ANALYSIS_SECTIONS_H
 
+#include "columns.h"
 #include "options.h"
 #include "report.h"
 #include "scheme.h"
@@ -35,6 +36,21 @@ typedef struct an_sample_stats {
 /** Phases whose steps are checked with sampled keys. */
 enum { AN_PHASE_GROWTH, AN_PHASE_SHRINK, AN_PHASE_WEIGHTS, AN_PHASES };
 
+/** What the joins (or the removals) of one scheme cost, over all of them. */
+typedef struct an_change_figures {
+    double ratio_min, ratio_max; /* moved over what had to move */
+    double parties_frac_min;     /* donors (receivers) over the N-1 that could */
+    uint32_t parties_max;        /* most donors (receivers) of one change */
+    double largest;              /* largest donation (receipt) over the ideal */
+} an_change_figures;
+
+/** Figures before any change: every minimum infinite, every maximum 0. */
+an_change_figures an_change_figures_none(void);
+
+/** Fold one change into *f; a NaN figure is passed over. */
+void an_change_figures_add(an_change_figures *f, double ratio, double frac,
+                           uint32_t parties, double largest);
+
 /**
  * One scheme's row of the summary at the top of the report, filled in by
  * the sections that measure each figure.
@@ -43,14 +59,9 @@ typedef struct an_glance {
     double peak_n1, peak_n2;      /* balance: peak/avg at glance_n1, glance_n2 */
     double spread_views;          /* spread max, an object per client view */
     double load_views;            /* load max over keys/N, likewise */
-    double join_ratio_min, join_ratio_max; /* moved / optimum 1/N */
-    double join_donor_frac_min;   /* donors / old members, fewest */
-    uint32_t join_donors_max;
-    double join_donation_max;     /* largest donation over 1/(N(N-1)) */
-    double leave_ratio_min, leave_ratio_max; /* moved / the leaver's share */
-    double leave_receiver_frac_min; /* receivers / survivors, fewest */
-    uint32_t leave_receivers_max;
-    double leave_receipt_max;     /* largest receipt over share/(N-1) */
+    an_change_figures join;       /* over 1/N; donation over 1/(N(N-1)) */
+    an_change_figures leave;      /* over the leaver's share; receipt over
+                                     share/(N-1) */
 } an_glance;
 
 /** State shared by the sections of one run. */
@@ -143,6 +154,9 @@ typedef struct an_step {
 
 /** Start changing `sc` (taken, also on failure). @return DCH_OK or an error. */
 int an_step_begin(an_step *st, an_run *r, int scheme, int phase, an_scheme *sc);
+
+/** an_step_begin on a copy of the scheme as growth left it (r->grown). */
+int an_step_begin_grown(an_step *st, an_run *r, int scheme, int phase);
 
 /**
  * Apply one change (weight is the joiner's or the new one) and measure it.

@@ -39,6 +39,17 @@ int an_step_begin(an_step *st, an_run *r, int scheme, int phase, an_scheme *sc)
     return rc;
 }
 
+int an_step_begin_grown(an_step *st, an_run *r, int scheme, int phase)
+{
+    an_scheme sc;
+    int rc = an_scheme_clone(&sc, &r->grown[scheme]);
+    if (rc != DCH_OK) {
+        *st = (an_step){.r = r, .scheme = scheme, .phase = phase};
+        return rc;
+    }
+    return an_step_begin(st, r, scheme, phase, &sc);
+}
+
 /* Apply the change to the scheme; the subject's id goes to *id. */
 static int change(an_scheme *sc, an_op op, const char *name, uint32_t weight,
                   uint32_t *id)

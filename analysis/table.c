@@ -7,6 +7,7 @@
 #include "text.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,25 @@ int an_table_int(an_table *t, size_t col, long long v)
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", v);
     return set_cell(t, col, buf, buf, true);
+}
+
+int an_table_add(an_table *t, const char *kinds, ...)
+{
+    if (strlen(kinds) > t->ncols || an_table_row(t) != 0)
+        return -1;
+    int rc = 0;
+    va_list ap;
+    va_start(ap, kinds);
+    for (size_t c = 0; kinds[c] != '\0'; c++) {
+        if (kinds[c] == 't')
+            rc |= an_table_text(t, c, va_arg(ap, const char *));
+        else if (kinds[c] == 'i')
+            rc |= an_table_int(t, c, va_arg(ap, long long));
+        else if (kinds[c] == 'n')
+            rc |= an_table_num(t, c, va_arg(ap, double));
+    }
+    va_end(ap);
+    return rc;
 }
 
 const char *an_table_id(const an_table *t)
