@@ -34,9 +34,9 @@ typedef struct mix {
 } mix;
 
 static const mix MIXES[] = {
-    {"weights 1 and 4, alternating", 26, 1, 4, true, 0},
-    {"weights 1 .. 64, seeded", 26, 1, 64, false, 0},
-    {"120 seeded calls, weights 0 .. 16", 8, 1, 16, false, 120},
+    {"1 and 4 alternating", 26, 1, 4, true, 0},
+    {"1 .. 64 seeded", 26, 1, 64, false, 0},
+    {"0 .. 16 over 120 calls", 8, 1, 16, false, 120},
 };
 #define NMIXES (sizeof MIXES / sizeof MIXES[0])
 
