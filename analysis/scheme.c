@@ -72,6 +72,18 @@ int an_scheme_set_weight(an_scheme *s, uint32_t id, uint32_t weight)
                   : dch_ring_set_weight(s->ring, id, weight);
 }
 
+int an_scheme_apply(an_scheme *s, an_op op, const char *name, uint32_t weight,
+                    uint32_t *id)
+{
+    if (op == AN_OP_ADD)
+        return an_scheme_add(s, name, weight, id);
+    int rc = an_scheme_find(s, name, id);
+    if (rc != DCH_OK)
+        return rc;
+    return op == AN_OP_REMOVE ? an_scheme_remove(s, *id)
+                              : an_scheme_set_weight(s, *id, weight);
+}
+
 int an_scheme_find(const an_scheme *s, const char *name, uint32_t *id_out)
 {
     return s->map ? dch_map_find_node(s->map, name, id_out)

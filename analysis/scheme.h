@@ -51,6 +51,18 @@ int an_scheme_remove(an_scheme *s, uint32_t id);
 /** Change a member's weight. @return as dch_map_set_weight / dch_ring_set_weight. */
 int an_scheme_set_weight(an_scheme *s, uint32_t id, uint32_t weight);
 
+/** A membership change: a join, a removal or a new weight, by name. */
+typedef enum an_op { AN_OP_ADD, AN_OP_REMOVE, AN_OP_WEIGHT } an_op;
+
+/**
+ * Apply one change to member `name` (`weight` is the joiner's or the new
+ * one); the member's id goes to *id.
+ * @return as an_scheme_add, an_scheme_find then an_scheme_remove or
+ *         an_scheme_set_weight.
+ */
+int an_scheme_apply(an_scheme *s, an_op op, const char *name, uint32_t weight,
+                    uint32_t *id);
+
 /** Find a member by name. @return DCH_OK, DCH_EINVAL, DCH_ENOENT. */
 int an_scheme_find(const an_scheme *s, const char *name, uint32_t *id_out);
 

@@ -132,9 +132,6 @@ int an_section_glance(an_run *r);
 
 /* ---- One measured change ------------------------------------------------- */
 
-/** A membership change: a join, a removal or a new weight, by name. */
-typedef enum an_op { AN_OP_ADD, AN_OP_REMOVE, AN_OP_WEIGHT } an_op;
-
 /**
  * A scheme under a sequence of changes, each measured exactly (ranges
  * before and after, their diff, what moved) and confirmed with the run's

@@ -50,24 +50,11 @@ int an_step_begin_grown(an_step *st, an_run *r, int scheme, int phase)
     return an_step_begin(st, r, scheme, phase, &sc);
 }
 
-/* Apply the change to the scheme; the subject's id goes to *id. */
-static int change(an_scheme *sc, an_op op, const char *name, uint32_t weight,
-                  uint32_t *id)
-{
-    if (op == AN_OP_ADD)
-        return an_scheme_add(sc, name, weight, id);
-    int rc = an_scheme_find(sc, name, id);
-    if (rc != DCH_OK)
-        return rc;
-    return op == AN_OP_REMOVE ? an_scheme_remove(sc, *id)
-                              : an_scheme_set_weight(sc, *id, weight);
-}
-
 int an_step_apply(an_step *st, an_op op, const char *name, uint32_t weight)
 {
     const uint32_t limit_before = an_scheme_id_limit(&st->sc);
     an_ranges after = {NULL, 0};
-    int rc = change(&st->sc, op, name, weight, &st->subject);
+    int rc = an_scheme_apply(&st->sc, op, name, weight, &st->subject);
     if (rc == DCH_OK) {
         st->share_before = op == AN_OP_ADD ? 0.0
                                            : an_share_of(&st->ranges, st->subject);

@@ -110,16 +110,13 @@ static int fresh_schemes(void)
 
 static int apply_one(an_scheme *s, const ex_op *op)
 {
+    static const an_op AS_OP[] = {[EX_ADD] = AN_OP_ADD,
+                                  [EX_REMOVE] = AN_OP_REMOVE,
+                                  [EX_WEIGHT] = AN_OP_WEIGHT};
     char name[16];
-    ex_name_of(name, sizeof name, op->who);
-    if (op->kind == EX_ADD)
-        return an_scheme_add(s, name, op->weight, NULL);
     uint32_t id;
-    int rc = an_scheme_find(s, name, &id);
-    if (rc != DCH_OK)
-        return rc;
-    return op->kind == EX_REMOVE ? an_scheme_remove(s, id)
-                                 : an_scheme_set_weight(s, id, op->weight);
+    ex_name_of(name, sizeof name, op->who);
+    return an_scheme_apply(s, AS_OP[op->kind], name, op->weight, &id);
 }
 
 static void add_flow(ex_change *c, const dch_range_change *ch)
