@@ -1,6 +1,6 @@
 /*
  * The report directory and its index.html. The page is assembled from a list
- * of blocks (sections, paragraphs, tables, charts, images) recorded as the
+ * of blocks (sections, tables, charts, images) recorded as the
  * analysis runs, so it is written once at the end, after gnuplot has said
  * which charts it could draw. It is a POSIX program (mkdir, a shell for
  * gnuplot); the library it measures is plain C11.
@@ -12,7 +12,6 @@
 #include "text.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,6 @@
 
 typedef enum block_kind {
     BLOCK_SECTION,
-    BLOCK_HTML,
     BLOCK_TABLE,
     BLOCK_CHART,
     BLOCK_IMAGE
@@ -29,7 +27,7 @@ typedef enum block_kind {
 
 typedef struct block {
     block_kind kind;
-    char *a; /* section id, html, chart stem, image file */
+    char *a; /* section id, chart stem, image file */
     char *b; /* section title, chart or image caption */
     char *c; /* section intro, chart gnuplot body */
     an_table *table;
@@ -163,21 +161,6 @@ int an_report_section(an_report *rp, const char *id, const char *title,
 void an_report_rank(an_report *rp, int rank)
 {
     rp->rank = rank;
-}
-
-int an_report_html(an_report *rp, const char *html)
-{
-    return push(rp, BLOCK_HTML, html, NULL, NULL, NULL);
-}
-
-int an_report_htmlf(an_report *rp, const char *fmt, ...)
-{
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return an_report_html(rp, buf);
 }
 
 int an_report_table(an_report *rp, an_table *t)
@@ -474,9 +457,6 @@ static void write_block(FILE *f, const an_report *rp, const block *b)
         fprintf(f, "\n<h2 id=\"%s\">", b->a);
         an_html_fputs(f, b->b);
         fprintf(f, "</h2>\n%s\n", b->c ? b->c : "");
-        break;
-    case BLOCK_HTML:
-        fprintf(f, "%s\n", b->a);
         break;
     case BLOCK_TABLE:
         fputs("<h4>", f);

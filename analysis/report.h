@@ -46,16 +46,6 @@ int an_report_section(an_report *rp, const char *id, const char *title,
  */
 void an_report_rank(an_report *rp, int rank);
 
-/** A paragraph (or any HTML) in the current section. */
-int an_report_html(an_report *rp, const char *html);
-
-/** printf-style HTML paragraph; the arguments must be HTML-safe. */
-int an_report_htmlf(an_report *rp, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
 /**
  * Add a table: print it to stdout, write id.csv, and show it in the HTML.
  * The report takes ownership of t (also on failure). @return 0 or -1.
