@@ -534,13 +534,34 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
-Test(analysis, table_csv_quotes_only_what_needs_it)
+/* A table of three columns (text, number "%.2f", integer). */
+static an_table *three_columns(void)
 {
     const an_column cols[3] = {{"Name", "name", NULL},
                                {"Value", "value", "%.2f"},
                                {"Count", "count", NULL}};
     an_table *t = an_table_new("t", "title", cols, 3);
     cr_assert_not_null(t);
+    return t;
+}
+
+/* The table's CSV text (freed by the caller); the table is freed. */
+static char *csv_text(an_table *t)
+{
+    char dir[64], path[128];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    cr_assert_eq(an_table_write_csv(t, path), 0);
+    char *s = slurp(path);
+    cr_assert_not_null(s);
+    an_table_free(t);
+    remove_dir(dir);
+    return s;
+}
+
+Test(analysis, table_csv_quotes_only_what_needs_it)
+{
+    an_table *t = three_columns();
     cr_assert_eq(an_table_row(t), 0);
     an_table_text(t, 0, "a,b");
     an_table_num(t, 1, 0.125);
@@ -548,39 +569,21 @@ Test(analysis, table_csv_quotes_only_what_needs_it)
     cr_assert_eq(an_table_row(t), 0);
     an_table_text(t, 0, "say \"hi\"");
     cr_assert_eq(an_table_num(t, 3, 1.0), -1);
-    char dir[64], path[128];
-    make_temp_dir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/t.csv", dir);
-    cr_assert_eq(an_table_write_csv(t, path), 0);
-    char *s = slurp(path);
-    cr_assert_not_null(s);
+    char *s = csv_text(t);
     cr_assert_str_eq(s, "name,value,count\n\"a,b\",0.125,7\n\"say \"\"hi\"\"\",,\n");
     free(s);
-    an_table_free(t);
-    remove_dir(dir);
 }
 
 Test(analysis, table_add_fills_one_row_by_kinds)
 {
-    const an_column cols[3] = {{"Name", "name", NULL},
-                               {"Value", "value", "%.2f"},
-                               {"Count", "count", NULL}};
-    an_table *t = an_table_new("t", "title", cols, 3);
-    cr_assert_not_null(t);
+    an_table *t = three_columns();
     cr_assert_eq(an_table_add(t, "tni", "x", 0.5, 3LL), 0);
     cr_assert_eq(an_table_add(t, "-n", 2.0), 0);
     cr_assert_eq(an_table_add(t, "tnii", "y", 1.0, 1LL, 2LL), -1,
                  "more kinds than columns");
-    char dir[64], path[128];
-    make_temp_dir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/t.csv", dir);
-    cr_assert_eq(an_table_write_csv(t, path), 0);
-    char *s = slurp(path);
-    cr_assert_not_null(s);
+    char *s = csv_text(t);
     cr_assert_str_eq(s, "name,value,count\nx,0.5,3\n,2,\n");
     free(s);
-    an_table_free(t);
-    remove_dir(dir);
 }
 
 Test(analysis, html_escape_writes_the_four_entities)
