@@ -263,6 +263,26 @@ int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,
     return DCH_OK;
 }
 
+int an_disagreement(const an_ranges *a, const an_ranges *b, uint32_t limit,
+                    double *share, an_changes *keep)
+{
+    an_changes ch = {NULL, 0, 0};
+    an_moves mv;
+    int rc = an_changes_diff(&ch, a, b);
+    if (rc == DCH_OK)
+        rc = an_moves_of(&ch, limit, DCH_NODE_NONE, &mv);
+    if (rc == DCH_OK) {
+        *share = mv.moved;
+        if (keep != NULL) {
+            an_changes_free(keep);
+            *keep = ch;
+            ch = (an_changes){NULL, 0, 0};
+        }
+    }
+    an_changes_free(&ch);
+    return rc;
+}
+
 /* ---- Sampled keys ------------------------------------------------------------------ */
 
 static int cmp_u64(const void *pa, const void *pb)
@@ -501,6 +521,36 @@ uint64_t an_rng_next(uint64_t *s)
 uint32_t an_rng_below(uint64_t *s, uint32_t n)
 {
     return (uint32_t)(an_rng_next(s) % n);
+}
+
+/* ---- The scenario's names ------------------------------------------------------------- */
+
+int an_name_width(uint32_t max)
+{
+    int d = 1;
+    for (; max >= 10; max /= 10)
+        d++;
+    return d < 2 ? 2 : d;
+}
+
+void an_node_name(char *buf, size_t n, int width, uint32_t i)
+{
+    /* Widths come from an_name_width of a uint32_t, so 64 bytes always fit. */
+    if (snprintf(buf, n, "node-%0*u", width, (unsigned)i) >= (int)n)
+        buf[0] = '\0';
+}
+
+uint32_t an_node_number(const char *name)
+{
+    if (name == NULL || strncmp(name, "node-", 5) != 0)
+        return DCH_NODE_NONE;
+    uint64_t v = 0;
+    const char *p = name + 5;
+    for (; *p >= '0' && *p <= '9' && v <= UINT32_MAX; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    if (p == name + 5 || *p != '\0' || v == 0 || v > UINT32_MAX)
+        return DCH_NODE_NONE;
+    return (uint32_t)(v - 1);
 }
 
 /* ---- A scenario's seeded choices ------------------------------------------------------- */

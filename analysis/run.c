@@ -68,21 +68,6 @@ int an_fail(const char *what, int rc)
     return rc;
 }
 
-int an_name_width(uint32_t max)
-{
-    int d = 1;
-    for (; max >= 10; max /= 10)
-        d++;
-    return d < 2 ? 2 : d;
-}
-
-void an_node_name(char *buf, size_t n, int width, uint32_t i)
-{
-    /* Widths come from an_name_width of a uint32_t, so 64 bytes always fit. */
-    if (snprintf(buf, n, "node-%0*u", width, (unsigned)i) >= (int)n)
-        buf[0] = '\0';
-}
-
 int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out)
 {
     uint32_t limit = an_scheme_id_limit(sc);

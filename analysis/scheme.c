@@ -33,6 +33,24 @@ int an_scheme_new(an_scheme *s, const an_scheme_spec *spec)
     return rc;
 }
 
+int an_scheme_of_names(an_scheme *out, const an_scheme_spec *spec,
+                       const char *const *names, const uint32_t *weights,
+                       const bool *take, uint32_t n, bool reverse)
+{
+    an_scheme s;
+    int rc = an_scheme_new(&s, spec);
+    for (uint32_t i = 0; i < n && rc == DCH_OK; i++) {
+        const uint32_t g = reverse ? n - 1 - i : i;
+        if (take == NULL || take[g])
+            rc = an_scheme_add(&s, names[g], weights ? weights[g] : 1, NULL);
+    }
+    if (rc == DCH_OK)
+        *out = s;
+    else
+        an_scheme_free(&s);
+    return rc;
+}
+
 int an_scheme_clone(an_scheme *out, const an_scheme *s)
 {
     an_scheme n = {s->spec, NULL, NULL};

@@ -35,6 +35,16 @@ typedef struct an_scheme {
 /** An empty scheme object built from spec (copied). @return as dch_map_new / dch_ring_new. */
 int an_scheme_new(an_scheme *s, const an_scheme_spec *spec);
 
+/**
+ * A new scheme built from nothing: names[i], of weight weights[i] (1 when
+ * weights is NULL), added for every i with take[i] (every i when take is
+ * NULL), in order or in reverse. *out is set only on success.
+ * @return as an_scheme_new and an_scheme_add.
+ */
+int an_scheme_of_names(an_scheme *out, const an_scheme_spec *spec,
+                       const char *const *names, const uint32_t *weights,
+                       const bool *take, uint32_t n, bool reverse);
+
 /** A deep copy. @return DCH_OK, DCH_ENOMEM. */
 int an_scheme_clone(an_scheme *out, const an_scheme *s);
 

@@ -65,31 +65,95 @@ static int spread_load(an_run *r, const an_scheme *objs, uint32_t **to,
     return rc;
 }
 
+/* The share of the hash space on which two objects holding the same members
+ * (by name) disagree. */
+static int disagreement(const an_scheme *a, const an_scheme *b,
+                        const char *const *names, uint32_t nnames, double *out)
+{
+    an_ranges ra = {NULL, 0}, rb = {NULL, 0};
+    int rc = an_ranges_by_name(a, names, nnames, &ra);
+    if (rc == DCH_OK)
+        rc = an_ranges_by_name(b, names, nnames, &rb);
+    if (rc == DCH_OK)
+        rc = an_disagreement(&ra, &rb, nnames, out, NULL);
+    an_ranges_free(&ra);
+    an_ranges_free(&rb);
+    return rc;
+}
+
+/* The names node-01 .. node-<nodes>, in one allocation (free with free()). */
+static char **node_names(uint32_t nodes)
+{
+    const int width = an_name_width(nodes);
+    char **names = malloc(nodes * (sizeof *names + 64));
+    char *text = names ? (char *)(names + nodes) : NULL;
+    for (uint32_t g = 0; names != NULL && g < nodes; g++) {
+        names[g] = text + (size_t)g * 64;
+        an_node_name(names[g], 64, width, g + 1);
+    }
+    return names;
+}
+
+/* The same members reached by other histories: reverse order, and a
+ * temporary extra member that joins midway and leaves at the end. */
+static int histories(an_run *r, int s, double *reverse, double *detour)
+{
+    const uint32_t nodes = r->opt.nodes;
+    char **names = node_names(nodes);
+    if (names == NULL)
+        return DCH_ENOMEM;
+    const char *const *cn = (const char *const *)names;
+    an_scheme a = {0}, b = {0}, c = {0};
+    int rc = an_scheme_of_names(&a, &r->spec[s], cn, NULL, NULL, nodes, false);
+    if (rc == DCH_OK)
+        rc = an_scheme_of_names(&b, &r->spec[s], cn, NULL, NULL, nodes, true);
+    if (rc == DCH_OK)
+        rc = an_scheme_new(&c, &r->spec[s]);
+    for (uint32_t g = 0; g < nodes && rc == DCH_OK; g++) {
+        rc = an_scheme_add(&c, names[g], 1, NULL);
+        if (rc == DCH_OK && g == nodes / 2)
+            rc = an_scheme_add(&c, "node-extra", 1, NULL);
+    }
+    uint32_t extra;
+    if (rc == DCH_OK)
+        rc = an_scheme_apply(&c, AN_OP_REMOVE, "node-extra", 0, &extra);
+    if (rc == DCH_OK)
+        rc = disagreement(&a, &b, cn, nodes, reverse);
+    if (rc == DCH_OK)
+        rc = disagreement(&a, &c, cn, nodes, detour);
+    an_scheme_free(&a);
+    an_scheme_free(&b);
+    an_scheme_free(&c);
+    free(names);
+    return rc;
+}
+
+/* Node numbers by id: to[id] is g for node-<g+1>, DCH_NODE_NONE for a free
+ * id or another name. NULL when out of memory. */
+static uint32_t *ids_to_nodes(const an_scheme *sc)
+{
+    const uint32_t limit = an_scheme_id_limit(sc);
+    uint32_t *to = malloc((limit ? limit : 1) * sizeof *to);
+    for (uint32_t id = 0; to != NULL && id < limit; id++)
+        to[id] = an_node_number(an_scheme_name(sc, id));
+    return to;
+}
+
 /* Build one object per view from the nodes it sees, in name order, and
  * measure spread and load. */
 static int views_of(an_run *r, const an_scheme_spec *spec, const bool *sees,
                     an_spread_load *exact, an_spread_load *sampled)
 {
     const uint32_t views = r->opt.views, nodes = r->opt.nodes;
-    const int width = an_name_width(nodes);
+    char **names = node_names(nodes);
     an_scheme *objs = calloc(views, sizeof *objs);
     uint32_t **to = calloc(views, sizeof *to);
-    int rc = objs && to ? DCH_OK : DCH_ENOMEM;
+    int rc = names && objs && to ? DCH_OK : DCH_ENOMEM;
     for (uint32_t v = 0; v < views && rc == DCH_OK; v++) {
-        rc = an_scheme_new(&objs[v], spec);
-        to[v] = malloc(nodes * sizeof *to[v]);
-        if (to[v] == NULL)
+        rc = an_scheme_of_names(&objs[v], spec, (const char *const *)names,
+                                NULL, sees + (size_t)v * nodes, nodes, false);
+        if (rc == DCH_OK && (to[v] = ids_to_nodes(&objs[v])) == NULL)
             rc = DCH_ENOMEM;
-        for (uint32_t g = 0; g < nodes && rc == DCH_OK; g++) {
-            if (!sees[(size_t)v * nodes + g])
-                continue;
-            char name[64];
-            uint32_t id;
-            an_node_name(name, sizeof name, width, g + 1);
-            rc = an_scheme_add(&objs[v], name, 1, &id);
-            if (rc == DCH_OK)
-                to[v][id] = g;
-        }
     }
     if (rc == DCH_OK)
         rc = spread_load(r, objs, to, views, exact, sampled);
@@ -97,6 +161,7 @@ static int views_of(an_run *r, const an_scheme_spec *spec, const bool *sees,
         an_scheme_free(&objs[v]);
         free(to[v]);
     }
+    free(names);
     free(objs);
     free(to);
     return rc;
@@ -106,24 +171,12 @@ static int views_of(an_run *r, const an_scheme_spec *spec, const bool *sees,
 static int shared_views(an_run *r, an_spread_load *exact,
                         an_spread_load *sampled)
 {
-    const uint32_t views = r->opt.views, nodes = r->opt.nodes;
-    const int width = an_name_width(nodes);
+    const uint32_t views = r->opt.views;
     const an_scheme *m = &r->grown[0];
-    uint32_t limit = an_scheme_id_limit(m);
     an_scheme *objs = calloc(views, sizeof *objs);
     uint32_t **to = calloc(views, sizeof *to);
-    uint32_t *map = malloc((limit ? limit : 1) * sizeof *map);
+    uint32_t *map = ids_to_nodes(m);
     int rc = objs && to && map ? DCH_OK : DCH_ENOMEM;
-    for (uint32_t id = 0; rc == DCH_OK && id < limit; id++) {
-        map[id] = DCH_NODE_NONE;
-        for (uint32_t g = 0; g < nodes; g++) {
-            char name[64];
-            an_node_name(name, sizeof name, width, g + 1);
-            const char *nm = an_scheme_name(m, id);
-            if (nm != NULL && strcmp(nm, name) == 0)
-                map[id] = g;
-        }
-    }
     uint32_t made = 0;
     for (; made < views && rc == DCH_OK; made++) {
         rc = an_scheme_clone(&objs[made], m);
@@ -136,81 +189,6 @@ static int shared_views(an_run *r, an_spread_load *exact,
     free(objs);
     free(to);
     free(map);
-    return rc;
-}
-
-/* The share of the hash space on which two objects holding the same members
- * (by name) disagree. */
-static int disagreement(const an_scheme *a, const an_scheme *b,
-                        const char *const *names, uint32_t nnames, double *out)
-{
-    an_ranges ra = {NULL, 0}, rb = {NULL, 0};
-    an_changes ch = {NULL, 0, 0};
-    an_moves mv;
-    int rc = an_ranges_by_name(a, names, nnames, &ra);
-    if (rc == DCH_OK)
-        rc = an_ranges_by_name(b, names, nnames, &rb);
-    if (rc == DCH_OK)
-        rc = an_changes_diff(&ch, &ra, &rb);
-    if (rc == DCH_OK)
-        rc = an_moves_of(&ch, nnames, DCH_NODE_NONE, &mv);
-    if (rc == DCH_OK)
-        *out = mv.moved;
-    an_changes_free(&ch);
-    an_ranges_free(&ra);
-    an_ranges_free(&rb);
-    return rc;
-}
-
-/* The same members reached by other histories: reverse order, and a
- * temporary extra member that joins midway and leaves at the end. */
-static int histories(an_run *r, int s, double *reverse, double *detour)
-{
-    const uint32_t nodes = r->opt.nodes;
-    const int width = an_name_width(nodes);
-    char **names = calloc(nodes, sizeof *names);
-    if (names == NULL)
-        return DCH_ENOMEM;
-    int rc = DCH_OK;
-    for (uint32_t g = 0; g < nodes && rc == DCH_OK; g++) {
-        names[g] = malloc(64);
-        if (names[g] == NULL)
-            rc = DCH_ENOMEM;
-        else
-            an_node_name(names[g], 64, width, g + 1);
-    }
-    an_scheme a = {0}, b = {0}, c = {0};
-    if (rc == DCH_OK)
-        rc = an_scheme_new(&a, &r->spec[s]);
-    if (rc == DCH_OK)
-        rc = an_scheme_new(&b, &r->spec[s]);
-    if (rc == DCH_OK)
-        rc = an_scheme_new(&c, &r->spec[s]);
-    for (uint32_t g = 0; g < nodes && rc == DCH_OK; g++) {
-        rc = an_scheme_add(&a, names[g], 1, NULL);
-        if (rc == DCH_OK)
-            rc = an_scheme_add(&b, names[nodes - 1 - g], 1, NULL);
-        if (rc == DCH_OK)
-            rc = an_scheme_add(&c, names[g], 1, NULL);
-        if (rc == DCH_OK && g == nodes / 2)
-            rc = an_scheme_add(&c, "node-extra", 1, NULL);
-    }
-    uint32_t extra;
-    if (rc == DCH_OK)
-        rc = an_scheme_find(&c, "node-extra", &extra);
-    if (rc == DCH_OK)
-        rc = an_scheme_remove(&c, extra);
-    const char *const *cn = (const char *const *)names;
-    if (rc == DCH_OK)
-        rc = disagreement(&a, &b, cn, nodes, reverse);
-    if (rc == DCH_OK)
-        rc = disagreement(&a, &c, cn, nodes, detour);
-    an_scheme_free(&a);
-    an_scheme_free(&b);
-    an_scheme_free(&c);
-    for (uint32_t g = 0; g < nodes; g++)
-        free(names[g]);
-    free(names);
     return rc;
 }
 

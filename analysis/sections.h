@@ -176,12 +176,6 @@ extern const char *const an_scheme_colour[AN_SCHEMES];
 /** Print "dch-analysis: what: error" on stderr. @return rc. */
 int an_fail(const char *what, int rc);
 
-/** The width that keeps node-01 .. node-<max> in numeric order by name. */
-int an_name_width(uint32_t max);
-
-/** "node-" and i zero-padded to `width` digits. */
-void an_node_name(char *buf, size_t n, int width, uint32_t i);
-
 /** Balance of a scheme's ownership `rs` (shares against weights). */
 int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out);
 

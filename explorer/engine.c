@@ -49,18 +49,14 @@ static int refuse(int rc, const char *fmt, ...)
 
 void ex_name_of(char *buf, size_t n, uint32_t who)
 {
-    snprintf(buf, n, "node-%02u", (unsigned)(who + 1));
+    an_node_name(buf, n, 2, who + 1);
 }
 
 /* The name number of a scheme member, or DCH_NODE_NONE for a foreign name. */
 uint32_t ex_number_of(const char *name)
 {
-    unsigned v;
-    char tail;
-    if (name == NULL || sscanf(name, "node-%2u%c", &v, &tail) != 1 || v == 0 ||
-        v > EX_MAX_NAMES)
-        return DCH_NODE_NONE;
-    return v - 1;
+    const uint32_t k = an_node_number(name);
+    return k < EX_MAX_NAMES ? k : DCH_NODE_NONE;
 }
 
 /* weight[k] of name number k in scheme s (0 for non-members). */

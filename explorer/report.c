@@ -110,16 +110,15 @@ static int ranges_by_position(const an_scheme *s, const uint32_t *who,
 static int build(int s, const uint32_t *who, const bool *take, uint32_t n,
                  bool reverse, const uint32_t *weight, an_scheme *out)
 {
-    int rc = an_scheme_new(out, &ex.spec[s]);
-    for (uint32_t i = 0; i < n && rc == DCH_OK; i++) {
-        uint32_t g = reverse ? n - 1 - i : i;
-        if (take != NULL && !take[g])
-            continue;
-        char name[16];
-        ex_name_of(name, sizeof name, who[g]);
-        rc = an_scheme_add(out, name, weight[who[g]], NULL);
+    char text[EX_MAX_NAMES][16];
+    const char *names[EX_MAX_NAMES];
+    uint32_t w[EX_MAX_NAMES];
+    for (uint32_t g = 0; g < n; g++) {
+        ex_name_of(text[g], sizeof text[g], who[g]);
+        names[g] = text[g];
+        w[g] = weight[who[g]];
     }
-    return rc;
+    return an_scheme_of_names(out, &ex.spec[s], names, w, take, n, reverse);
 }
 
 /* Spread and load over the views, for scheme s (a build per view) or, with
@@ -163,26 +162,17 @@ static int disagreement(int s, const uint32_t *who, uint32_t n, double *out,
     ex_weights_by_number(&ex.sc[s], weight);
     an_scheme rev = {0};
     an_ranges a = {NULL, 0}, b = {NULL, 0};
-    an_changes ch = {NULL, 0, 0};
-    an_moves mv;
     int rc = build(s, who, NULL, n, true, weight, &rev);
     if (rc == DCH_OK)
         rc = ex_ranges_by_number(&ex.sc[s], &a);
     if (rc == DCH_OK)
         rc = ex_ranges_by_number(&rev, &b);
     if (rc == DCH_OK)
-        rc = an_changes_diff(&ch, &a, &b);
-    if (rc == DCH_OK)
-        rc = an_moves_of(&ch, EX_MAX_NAMES, DCH_NODE_NONE, &mv);
-    if (rc == DCH_OK)
-        *out = mv.moved;
+        rc = an_disagreement(&a, &b, EX_MAX_NAMES, out, keep ? keep_ch : NULL);
     if (rc == DCH_OK && keep != NULL) {
         *keep = b;
-        *keep_ch = ch;
         b = (an_ranges){NULL, 0};
-        ch = (an_changes){NULL, 0, 0};
     }
-    an_changes_free(&ch);
     an_ranges_free(&a);
     an_ranges_free(&b);
     an_scheme_free(&rev);
