@@ -43,7 +43,7 @@ static void ranges_json(an_buf *b, const an_ranges *rs)
 {
     an_buf_printf(b, "[");
     for (size_t i = 0; i < rs->n; i++) {
-        an_buf_printf(b, i ? ",[" : "[");
+        an_buf_printf(b, "%s", i ? ",[" : "[");
         num(b, at(rs->v[i].lo));
         an_buf_printf(b, ",%d]", owner_json(rs->v[i].owner));
     }
@@ -54,7 +54,7 @@ static void changes_json(an_buf *b, const an_changes *c)
 {
     an_buf_printf(b, "[");
     for (size_t i = 0; i < c->n; i++) {
-        an_buf_printf(b, i ? ",[" : "[");
+        an_buf_printf(b, "%s", i ? ",[" : "[");
         num(b, at(c->v[i].lo));
         an_buf_printf(b, ",");
         /* hi is inclusive: the arc ends where the next hash begins. */
@@ -187,10 +187,11 @@ static void op_json(an_buf *b, const ex_op *op)
 {
     char name[16];
     ex_name_of(name, sizeof name, op->who);
-    an_buf_printf(b, "{\"kind\":\"%s\",\"who\":%u,\"name\":\"%s\",\"weight\":%u,"
-           "\"prev\":%u}",
-        KIND[op->kind], (unsigned)op->who, name, (unsigned)op->weight,
-        (unsigned)op->prev);
+    an_buf_printf(b,
+                  "{\"kind\":\"%s\",\"who\":%u,\"name\":\"%s\",\"weight\":%u,"
+                  "\"prev\":%u}",
+                  KIND[op->kind], (unsigned)op->who, name, (unsigned)op->weight,
+                  (unsigned)op->prev);
 }
 
 static void spread_json(an_buf *b, const an_spread_load *sl, bool valid)
@@ -218,15 +219,50 @@ static int members_json(an_buf *b, const uint32_t *who, uint32_t n,
         char name[16];
         ex_name_of(name, sizeof name, who[g]);
         an_buf_printf(b, "%s{\"who\":%u,\"name\":\"%s\",\"weight\":%u,\"share\":[",
-            g ? "," : "", (unsigned)who[g], name, (unsigned)weight[who[g]]);
+                      g ? "," : "", (unsigned)who[g], name,
+                      (unsigned)weight[who[g]]);
         for (int s = 0; s < EX_SCHEMES; s++) {
-            an_buf_printf(b, s ? "," : "");
+            an_buf_printf(b, "%s", s ? "," : "");
             num(b, an_share_of(&now[s], who[g]));
         }
         an_buf_printf(b, "]}");
     }
     an_buf_printf(b, "],");
     return DCH_OK;
+}
+
+/* What the last change did to one scheme: moved, who took part, the plan. */
+static void change_json(an_buf *b, const ex_change *c)
+{
+    an_buf_printf(b, "{\"moved\":");
+    num(b, c->mv.moved);
+    an_buf_printf(b, ",\"movedOther\":");
+    num(b, c->mv.moved_other);
+    an_buf_printf(b, ",\"optimum\":");
+    num(b, c->optimum);
+    an_buf_printf(b,
+                  ",\"donors\":%u,\"receivers\":%u,\"parties\":%u,"
+                  "\"eligible\":%u,\"worst\":",
+                  (unsigned)c->mv.donors, (unsigned)c->mv.receivers,
+                  (unsigned)c->parties, (unsigned)c->eligible);
+    num(b, c->worst);
+    an_buf_printf(b, ",\"maxDonation\":");
+    num(b, c->mv.max_donation);
+    an_buf_printf(b, ",\"maxReceipt\":");
+    num(b, c->mv.max_receipt);
+    an_buf_printf(b, ",\"changes\":");
+    changes_json(b, &c->ch);
+    ex_flow flows[EX_MAX_FLOWS];
+    memcpy(flows, c->flows, c->nflows * sizeof *flows);
+    qsort(flows, c->nflows, sizeof *flows, cmp_flow);
+    an_buf_printf(b, ",\"flows\":[");
+    for (uint32_t i = 0; i < c->nflows; i++) {
+        an_buf_printf(b, "%s[%d,%d,", i ? "," : "", owner_json(flows[i].from),
+                      owner_json(flows[i].to));
+        num(b, an_volume_fraction(flows[i].vol));
+        an_buf_printf(b, "]");
+    }
+    an_buf_printf(b, "]}");
 }
 
 static int scheme_json(an_buf *b, int s, const an_ranges *now,
@@ -248,7 +284,7 @@ static int scheme_json(an_buf *b, int s, const an_ranges *now,
         an_buf_printf(b, "{\"label\":\"dch\",\"ranges\":");
     else
         an_buf_printf(b, "{\"label\":\"ring-%u\",\"ranges\":",
-            (unsigned)ex.spec[s].points);
+                      (unsigned)ex.spec[s].points);
     ranges_json(b, now);
     an_buf_printf(b, ",\"balance\":{\"members\":%u,\"peak\":", (unsigned)bal.members);
     num(b, bal.peak_to_avg);
@@ -265,34 +301,8 @@ static int scheme_json(an_buf *b, int s, const an_ranges *now,
         an_buf_printf(b, "null}");
         return DCH_OK;
     }
-    an_buf_printf(b, "{\"moved\":");
-    num(b, c->mv.moved);
-    an_buf_printf(b, ",\"movedOther\":");
-    num(b, c->mv.moved_other);
-    an_buf_printf(b, ",\"optimum\":");
-    num(b, c->optimum);
-    an_buf_printf(b, ",\"donors\":%u,\"receivers\":%u,\"parties\":%u,\"eligible\":%u,"
-           "\"worst\":",
-        (unsigned)c->mv.donors, (unsigned)c->mv.receivers,
-        (unsigned)c->parties, (unsigned)c->eligible);
-    num(b, c->worst);
-    an_buf_printf(b, ",\"maxDonation\":");
-    num(b, c->mv.max_donation);
-    an_buf_printf(b, ",\"maxReceipt\":");
-    num(b, c->mv.max_receipt);
-    an_buf_printf(b, ",\"changes\":");
-    changes_json(b, &c->ch);
-    ex_flow flows[EX_MAX_FLOWS];
-    memcpy(flows, c->flows, c->nflows * sizeof *flows);
-    qsort(flows, c->nflows, sizeof *flows, cmp_flow);
-    an_buf_printf(b, ",\"flows\":[");
-    for (uint32_t i = 0; i < c->nflows; i++) {
-        an_buf_printf(b, "%s[%d,%d,", i ? "," : "", owner_json(flows[i].from),
-            owner_json(flows[i].to));
-        num(b, an_volume_fraction(flows[i].vol));
-        an_buf_printf(b, "]");
-    }
-    an_buf_printf(b, "]}}");
+    change_json(b, c);
+    an_buf_printf(b, "}");
     return DCH_OK;
 }
 
@@ -301,19 +311,63 @@ static void history_json(an_buf *b)
     an_buf_printf(b, "\"history\":[");
     for (uint32_t i = 0; i < ex.nops; i++) {
         const ex_step *st = &ex.steps[i];
-        an_buf_printf(b, i ? "," : "");
+        an_buf_printf(b, "%s", i ? "," : "");
         an_buf_printf(b, "{\"op\":");
         op_json(b, &ex.ops[i]);
         an_buf_printf(b, ",\"members\":%u,\"optimum\":", (unsigned)st->members);
         num(b, st->optimum);
         an_buf_printf(b, ",\"moved\":[");
         for (int s = 0; s < EX_SCHEMES; s++) {
-            an_buf_printf(b, s ? "," : "");
+            an_buf_printf(b, "%s", s ? "," : "");
             num(b, st->moved[s]);
         }
         an_buf_printf(b, "]}");
     }
     an_buf_printf(b, "]");
+}
+
+/* The JSON text of the state from its measured parts. */
+static int write_state(an_buf *b, bool full, bool views, const uint32_t *who,
+                       uint32_t n, an_ranges *now, const an_spread_load *sl,
+                       const double *disagree, const an_ranges *rev,
+                       const an_changes *rev_ch)
+{
+    an_buf_printf(b,
+                  "{\"full\":%s,\"config\":{\"units\":%u,\"slots\":%u,"
+                  "\"points\":%u,\"seed\":%u,\"views\":%u,"
+                  "\"slotCount\":%u},",
+                  full ? "true" : "false", (unsigned)ex.units,
+                  (unsigned)ex.slots, (unsigned)ex.points, (unsigned)ex.seed,
+                  (unsigned)ex.views, (unsigned)(ex.units * ex.slots));
+    members_json(b, who, n, now);
+    an_buf_printf(b, "\"last\":");
+    if (ex.nops > 0)
+        op_json(b, &ex.ops[ex.nops - 1]);
+    else
+        an_buf_printf(b, "null");
+    an_buf_printf(b, ",\"schemes\":[");
+    int rc = DCH_OK;
+    for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++) {
+        an_buf_printf(b, "%s", s ? "," : "");
+        rc = scheme_json(b, s, &now[s], &sl[s], views,
+                         full ? disagree[s] : NAN);
+    }
+    an_buf_printf(b, "],\"shared\":");
+    spread_json(b, &sl[EX_SCHEMES], views);
+    an_buf_printf(b, ",\"reverse\":");
+    if (full) {
+        an_buf_printf(b, "{\"ranges\":");
+        ranges_json(b, rev);
+        an_buf_printf(b, ",\"changes\":");
+        changes_json(b, rev_ch);
+        an_buf_printf(b, "}");
+    } else {
+        an_buf_printf(b, "null");
+    }
+    an_buf_printf(b, ",");
+    history_json(b);
+    an_buf_printf(b, "}");
+    return rc;
 }
 
 static int state_json(an_buf *b, bool full)
@@ -337,40 +391,8 @@ static int state_json(an_buf *b, bool full)
     for (int s = 0; s < EX_SCHEMES && rc == DCH_OK && full; s++)
         rc = disagreement(s, who, n, &disagree[s], s == 0 ? &rev : NULL,
                           s == 0 ? &rev_ch : NULL);
-    if (rc == DCH_OK) {
-        an_buf_printf(b, "{\"full\":%s,\"config\":{\"units\":%u,\"slots\":%u,\"points\":%u,"
-               "\"seed\":%u,\"views\":%u,\"slotCount\":%u},",
-            full ? "true" : "false", (unsigned)ex.units,
-            (unsigned)ex.slots, (unsigned)ex.points, (unsigned)ex.seed,
-            (unsigned)ex.views, (unsigned)(ex.units * ex.slots));
-        members_json(b, who, n, now);
-        an_buf_printf(b, "\"last\":");
-        if (ex.nops > 0)
-            op_json(b, &ex.ops[ex.nops - 1]);
-        else
-            an_buf_printf(b, "null");
-        an_buf_printf(b, ",\"schemes\":[");
-        for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++) {
-            an_buf_printf(b, s ? "," : "");
-            rc = scheme_json(b, s, &now[s], &sl[s], views,
-                             full ? disagree[s] : NAN);
-        }
-        an_buf_printf(b, "],\"shared\":");
-        spread_json(b, &sl[EX_SCHEMES], views);
-        an_buf_printf(b, ",\"reverse\":");
-        if (full) {
-            an_buf_printf(b, "{\"ranges\":");
-            ranges_json(b, &rev);
-            an_buf_printf(b, ",\"changes\":");
-            changes_json(b, &rev_ch);
-            an_buf_printf(b, "}");
-        } else {
-            an_buf_printf(b, "null");
-        }
-        an_buf_printf(b, ",");
-        history_json(b);
-        an_buf_printf(b, "}");
-    }
+    if (rc == DCH_OK)
+        rc = write_state(b, full, views, who, n, now, sl, disagree, &rev, &rev_ch);
     free(sees);
     for (int s = 0; s < EX_SCHEMES; s++)
         an_ranges_free(&now[s]);
