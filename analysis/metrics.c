@@ -40,8 +40,35 @@ double an_volume_fraction(an_volume v)
 
 /* ---- Range lists -------------------------------------------------------------- */
 
-static int take_ranges(an_ranges *out, dch_range *v, size_t n)
+/* A library call that lists an object's ranges into out[0 .. cap-1]. */
+typedef int (*ranges_call)(const void *obj, dch_range *out, size_t cap,
+                           size_t *n);
+
+static int map_ranges(const void *m, dch_range *out, size_t cap, size_t *n)
 {
+    return dch_map_ranges(m, out, cap, n);
+}
+
+static int ring_ranges(const void *r, dch_range *out, size_t cap, size_t *n)
+{
+    return dch_ring_ranges(r, out, cap, n);
+}
+
+/* Ask for the count, then fill a list of exactly that size. */
+static int fetch_ranges(an_ranges *out, ranges_call call, const void *obj)
+{
+    size_t n = 0;
+    int rc = call(obj, NULL, 0, &n);
+    if (rc != DCH_OK && rc != DCH_EFULL)
+        return rc;
+    dch_range *v = malloc((n ? n : 1) * sizeof *v);
+    if (v == NULL)
+        return DCH_ENOMEM;
+    rc = call(obj, v, n, &n);
+    if (rc != DCH_OK) {
+        free(v);
+        return rc;
+    }
     out->v = v;
     out->n = n;
     return DCH_OK;
@@ -49,36 +76,12 @@ static int take_ranges(an_ranges *out, dch_range *v, size_t n)
 
 int an_ranges_of_map(an_ranges *out, const dch_map *m)
 {
-    size_t n = 0;
-    int rc = dch_map_ranges(m, NULL, 0, &n);
-    if (rc != DCH_OK && rc != DCH_EFULL)
-        return rc;
-    dch_range *v = malloc(n * sizeof *v);
-    if (v == NULL)
-        return DCH_ENOMEM;
-    rc = dch_map_ranges(m, v, n, &n);
-    if (rc != DCH_OK) {
-        free(v);
-        return rc;
-    }
-    return take_ranges(out, v, n);
+    return fetch_ranges(out, map_ranges, m);
 }
 
 int an_ranges_of_ring(an_ranges *out, const dch_ring *r)
 {
-    size_t n = 0;
-    int rc = dch_ring_ranges(r, NULL, 0, &n);
-    if (rc != DCH_OK && rc != DCH_EFULL)
-        return rc;
-    dch_range *v = malloc(n * sizeof *v);
-    if (v == NULL)
-        return DCH_ENOMEM;
-    rc = dch_ring_ranges(r, v, n, &n);
-    if (rc != DCH_OK) {
-        free(v);
-        return rc;
-    }
-    return take_ranges(out, v, n);
+    return fetch_ranges(out, ring_ranges, r);
 }
 
 int an_ranges_copy(an_ranges *out, const dch_range *v, size_t n)
@@ -90,16 +93,17 @@ int an_ranges_copy(an_ranges *out, const dch_range *v, size_t n)
         return DCH_ENOMEM;
     if (n > 0)
         memcpy(c, v, n * sizeof *c);
-    return take_ranges(out, c, n);
+    out->v = c;
+    out->n = n;
+    return DCH_OK;
 }
 
 void an_ranges_free(an_ranges *rs)
 {
-    if (rs == NULL)
-        return;
-    free(rs->v);
-    rs->v = NULL;
-    rs->n = 0;
+    if (rs != NULL) {
+        free(rs->v);
+        *rs = (an_ranges){NULL, 0};
+    }
 }
 
 int an_ranges_renumber(an_ranges *rs, const uint32_t *to, uint32_t limit)
@@ -111,6 +115,15 @@ int an_ranges_renumber(an_ranges *rs, const uint32_t *to, uint32_t limit)
         if (rs->v[i].owner != DCH_NODE_NONE)
             rs->v[i].owner = to[rs->v[i].owner];
     return DCH_OK;
+}
+
+double an_share_of(const an_ranges *rs, uint32_t owner)
+{
+    an_volume v = {0, 0};
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->v[i].owner == owner)
+            an_volume_add_range(&v, rs->v[i].lo, rs->v[i].hi);
+    return an_volume_fraction(v);
 }
 
 int an_shares(const an_ranges *rs, uint32_t limit, double *share)
@@ -195,11 +208,10 @@ int an_changes_diff(an_changes *out, const an_ranges *before,
 
 void an_changes_free(an_changes *c)
 {
-    if (c == NULL)
-        return;
-    free(c->v);
-    c->v = NULL;
-    c->n = c->cap = 0;
+    if (c != NULL) {
+        free(c->v);
+        *c = (an_changes){NULL, 0, 0};
+    }
 }
 
 int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,
@@ -249,6 +261,26 @@ int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,
     free(got);
     *out = m;
     return DCH_OK;
+}
+
+int an_disagreement(const an_ranges *a, const an_ranges *b, uint32_t limit,
+                    double *share, an_changes *keep)
+{
+    an_changes ch = {NULL, 0, 0};
+    an_moves mv;
+    int rc = an_changes_diff(&ch, a, b);
+    if (rc == DCH_OK)
+        rc = an_moves_of(&ch, limit, DCH_NODE_NONE, &mv);
+    if (rc == DCH_OK) {
+        *share = mv.moved;
+        if (keep != NULL) {
+            an_changes_free(keep);
+            *keep = ch;
+            ch = (an_changes){NULL, 0, 0};
+        }
+    }
+    an_changes_free(&ch);
+    return rc;
 }
 
 /* ---- Sampled keys ------------------------------------------------------------------ */
@@ -489,6 +521,36 @@ uint64_t an_rng_next(uint64_t *s)
 uint32_t an_rng_below(uint64_t *s, uint32_t n)
 {
     return (uint32_t)(an_rng_next(s) % n);
+}
+
+/* ---- The scenario's names ------------------------------------------------------------- */
+
+int an_name_width(uint32_t max)
+{
+    int d = 1;
+    for (; max >= 10; max /= 10)
+        d++;
+    return d < 2 ? 2 : d;
+}
+
+void an_node_name(char *buf, size_t n, int width, uint32_t i)
+{
+    /* Widths come from an_name_width of a uint32_t, so 64 bytes always fit. */
+    if (snprintf(buf, n, "node-%0*u", width, (unsigned)i) >= (int)n)
+        buf[0] = '\0';
+}
+
+uint32_t an_node_number(const char *name)
+{
+    if (name == NULL || strncmp(name, "node-", 5) != 0)
+        return DCH_NODE_NONE;
+    uint64_t v = 0;
+    const char *p = name + 5;
+    for (; *p >= '0' && *p <= '9' && v <= UINT32_MAX; p++)
+        v = v * 10 + (uint64_t)(*p - '0');
+    if (p == name + 5 || *p != '\0' || v == 0 || v > UINT32_MAX)
+        return DCH_NODE_NONE;
+    return (uint32_t)(v - 1);
 }
 
 /* ---- A scenario's seeded choices ------------------------------------------------------- */

@@ -75,6 +75,9 @@ int an_ranges_renumber(an_ranges *rs, const uint32_t *to, uint32_t limit);
  */
 int an_shares(const an_ranges *rs, uint32_t limit, double *share);
 
+/** One owner's share of the hash space in a range list. */
+double an_share_of(const an_ranges *rs, uint32_t owner);
+
 /* ---- Balance ------------------------------------------------------------- */
 
 /** How evenly the members of positive weight share the space. */
@@ -137,6 +140,17 @@ typedef struct an_moves {
  */
 int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,
                 an_moves *out);
+
+/**
+ * The share of the hash space on which two range lists in one numbering
+ * (owners below limit) disagree. The changes from a to b go to *keep when
+ * keep is not NULL (replacing it, as an_changes_diff does).
+ *
+ * @return DCH_OK, DCH_EINVAL (a list not well formed, an owner at or above
+ *         limit), DCH_ENOMEM.
+ */
+int an_disagreement(const an_ranges *a, const an_ranges *b, uint32_t limit,
+                    double *share, an_changes *keep);
 
 /* ---- Sampled keys -------------------------------------------------------- */
 
@@ -239,6 +253,18 @@ uint64_t an_rng_next(uint64_t *s);
 uint32_t an_rng_below(uint64_t *s, uint32_t n);
 
 /* ---- A scenario's seeded choices ---------------------------------------------- */
+
+/** The width that keeps node-01 .. node-<max> in numeric order by name. */
+int an_name_width(uint32_t max);
+
+/** Member i's name: "node-" and i zero-padded to `width` digits. */
+void an_node_name(char *buf, size_t n, int width, uint32_t i);
+
+/**
+ * The inverse of an_node_name: i - 1 for "node-<i>" (i >= 1, digits only),
+ * else DCH_NODE_NONE. So node-01 is 0 in every numbering built from it.
+ */
+uint32_t an_node_number(const char *name);
 
 /**
  * The cluster's SipHash key of a run with this seed: two values of a stream

@@ -1,6 +1,6 @@
 /*
  * The report directory and its index.html. The page is assembled from a list
- * of blocks (sections, paragraphs, tables, charts, images) recorded as the
+ * of blocks (sections, tables, charts, images) recorded as the
  * analysis runs, so it is written once at the end, after gnuplot has said
  * which charts it could draw. It is a POSIX program (mkdir, a shell for
  * gnuplot); the library it measures is plain C11.
@@ -9,8 +9,9 @@
 
 #include "report.h"
 
+#include "text.h"
+
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,6 @@
 
 typedef enum block_kind {
     BLOCK_SECTION,
-    BLOCK_HTML,
     BLOCK_TABLE,
     BLOCK_CHART,
     BLOCK_IMAGE
@@ -27,10 +27,11 @@ typedef enum block_kind {
 
 typedef struct block {
     block_kind kind;
-    char *a; /* section id, html, chart stem, image file */
+    char *a; /* section id, chart stem, image file */
     char *b; /* section title, chart or image caption */
     char *c; /* section intro, chart gnuplot body */
     an_table *table;
+    int rank;      /* the page shows blocks by rank, stable */
     bool rendered; /* charts: both files exist */
 } block;
 
@@ -39,6 +40,7 @@ struct an_report {
     block *blocks;
     size_t n;
     size_t cap;
+    int rank; /* of the blocks added next */
     char status[160];
 };
 
@@ -137,7 +139,8 @@ static int push(an_report *rp, block_kind kind, const char *a, const char *b,
         rp->blocks = v;
         rp->cap = cap;
     }
-    block bl = {kind, copy_string(a), copy_string(b), copy_string(c), t, false};
+    block bl = {kind, copy_string(a), copy_string(b), copy_string(c), t,
+                rp->rank, false};
     if ((a && !bl.a) || (b && !bl.b) || (c && !bl.c)) {
         free(bl.a);
         free(bl.b);
@@ -155,30 +158,9 @@ int an_report_section(an_report *rp, const char *id, const char *title,
     return push(rp, BLOCK_SECTION, id, title, html, NULL);
 }
 
-int an_report_section_first(an_report *rp, const char *id, const char *title,
-                            const char *html)
+void an_report_rank(an_report *rp, int rank)
 {
-    if (push(rp, BLOCK_SECTION, id, title, html, NULL) != 0)
-        return -1;
-    const block first = rp->blocks[rp->n - 1];
-    memmove(rp->blocks + 1, rp->blocks, (rp->n - 1) * sizeof *rp->blocks);
-    rp->blocks[0] = first;
-    return 0;
-}
-
-int an_report_html(an_report *rp, const char *html)
-{
-    return push(rp, BLOCK_HTML, html, NULL, NULL, NULL);
-}
-
-int an_report_htmlf(an_report *rp, const char *fmt, ...)
-{
-    char buf[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return an_report_html(rp, buf);
+    rp->rank = rank;
 }
 
 int an_report_table(an_report *rp, an_table *t)
@@ -198,10 +180,41 @@ int an_report_table(an_report *rp, an_table *t)
     return push(rp, BLOCK_TABLE, NULL, NULL, NULL, t);
 }
 
-int an_report_chart(an_report *rp, const char *stem, const char *caption,
-                    const char *gp)
+/* One series as gnuplot text: a function of x, or columns of a CSV. */
+static void series_text(an_buf *b, const an_series *sr)
 {
-    return push(rp, BLOCK_CHART, stem, caption, gp, NULL);
+    if (sr->file == NULL)
+        an_buf_printf(b, "%s", sr->x);
+    else if (sr->only != NULL)
+        an_buf_printf(b, "'%s' skip 1 using %s:(strcol(1) eq '%s' ? %s : 1/0)",
+                      sr->file, sr->x, sr->only, sr->y);
+    else if (sr->y != NULL)
+        an_buf_printf(b, "'%s' skip 1 using %s:%s", sr->file, sr->x, sr->y);
+    else
+        an_buf_printf(b, "'%s' skip 1 using %s", sr->file, sr->x);
+    if (sr->style != NULL)
+        an_buf_printf(b, " with %s", sr->style);
+    an_buf_printf(b, " lc rgb '%s' title '%s'", sr->colour, sr->title);
+}
+
+int an_report_chart(an_report *rp, const an_chart *c)
+{
+    an_buf b = {0};
+    if (c->xlabel != NULL)
+        an_buf_printf(&b, "set xlabel '%s'\n", c->xlabel);
+    if (c->ylabel != NULL)
+        an_buf_printf(&b, "set ylabel '%s'\n", c->ylabel);
+    if (c->settings != NULL)
+        an_buf_printf(&b, "%s", c->settings);
+    for (size_t i = 0; i < c->nseries; i++) {
+        an_buf_printf(&b, "%s", i == 0 ? "plot " : ", \\\n     ");
+        series_text(&b, &c->series[i]);
+    }
+    an_buf_printf(&b, "\n");
+    int rc = b.failed ? -1
+                      : push(rp, BLOCK_CHART, c->stem, c->caption, b.s, NULL);
+    an_buf_free(&b);
+    return rc;
 }
 
 int an_report_image(an_report *rp, const char *file, const char *caption)
@@ -335,19 +348,6 @@ static bool have_gnuplot(void)
 
 /* ---- HTML -------------------------------------------------------------------- */
 
-static void html_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 static const char *const STYLE =
     "body{font-family:sans-serif;max-width:1100px;margin:1em auto;"
     "padding:0 1em;color:#222;line-height:1.45}\n"
@@ -367,8 +367,21 @@ static const char *const STYLE =
     "table.glance td,table.glance th{vertical-align:top}table.glance td{white-space:nowrap}\n"
     "table.glance td a{color:inherit}\n";
 
-int an_report_finish(an_report *rp, bool charts, const char *title,
-                     const char *preamble)
+/* Blocks in page order: by rank, in the order added within a rank. */
+static void order_blocks(an_report *rp)
+{
+    for (size_t i = 1; i < rp->n; i++) {
+        block b = rp->blocks[i];
+        size_t j = i;
+        for (; j > 0 && rp->blocks[j - 1].rank > b.rank; j--)
+            rp->blocks[j] = rp->blocks[j - 1];
+        rp->blocks[j] = b;
+    }
+}
+
+/* Write charts.gp and, when asked and possible, draw the charts; the
+ * outcome goes to rp->status (and stderr unless all were drawn). */
+static void charts_step(an_report *rp, bool charts)
 {
     const long script = write_chart_script(rp);
     if (script < 0)
@@ -388,21 +401,19 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
     if (strncmp(rp->status, "rendered", 8) != 0 &&
         strcmp(rp->status, "no charts") != 0)
         fprintf(stderr, "dch-analysis: charts %s\n", rp->status);
+}
 
-    char path[4096];
-    an_report_path(rp, "index.html", path, sizeof path);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
-        return -1;
-    }
+/* The page's head, title, preamble and contents. */
+static void write_head(FILE *f, const an_report *rp, const char *title,
+                       const char *preamble)
+{
     fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
           "<title>",
           f);
-    html_text(f, title);
+    an_html_fputs(f, title);
     fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<h1>", STYLE);
-    html_text(f, title);
+    an_html_fputs(f, title);
     fprintf(f, "</h1>\n%s\n", preamble);
 
     /* The section titles carry their own numbers, so the list does not. */
@@ -412,57 +423,76 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
         if (b->kind != BLOCK_SECTION)
             continue;
         fprintf(f, "<li><a href=\"#%s\">", b->a);
-        html_text(f, b->b);
+        an_html_fputs(f, b->b);
         fputs("</a></li>\n", f);
     }
     fputs("</ul></nav>\n", f);
     if (strncmp(rp->status, "rendered", 8) != 0)
         fprintf(f, "<p class=\"skipped\">Charts %s.</p>\n", rp->status);
+}
 
-    for (size_t i = 0; i < rp->n; i++) {
-        const block *b = &rp->blocks[i];
-        switch (b->kind) {
-        case BLOCK_SECTION:
-            fprintf(f, "\n<h2 id=\"%s\">", b->a);
-            html_text(f, b->b);
-            fprintf(f, "</h2>\n%s\n", b->c ? b->c : "");
-            break;
-        case BLOCK_HTML:
-            fprintf(f, "%s\n", b->a);
-            break;
-        case BLOCK_TABLE:
-            fputs("<h4>", f);
-            html_text(f, an_table_title(b->table));
-            fputs("</h4>\n<div class=\"scroll\">\n", f);
-            an_table_write_html(b->table, f);
-            fprintf(f, "</div>\n<p class=\"csv\">Data: <a href=\"%s.csv\">%s.csv</a></p>\n",
-                    an_table_id(b->table), an_table_id(b->table));
-            break;
-        case BLOCK_CHART:
-            if (b->rendered) {
-                fprintf(f, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"",
-                        b->a, b->a);
-                html_text(f, b->b);
-                fputs("\"></a><figcaption>", f);
-                html_text(f, b->b);
-                fprintf(f, " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.svg\">SVG</a>)"
-                        "</figcaption></figure>\n", b->a, b->a);
-            } else {
-                fputs("<p class=\"skipped\">Chart not drawn (", f);
-                html_text(f, rp->status);
-                fputs("): ", f);
-                html_text(f, b->b);
-                fputs("</p>\n", f);
-            }
-            break;
-        case BLOCK_IMAGE:
-            /* The image draws its own title; the description is its alt text. */
-            fprintf(f, "<figure><a href=\"%s\"><img src=\"%s\" alt=\"", b->a, b->a);
-            html_text(f, b->b);
-            fputs("\"></a></figure>\n", f);
-            break;
-        }
+static void write_chart(FILE *f, const an_report *rp, const block *b)
+{
+    if (b->rendered) {
+        fprintf(f, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"",
+                b->a, b->a);
+        an_html_fputs(f, b->b);
+        fputs("\"></a><figcaption>", f);
+        an_html_fputs(f, b->b);
+        fprintf(f, " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.svg\">SVG</a>)"
+                "</figcaption></figure>\n", b->a, b->a);
+    } else {
+        fputs("<p class=\"skipped\">Chart not drawn (", f);
+        an_html_fputs(f, rp->status);
+        fputs("): ", f);
+        an_html_fputs(f, b->b);
+        fputs("</p>\n", f);
     }
+}
+
+static void write_block(FILE *f, const an_report *rp, const block *b)
+{
+    switch (b->kind) {
+    case BLOCK_SECTION:
+        fprintf(f, "\n<h2 id=\"%s\">", b->a);
+        an_html_fputs(f, b->b);
+        fprintf(f, "</h2>\n%s\n", b->c ? b->c : "");
+        break;
+    case BLOCK_TABLE:
+        fputs("<h4>", f);
+        an_html_fputs(f, an_table_title(b->table));
+        fputs("</h4>\n<div class=\"scroll\">\n", f);
+        an_table_write_html(b->table, f);
+        fprintf(f, "</div>\n<p class=\"csv\">Data: <a href=\"%s.csv\">%s.csv</a></p>\n",
+                an_table_id(b->table), an_table_id(b->table));
+        break;
+    case BLOCK_CHART:
+        write_chart(f, rp, b);
+        break;
+    case BLOCK_IMAGE:
+        /* The image draws its own title; the description is its alt text. */
+        fprintf(f, "<figure><a href=\"%s\"><img src=\"%s\" alt=\"", b->a, b->a);
+        an_html_fputs(f, b->b);
+        fputs("\"></a></figure>\n", f);
+        break;
+    }
+}
+
+int an_report_finish(an_report *rp, bool charts, const char *title,
+                     const char *preamble)
+{
+    order_blocks(rp);
+    charts_step(rp, charts);
+    char path[4096];
+    an_report_path(rp, "index.html", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
+        return -1;
+    }
+    write_head(f, rp, title, preamble);
+    for (size_t i = 0; i < rp->n; i++)
+        write_block(f, rp, &rp->blocks[i]);
     fputs("</body>\n</html>\n", f);
     if (fclose(f) != 0) {
         fprintf(stderr, "dch-analysis: cannot write %s\n", path);

@@ -40,21 +40,11 @@ int an_report_section(an_report *rp, const char *id, const char *title,
                       const char *html);
 
 /**
- * Like an_report_section, but the section goes first in the page, before
- * every block added so far (a summary written once the details are known).
+ * Give the blocks added from now on the place `rank` in the page: the page
+ * shows blocks by rank (in the order added within one rank), so a summary
+ * written once the details are known can still come first.
  */
-int an_report_section_first(an_report *rp, const char *id, const char *title,
-                            const char *html);
-
-/** A paragraph (or any HTML) in the current section. */
-int an_report_html(an_report *rp, const char *html);
-
-/** printf-style HTML paragraph; the arguments must be HTML-safe. */
-int an_report_htmlf(an_report *rp, const char *fmt, ...)
-#if defined(__GNUC__) || defined(__clang__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void an_report_rank(an_report *rp, int rank);
 
 /**
  * Add a table: print it to stdout, write id.csv, and show it in the HTML.
@@ -63,13 +53,38 @@ int an_report_htmlf(an_report *rp, const char *fmt, ...)
 int an_report_table(an_report *rp, an_table *t);
 
 /**
- * Add a chart: `gp` is the gnuplot body (settings and one plot command,
- * reading CSVs of this directory by their bare names) that draws it; it is
- * rendered to stem.png and stem.svg. The caption is the chart's only title
- * on the page, so `gp` should not set one. @return 0 or -1.
+ * One line of a chart. From a CSV of the report: `file` (by its bare name;
+ * "" repeats the previous series' file), plotted as `x`:`y` (gnuplot using
+ * expressions: "2", "$3 - 1", "4:xtic(1)" with y NULL), only the rows whose
+ * first column is `only` when that is set. With `file` NULL the line is the
+ * function `x` of the axis ("x - 1"). `style` follows "with" (NULL: the
+ * chart's default style).
  */
-int an_report_chart(an_report *rp, const char *stem, const char *caption,
-                    const char *gp);
+typedef struct an_series {
+    const char *file;
+    const char *x, *y;
+    const char *only;
+    const char *style;
+    const char *colour;
+    const char *title;
+} an_series;
+
+/**
+ * A chart, rendered to stem.png and stem.svg. The caption is its only title
+ * on the page; `settings` holds further gnuplot "set" lines (each ending in a
+ * line break) after the axis labels.
+ */
+typedef struct an_chart {
+    const char *stem;
+    const char *caption;
+    const char *xlabel, *ylabel; /* NULL: none */
+    const char *settings;        /* NULL: none */
+    const an_series *series;
+    size_t nseries;
+} an_chart;
+
+/** Add a chart (copied into the report's gnuplot script). @return 0 or -1. */
+int an_report_chart(an_report *rp, const an_chart *c);
 
 /**
  * Show an image file of the directory (e.g. an SVG diagram that draws its own

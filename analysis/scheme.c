@@ -5,29 +5,49 @@
  */
 #include "scheme.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int an_scheme_new(an_scheme *s, const an_scheme_spec *spec)
 {
     an_scheme n = {*spec, NULL, NULL};
+    dch_map_config mc;
+    dch_ring_config rc_;
     int rc;
+    /* Each library's defaults, then the spec's fields and the shared key. */
     if (spec->kind == AN_KIND_MAP) {
-        dch_map_config cfg;
-        dch_map_config_default(&cfg);
-        cfg.units = spec->units;
-        cfg.slots_per_unit = spec->slots_per_unit;
-        memcpy(cfg.hash_key, spec->hash_key, sizeof cfg.hash_key);
-        rc = dch_map_new(&n.map, &cfg);
+        dch_map_config_default(&mc);
+        mc.units = spec->units;
+        mc.slots_per_unit = spec->slots_per_unit;
+        memcpy(mc.hash_key, spec->hash_key, sizeof mc.hash_key);
+        rc = dch_map_new(&n.map, &mc);
     } else {
-        dch_ring_config cfg;
-        dch_ring_config_default(&cfg);
-        cfg.points_per_weight = spec->points;
-        cfg.placement = spec->placement;
-        memcpy(cfg.hash_key, spec->hash_key, sizeof cfg.hash_key);
-        rc = dch_ring_new(&n.ring, &cfg);
+        dch_ring_config_default(&rc_);
+        rc_.points_per_weight = spec->points;
+        rc_.placement = spec->placement;
+        memcpy(rc_.hash_key, spec->hash_key, sizeof rc_.hash_key);
+        rc = dch_ring_new(&n.ring, &rc_);
     }
     if (rc == DCH_OK)
         *s = n;
+    return rc;
+}
+
+int an_scheme_of_names(an_scheme *out, const an_scheme_spec *spec,
+                       const char *const *names, const uint32_t *weights,
+                       const bool *take, uint32_t n, bool reverse)
+{
+    an_scheme s;
+    int rc = an_scheme_new(&s, spec);
+    for (uint32_t i = 0; i < n && rc == DCH_OK; i++) {
+        const uint32_t g = reverse ? n - 1 - i : i;
+        if (take == NULL || take[g])
+            rc = an_scheme_add(&s, names[g], weights ? weights[g] : 1, NULL);
+    }
+    if (rc == DCH_OK)
+        *out = s;
+    else
+        an_scheme_free(&s);
     return rc;
 }
 
@@ -68,6 +88,18 @@ int an_scheme_set_weight(an_scheme *s, uint32_t id, uint32_t weight)
 {
     return s->map ? dch_map_set_weight(s->map, id, weight)
                   : dch_ring_set_weight(s->ring, id, weight);
+}
+
+int an_scheme_apply(an_scheme *s, an_op op, const char *name, uint32_t weight,
+                    uint32_t *id)
+{
+    if (op == AN_OP_ADD)
+        return an_scheme_add(s, name, weight, id);
+    int rc = an_scheme_find(s, name, id);
+    if (rc != DCH_OK)
+        return rc;
+    return op == AN_OP_REMOVE ? an_scheme_remove(s, *id)
+                              : an_scheme_set_weight(s, *id, weight);
 }
 
 int an_scheme_find(const an_scheme *s, const char *name, uint32_t *id_out)
@@ -121,4 +153,29 @@ void an_scheme_weights(const an_scheme *s, uint32_t *weight)
     uint32_t limit = an_scheme_id_limit(s);
     for (uint32_t id = 0; id < limit; id++)
         weight[id] = an_scheme_weight(s, id);
+}
+
+int an_scheme_ranges_named(const an_scheme *s,
+                           uint32_t (*number)(const char *name, const void *ctx),
+                           const void *ctx, an_ranges *out)
+{
+    uint32_t limit = an_scheme_id_limit(s);
+    uint32_t *to = malloc((limit ? limit : 1) * sizeof *to);
+    if (to == NULL)
+        return DCH_ENOMEM;
+    for (uint32_t id = 0; id < limit; id++) {
+        const char *name = an_scheme_name(s, id);
+        to[id] = name != NULL ? number(name, ctx) : DCH_NODE_NONE;
+    }
+    an_ranges rs = {NULL, 0};
+    int rc = an_scheme_ranges(s, &rs);
+    if (rc == DCH_OK)
+        rc = an_ranges_renumber(&rs, to, limit);
+    free(to);
+    if (rc != DCH_OK) {
+        an_ranges_free(&rs);
+        return rc;
+    }
+    *out = rs;
+    return DCH_OK;
 }

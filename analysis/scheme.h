@@ -35,6 +35,16 @@ typedef struct an_scheme {
 /** An empty scheme object built from spec (copied). @return as dch_map_new / dch_ring_new. */
 int an_scheme_new(an_scheme *s, const an_scheme_spec *spec);
 
+/**
+ * A new scheme built from nothing: names[i], of weight weights[i] (1 when
+ * weights is NULL), added for every i with take[i] (every i when take is
+ * NULL), in order or in reverse. *out is set only on success.
+ * @return as an_scheme_new and an_scheme_add.
+ */
+int an_scheme_of_names(an_scheme *out, const an_scheme_spec *spec,
+                       const char *const *names, const uint32_t *weights,
+                       const bool *take, uint32_t n, bool reverse);
+
 /** A deep copy. @return DCH_OK, DCH_ENOMEM. */
 int an_scheme_clone(an_scheme *out, const an_scheme *s);
 
@@ -50,6 +60,18 @@ int an_scheme_remove(an_scheme *s, uint32_t id);
 
 /** Change a member's weight. @return as dch_map_set_weight / dch_ring_set_weight. */
 int an_scheme_set_weight(an_scheme *s, uint32_t id, uint32_t weight);
+
+/** A membership change: a join, a removal or a new weight, by name. */
+typedef enum an_op { AN_OP_ADD, AN_OP_REMOVE, AN_OP_WEIGHT } an_op;
+
+/**
+ * Apply one change to member `name` (`weight` is the joiner's or the new
+ * one); the member's id goes to *id.
+ * @return as an_scheme_add, an_scheme_find then an_scheme_remove or
+ *         an_scheme_set_weight.
+ */
+int an_scheme_apply(an_scheme *s, an_op op, const char *name, uint32_t weight,
+                    uint32_t *id);
 
 /** Find a member by name. @return DCH_OK, DCH_EINVAL, DCH_ENOENT. */
 int an_scheme_find(const an_scheme *s, const char *name, uint32_t *id_out);
@@ -72,6 +94,16 @@ void an_scheme_lookup_many(const an_scheme *s, const uint64_t *hash, size_t n,
 
 /** The scheme's ownership ranges, in a new list. */
 int an_scheme_ranges(const an_scheme *s, an_ranges *out);
+
+/**
+ * The scheme's ownership ranges with every owner renumbered by its name:
+ * number(name, ctx) gives the new number (DCH_NODE_NONE for a name it does
+ * not know). Two objects holding the same names then share one numbering.
+ * @return DCH_OK, DCH_ENOMEM, or DCH_EINVAL from an_ranges_renumber.
+ */
+int an_scheme_ranges_named(const an_scheme *s,
+                           uint32_t (*number)(const char *name, const void *ctx),
+                           const void *ctx, an_ranges *out);
 
 /**
  * Weights by id: weight[id] for id < an_scheme_id_limit (0 for free ids).

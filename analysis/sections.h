@@ -1,5 +1,7 @@
 /*
- * The built-in scenario of dch-analysis, one function per report section.
+ * The built-in scenario of dch-analysis: a table of report sections, each in
+ * a file of its own (section_*.c), and what they share: the run's state, the
+ * step that changes a scheme and measures the change, and a few helpers.
  *
  * Four schemes are measured side by side: the DCH map with its defaults,
  * the classic ring with `points` points per unit of weight (ketama's 160 by
@@ -11,29 +13,17 @@
 #ifndef DCH_ANALYSIS_SECTIONS_H
 #define DCH_ANALYSIS_SECTIONS_H
 
+#include "columns.h"
+#include "options.h"
 #include "report.h"
 #include "scheme.h"
+#include "text.h"
 
 #include <stdbool.h>
 
 /** The schemes compared: DCH, ring with `points` points, ring with 1,
  *  libmemcached's ketama. */
 #define AN_SCHEMES 4
-
-/** Every setting of a run; main.c documents and parses them. */
-typedef struct an_options {
-    uint32_t nodes;       /* growth goes 1 -> nodes; views choose from them */
-    uint32_t points;      /* points per weight of the ketama-style ring */
-    uint32_t units;       /* DCH minimum arc units */
-    uint32_t slots;       /* DCH slots per unit */
-    size_t keys;          /* sampled keys */
-    uint32_t views;       /* client views for spread and load */
-    uint32_t shrink_to;   /* removals stop at this many members */
-    uint32_t balance_max; /* balance is measured for N = 2 .. this */
-    uint64_t seed;        /* hash key, removal order, views */
-    const char *out;      /* report directory */
-    bool charts;          /* render charts with gnuplot */
-} an_options;
 
 /** How the sampled keys agreed with the exact figures in one phase. */
 typedef struct an_sample_stats {
@@ -46,6 +36,21 @@ typedef struct an_sample_stats {
 /** Phases whose steps are checked with sampled keys. */
 enum { AN_PHASE_GROWTH, AN_PHASE_SHRINK, AN_PHASE_WEIGHTS, AN_PHASES };
 
+/** What the joins (or the removals) of one scheme cost, over all of them. */
+typedef struct an_change_figures {
+    double ratio_min, ratio_max; /* moved over what had to move */
+    double parties_frac_min;     /* donors (receivers) over the N-1 that could */
+    uint32_t parties_max;        /* most donors (receivers) of one change */
+    double largest;              /* largest donation (receipt) over the ideal */
+} an_change_figures;
+
+/** Figures before any change: every minimum infinite, every maximum 0. */
+an_change_figures an_change_figures_none(void);
+
+/** Fold one change into *f; a NaN figure is passed over. */
+void an_change_figures_add(an_change_figures *f, double ratio, double frac,
+                           uint32_t parties, double largest);
+
 /**
  * One scheme's row of the summary at the top of the report, filled in by
  * the sections that measure each figure.
@@ -54,14 +59,9 @@ typedef struct an_glance {
     double peak_n1, peak_n2;      /* balance: peak/avg at glance_n1, glance_n2 */
     double spread_views;          /* spread max, an object per client view */
     double load_views;            /* load max over keys/N, likewise */
-    double join_ratio_min, join_ratio_max; /* moved / optimum 1/N */
-    double join_donor_frac_min;   /* donors / old members, fewest */
-    uint32_t join_donors_max;
-    double join_donation_max;     /* largest donation over 1/(N(N-1)) */
-    double leave_ratio_min, leave_ratio_max; /* moved / the leaver's share */
-    double leave_receiver_frac_min; /* receivers / survivors, fewest */
-    uint32_t leave_receivers_max;
-    double leave_receipt_max;     /* largest receipt over share/(N-1) */
+    an_change_figures join;       /* over 1/N; donation over 1/(N(N-1)) */
+    an_change_figures leave;      /* over the leaver's share; receipt over
+                                     share/(N-1) */
 } an_glance;
 
 /** State shared by the sections of one run. */
@@ -90,25 +90,106 @@ int an_run_init(an_run *r, const an_options *opt, an_report *report);
 /** Free what an_run_init and the sections allocated. */
 void an_run_free(an_run *r);
 
-/** The schemes and their ring diagrams (one join, one removal). */
-int an_section_schemes(an_run *r);
-/** 1. Growth from 1 to opt.nodes members, one join at a time. */
-int an_section_growth(an_run *r);
-/** 2. Removals in seeded order down to opt.shrink_to members. */
-int an_section_shrink(an_run *r);
-/** 3. One member's weight raised, lowered and drained. */
-int an_section_weights(an_run *r);
-/** 4. Balance against N and against points per node. */
-int an_section_balance(an_run *r);
-/** 5. Karger's four properties, with client views for spread and load. */
-int an_section_karger(an_run *r);
-/** 6. How sampled keys confirm the exact figures. */
-int an_section_sampled(an_run *r);
+/* ---- The table of sections ------------------------------------------------ */
+
+#define AN_MAX_NEEDS 4
+
 /**
- * The four properties at a glance: one table of every scheme's figures,
- * each linking to its section, put first in the page. Runs after the
- * sections that measure them (growth, shrink, balance, karger).
+ * One section of the report: `name` is its anchor and the name others need
+ * it by; `run` measures and adds its blocks to the report; `needs` names the
+ * sections whose results (in an_run) it reads, which run before it.
  */
+typedef struct an_section {
+    const char *name;
+    const char *title;
+    int (*run)(an_run *r);
+    const char *needs[AN_MAX_NEEDS];
+} an_section;
+
+/** The sections in page order (an_sections_count of them). */
+extern const an_section an_sections[];
+extern const size_t an_sections_count;
+
+/**
+ * Run every section once, each after the sections it needs; the page shows
+ * them in table order whatever order they ran in.
+ * @return DCH_OK, or the first section's error (message on stderr).
+ */
+int an_sections_run(an_run *r);
+
+/** Start section `name`'s part of the page: its title and intro `html`. */
+int an_section_begin(an_run *r, const char *name, const char *html);
+
+int an_section_schemes(an_run *r);
+int an_section_growth(an_run *r);
+int an_section_shrink(an_run *r);
+int an_section_weights(an_run *r);
+int an_section_units(an_run *r);
+int an_section_balance(an_run *r);
+int an_section_karger(an_run *r);
+int an_section_sampled(an_run *r);
 int an_section_glance(an_run *r);
+
+/* ---- One measured change ------------------------------------------------- */
+
+/**
+ * A scheme under a sequence of changes, each measured exactly (ranges
+ * before and after, their diff, what moved) and confirmed with the run's
+ * sampled keys, whose statistics go to r->stats[scheme][phase].
+ */
+typedef struct an_step {
+    an_run *r;
+    int scheme, phase;
+    an_scheme sc;        /* owned until an_step_end */
+    an_ranges ranges;    /* ownership now (after the last change) */
+    an_changes ch;       /* the last change's exact plan */
+    an_moves mv;         /* what it moved */
+    uint32_t subject;    /* the member it changed */
+    double share_before; /* the subject's share before it (0 for a join) */
+    double sampled, z;   /* moved share over the sampled keys, and its z */
+} an_step;
+
+/** Start changing `sc` (taken, also on failure). @return DCH_OK or an error. */
+int an_step_begin(an_step *st, an_run *r, int scheme, int phase, an_scheme *sc);
+
+/** an_step_begin on a copy of the scheme as growth left it (r->grown). */
+int an_step_begin_grown(an_step *st, an_run *r, int scheme, int phase);
+
+/**
+ * Apply one change (weight is the joiner's or the new one) and measure it.
+ * @return DCH_OK or the library's error; the step is then only fit for
+ *         an_step_end.
+ */
+int an_step_apply(an_step *st, an_op op, const char *name, uint32_t weight);
+
+/** Free the step; the scheme goes to *keep when keep is not NULL. */
+void an_step_end(an_step *st, an_scheme *keep);
+
+/* ---- Helpers the sections share ---------------------------------------------- */
+
+/* The source document that describes DCH, named by its file name. */
+#define AN_DCH_DESCRIPTION "<code>000_9b3f07b0b8e46b09.txt</code>"
+
+/** Chart colours: one per scheme, the same in every chart. */
+extern const char *const an_scheme_colour[AN_SCHEMES];
+
+/** Print "dch-analysis: what: error" on stderr. @return rc. */
+int an_fail(const char *what, int rc);
+
+/** Balance of a scheme's ownership `rs` (shares against weights). */
+int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out);
+
+/** Ranges of a scheme with owners numbered by position in names[]. */
+int an_ranges_by_name(const an_scheme *sc, const char *const *names,
+                      uint32_t nnames, an_ranges *out);
+
+/** "a to b" for a range of ratios, or one value when both show the same. */
+const char *an_ratio_range(char *buf, size_t n, double lo, double hi);
+
+/** "in any scheme" when v[0..2] are all 0, else the three values. */
+const char *an_zero_or_values(char *buf, size_t n, const double v[3]);
+
+/** "all" for a fraction of 1, else "at least P%". */
+const char *an_members_part(char *buf, size_t n, double frac);
 
 #endif /* DCH_ANALYSIS_SECTIONS_H */

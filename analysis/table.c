@@ -4,7 +4,10 @@
  */
 #include "table.h"
 
+#include "text.h"
+
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +173,25 @@ int an_table_int(an_table *t, size_t col, long long v)
     return set_cell(t, col, buf, buf, true);
 }
 
+int an_table_add(an_table *t, const char *kinds, ...)
+{
+    if (strlen(kinds) > t->ncols || an_table_row(t) != 0)
+        return -1;
+    int rc = 0;
+    va_list ap;
+    va_start(ap, kinds);
+    for (size_t c = 0; kinds[c] != '\0'; c++) {
+        if (kinds[c] == 't')
+            rc |= an_table_text(t, c, va_arg(ap, const char *));
+        else if (kinds[c] == 'i')
+            rc |= an_table_int(t, c, va_arg(ap, long long));
+        else if (kinds[c] == 'n')
+            rc |= an_table_num(t, c, va_arg(ap, double));
+    }
+    va_end(ap);
+    return rc;
+}
+
 const char *an_table_id(const an_table *t)
 {
     return t->id;
@@ -260,25 +282,12 @@ int an_table_write_csv(const an_table *t, const char *path)
     return fclose(f) == 0 ? 0 : -1;
 }
 
-static void html_text(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
 void an_table_write_html(const an_table *t, FILE *f)
 {
     fputs("<table>\n<thead><tr>", f);
     for (size_t c = 0; c < t->ncols; c++) {
         fputs("<th>", f);
-        html_text(f, t->cols[c].header);
+        an_html_fputs(f, t->cols[c].header);
         fputs("</th>", f);
     }
     fputs("</tr></thead>\n<tbody>\n", f);
@@ -287,7 +296,7 @@ void an_table_write_html(const an_table *t, FILE *f)
         for (size_t c = 0; c < t->ncols; c++) {
             const cell *x = &t->rows[r].cells[c];
             fputs(x->number ? "<td class=\"n\">" : "<td>", f);
-            html_text(f, x->shown ? x->shown : "");
+            an_html_fputs(f, x->shown ? x->shown : "");
             fputs("</td>", f);
         }
         fputs("</tr>\n", f);

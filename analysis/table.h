@@ -54,6 +54,14 @@ int an_table_num(an_table *t, size_t col, double v);
 /** Set an integer cell of the current row. @return 0 or -1. */
 int an_table_int(an_table *t, size_t col, long long v);
 
+/**
+ * Add a row of cells from the arguments, one per character of `kinds`: 't'
+ * a text (const char *), 'i' an integer (long long), 'n' a number (double,
+ * in the column's format), '-' an empty cell (no argument).
+ * @return 0 or -1 (no memory, or more kinds than columns).
+ */
+int an_table_add(an_table *t, const char *kinds, ...);
+
 /** The table's id (its file stem). */
 const char *an_table_id(const an_table *t);
 

@@ -236,13 +236,13 @@
     if (last.kind === 'add') {
       if (n === 1) return last.name + ' joined an empty cluster: it owns every key. Add another.';
       return last.name + ' joined with weight ' + last.weight + '. Its fair share, ' + opt +
-        ' of the keys, is the least any scheme must move.';
+        ' of the keys, is what must move to give it that share (DCH moves whole slots, so it may move less by a fraction of one slot).';
     }
     if (last.kind === 'remove') {
       return last.name + ' left. Every key it held must move to the others, and nothing else should.';
     }
     return last.name + '’s weight went from ' + last.prev + ' to ' + last.weight +
-      '. Its fair share changed by ' + opt + ' of the keys: the least that must move.';
+      '. Its fair share changed by ' + opt + ' of the keys: that much must move, up to the fraction of a slot by which DCH, moving whole slots, may differ.';
   }
 
   function renderControls() {

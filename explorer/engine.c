@@ -49,18 +49,14 @@ static int refuse(int rc, const char *fmt, ...)
 
 void ex_name_of(char *buf, size_t n, uint32_t who)
 {
-    snprintf(buf, n, "node-%02u", (unsigned)(who + 1));
+    an_node_name(buf, n, 2, who + 1);
 }
 
 /* The name number of a scheme member, or DCH_NODE_NONE for a foreign name. */
 uint32_t ex_number_of(const char *name)
 {
-    unsigned v;
-    char tail;
-    if (name == NULL || sscanf(name, "node-%2u%c", &v, &tail) != 1 || v == 0 ||
-        v > EX_MAX_NAMES)
-        return DCH_NODE_NONE;
-    return v - 1;
+    const uint32_t k = an_node_number(name);
+    return k < EX_MAX_NAMES ? k : DCH_NODE_NONE;
 }
 
 /* weight[k] of name number k in scheme s (0 for non-members). */
@@ -74,35 +70,16 @@ void ex_weights_by_number(const an_scheme *s, uint32_t *weight)
     }
 }
 
+static uint32_t number_of(const char *name, const void *ctx)
+{
+    (void)ctx;
+    return ex_number_of(name);
+}
+
 /* A scheme's ranges with owners renumbered by name. */
 int ex_ranges_by_number(const an_scheme *s, an_ranges *out)
 {
-    uint32_t limit = an_scheme_id_limit(s);
-    uint32_t *to = malloc((limit ? limit : 1) * sizeof *to);
-    if (to == NULL)
-        return DCH_ENOMEM;
-    for (uint32_t id = 0; id < limit; id++)
-        to[id] = ex_number_of(an_scheme_name(s, id));
-    an_ranges rs = {NULL, 0};
-    int rc = an_scheme_ranges(s, &rs);
-    if (rc == DCH_OK)
-        rc = an_ranges_renumber(&rs, to, limit);
-    free(to);
-    if (rc != DCH_OK) {
-        an_ranges_free(&rs);
-        return rc;
-    }
-    *out = rs;
-    return DCH_OK;
-}
-
-double ex_share_of(const an_ranges *rs, uint32_t who)
-{
-    an_volume v = {0, 0};
-    for (size_t i = 0; i < rs->n; i++)
-        if (rs->v[i].owner == who)
-            an_volume_add_range(&v, rs->v[i].lo, rs->v[i].hi);
-    return an_volume_fraction(v);
+    return an_scheme_ranges_named(s, number_of, NULL, out);
 }
 
 static void free_state(void)
@@ -129,16 +106,13 @@ static int fresh_schemes(void)
 
 static int apply_one(an_scheme *s, const ex_op *op)
 {
+    static const an_op AS_OP[] = {[EX_ADD] = AN_OP_ADD,
+                                  [EX_REMOVE] = AN_OP_REMOVE,
+                                  [EX_WEIGHT] = AN_OP_WEIGHT};
     char name[16];
-    ex_name_of(name, sizeof name, op->who);
-    if (op->kind == EX_ADD)
-        return an_scheme_add(s, name, op->weight, NULL);
     uint32_t id;
-    int rc = an_scheme_find(s, name, &id);
-    if (rc != DCH_OK)
-        return rc;
-    return op->kind == EX_REMOVE ? an_scheme_remove(s, id)
-                                 : an_scheme_set_weight(s, id, op->weight);
+    ex_name_of(name, sizeof name, op->who);
+    return an_scheme_apply(s, AS_OP[op->kind], name, op->weight, &id);
 }
 
 static void add_flow(ex_change *c, const dch_range_change *ch)
@@ -156,7 +130,7 @@ static void add_flow(ex_change *c, const dch_range_change *ch)
 }
 
 /*
- * The least the change must move (the subject's fair share gained or lost,
+ * What the change must move (the subject's fair share gained or lost,
  * or all a leaver held, as dch-analysis counts it), and how it ought to be
  * shared: every other member gives (join, weight raised) or receives
  * (removal, weight lowered) in proportion to its weight.
@@ -175,7 +149,7 @@ static void judge(ex_change *c, const ex_op *op, const an_ranges *before,
     double t1 = total1 > 0.0 ? w1[op->who] / total1 : 0.0;
     bool gives; /* do the others give (true) or receive (false)? */
     if (op->kind == EX_REMOVE) {
-        c->optimum = ex_share_of(before, op->who);
+        c->optimum = an_share_of(before, op->who);
         gives = false;
     } else {
         c->optimum = fabs(t1 - t0);

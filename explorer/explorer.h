@@ -39,7 +39,9 @@ typedef struct ex_flow {
 typedef struct ex_change {
     bool valid;
     an_moves mv;
-    double optimum;    /* least share any scheme must move */
+    double optimum;    /* share that must move (the fair share gained or lost;
+                          DCH moves whole slots, so its move may differ from
+                          it by less than a slot) */
     uint32_t parties;  /* other members that gave (join, raise) or got */
     uint32_t eligible; /* other members of positive weight */
     double worst;      /* largest flow of one other member over its ideal */
@@ -76,7 +78,6 @@ void ex_name_of(char *buf, size_t n, uint32_t who);
 uint32_t ex_number_of(const char *name);
 void ex_weights_by_number(const an_scheme *s, uint32_t *weight);
 int ex_ranges_by_number(const an_scheme *s, an_ranges *out);
-double ex_share_of(const an_ranges *rs, uint32_t who);
 
 
 

@@ -13,58 +13,20 @@
  * disagreement with the same members joined in reverse order.
  */
 #include "explorer.h"
+#include "text.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A growing string; `failed` sticks after the first failed allocation. */
-typedef struct sbuf {
-    char *s;
-    size_t n, cap;
-    bool failed;
-} sbuf;
-
-static void put(sbuf *b, const char *fmt, ...)
-{
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int len = vsnprintf(b->s ? b->s + b->n : NULL,
-                            b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (len < 0) {
-            b->failed = true;
-            return;
-        }
-        if (b->s != NULL && b->n + (size_t)len < b->cap) {
-            b->n += (size_t)len;
-            return;
-        }
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap <= b->n + (size_t)len)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (s == NULL) {
-            b->failed = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
 /* A finite number (JSON has no NaN or infinity: they go out as null). */
-static void num(sbuf *b, double v)
+static void num(an_buf *b, double v)
 {
     if (isfinite(v))
-        put(b, "%.17g", v);
+        an_buf_printf(b, "%.17g", v);
     else
-        put(b, "null");
+        an_buf_printf(b, "null");
 }
 
 static double at(uint64_t h)
@@ -77,29 +39,29 @@ static int owner_json(uint32_t o)
     return o == DCH_NODE_NONE ? -1 : (int)o;
 }
 
-static void ranges_json(sbuf *b, const an_ranges *rs)
+static void ranges_json(an_buf *b, const an_ranges *rs)
 {
-    put(b, "[");
+    an_buf_printf(b, "[");
     for (size_t i = 0; i < rs->n; i++) {
-        put(b, i ? ",[" : "[");
+        an_buf_printf(b, "%s", i ? ",[" : "[");
         num(b, at(rs->v[i].lo));
-        put(b, ",%d]", owner_json(rs->v[i].owner));
+        an_buf_printf(b, ",%d]", owner_json(rs->v[i].owner));
     }
-    put(b, "]");
+    an_buf_printf(b, "]");
 }
 
-static void changes_json(sbuf *b, const an_changes *c)
+static void changes_json(an_buf *b, const an_changes *c)
 {
-    put(b, "[");
+    an_buf_printf(b, "[");
     for (size_t i = 0; i < c->n; i++) {
-        put(b, i ? ",[" : "[");
+        an_buf_printf(b, "%s", i ? ",[" : "[");
         num(b, at(c->v[i].lo));
-        put(b, ",");
+        an_buf_printf(b, ",");
         /* hi is inclusive: the arc ends where the next hash begins. */
         num(b, c->v[i].hi == UINT64_MAX ? 1.0 : at(c->v[i].hi + 1));
-        put(b, ",%d,%d]", owner_json(c->v[i].from), owner_json(c->v[i].to));
+        an_buf_printf(b, ",%d,%d]", owner_json(c->v[i].from), owner_json(c->v[i].to));
     }
-    put(b, "]");
+    an_buf_printf(b, "]");
 }
 
 static int cmp_flow(const void *pa, const void *pb)
@@ -148,16 +110,15 @@ static int ranges_by_position(const an_scheme *s, const uint32_t *who,
 static int build(int s, const uint32_t *who, const bool *take, uint32_t n,
                  bool reverse, const uint32_t *weight, an_scheme *out)
 {
-    int rc = an_scheme_new(out, &ex.spec[s]);
-    for (uint32_t i = 0; i < n && rc == DCH_OK; i++) {
-        uint32_t g = reverse ? n - 1 - i : i;
-        if (take != NULL && !take[g])
-            continue;
-        char name[16];
-        ex_name_of(name, sizeof name, who[g]);
-        rc = an_scheme_add(out, name, weight[who[g]], NULL);
+    char text[EX_MAX_NAMES][16];
+    const char *names[EX_MAX_NAMES];
+    uint32_t w[EX_MAX_NAMES];
+    for (uint32_t g = 0; g < n; g++) {
+        ex_name_of(text[g], sizeof text[g], who[g]);
+        names[g] = text[g];
+        w[g] = weight[who[g]];
     }
-    return rc;
+    return an_scheme_of_names(out, &ex.spec[s], names, w, take, n, reverse);
 }
 
 /* Spread and load over the views, for scheme s (a build per view) or, with
@@ -201,26 +162,17 @@ static int disagreement(int s, const uint32_t *who, uint32_t n, double *out,
     ex_weights_by_number(&ex.sc[s], weight);
     an_scheme rev = {0};
     an_ranges a = {NULL, 0}, b = {NULL, 0};
-    an_changes ch = {NULL, 0, 0};
-    an_moves mv;
     int rc = build(s, who, NULL, n, true, weight, &rev);
     if (rc == DCH_OK)
         rc = ex_ranges_by_number(&ex.sc[s], &a);
     if (rc == DCH_OK)
         rc = ex_ranges_by_number(&rev, &b);
     if (rc == DCH_OK)
-        rc = an_changes_diff(&ch, &a, &b);
-    if (rc == DCH_OK)
-        rc = an_moves_of(&ch, EX_MAX_NAMES, DCH_NODE_NONE, &mv);
-    if (rc == DCH_OK)
-        *out = mv.moved;
+        rc = an_disagreement(&a, &b, EX_MAX_NAMES, out, keep ? keep_ch : NULL);
     if (rc == DCH_OK && keep != NULL) {
         *keep = b;
-        *keep_ch = ch;
         b = (an_ranges){NULL, 0};
-        ch = (an_changes){NULL, 0, 0};
     }
-    an_changes_free(&ch);
     an_ranges_free(&a);
     an_ranges_free(&b);
     an_scheme_free(&rev);
@@ -231,53 +183,89 @@ static int disagreement(int s, const uint32_t *who, uint32_t n, double *out,
 
 static const char *const KIND[] = {"add", "remove", "weight"};
 
-static void op_json(sbuf *b, const ex_op *op)
+static void op_json(an_buf *b, const ex_op *op)
 {
     char name[16];
     ex_name_of(name, sizeof name, op->who);
-    put(b, "{\"kind\":\"%s\",\"who\":%u,\"name\":\"%s\",\"weight\":%u,"
-           "\"prev\":%u}",
-        KIND[op->kind], (unsigned)op->who, name, (unsigned)op->weight,
-        (unsigned)op->prev);
+    an_buf_printf(b,
+                  "{\"kind\":\"%s\",\"who\":%u,\"name\":\"%s\",\"weight\":%u,"
+                  "\"prev\":%u}",
+                  KIND[op->kind], (unsigned)op->who, name, (unsigned)op->weight,
+                  (unsigned)op->prev);
 }
 
-static void spread_json(sbuf *b, const an_spread_load *sl, bool valid)
+static void spread_json(an_buf *b, const an_spread_load *sl, bool valid)
 {
     if (!valid) {
-        put(b, "null");
+        an_buf_printf(b, "null");
         return;
     }
-    put(b, "{\"max\":");
+    an_buf_printf(b, "{\"max\":");
     num(b, sl->spread_max);
-    put(b, ",\"mean\":");
+    an_buf_printf(b, ",\"mean\":");
     num(b, sl->spread_mean);
-    put(b, ",\"load\":");
+    an_buf_printf(b, ",\"load\":");
     num(b, sl->load_max);
-    put(b, "}");
+    an_buf_printf(b, "}");
 }
 
-static int members_json(sbuf *b, const uint32_t *who, uint32_t n,
+static int members_json(an_buf *b, const uint32_t *who, uint32_t n,
                         an_ranges *now)
 {
     uint32_t weight[EX_MAX_NAMES];
     ex_weights_by_number(&ex.sc[0], weight);
-    put(b, "\"members\":[");
+    an_buf_printf(b, "\"members\":[");
     for (uint32_t g = 0; g < n; g++) {
         char name[16];
         ex_name_of(name, sizeof name, who[g]);
-        put(b, "%s{\"who\":%u,\"name\":\"%s\",\"weight\":%u,\"share\":[",
-            g ? "," : "", (unsigned)who[g], name, (unsigned)weight[who[g]]);
+        an_buf_printf(b, "%s{\"who\":%u,\"name\":\"%s\",\"weight\":%u,\"share\":[",
+                      g ? "," : "", (unsigned)who[g], name,
+                      (unsigned)weight[who[g]]);
         for (int s = 0; s < EX_SCHEMES; s++) {
-            put(b, s ? "," : "");
-            num(b, ex_share_of(&now[s], who[g]));
+            an_buf_printf(b, "%s", s ? "," : "");
+            num(b, an_share_of(&now[s], who[g]));
         }
-        put(b, "]}");
+        an_buf_printf(b, "]}");
     }
-    put(b, "],");
+    an_buf_printf(b, "],");
     return DCH_OK;
 }
 
-static int scheme_json(sbuf *b, int s, const an_ranges *now,
+/* What the last change did to one scheme: moved, who took part, the plan. */
+static void change_json(an_buf *b, const ex_change *c)
+{
+    an_buf_printf(b, "{\"moved\":");
+    num(b, c->mv.moved);
+    an_buf_printf(b, ",\"movedOther\":");
+    num(b, c->mv.moved_other);
+    an_buf_printf(b, ",\"optimum\":");
+    num(b, c->optimum);
+    an_buf_printf(b,
+                  ",\"donors\":%u,\"receivers\":%u,\"parties\":%u,"
+                  "\"eligible\":%u,\"worst\":",
+                  (unsigned)c->mv.donors, (unsigned)c->mv.receivers,
+                  (unsigned)c->parties, (unsigned)c->eligible);
+    num(b, c->worst);
+    an_buf_printf(b, ",\"maxDonation\":");
+    num(b, c->mv.max_donation);
+    an_buf_printf(b, ",\"maxReceipt\":");
+    num(b, c->mv.max_receipt);
+    an_buf_printf(b, ",\"changes\":");
+    changes_json(b, &c->ch);
+    ex_flow flows[EX_MAX_FLOWS];
+    memcpy(flows, c->flows, c->nflows * sizeof *flows);
+    qsort(flows, c->nflows, sizeof *flows, cmp_flow);
+    an_buf_printf(b, ",\"flows\":[");
+    for (uint32_t i = 0; i < c->nflows; i++) {
+        an_buf_printf(b, "%s[%d,%d,", i ? "," : "", owner_json(flows[i].from),
+                      owner_json(flows[i].to));
+        num(b, an_volume_fraction(flows[i].vol));
+        an_buf_printf(b, "]");
+    }
+    an_buf_printf(b, "]}");
+}
+
+static int scheme_json(an_buf *b, int s, const an_ranges *now,
                        const an_spread_load *sl, bool spread_valid,
                        double disagree)
 {
@@ -293,78 +281,96 @@ static int scheme_json(sbuf *b, int s, const an_ranges *now,
 
     /* Labels as dch-analysis writes them: dch, ring-<points>, ring-1. */
     if (s == 0)
-        put(b, "{\"label\":\"dch\",\"ranges\":");
+        an_buf_printf(b, "{\"label\":\"dch\",\"ranges\":");
     else
-        put(b, "{\"label\":\"ring-%u\",\"ranges\":",
-            (unsigned)ex.spec[s].points);
+        an_buf_printf(b, "{\"label\":\"ring-%u\",\"ranges\":",
+                      (unsigned)ex.spec[s].points);
     ranges_json(b, now);
-    put(b, ",\"balance\":{\"members\":%u,\"peak\":", (unsigned)bal.members);
+    an_buf_printf(b, ",\"balance\":{\"members\":%u,\"peak\":", (unsigned)bal.members);
     num(b, bal.peak_to_avg);
-    put(b, ",\"min\":");
+    an_buf_printf(b, ",\"min\":");
     num(b, bal.min_to_avg);
-    put(b, ",\"cv\":");
+    an_buf_printf(b, ",\"cv\":");
     num(b, bal.cv);
-    put(b, "},\"spread\":");
+    an_buf_printf(b, "},\"spread\":");
     spread_json(b, sl, spread_valid);
-    put(b, ",\"disagree\":");
+    an_buf_printf(b, ",\"disagree\":");
     num(b, disagree);
-    put(b, ",\"change\":");
+    an_buf_printf(b, ",\"change\":");
     if (!c->valid || ex.nops == 0) {
-        put(b, "null}");
+        an_buf_printf(b, "null}");
         return DCH_OK;
     }
-    put(b, "{\"moved\":");
-    num(b, c->mv.moved);
-    put(b, ",\"movedOther\":");
-    num(b, c->mv.moved_other);
-    put(b, ",\"optimum\":");
-    num(b, c->optimum);
-    put(b, ",\"donors\":%u,\"receivers\":%u,\"parties\":%u,\"eligible\":%u,"
-           "\"worst\":",
-        (unsigned)c->mv.donors, (unsigned)c->mv.receivers,
-        (unsigned)c->parties, (unsigned)c->eligible);
-    num(b, c->worst);
-    put(b, ",\"maxDonation\":");
-    num(b, c->mv.max_donation);
-    put(b, ",\"maxReceipt\":");
-    num(b, c->mv.max_receipt);
-    put(b, ",\"changes\":");
-    changes_json(b, &c->ch);
-    ex_flow flows[EX_MAX_FLOWS];
-    memcpy(flows, c->flows, c->nflows * sizeof *flows);
-    qsort(flows, c->nflows, sizeof *flows, cmp_flow);
-    put(b, ",\"flows\":[");
-    for (uint32_t i = 0; i < c->nflows; i++) {
-        put(b, "%s[%d,%d,", i ? "," : "", owner_json(flows[i].from),
-            owner_json(flows[i].to));
-        num(b, an_volume_fraction(flows[i].vol));
-        put(b, "]");
-    }
-    put(b, "]}}");
+    change_json(b, c);
+    an_buf_printf(b, "}");
     return DCH_OK;
 }
 
-static void history_json(sbuf *b)
+static void history_json(an_buf *b)
 {
-    put(b, "\"history\":[");
+    an_buf_printf(b, "\"history\":[");
     for (uint32_t i = 0; i < ex.nops; i++) {
         const ex_step *st = &ex.steps[i];
-        put(b, i ? "," : "");
-        put(b, "{\"op\":");
+        an_buf_printf(b, "%s", i ? "," : "");
+        an_buf_printf(b, "{\"op\":");
         op_json(b, &ex.ops[i]);
-        put(b, ",\"members\":%u,\"optimum\":", (unsigned)st->members);
+        an_buf_printf(b, ",\"members\":%u,\"optimum\":", (unsigned)st->members);
         num(b, st->optimum);
-        put(b, ",\"moved\":[");
+        an_buf_printf(b, ",\"moved\":[");
         for (int s = 0; s < EX_SCHEMES; s++) {
-            put(b, s ? "," : "");
+            an_buf_printf(b, "%s", s ? "," : "");
             num(b, st->moved[s]);
         }
-        put(b, "]}");
+        an_buf_printf(b, "]}");
     }
-    put(b, "]");
+    an_buf_printf(b, "]");
 }
 
-static int state_json(sbuf *b, bool full)
+/* The JSON text of the state from its measured parts. */
+static int write_state(an_buf *b, bool full, bool views, const uint32_t *who,
+                       uint32_t n, an_ranges *now, const an_spread_load *sl,
+                       const double *disagree, const an_ranges *rev,
+                       const an_changes *rev_ch)
+{
+    an_buf_printf(b,
+                  "{\"full\":%s,\"config\":{\"units\":%u,\"slots\":%u,"
+                  "\"points\":%u,\"seed\":%u,\"views\":%u,"
+                  "\"slotCount\":%u},",
+                  full ? "true" : "false", (unsigned)ex.units,
+                  (unsigned)ex.slots, (unsigned)ex.points, (unsigned)ex.seed,
+                  (unsigned)ex.views, (unsigned)(ex.units * ex.slots));
+    members_json(b, who, n, now);
+    an_buf_printf(b, "\"last\":");
+    if (ex.nops > 0)
+        op_json(b, &ex.ops[ex.nops - 1]);
+    else
+        an_buf_printf(b, "null");
+    an_buf_printf(b, ",\"schemes\":[");
+    int rc = DCH_OK;
+    for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++) {
+        an_buf_printf(b, "%s", s ? "," : "");
+        rc = scheme_json(b, s, &now[s], &sl[s], views,
+                         full ? disagree[s] : NAN);
+    }
+    an_buf_printf(b, "],\"shared\":");
+    spread_json(b, &sl[EX_SCHEMES], views);
+    an_buf_printf(b, ",\"reverse\":");
+    if (full) {
+        an_buf_printf(b, "{\"ranges\":");
+        ranges_json(b, rev);
+        an_buf_printf(b, ",\"changes\":");
+        changes_json(b, rev_ch);
+        an_buf_printf(b, "}");
+    } else {
+        an_buf_printf(b, "null");
+    }
+    an_buf_printf(b, ",");
+    history_json(b);
+    an_buf_printf(b, "}");
+    return rc;
+}
+
+static int state_json(an_buf *b, bool full)
 {
     uint32_t who[EX_MAX_NAMES];
     uint32_t n = present(who);
@@ -385,40 +391,8 @@ static int state_json(sbuf *b, bool full)
     for (int s = 0; s < EX_SCHEMES && rc == DCH_OK && full; s++)
         rc = disagreement(s, who, n, &disagree[s], s == 0 ? &rev : NULL,
                           s == 0 ? &rev_ch : NULL);
-    if (rc == DCH_OK) {
-        put(b, "{\"full\":%s,\"config\":{\"units\":%u,\"slots\":%u,\"points\":%u,"
-               "\"seed\":%u,\"views\":%u,\"slotCount\":%u},",
-            full ? "true" : "false", (unsigned)ex.units,
-            (unsigned)ex.slots, (unsigned)ex.points, (unsigned)ex.seed,
-            (unsigned)ex.views, (unsigned)(ex.units * ex.slots));
-        members_json(b, who, n, now);
-        put(b, "\"last\":");
-        if (ex.nops > 0)
-            op_json(b, &ex.ops[ex.nops - 1]);
-        else
-            put(b, "null");
-        put(b, ",\"schemes\":[");
-        for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++) {
-            put(b, s ? "," : "");
-            rc = scheme_json(b, s, &now[s], &sl[s], views,
-                             full ? disagree[s] : NAN);
-        }
-        put(b, "],\"shared\":");
-        spread_json(b, &sl[EX_SCHEMES], views);
-        put(b, ",\"reverse\":");
-        if (full) {
-            put(b, "{\"ranges\":");
-            ranges_json(b, &rev);
-            put(b, ",\"changes\":");
-            changes_json(b, &rev_ch);
-            put(b, "}");
-        } else {
-            put(b, "null");
-        }
-        put(b, ",");
-        history_json(b);
-        put(b, "}");
-    }
+    if (rc == DCH_OK)
+        rc = write_state(b, full, views, who, n, now, sl, disagree, &rev, &rev_ch);
     free(sees);
     for (int s = 0; s < EX_SCHEMES; s++)
         an_ranges_free(&now[s]);
@@ -435,7 +409,7 @@ const char *ex_state(int full)
         snprintf(ex.message, sizeof ex.message, "not set up: reset first");
         return NULL;
     }
-    sbuf b = {NULL, 0, 0, false};
+    an_buf b = {0};
     int rc = state_json(&b, full != 0);
     if (rc == DCH_OK && b.failed)
         rc = DCH_ENOMEM;

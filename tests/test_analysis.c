@@ -16,6 +16,7 @@
 #include "scheme.h"
 #include "sections.h"
 #include "table.h"
+#include "text.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -533,13 +534,34 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
-Test(analysis, table_csv_quotes_only_what_needs_it)
+/* A table of three columns (text, number "%.2f", integer). */
+static an_table *three_columns(void)
 {
     const an_column cols[3] = {{"Name", "name", NULL},
                                {"Value", "value", "%.2f"},
                                {"Count", "count", NULL}};
     an_table *t = an_table_new("t", "title", cols, 3);
     cr_assert_not_null(t);
+    return t;
+}
+
+/* The table's CSV text (freed by the caller); the table is freed. */
+static char *csv_text(an_table *t)
+{
+    char dir[64], path[128];
+    make_temp_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/t.csv", dir);
+    cr_assert_eq(an_table_write_csv(t, path), 0);
+    char *s = slurp(path);
+    cr_assert_not_null(s);
+    an_table_free(t);
+    remove_dir(dir);
+    return s;
+}
+
+Test(analysis, table_csv_quotes_only_what_needs_it)
+{
+    an_table *t = three_columns();
     cr_assert_eq(an_table_row(t), 0);
     an_table_text(t, 0, "a,b");
     an_table_num(t, 1, 0.125);
@@ -547,16 +569,45 @@ Test(analysis, table_csv_quotes_only_what_needs_it)
     cr_assert_eq(an_table_row(t), 0);
     an_table_text(t, 0, "say \"hi\"");
     cr_assert_eq(an_table_num(t, 3, 1.0), -1);
-    char dir[64], path[128];
-    make_temp_dir(dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/t.csv", dir);
-    cr_assert_eq(an_table_write_csv(t, path), 0);
-    char *s = slurp(path);
-    cr_assert_not_null(s);
+    char *s = csv_text(t);
     cr_assert_str_eq(s, "name,value,count\n\"a,b\",0.125,7\n\"say \"\"hi\"\"\",,\n");
     free(s);
-    an_table_free(t);
-    remove_dir(dir);
+}
+
+Test(analysis, table_add_fills_one_row_by_kinds)
+{
+    an_table *t = three_columns();
+    cr_assert_eq(an_table_add(t, "tni", "x", 0.5, 3LL), 0);
+    cr_assert_eq(an_table_add(t, "-n", 2.0), 0);
+    cr_assert_eq(an_table_add(t, "tnii", "y", 1.0, 1LL, 2LL), -1,
+                 "more kinds than columns");
+    char *s = csv_text(t);
+    cr_assert_str_eq(s, "name,value,count\nx,0.5,3\n,2,\n");
+    free(s);
+}
+
+Test(analysis, html_escape_writes_the_four_entities)
+{
+    an_buf b = {0};
+    an_html_escape(&b, "<a href=\"x\">R&D</a>");
+    cr_assert_str_eq(an_buf_str(&b),
+                     "&lt;a href=&quot;x&quot;&gt;R&amp;D&lt;/a&gt;");
+    an_buf_free(&b);
+    cr_assert_str_eq(an_buf_str(&b), "");
+}
+
+Test(analysis, every_section_need_names_another_section)
+{
+    cr_assert_str_eq(an_sections[0].name, "glance", "the summary comes first");
+    for (size_t i = 0; i < an_sections_count; i++) {
+        for (size_t k = 0; k < AN_MAX_NEEDS && an_sections[i].needs[k]; k++) {
+            const char *need = an_sections[i].needs[k];
+            bool found = false;
+            for (size_t j = 0; j < an_sections_count; j++)
+                found = found || (j != i && strcmp(an_sections[j].name, need) == 0);
+            cr_assert(found, "%s needs unknown '%s'", an_sections[i].name, need);
+        }
+    }
 }
 
 /* ---- End to end ---------------------------------------------------------------------------- */
@@ -775,6 +826,24 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
         cr_assert_eq(csv_num(&k, r, km), 0.0);
     free_csv(&k);
 
+    /* Per-unit deviation: the run's S and S = 8, three mixes each; the
+     * global column is held to the map's promise, |slots - P*w/W| < 2. */
+    csv u = read_csv(rdir, "units.csv");
+    cr_assert_eq(u.rows, 6);
+    size_t ug = csv_col(&u, "global_max"), ux = csv_col(&u, "unit_max"),
+           up = csv_col(&u, "unit_p99"), um = csv_col(&u, "unit_mean"),
+           ub = csv_col(&u, "share_below_0_5");
+    for (size_t r = 0; r < u.rows; r++) {
+        cr_assert(csv_num(&u, r, ug) < 2.0, "row %zu", r);
+        cr_assert(csv_num(&u, r, ux) >= csv_num(&u, r, up), "row %zu", r);
+        cr_assert(csv_num(&u, r, ux) >= csv_num(&u, r, um), "row %zu", r);
+        double bands = 0.0;
+        for (size_t c = ub; c < ub + 6; c++)
+            bands += csv_num(&u, r, c);
+        cr_assert_float_eq(bands, 1.0, 1e-9, "row %zu", r);
+    }
+    free_csv(&u);
+
     /* The shared DCH map: every view agrees, spread exactly 1. */
     csv kg = read_csv(rdir, "karger.csv");
     size_t ks = csv_col(&kg, "scheme"), kx = csv_col(&kg, "spread_max");
@@ -793,7 +862,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
         "weights.csv",          "balance_peak.csv",
         "balance_cv.csv",       "balance_points.csv",
         "karger.csv",           "history.csv",
-        "sampled.csv",          "index.html",
+        "sampled.csv",          "index.html",           "units.csv",
         "diagram_join_dch.svg", "diagram_join_ring-160.svg",
         "diagram_join_ring-1.svg", "diagram_remove_dch.svg",
         "diagram_join_libmemcached.svg"};

@@ -60,13 +60,9 @@ static void num_cell(FILE *f, const char *id, const char *fmt, double v)
     cell(f, id, text);
 }
 
-int an_section_glance(an_run *r)
+/* The table's two header rows. */
+static void header(FILE *f, const an_run *r)
 {
-    char *html = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&html, &len);
-    if (f == NULL)
-        return DCH_ENOMEM;
     fprintf(f,
             "<p>Karger et al.'s four properties of a consistent hash, and what "
             "a change of membership costs, for each scheme measured in "
@@ -89,31 +85,46 @@ int an_section_glance(an_run *r)
             "N&minus;1 survivors</th><th>largest receipt / ideal</th></tr>\n",
             (unsigned)r->opt.nodes, (unsigned)r->opt.views, (unsigned)r->glance_n1,
             (unsigned)r->glance_n2);
-    for (int s = 0; s < AN_SCHEMES; s++) {
-        const an_glance *g = &r->glance[s];
-        char text[96];
-        fprintf(f, "<tr><td>%s</td>", r->label[s]);
-        num_cell(f, "balance", "%.4f", g->peak_n1);
-        num_cell(f, "balance", "%.4f", g->peak_n2);
-        num_cell(f, "growth", "%.3g", r->growth_between_old[s]);
-        snprintf(text, sizeof text, "%.0f / %.2f", g->spread_views, g->load_views);
+}
+
+/* One scheme's row; a dash where its section does not apply to it. */
+static void scheme_row(FILE *f, const an_run *r, int s)
+{
+    const an_glance *g = &r->glance[s];
+    char text[96];
+    fprintf(f, "<tr><td>%s</td>", r->label[s]);
+    num_cell(f, "balance", "%.4f", g->peak_n1);
+    num_cell(f, "balance", "%.4f", g->peak_n2);
+    num_cell(f, "growth", "%.3g", r->growth_between_old[s]);
+    snprintf(text, sizeof text, "%.0f / %.2f", g->spread_views, g->load_views);
+    cell(f, "karger", text);
+    if (s == 0) {
+        snprintf(text, sizeof text, "%.0f / %.2f", r->glance_shared_spread,
+                 r->glance_shared_load);
         cell(f, "karger", text);
-        if (s == 0) {
-            snprintf(text, sizeof text, "%.0f / %.2f", r->glance_shared_spread,
-                     r->glance_shared_load);
-            cell(f, "karger", text);
-        } else {
-            fputs("<td class=\"n\">&mdash;</td>", f);
-        }
-        ratio_cell(f, "growth", g->join_ratio_min, g->join_ratio_max);
-        members_cell(f, "growth", g->join_donor_frac_min, g->join_donors_max, "all");
-        num_cell(f, "growth", "%.2f", g->join_donation_max);
-        ratio_cell(f, "shrink", g->leave_ratio_min, g->leave_ratio_max);
-        members_cell(f, "shrink", g->leave_receiver_frac_min, g->leave_receivers_max,
-                     "all");
-        num_cell(f, "shrink", "%.2f", g->leave_receipt_max);
-        fputs("</tr>\n", f);
+    } else {
+        fputs("<td class=\"n\">&mdash;</td>", f);
     }
+    ratio_cell(f, "growth", g->join.ratio_min, g->join.ratio_max);
+    members_cell(f, "growth", g->join.parties_frac_min, g->join.parties_max, "all");
+    num_cell(f, "growth", "%.2f", g->join.largest);
+    ratio_cell(f, "shrink", g->leave.ratio_min, g->leave.ratio_max);
+    members_cell(f, "shrink", g->leave.parties_frac_min, g->leave.parties_max,
+                 "all");
+    num_cell(f, "shrink", "%.2f", g->leave.largest);
+    fputs("</tr>\n", f);
+}
+
+int an_section_glance(an_run *r)
+{
+    char *html = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&html, &len);
+    if (f == NULL)
+        return DCH_ENOMEM;
+    header(f, r);
+    for (int s = 0; s < AN_SCHEMES; s++)
+        scheme_row(f, r, s);
     fprintf(f,
             "</table>\n"
             "<p>Balance is 1.0 when every member owns exactly its fair share. "
@@ -131,8 +142,7 @@ int an_section_glance(an_run *r)
         free(html);
         return DCH_ENOMEM;
     }
-    const int rc = an_report_section_first(r->report, "glance",
-                                           "The four properties at a glance", html);
+    const int rc = an_section_begin(r, "glance", html);
     free(html);
     return rc == 0 ? DCH_OK : DCH_ENOMEM;
 }

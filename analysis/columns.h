@@ -1,0 +1,30 @@
+/*
+ * The report's fixed tables: each kind names its CSV file and columns
+ * (columns.c), so every section that writes one states only its title.
+ */
+#ifndef DCH_ANALYSIS_COLUMNS_H
+#define DCH_ANALYSIS_COLUMNS_H
+
+#include "table.h"
+
+typedef enum an_table_kind {
+    AN_TABLE_GROWTH,  /* growth.csv: one row per join and scheme */
+    AN_TABLE_SHRINK,  /* shrink.csv: one row per removal and scheme */
+    AN_TABLE_WEIGHTS, /* weights.csv: one row per weight change and scheme */
+    AN_TABLE_UNITS,   /* units.csv: per-unit deviation, per config and mix */
+    AN_TABLE_KARGER,  /* karger.csv: spread and load, per scheme */
+    AN_TABLE_HISTORY, /* history.csv: disagreement of two histories */
+    AN_TABLE_SAMPLED  /* sampled.csv: sampled keys against the exact figures */
+} an_table_kind;
+
+/**
+ * A new empty table of this kind, titled by printf-style `fmt`.
+ * @return it, or NULL when out of memory.
+ */
+an_table *an_table_for(an_table_kind kind, const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif /* DCH_ANALYSIS_COLUMNS_H */
