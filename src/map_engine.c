@@ -49,9 +49,9 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves)
 {
     /* One block of 32-bit words: a deviation (two words) and 13 arrays per
-     * id, 2 per unit, 2 per slot of a unit, 2 per slot that can move. Sizes
+     * id, 2 per unit, 2 per slot of a unit (and one), 2 per slot that can move. Sizes
      * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
-    const size_t n = 15 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu +
+    const size_t n = 15 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
                      2 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
@@ -69,7 +69,7 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     mv->target = p + units;
     mv->present = p + 2 * (size_t)units;
     mv->park = mv->present + spu;
-    mv->rec_slot = mv->park + spu;
+    mv->rec_slot = mv->park + spu + 1;
     mv->rec_who = mv->rec_slot + (max_moves ? max_moves : 1);
     memset(mv->quota, 0, (size_t)id_limit * sizeof *mv->quota);
     memset(mv->cnt, 0, (size_t)id_limit * sizeof *mv->cnt);
@@ -793,25 +793,53 @@ static uint32_t take_pass(const engine *g, uint32_t slack, int max_tier, uint32_
 }
 
 /*
- * The best receiver holding nothing in the unit: the heap's top once the
- * receivers present in the unit are set aside; they are put back, so the
- * heap keeps its n entries.
+ * The best receiver holding nothing in the unit, found without changing the
+ * heap: a best-first walk down from its root, with the positions still to
+ * look at in a small heap of their own (park), stops at the first receiver
+ * not present in the unit. Every position it expands holds a present
+ * receiver, so park holds at most one more than those (S + 1).
  */
+static int park_before(const engine *g, uint32_t a, uint32_t b)
+{
+    return before_absent(g, g->mv->heap[a], g->mv->heap[b]);
+}
+
 static uint32_t best_absent(const engine *g, uint32_t n)
 {
     dch__move *mv = g->mv;
-    uint32_t aside = 0, found = UINT32_MAX;
-    while (n > 0 && mv->cnt[mv->heap[0]] > 0) {
-        mv->park[aside++] = mv->heap[0];
-        n = heap_remove(g, before_absent, n, 0);
-    }
+    uint32_t *q = mv->park, len = 0;
     if (n > 0)
-        found = mv->heap[0];
-    while (aside > 0) {
-        heap_set(g, n, mv->park[--aside]);
-        sift_up(g, before_absent, n++);
+        q[len++] = 0;
+    while (len > 0) {
+        const uint32_t p = q[0];
+        if (mv->cnt[mv->heap[p]] == 0)
+            return mv->heap[p];
+        /* Replace the root by p's first child, or by the last entry. */
+        const uint32_t c1 = 2 * p + 1, c2 = 2 * p + 2;
+        uint32_t i = 0, item = c1 < n ? c1 : q[--len];
+        for (;;) { /* sift item down from the root */
+            uint32_t c = 2 * i + 1;
+            if (c >= len)
+                break;
+            if (c + 1 < len && park_before(g, q[c + 1], q[c]))
+                c++;
+            if (!park_before(g, q[c], item))
+                break;
+            q[i] = q[c];
+            i = c;
+        }
+        if (len > 0)
+            q[i] = item;
+        if (c2 < n) { /* and sift p's second child up */
+            i = len++;
+            while (i > 0 && park_before(g, c2, q[(i - 1) / 2])) {
+                q[i] = q[(i - 1) / 2];
+                i = (i - 1) / 2;
+            }
+            q[i] = c2;
+        }
     }
-    return found;
+    return UINT32_MAX;
 }
 
 /* The heap of receivers with quota left, ordered by before_absent. */
