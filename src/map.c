@@ -47,6 +47,9 @@
 
 #include <string.h>
 
+_Static_assert(DCH_MAP_MAX_NODES == DCH__MEMBERS_MAX,
+               "map ids are member-table ids; 0xffff marks an unowned slot");
+
 /* Owner entry of an unowned slot; never a member id (ids stop at 65534). */
 #define NONE16 DCH__MAP_UNOWNED
 
@@ -228,26 +231,27 @@ uint32_t dch_map_slot_owner(const dch_map *m, uint32_t slot)
 uint32_t dch_map_slot_of(const dch_map *m, uint64_t hash)
 {
     /* Two shifts so that P = 1 (shift 32) stays defined. */
-    return (uint32_t)((hash >> 32) >> m->shift);
+    return m ? (uint32_t)((hash >> 32) >> m->shift) : 0;
 }
 
 uint64_t dch_map_hash(const dch_map *m, const void *key, size_t len)
 {
-    return dch_siphash24(m->cfg.hash_key, key, len);
+    return m ? dch_siphash24(m->cfg.hash_key, key, len) : 0;
 }
 
 uint32_t dch_map_lookup_hash(const dch_map *m, uint64_t hash)
 {
     /* Every slot is owned exactly when some member has weight, so the test
-     * comes before the load and does not wait for it. */
-    if (m->total_weight == 0)
+     * comes before the load and does not wait for it. The NULL test is one
+     * predictable branch. */
+    if (m == NULL || m->total_weight == 0)
         return DCH_NODE_NONE;
     return m->owner[(hash >> 32) >> m->shift];
 }
 
 uint32_t dch_map_lookup(const dch_map *m, const void *key, size_t len)
 {
-    return dch_map_lookup_hash(m, dch_siphash24(m->cfg.hash_key, key, len));
+    return dch_map_lookup_hash(m, dch_map_hash(m, key, len));
 }
 
 uint64_t dch_map_epoch(const dch_map *m)

@@ -171,7 +171,7 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
     if (buf == NULL)
         return DCH_OK;
     if (cap < l.total)
-        return DCH_EINVAL;
+        return DCH_EFULL;
 
     dch_map_config cfg;
     dch_map_get_config(m, &cfg);

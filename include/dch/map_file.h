@@ -93,8 +93,9 @@ extern "C" {
  * @param buf      where to write; NULL to only measure.
  * @param cap      bytes available at buf.
  * @param[out] len_out  bytes the serialisation takes.
- * @return DCH_OK; DCH_EINVAL (NULL m or len_out, or buf given and cap below
- *         *len_out; nothing is written then).
+ * @return DCH_OK; DCH_EINVAL (NULL m or len_out); DCH_EFULL (buf given and
+ *         cap below *len_out: nothing is written; the same code as a short
+ *         array for dch_map_ranges).
  */
 DCH_API int dch_map_save(const dch_map *m, void *buf, size_t cap,
                          size_t *len_out);
