@@ -31,6 +31,9 @@
 #include <stdbool.h>
 #include <string.h>
 
+_Static_assert(DCH_RING_MAX_NODES == DCH__MEMBERS_MAX,
+               "ring ids are member-table ids; 0xffff marks a dropped point");
+
 typedef struct member {
     char *name; /* first, as members.h requires; NULL when the id is free */
     uint32_t len;
@@ -355,6 +358,11 @@ int dch_ring_ranges(const dch_ring *r, dch_range *out, size_t cap,
         return DCH_EINVAL;
     (void)dch_ring_foreach_range(r, dch__range_sink_put, &k);
     return dch__range_sink_close(&k, count_out);
+}
+
+const dch__ring_points *dch__ring_points_of(const dch_ring *r)
+{
+    return &r->pts;
 }
 
 size_t dch_ring_memory(const dch_ring *r)

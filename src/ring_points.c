@@ -308,58 +308,64 @@ uint32_t dch__points_lookup(const dch__ring_points *r, uint64_t hash)
     return (uint32_t)(p[lo] & ID_MASK);
 }
 
-/* Coalesces adjacent arcs of one owner before handing them to fn. */
-typedef struct range_emitter {
-    int (*fn)(const dch_range *rg, void *ctx);
-    void *ctx;
-    dch_range cur;
-    bool have;
-} range_emitter;
-
-static int emit(range_emitter *em, uint64_t lo, uint64_t hi, uint32_t owner)
+void dch__points_cursor_init(dch__points_cursor *c, const dch__ring_points *p)
 {
-    if (em->have && em->cur.owner == owner) {
-        em->cur.hi = hi;
-        return 0;
-    }
-    int rc = em->have ? em->fn(&em->cur, em->ctx) : 0;
-    em->cur = (dch_range){lo, hi, owner};
-    em->have = true;
-    return rc;
+    memset(c, 0, sizeof *c);
+    c->p = p;
 }
 
+/* Entry i owns (position of entry i - 1, its own position]; entry 0 owns
+ * [0, its position] and the arc past the last point. A later entry at an
+ * earlier entry's position owns nothing and is skipped. */
+bool dch__points_cursor_next(dch__points_cursor *c, dch_range *arc)
+{
+    const dch__ring_points *r = c->p;
+    if (c->done)
+        return false;
+    if (r->npoints == 0) {
+        *arc = (dch_range){0, UINT64_MAX, DCH_NODE_NONE};
+        c->done = true;
+        return true;
+    }
+    while (c->i < r->npoints) {
+        const uint32_t i = c->i++;
+        /* index[BUCKETS] == npoints > i, so this stops inside the index. */
+        while (r->index[c->b + 1] <= i)
+            c->b++;
+        const uint64_t pos = (uint64_t)c->b << LOW_BITS | r->points[i] >> BUCKET_BITS;
+        if (c->started && pos == c->last)
+            continue;
+        *arc = (dch_range){c->lo, pos, (uint32_t)(r->points[i] & ID_MASK)};
+        c->started = true;
+        c->last = pos;
+        c->lo = pos + 1;
+        return true;
+    }
+    c->done = true;
+    if (c->last == UINT64_MAX)
+        return false;
+    *arc = (dch_range){c->lo, UINT64_MAX, (uint32_t)(r->points[0] & ID_MASK)};
+    return true;
+}
+
+/* Adjacent arcs of one owner are merged before fn sees them. */
 int dch__points_foreach_range(const dch__ring_points *r,
                               int (*fn)(const dch_range *rg, void *ctx),
                               void *ctx)
 {
-    if (r->npoints == 0) {
-        dch_range all = {0, UINT64_MAX, DCH_NODE_NONE};
-        return fn(&all, ctx);
-    }
-    /* Entry i owns (position of entry i - 1, its own position]; entry 0
-     * owns [0, its position] and the arc past the last point. A later entry
-     * at an earlier entry's position owns nothing and is skipped. */
-    range_emitter em = {fn, ctx, {0, 0, 0}, false};
-    const uint64_t *p = r->points;
-    uint64_t lo = 0, last = 0;
-    bool started = false;
-    for (uint32_t b = 0; b < BUCKETS; b++) {
-        for (uint32_t i = r->index[b]; i < r->index[b + 1]; i++) {
-            uint64_t pos = (uint64_t)b << LOW_BITS | p[i] >> BUCKET_BITS;
-            if (started && pos == last)
-                continue;
-            int rc = emit(&em, lo, pos, (uint32_t)(p[i] & ID_MASK));
-            if (rc != 0)
-                return rc;
-            started = true;
-            last = pos;
-            lo = pos + 1;
+    dch__points_cursor c;
+    dch__points_cursor_init(&c, r);
+    dch_range cur, arc;
+    (void)dch__points_cursor_next(&c, &cur); /* there is always one arc */
+    while (dch__points_cursor_next(&c, &arc)) {
+        if (arc.owner == cur.owner) {
+            cur.hi = arc.hi;
+            continue;
         }
-    }
-    if (last != UINT64_MAX) {
-        int rc = emit(&em, lo, UINT64_MAX, (uint32_t)(p[0] & ID_MASK));
+        int rc = fn(&cur, ctx);
         if (rc != 0)
             return rc;
+        cur = arc;
     }
-    return fn(&em.cur, ctx);
+    return fn(&cur, ctx);
 }

@@ -8,9 +8,11 @@
 
 #include "dch/common.h"
 #include "dch/range.h"
+#include "dch/ring.h"
 
 #include "members.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -67,6 +69,25 @@ void dch__points_replace(const dch_allocator *a, dch__ring_points *p,
 
 /** The id owning a hash; DCH_NODE_NONE when there are no points. */
 uint32_t dch__points_lookup(const dch__ring_points *p, uint64_t hash);
+
+/** Walks a ring's arcs in ascending order, one per point that owns any
+ *  hashes, without merging arcs of one owner; allocates nothing. */
+typedef struct dch__points_cursor {
+    const dch__ring_points *p;
+    uint32_t i; /* the next entry */
+    uint32_t b; /* its bucket */
+    uint64_t lo; /* where the next arc starts */
+    uint64_t last; /* the last position seen */
+    bool started, done;
+} dch__points_cursor;
+
+void dch__points_cursor_init(dch__points_cursor *c, const dch__ring_points *p);
+
+/** The next arc; false after the last (the first call always gives one). */
+bool dch__points_cursor_next(dch__points_cursor *c, dch_range *arc);
+
+/** The points of a ring (ring.c). */
+const dch__ring_points *dch__ring_points_of(const dch_ring *r);
 
 /** The ranges of dch_ring_foreach_range. */
 int dch__points_foreach_range(const dch__ring_points *p,

@@ -70,6 +70,11 @@
  * read, so any number of threads may look up in a ring that nobody changes;
  * to change it under readers, clone, change the clone, and publish it.
  *
+ * NULL, as for the map (map.h): every function accepts a NULL ring. Getters
+ * and lookups return 0, NULL or DCH_NODE_NONE for it, functions that return
+ * an error code return DCH_EINVAL, and functions that return nothing do
+ * nothing. Each declaration below says which.
+ *
  * Errors: a call that fails leaves the ring exactly as it was.
  */
 #ifndef DCH_RING_H
@@ -237,7 +242,8 @@ DCH_API uint64_t dch_ring_hash(const dch_ring *r, const void *key, size_t len);
  */
 DCH_API uint32_t dch_ring_lookup_hash(const dch_ring *r, uint64_t hash);
 
-/** dch_ring_lookup_hash(r, dch_ring_hash(r, key, len)). */
+/** dch_ring_lookup_hash(r, dch_ring_hash(r, key, len)); DCH_NODE_NONE for a
+ *  NULL ring. */
 DCH_API uint32_t dch_ring_lookup(const dch_ring *r, const void *key, size_t len);
 
 /**
