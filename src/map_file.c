@@ -315,13 +315,12 @@ static int read_table(const uint8_t *p, size_t at, size_t end, uint32_t P,
     return s == P && at == end ? DCH_OK : DCH_ECORRUPT;
 }
 
-/* Whether every member of positive weight has the same weight. */
 /*
  * What the assembled map must also satisfy: each stored slot count is the
- * member's count in the table. Balance is not checked: how close a map keeps
- * its members to their shares depends on the weights of its whole history
- * (NOTES.md, "Invariants"), which its bytes do not show, and a loader must
- * never refuse a map the library built.
+ * member's count in the table. The balance bound of a settled map
+ * (|slots - P*w/W| < 2, which map.h promises after every call) was checked
+ * by dch__map_assemble, which rejects a settled map outside it with
+ * DCH_ECORRUPT.
  */
 static int check_counts(const dch_map *m, const uint32_t *slots)
 {
