@@ -53,3 +53,9 @@ char *dch__strdup(const dch_allocator *a, const char *s, size_t len)
     }
     return copy;
 }
+
+void dch__free_all(const dch_allocator *a, void *const *blocks, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dch__free(a, blocks[i]);
+}

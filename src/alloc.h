@@ -17,6 +17,10 @@ void dch__free(const dch_allocator *a, void *ptr);
 /** n * size bytes, or NULL when the product overflows or allocation fails. */
 void *dch__alloc_array(const dch_allocator *a, size_t n, size_t size);
 
+/** Free each of the n blocks (NULL entries included) of an object's
+ *  scratch, for the functions that hold several at once. */
+void dch__free_all(const dch_allocator *a, void *const *blocks, size_t n);
+
 /** Copy of a NUL-terminated string of length len. */
 char *dch__strdup(const dch_allocator *a, const char *s, size_t len);
 

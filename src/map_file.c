@@ -246,11 +246,8 @@ typedef struct scratch {
 
 static void scratch_free(scratch *sc)
 {
-    dch__free(sc->a, sc->names);
-    dch__free(sc->a, sc->weights);
-    dch__free(sc->a, sc->slots);
-    dch__free(sc->a, sc->blob);
-    dch__free(sc->a, sc->owner);
+    void *const blocks[] = {sc->names, sc->weights, sc->slots, sc->blob, sc->owner};
+    dch__free_all(sc->a, blocks, sizeof blocks / sizeof *blocks);
 }
 
 /*
