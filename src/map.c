@@ -45,6 +45,7 @@
 #include "members.h"
 #include "range_sink.h"
 
+#include <stddef.h>
 #include <string.h>
 
 _Static_assert(DCH_MAP_MAX_NODES == DCH__MEMBERS_MAX,
@@ -54,6 +55,7 @@ _Static_assert(DCH_MAP_MAX_NODES == DCH__MEMBERS_MAX,
 #define NONE16 DCH__MAP_UNOWNED
 
 typedef dch__member member;
+_Static_assert(offsetof(member, name) == 0, "members.h: an entry starts with its name");
 
 struct dch_map {
     dch_map_config cfg;

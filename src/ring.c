@@ -29,6 +29,7 @@
 #include "ring_points.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 
 _Static_assert(DCH_RING_MAX_NODES == DCH__MEMBERS_MAX,
@@ -40,6 +41,7 @@ typedef struct member {
     uint32_t weight;
     uint64_t seq; /* add order: ketama ties go to the smaller */
 } member;
+_Static_assert(offsetof(member, name) == 0, "members.h: an entry starts with its name");
 
 struct dch_ring {
     dch_ring_config cfg;
