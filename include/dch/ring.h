@@ -13,7 +13,8 @@
  * one whose name is bytewise smaller wins, then the smaller j. Who owns what
  * therefore depends only on the config and the set of (name, weight) pairs,
  * not on the order of the calls that built the ring; ids do depend on that
- * order, so clients that compare rings should compare names.
+ * order, so clients that compare rings should compare names, as
+ * dch_ring_diff (ring_diff.h) does.
  *
  * Ketama placement (cfg.placement = DCH_RING_PLACE_KETAMA) replaces the
  * above with the continuum of libmemcached 1.1 (its weighted ketama mode,
