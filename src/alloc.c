@@ -54,17 +54,8 @@ char *dch__strdup(const dch_allocator *a, const char *s, size_t len)
     return copy;
 }
 
-size_t dch__name_length(const char *name)
+void dch__free_all(const dch_allocator *a, void *const *blocks, size_t n)
 {
-    if (name == NULL)
-        return SIZE_MAX;
-    /* A byte at a time: the caller's buffer may end right after its NUL. */
-    size_t len = 0;
-    while (len <= DCH_NAME_MAX && name[len] != '\0') {
-        const unsigned char c = (unsigned char)name[len];
-        if (c < 0x20 || c == 0x7f)
-            return SIZE_MAX;
-        len++;
-    }
-    return (len == 0 || len > DCH_NAME_MAX) ? SIZE_MAX : len;
+    for (size_t i = 0; i < n; i++)
+        dch__free(a, blocks[i]);
 }

@@ -17,17 +17,11 @@ void dch__free(const dch_allocator *a, void *ptr);
 /** n * size bytes, or NULL when the product overflows or allocation fails. */
 void *dch__alloc_array(const dch_allocator *a, size_t n, size_t size);
 
+/** Free each of the n blocks (NULL entries included) of an object's
+ *  scratch, for the functions that hold several at once. */
+void dch__free_all(const dch_allocator *a, void *const *blocks, size_t n);
+
 /** Copy of a NUL-terminated string of length len. */
 char *dch__strdup(const dch_allocator *a, const char *s, size_t len);
-
-/**
- * Length of a valid member name: returns 1 .. DCH_NAME_MAX, or SIZE_MAX when
- * the name is NULL, empty, has no NUL within its first DCH_NAME_MAX + 1
- * bytes, or holds a control byte (below 0x20, or 0x7f). Names are printed
- * one per line and in tab-separated columns by tools, so a TAB or a newline
- * inside one would forge a column or a record. Never reads past the NUL or
- * past DCH_NAME_MAX + 1 bytes.
- */
-size_t dch__name_length(const char *name);
 
 #endif /* DCH_SRC_ALLOC_H */

@@ -42,13 +42,20 @@
 #include "alloc.h"
 #include "map_engine.h"
 #include "map_internal.h"
+#include "members.h"
+#include "range_sink.h"
 
+#include <stddef.h>
 #include <string.h>
+
+_Static_assert(DCH_MAP_MAX_NODES == DCH__MEMBERS_MAX,
+               "map ids are member-table ids; 0xffff marks an unowned slot");
 
 /* Owner entry of an unowned slot; never a member id (ids stop at 65534). */
 #define NONE16 DCH__MAP_UNOWNED
 
 typedef dch__member member;
+_Static_assert(offsetof(member, name) == 0, "members.h: an entry starts with its name");
 
 struct dch_map {
     dch_map_config cfg;
@@ -57,14 +64,9 @@ struct dch_map {
     uint32_t slots; /* P = units * spu */
     unsigned shift; /* slot = (hash >> 32) >> shift; 32 - log2(P) */
     uint16_t *owner; /* P entries */
-    member *members; /* id_cap entries */
-    uint16_t *by_name; /* count ids, sorted by name bytes */
-    uint32_t id_cap;
-    uint32_t id_limit; /* one past the highest id in use */
-    uint32_t count;
+    dch__members mt; /* entries are `member`s */
     uint32_t total_weight;
     uint64_t epoch;
-    size_t name_bytes; /* sum of name lengths + 1, for dch_map_memory */
     /* The transition record of a step map (map_stage.h), valid only while
      * the epoch is still tr_epoch: every change bumps the epoch, so a changed
      * step map reads as settled without each change having to clear it. */
@@ -129,8 +131,15 @@ int dch_map_new(dch_map **out, const dch_map_config *cfg)
     }
     for (uint32_t s = 0; s < m->slots; s++)
         m->owner[s] = NONE16;
+    dch__members_init(&m->mt, a, sizeof(member));
     *out = m;
     return DCH_OK;
+}
+
+/* Entry of id, member or not; id below the table's capacity. */
+static member *entry(const dch_map *m, uint32_t id)
+{
+    return (member *)m->mt.entries + id;
 }
 
 void dch_map_free(dch_map *m)
@@ -138,10 +147,7 @@ void dch_map_free(dch_map *m)
     if (m == NULL)
         return;
     const dch_allocator *a = m->cfg.allocator;
-    for (uint32_t id = 0; id < m->id_limit; id++)
-        dch__free(a, m->members[id].name);
-    dch__free(a, m->members);
-    dch__free(a, m->by_name);
+    dch__members_free(&m->mt);
     dch__free(a, m->owner);
     dch__free(a, m);
 }
@@ -156,37 +162,12 @@ int dch_map_clone(dch_map **out, const dch_map *m)
         return DCH_ENOMEM;
     *c = *m;
     c->owner = dch__alloc_array(a, m->slots, sizeof *c->owner);
-    c->members = m->id_cap ? dch__alloc_array(a, m->id_cap, sizeof *c->members) : NULL;
-    c->by_name = m->id_cap ? dch__alloc_array(a, m->id_cap, sizeof *c->by_name) : NULL;
-    int ok = c->owner != NULL && (m->id_cap == 0 || (c->members && c->by_name));
-    uint32_t copied = 0;
-    if (ok) {
-        memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
-        if (m->id_cap) {
-            memcpy(c->members, m->members, (size_t)m->id_cap * sizeof *c->members);
-            memcpy(c->by_name, m->by_name, (size_t)m->id_cap * sizeof *c->by_name);
-        }
-        for (; copied < m->id_limit; copied++) {
-            const char *name = m->members[copied].name;
-            if (name == NULL)
-                continue;
-            c->members[copied].name = dch__strdup(a, name, strlen(name));
-            if (c->members[copied].name == NULL) {
-                ok = 0;
-                break;
-            }
-        }
-    }
-    if (!ok) {
-        for (uint32_t id = 0; id < copied; id++)
-            if (m->members[id].name != NULL)
-                dch__free(a, c->members[id].name);
+    if (c->owner == NULL || dch__members_clone(&c->mt, &m->mt) != DCH_OK) {
         dch__free(a, c->owner);
-        dch__free(a, c->members);
-        dch__free(a, c->by_name);
         dch__free(a, c);
         return DCH_ENOMEM;
     }
+    memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
     *out = c;
     return DCH_OK;
 }
@@ -195,9 +176,7 @@ int dch_map_clone(dch_map **out, const dch_map *m)
 
 static const member *member_of(const dch_map *m, uint32_t id)
 {
-    if (m == NULL || id >= m->id_limit || m->members[id].name == NULL)
-        return NULL;
-    return &m->members[id];
+    return m ? dch__members_get(&m->mt, id) : NULL;
 }
 
 const char *dch_map_node_name(const dch_map *m, uint32_t id)
@@ -220,12 +199,12 @@ uint32_t dch_map_node_slots(const dch_map *m, uint32_t id)
 
 uint32_t dch_map_node_count(const dch_map *m)
 {
-    return m ? m->count : 0;
+    return m ? m->mt.count : 0;
 }
 
 uint32_t dch_map_id_limit(const dch_map *m)
 {
-    return m ? m->id_limit : 0;
+    return m ? m->mt.id_limit : 0;
 }
 
 uint32_t dch_map_total_weight(const dch_map *m)
@@ -254,26 +233,27 @@ uint32_t dch_map_slot_owner(const dch_map *m, uint32_t slot)
 uint32_t dch_map_slot_of(const dch_map *m, uint64_t hash)
 {
     /* Two shifts so that P = 1 (shift 32) stays defined. */
-    return (uint32_t)((hash >> 32) >> m->shift);
+    return m ? (uint32_t)((hash >> 32) >> m->shift) : 0;
 }
 
 uint64_t dch_map_hash(const dch_map *m, const void *key, size_t len)
 {
-    return dch_siphash24(m->cfg.hash_key, key, len);
+    return m ? dch_siphash24(m->cfg.hash_key, key, len) : 0;
 }
 
 uint32_t dch_map_lookup_hash(const dch_map *m, uint64_t hash)
 {
     /* Every slot is owned exactly when some member has weight, so the test
-     * comes before the load and does not wait for it. */
-    if (m->total_weight == 0)
+     * comes before the load and does not wait for it. The NULL test is one
+     * predictable branch. */
+    if (m == NULL || m->total_weight == 0)
         return DCH_NODE_NONE;
     return m->owner[(hash >> 32) >> m->shift];
 }
 
 uint32_t dch_map_lookup(const dch_map *m, const void *key, size_t len)
 {
-    return dch_map_lookup_hash(m, dch_siphash24(m->cfg.hash_key, key, len));
+    return dch_map_lookup_hash(m, dch_map_hash(m, key, len));
 }
 
 uint64_t dch_map_epoch(const dch_map *m)
@@ -286,8 +266,7 @@ size_t dch_map_memory(const dch_map *m)
     if (m == NULL)
         return 0;
     return sizeof *m + (size_t)m->slots * sizeof *m->owner +
-           (size_t)m->id_cap * (sizeof *m->members + sizeof *m->by_name) +
-           m->name_bytes;
+           dch__members_memory(&m->mt);
 }
 
 /* First hash of slot s; slots are contiguous arcs covering the ring once. */
@@ -319,64 +298,23 @@ int dch_map_foreach_range(const dch_map *m,
     return DCH_OK;
 }
 
-typedef struct range_sink {
-    dch_range *out;
-    size_t cap;
-    size_t n;
-} range_sink;
-
-static int sink_range(const dch_range *r, void *ctx)
-{
-    range_sink *k = ctx;
-    if (k->n < k->cap)
-        k->out[k->n] = *r;
-    k->n++;
-    return 0;
-}
-
 int dch_map_ranges(const dch_map *m, dch_range *out, size_t cap,
                    size_t *count_out)
 {
-    if (m == NULL || count_out == NULL || (out == NULL && cap > 0))
+    dch__range_sink k = {out, cap, 0};
+    if (m == NULL || !dch__range_sink_valid(&k, count_out))
         return DCH_EINVAL;
-    range_sink k = {out, cap, 0};
-    (void)dch_map_foreach_range(m, sink_range, &k);
-    *count_out = k.n;
-    return k.n > cap ? DCH_EFULL : DCH_OK;
+    (void)dch_map_foreach_range(m, dch__range_sink_put, &k);
+    return dch__range_sink_close(&k, count_out);
 }
 
 /* ---- Names ------------------------------------------------------------ */
 
-/* Position of `name` in by_name, or where it would be inserted; *found set. */
-static uint32_t name_position(const dch_map *m, const char *name, int *found)
-{
-    uint32_t lo = 0, hi = m->count;
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        const int c = strcmp(m->members[m->by_name[mid]].name, name);
-        if (c == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = 0;
-    return lo;
-}
-
 int dch_map_find_node(const dch_map *m, const char *name, uint32_t *id_out)
 {
-    if (m == NULL || id_out == NULL || dch__name_length(name) == SIZE_MAX)
+    if (m == NULL || id_out == NULL)
         return DCH_EINVAL;
-    int found;
-    const uint32_t pos = name_position(m, name, &found);
-    if (!found)
-        return DCH_ENOENT;
-    *id_out = m->by_name[pos];
-    return DCH_OK;
+    return dch__members_find(&m->mt, name, id_out);
 }
 
 /*
@@ -386,8 +324,8 @@ int dch_map_find_node(const dch_map *m, const char *name, uint32_t *id_out)
  */
 static int needs_move(const dch_map *m, uint32_t x, uint32_t w)
 {
-    const uint32_t others = m->total_weight - m->members[x].weight;
-    return w != m->members[x].weight && others > 0;
+    const uint32_t others = m->total_weight - entry(m, x)->weight;
+    return w != entry(m, x)->weight && others > 0;
 }
 
 /*
@@ -397,7 +335,7 @@ static int needs_move(const dch_map *m, uint32_t x, uint32_t w)
  */
 static void reweigh(dch_map *m, uint32_t x, uint32_t w, dch__move *mv)
 {
-    member *xm = &m->members[x];
+    member *xm = entry(m, x);
     const uint32_t others = m->total_weight - xm->weight;
     if (w == xm->weight)
         return;
@@ -414,8 +352,8 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, dch__move *mv)
         v.units = m->units;
         v.spu = m->spu;
         v.slots = m->slots;
-        v.id_limit = m->id_limit;
-        v.members = m->members;
+        v.id_limit = m->mt.id_limit;
+        v.members = m->mt.entries;
         dch__move_apply(mv, &v, x, w);
     }
     m->total_weight = others + w;
@@ -425,39 +363,11 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, dch__move *mv)
 static int move_alloc(dch__move *mv, const dch_map *m, uint32_t id_limit, uint32_t x,
                       uint32_t w)
 {
-    const uint32_t held = x < m->id_limit ? m->members[x].slots : 0;
-    const uint32_t weight = x < m->id_limit ? m->members[x].weight : 0;
+    const member *xm = member_of(m, x);
+    const uint32_t held = xm ? xm->slots : 0;
+    const uint32_t weight = xm ? xm->weight : 0;
     return dch__move_alloc(mv, m->cfg.allocator, id_limit, m->units, m->spu,
                            w > weight ? m->slots - held : held);
-}
-
-/* Grow an id-indexed array pair to hold `need` ids, all-or-nothing. */
-static int reserve_ids(dch_map *m, uint32_t need, member **members_out,
-                       uint16_t **by_name_out)
-{
-    *members_out = NULL;
-    *by_name_out = NULL;
-    if (need <= m->id_cap)
-        return DCH_OK;
-    uint32_t cap = m->id_cap ? m->id_cap : 4;
-    while (cap < need)
-        cap = cap > DCH_MAP_MAX_NODES / 2 ? DCH_MAP_MAX_NODES : cap * 2;
-    const dch_allocator *a = m->cfg.allocator;
-    member *mb = dch__alloc_array(a, cap, sizeof *mb);
-    uint16_t *bn = dch__alloc_array(a, cap, sizeof *bn);
-    if (mb == NULL || bn == NULL) {
-        dch__free(a, mb);
-        dch__free(a, bn);
-        return DCH_ENOMEM;
-    }
-    if (m->id_cap) {
-        memcpy(mb, m->members, (size_t)m->id_cap * sizeof *mb);
-        memcpy(bn, m->by_name, (size_t)m->id_cap * sizeof *bn);
-    }
-    memset(mb + m->id_cap, 0, (size_t)(cap - m->id_cap) * sizeof *mb);
-    *members_out = mb;
-    *by_name_out = bn;
-    return (int)cap;
 }
 
 int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
@@ -465,62 +375,30 @@ int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
 {
     if (m == NULL)
         return DCH_EINVAL;
-    const size_t len = dch__name_length(name);
-    if (len == SIZE_MAX)
-        return DCH_EINVAL;
-    int found;
-    const uint32_t pos = name_position(m, name, &found);
-    if (found)
-        return DCH_EEXIST;
-    if (m->count >= DCH_MAP_MAX_NODES ||
-        (uint64_t)m->total_weight + weight > UINT32_MAX)
+    dch__member_add add;
+    int rc = dch__members_plan(&m->mt, name, DCH__MEMBERS_ANY_ID, &add);
+    if (rc != DCH_OK)
+        return rc;
+    if ((uint64_t)m->total_weight + weight > UINT32_MAX)
         return DCH_EFULL;
 
-    uint32_t id = 0;
-    while (id < m->id_limit && m->members[id].name != NULL)
-        id++;
-    const uint32_t limit = id < m->id_limit ? m->id_limit : id + 1;
-
     /* Everything that can fail, before anything changes. */
-    const dch_allocator *a = m->cfg.allocator;
-    member *new_members;
-    uint16_t *new_by_name;
-    const int cap = reserve_ids(m, limit, &new_members, &new_by_name);
-    if (cap < 0)
-        return cap;
-    char *copy = dch__strdup(a, name, len);
+    if (dch__members_reserve(&m->mt, &add) != DCH_OK)
+        return DCH_ENOMEM;
     dch__move mv;
     const int moving = weight > 0 && m->total_weight > 0;
-    if (copy == NULL || (moving && move_alloc(&mv, m, limit, id, weight) != DCH_OK)) {
-        dch__free(a, copy);
-        dch__free(a, new_members);
-        dch__free(a, new_by_name);
+    if (moving && move_alloc(&mv, m, add.limit, add.id, weight) != DCH_OK) {
+        dch__members_cancel(&m->mt, &add);
         return DCH_ENOMEM;
     }
 
-    if (new_members != NULL) {
-        dch__free(a, m->members);
-        dch__free(a, m->by_name);
-        m->members = new_members;
-        m->by_name = new_by_name;
-        m->id_cap = (uint32_t)cap;
-    }
-    m->members[id].name = copy;
-    m->members[id].weight = 0;
-    m->members[id].slots = 0;
-    memmove(m->by_name + pos + 1, m->by_name + pos,
-            (size_t)(m->count - pos) * sizeof *m->by_name);
-    m->by_name[pos] = (uint16_t)id;
-    m->count++;
-    m->id_limit = limit;
-    m->name_bytes += len + 1;
-
-    reweigh(m, id, weight, moving ? &mv : NULL);
+    (void)dch__members_commit(&m->mt, &add);
+    reweigh(m, add.id, weight, moving ? &mv : NULL);
     if (moving)
         dch__move_release(&mv);
     m->epoch++;
     if (id_out != NULL)
-        *id_out = id;
+        *id_out = add.id;
     return DCH_OK;
 }
 
@@ -532,23 +410,12 @@ int dch_map_remove_node(dch_map *m, uint32_t id)
         return DCH_ENOENT;
     dch__move mv;
     const int moving = needs_move(m, id, 0);
-    if (moving && move_alloc(&mv, m, m->id_limit, id, 0) != DCH_OK)
+    if (moving && move_alloc(&mv, m, m->mt.id_limit, id, 0) != DCH_OK)
         return DCH_ENOMEM;
     reweigh(m, id, 0, moving ? &mv : NULL);
     if (moving)
         dch__move_release(&mv);
-
-    member *mb = &m->members[id];
-    int found;
-    const uint32_t pos = name_position(m, mb->name, &found);
-    memmove(m->by_name + pos, m->by_name + pos + 1,
-            (size_t)(m->count - pos - 1) * sizeof *m->by_name);
-    m->name_bytes -= strlen(mb->name) + 1;
-    dch__free(m->cfg.allocator, mb->name);
-    mb->name = NULL;
-    m->count--;
-    while (m->id_limit > 0 && m->members[m->id_limit - 1].name == NULL)
-        m->id_limit--;
+    dch__members_remove(&m->mt, id);
     m->epoch++;
     return DCH_OK;
 }
@@ -566,7 +433,7 @@ int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
         return DCH_EFULL;
     dch__move mv;
     const int moving = needs_move(m, id, weight);
-    if (moving && move_alloc(&mv, m, m->id_limit, id, weight) != DCH_OK)
+    if (moving && move_alloc(&mv, m, m->mt.id_limit, id, weight) != DCH_OK)
         return DCH_ENOMEM;
     reweigh(m, id, weight, moving ? &mv : NULL);
     if (moving)
@@ -618,49 +485,30 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
         }
     }
     /* Members in id order; uniqueness is checked as each name is placed. */
-    member *mb;
-    uint16_t *bn;
-    const int cap = reserve_ids(m, id_limit, &mb, &bn);
-    if (cap < 0) {
-        dch_map_free(m);
-        return cap;
-    }
-    if (mb != NULL) {
-        m->members = mb;
-        m->by_name = bn;
-        m->id_cap = (uint32_t)cap;
-    }
     for (uint32_t id = 0; id < id_limit; id++) {
         if (names[id] == NULL)
             continue;
-        int found;
-        const uint32_t pos = name_position(m, names[id], &found);
-        const size_t len = strlen(names[id]);
-        char *copy = found ? NULL : dch__strdup(m->cfg.allocator, names[id], len);
-        if (copy == NULL) {
-            m->id_limit = id; /* free what was placed so far */
+        dch__member_add add;
+        rc = dch__members_plan(&m->mt, names[id], id, &add);
+        if (rc == DCH_OK)
+            rc = dch__members_reserve(&m->mt, &add);
+        if (rc != DCH_OK) {
             dch_map_free(m);
-            return found ? DCH_ECORRUPT : DCH_ENOMEM;
+            return rc == DCH_ENOMEM ? rc : DCH_ECORRUPT;
         }
-        memmove(m->by_name + pos + 1, m->by_name + pos,
-                (size_t)(m->count - pos) * sizeof *m->by_name);
-        m->by_name[pos] = (uint16_t)id;
-        m->members[id].name = copy;
-        m->members[id].weight = weights[id];
-        m->count++;
-        m->name_bytes += len + 1;
+        member *mb = dch__members_commit(&m->mt, &add);
+        mb->weight = weights[id];
     }
-    m->id_limit = id_limit;
     m->total_weight = (uint32_t)total;
     memcpy(m->owner, owner, (size_t)m->slots * sizeof *owner);
     for (uint32_t s = 0; s < m->slots; s++)
         if (owner[s] != NONE16)
-            m->members[owner[s]].slots++;
+            entry(m, owner[s])->slots++;
     /* A settled map keeps the global bound every call keeps (map.h); a
      * step map is between two such maps and need not. */
     for (uint32_t id = 0; tr == NULL && total > 0 && id < id_limit; id++) {
-        const int64_t d = (int64_t)m->members[id].slots * (int64_t)total -
-                          (int64_t)m->slots * m->members[id].weight;
+        const int64_t d = (int64_t)entry(m, id)->slots * (int64_t)total -
+                          (int64_t)m->slots * entry(m, id)->weight;
         if (d >= 2 * (int64_t)total || d <= -2 * (int64_t)total) {
             dch_map_free(m);
             return DCH_ECORRUPT;

@@ -171,7 +171,7 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
     if (buf == NULL)
         return DCH_OK;
     if (cap < l.total)
-        return DCH_EINVAL;
+        return DCH_EFULL;
 
     dch_map_config cfg;
     dch_map_get_config(m, &cfg);
@@ -246,11 +246,8 @@ typedef struct scratch {
 
 static void scratch_free(scratch *sc)
 {
-    dch__free(sc->a, sc->names);
-    dch__free(sc->a, sc->weights);
-    dch__free(sc->a, sc->slots);
-    dch__free(sc->a, sc->blob);
-    dch__free(sc->a, sc->owner);
+    void *const blocks[] = {sc->names, sc->weights, sc->slots, sc->blob, sc->owner};
+    dch__free_all(sc->a, blocks, sizeof blocks / sizeof *blocks);
 }
 
 /*
@@ -315,13 +312,12 @@ static int read_table(const uint8_t *p, size_t at, size_t end, uint32_t P,
     return s == P && at == end ? DCH_OK : DCH_ECORRUPT;
 }
 
-/* Whether every member of positive weight has the same weight. */
 /*
  * What the assembled map must also satisfy: each stored slot count is the
- * member's count in the table. Balance is not checked: how close a map keeps
- * its members to their shares depends on the weights of its whole history
- * (NOTES.md, "Invariants"), which its bytes do not show, and a loader must
- * never refuse a map the library built.
+ * member's count in the table. The balance bound of a settled map
+ * (|slots - P*w/W| < 2, which map.h promises after every call) was checked
+ * by dch__map_assemble, which rejects a settled map outside it with
+ * DCH_ECORRUPT.
  */
 static int check_counts(const dch_map *m, const uint32_t *slots)
 {

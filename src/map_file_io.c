@@ -156,7 +156,13 @@ int dch_map_save_file(const dch_map *m, const char *path)
 
 int dch_map_load_file(dch_map **out, const char *path)
 {
-    if (out == NULL || path == NULL)
+    return dch_map_load_file_with(out, path, NULL);
+}
+
+int dch_map_load_file_with(dch_map **out, const char *path,
+                           const dch_allocator *allocator)
+{
+    if (out == NULL || path == NULL || !dch__allocator_valid(allocator))
         return DCH_EINVAL;
     const int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -170,7 +176,7 @@ int dch_map_load_file(dch_map **out, const char *path)
     int rc = got < 0 ? DCH_EIO : dch__map_file_length(head, (size_t)got, &len);
     if (rc == DCH_OK) {
         /* One byte more than announced, to see whether anything follows. */
-        buf = dch__alloc(NULL, (size_t)len + 1);
+        buf = dch__alloc(allocator, (size_t)len + 1);
         if (buf == NULL) {
             rc = DCH_ENOMEM;
         } else {
@@ -181,11 +187,11 @@ int dch_map_load_file(dch_map **out, const char *path)
             else if ((size_t)more != (size_t)len - sizeof head)
                 rc = DCH_ECORRUPT;
             else
-                rc = dch_map_load(out, buf, (size_t)len);
+                rc = dch_map_load_with(out, buf, (size_t)len, allocator);
         }
     }
     const int saved = errno;
-    dch__free(NULL, buf);
+    dch__free(allocator, buf);
     close(fd);
     errno = saved;
     return rc;

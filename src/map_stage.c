@@ -62,14 +62,9 @@ typedef struct stage {
 
 static void stage_free(stage *st)
 {
-    dch__free(st->a, st->names);
-    dch__free(st->a, st->weights);
-    dch__free(st->a, st->sid);
-    dch__free(st->a, st->t);
-    dch__free(st->a, st->slot);
-    dch__free(st->a, st->from);
-    dch__free(st->a, st->to);
-    dch__free(st->a, st->next);
+    void *const blocks[] = {st->names, st->weights, st->sid, st->t,
+                            st->slot, st->from, st->to, st->next};
+    dch__free_all(st->a, blocks, sizeof blocks / sizeof *blocks);
 }
 
 int dch_map_in_transition(const dch_map *m, dch_map_transition *tr)

@@ -6,11 +6,14 @@
  * nearer of the two current range ends, and within a step both owners are
  * constant. Changed steps with one (from, to) pair that touch are reported as
  * one change. Lists need not have adjacent same-owner ranges merged; the
- * output is coalesced either way.
+ * output is coalesced either way. The sink that dch_map_ranges and
+ * dch_ring_ranges fill is here too (range_sink.h).
  */
 #include "dch/range.h"
 
 #include "dch/error.h"
+
+#include "range_sink.h"
 
 #include <stdbool.h>
 
@@ -85,4 +88,24 @@ double dch_range_fraction(uint64_t lo, uint64_t hi)
     if (span == UINT64_MAX)
         return 1.0;
     return (double)(span + 1) * 0x1p-64;
+}
+
+int dch__range_sink_valid(const dch__range_sink *k, const size_t *count_out)
+{
+    return count_out != NULL && (k->out != NULL || k->cap == 0);
+}
+
+int dch__range_sink_put(const dch_range *r, void *ctx)
+{
+    dch__range_sink *k = ctx;
+    if (k->n < k->cap)
+        k->out[k->n] = *r;
+    k->n++;
+    return 0;
+}
+
+int dch__range_sink_close(const dch__range_sink *k, size_t *count_out)
+{
+    *count_out = k->n;
+    return k->n > k->cap ? DCH_EFULL : DCH_OK;
 }

@@ -24,8 +24,12 @@
  */
 #include "ring_ketama.h"
 
+#include "dch/error.h"
+
+#include "alloc.h"
 #include "md5.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* A name of DCH_NAME_MAX bytes, '-', and up to 10 decimal digits. */
@@ -75,4 +79,63 @@ uint32_t dch__ketama_hash(const void *key, size_t len)
     uint8_t d[16];
     dch__md5(key, len, d);
     return load32_le(d);
+}
+
+static int cmp_seq(const void *pa, const void *pb)
+{
+    const dch__ketama_server *a = pa, *b = pb;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+/* A server's place in add order settles ties between points of equal
+ * value, the first added winning, as libmemcached's sort by (value, server
+ * index) does. */
+int dch__ketama_build(const dch_allocator *a, dch__ketama_server *s, uint32_t n,
+                      uint32_t max_points, dch__ring_points *out)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += s[i].weight;
+    qsort(s, n, sizeof *s, cmp_seq);
+    uint64_t np = 0;
+    for (uint32_t i = 0; i < n; i++)
+        np += dch__ketama_points(s[i].weight, total, n);
+    memset(out, 0, sizeof *out);
+    if (np > max_points)
+        return DCH_EFULL;
+    if (np == 0)
+        return DCH_OK;
+    out->points = dch__alloc_array(a, (size_t)np, sizeof *out->points);
+    out->index = dch__alloc_array(a, DCH__RING_BUCKETS + 1u, sizeof *out->index);
+    if (out->points == NULL || out->index == NULL) {
+        dch__points_free(a, out);
+        return DCH_ENOMEM;
+    }
+    /* Sort keys value << 32 | order << 16 | id (order, id < 2^16), then
+     * turn each into an entry (ring_points.c) in place, noting in index[b]
+     * the first entry whose bucket is at least b. */
+    uint64_t *p = out->points;
+    for (uint32_t i = 0, at = 0; i < n; i++) {
+        uint32_t k = dch__ketama_points(s[i].weight, total, n);
+        dch__ketama_place(s[i].name, s[i].len, k, i << 16 | s[i].id, p + at);
+        at += k;
+    }
+    qsort(p, (size_t)np, sizeof *p, cmp_u64);
+    uint32_t b = 0;
+    for (uint32_t i = 0; i < (uint32_t)np; i++) {
+        uint64_t pos = (p[i] & ~UINT64_C(0xffffffff)) | UINT64_C(0xffffffff);
+        while (b <= (uint32_t)(pos >> DCH__RING_LOW_BITS))
+            out->index[b++] = i;
+        p[i] = pos << DCH__RING_BUCKET_BITS | (p[i] & DCH__RING_ID_MASK);
+    }
+    while (b <= DCH__RING_BUCKETS)
+        out->index[b++] = (uint32_t)np;
+    out->npoints = out->cap = (uint32_t)np;
+    return DCH_OK;
 }

@@ -7,6 +7,10 @@
 #ifndef DCH_SRC_RING_KETAMA_H
 #define DCH_SRC_RING_KETAMA_H
 
+#include "dch/common.h"
+
+#include "ring_points.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,5 +36,25 @@ void dch__ketama_place(const char *name, size_t len, uint32_t points,
 
 /* A key's 32-bit ketama hash: the first 4 bytes of MD5(key), little-endian. */
 uint32_t dch__ketama_hash(const void *key, size_t len);
+
+/* A libmemcached server: a ring member of positive weight. */
+typedef struct dch__ketama_server {
+    const char *name;
+    uint32_t len;
+    uint32_t weight;
+    uint64_t seq; /* add order: ties between points go to the smaller */
+    uint32_t id;
+} dch__ketama_server;
+
+/*
+ * The continuum of n servers (n < 2^16, s reordered by seq here), built
+ * into *out as ring_points.c lays points out. Each point is entered at
+ * value << 32 | 0xffffffff, so a 64-bit hash looks up to the owner of its
+ * top 32 bits; points of equal value are ordered by add order.
+ * @return DCH_OK, DCH_EFULL (more than max_points points; nothing
+ *         allocated), DCH_ENOMEM (nothing allocated).
+ */
+int dch__ketama_build(const dch_allocator *a, dch__ketama_server *s, uint32_t n,
+                      uint32_t max_points, dch__ring_points *out);
 
 #endif /* DCH_SRC_RING_KETAMA_H */

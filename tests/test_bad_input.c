@@ -598,8 +598,8 @@ static const bad_case bad_cases[] = {
     /* map_file.h: dch_map_save */
     {"map_save: NULL map", F_MAP_SAVE, .obj = OBJ_NULL, .expect = DCH_EINVAL},
     {"map_save: NULL len_out", F_MAP_SAVE, .out = OUT_NULL, .expect = DCH_EINVAL},
-    {"map_save: cap one short", F_MAP_SAVE, .buf = BUF_SHORT, .expect = DCH_EINVAL},
-    {"map_save: cap 0", F_MAP_SAVE, .buf = BUF_ZERO, .expect = DCH_EINVAL},
+    {"map_save: cap one short", F_MAP_SAVE, .buf = BUF_SHORT, .expect = DCH_EFULL},
+    {"map_save: cap 0", F_MAP_SAVE, .buf = BUF_ZERO, .expect = DCH_EFULL},
     /* dch_map_load, dch_map_load_with */
     {"map_load: NULL out", F_MAP_LOAD, .out = OUT_NULL, .expect = DCH_EINVAL},
     {"map_load: NULL buf, len > 0", F_MAP_LOAD, .bytes = BYTES_NULL, .expect = DCH_EINVAL},

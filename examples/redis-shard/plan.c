@@ -10,7 +10,6 @@
 typedef struct builder {
     plan *p;
     const cluster *c;
-    const view *old, *new;
     int failed;
 } builder;
 
@@ -38,7 +37,8 @@ static int add_move(builder *b, uint64_t lo, uint64_t hi, int from, int to)
     return 0;
 }
 
-static int on_map_move(const dch_move *mv, void *ctx)
+/* A move of either diff, by name: map and ring report the same way. */
+static int on_move(const dch_move *mv, void *ctx)
 {
     builder *b = ctx;
 
@@ -46,36 +46,9 @@ static int on_map_move(const dch_move *mv, void *ctx)
                     mv->to ? cluster_find(b->c, mv->to) : -1);
 }
 
-static int on_range_change(const dch_range_change *ch, void *ctx)
-{
-    builder *b = ctx;
-    int from = ch->from < b->old->nid ? b->old->book_of_id[ch->from] : -1;
-    int to = ch->to < b->new->nid ? b->new->book_of_id[ch->to] : -1;
-
-    return add_move(b, ch->lo, ch->hi, from, to);
-}
-
-static int ring_ranges(const dch_ring *r, dch_range **out, size_t *n)
-{
-    size_t count = 0;
-    int rc = dch_ring_ranges(r, NULL, 0, &count);
-
-    if (rc != DCH_OK && rc != DCH_EFULL)
-        return rc;
-    *out = malloc((count ? count : 1) * sizeof **out);
-    if (*out == NULL)
-        return DCH_ENOMEM;
-    rc = dch_ring_ranges(r, *out, count, n);
-    if (rc != DCH_OK) {
-        free(*out);
-        *out = NULL;
-    }
-    return rc;
-}
-
 int plan_build(plan *p, const cluster *c, const view *old, const view *new)
 {
-    builder b = {p, c, old, new, 0};
+    builder b = {p, c, 0};
     int rc;
 
     memset(p, 0, sizeof *p);
@@ -87,20 +60,10 @@ int plan_build(plan *p, const cluster *c, const view *old, const view *new)
         plan_free(p);
         return -1;
     }
-    if (old->map != NULL) {
-        rc = dch_map_diff(old->map, new->map, on_map_move, &b);
-    } else {
-        dch_range *ra = NULL, *rb = NULL;
-        size_t na = 0, nb = 0;
-
-        rc = ring_ranges(old->ring, &ra, &na);
-        if (rc == DCH_OK)
-            rc = ring_ranges(new->ring, &rb, &nb);
-        if (rc == DCH_OK)
-            rc = dch_range_diff(ra, na, rb, nb, on_range_change, &b);
-        free(ra);
-        free(rb);
-    }
+    if (old->map != NULL)
+        rc = dch_map_diff(old->map, new->map, on_move, &b);
+    else
+        rc = dch_ring_diff(old->ring, new->ring, on_move, &b);
     if (rc != DCH_OK || b.failed) {
         if (!b.failed)
             fprintf(stderr, "redis-shard: computing the plan: %s\n",

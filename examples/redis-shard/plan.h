@@ -2,9 +2,8 @@
  * A migration plan: the hash ranges whose owner changes between two versions
  * of the router, with their donor and receiver as address-book indexes.
  *
- * The map's plan comes from dch_map_diff, which compares owners by name; the
- * ring's from dch_range_diff over the two rings' range lists, whose ids agree
- * because the new ring is a changed clone of the old one. Either way the plan
+ * The plan comes from dch_map_diff or dch_ring_diff, which compare owners
+ * by name, so the two versions need not number members alike. The plan
  * is exact: a key must move if and only if its hash lies in one of the
  * ranges, and plan_find says which.
  */

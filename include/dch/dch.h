@@ -14,6 +14,7 @@
  *   dch/map_stage.h staged changes: from a map to a target in steps that
  *                  move at most K slots into and out of any member
  *   dch/ring.h     the classic consistent-hash ring (dch_ring), for comparison
+ *   dch/ring_diff.h migration plans between two rings, by member name
  *
  * Not included here: dch/etcd.h belongs to the companion library dch-etcd
  * (dch::etcd, needs libcurl and json-c), which shares a map through etcd:
@@ -46,6 +47,7 @@
 #include "map_diff.h"
 #include "map_stage.h"
 #include "ring.h"
+#include "ring_diff.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,6 +5,11 @@
  * below; there is no global "last error". A call that fails leaves its object
  * exactly as it was. Codes and their messages come from the single list
  * DCH_ERROR_LIST so that they cannot drift apart.
+ *
+ * DCH_EFULL is also the answer to a caller's buffer that is too small for
+ * the result (dch_map_save, dch_map_ranges, dch_ring_ranges): the caller's
+ * capacity is the limit passed, and the call says how much it needs.
+ * DCH_EINVAL is kept for arguments no capacity could make right.
  */
 #ifndef DCH_ERROR_H
 #define DCH_ERROR_H

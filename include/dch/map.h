@@ -56,10 +56,10 @@
  * Limits: at most DCH_MAP_MAX_NODES members, at most DCH_MAP_MAX_SLOTS slots,
  * and the sum of all weights at most UINT32_MAX.
  *
- * NULL: the request-path functions (dch_map_slot_of, dch_map_hash,
- * dch_map_lookup_hash, dch_map_lookup) require a map and do not check for
- * NULL; every other getter returns 0, NULL or DCH_NODE_NONE for a NULL map,
- * and every function that returns an error code returns DCH_EINVAL.
+ * NULL, as for the ring (ring.h): every function accepts a NULL map. Getters
+ * and lookups return 0, NULL or DCH_NODE_NONE for it, functions that return
+ * an error code return DCH_EINVAL, and functions that return nothing do
+ * nothing. Each declaration below says which.
  *
  * Threads: every function that takes `const dch_map *` only reads (there is no
  * lazy state), so any number of threads may look up in a map that nobody
@@ -100,6 +100,7 @@ typedef struct dch_map_config {
 /**
  * Fill `cfg` with the defaults: 1024 units of 64 slots (65,536 slots, a
  * 128 KiB table that stays cache-resident), a zero hash key, libc allocation.
+ * NULL is a no-op.
  */
 DCH_API void dch_map_config_default(dch_map_config *cfg);
 
@@ -180,52 +181,56 @@ DCH_API int dch_map_find_node(const dch_map *m, const char *name,
                               uint32_t *id_out);
 
 /**
- * A member's name, or NULL if `id` is not a member. Borrowed: valid until the
- * member is removed or the map freed.
+ * A member's name, or NULL if `id` is not a member (or m is NULL). Borrowed:
+ * valid until the member is removed or the map freed.
  */
 DCH_API const char *dch_map_node_name(const dch_map *m, uint32_t id);
 
-/** A member's weight; 0 if `id` is not a member. */
+/** A member's weight; 0 if `id` is not a member (or m is NULL). */
 DCH_API uint32_t dch_map_node_weight(const dch_map *m, uint32_t id);
 
-/** How many slots a member owns; 0 if `id` is not a member. */
+/** How many slots a member owns; 0 if `id` is not a member (or m is NULL). */
 DCH_API uint32_t dch_map_node_slots(const dch_map *m, uint32_t id);
 
-/** Number of members, including those of weight 0. */
+/** Number of members, including those of weight 0; 0 for NULL. */
 DCH_API uint32_t dch_map_node_count(const dch_map *m);
 
 /**
- * One past the highest id in use (0 for an empty map): every member's id is
+ * One past the highest id in use (0 for an empty map or NULL): every member's id is
  * below it, so `for (id = 0; id < dch_map_id_limit(m); id++)` with a
  * dch_map_node_name check visits every member.
  */
 DCH_API uint32_t dch_map_id_limit(const dch_map *m);
 
-/** Sum of all members' weights. */
+/** Sum of all members' weights; 0 for NULL. */
 DCH_API uint32_t dch_map_total_weight(const dch_map *m);
 
-/** The map's config (allocator included). */
+/** Copy the map's config (allocator included) to *cfg. NULL m or cfg: no-op. */
 DCH_API void dch_map_get_config(const dch_map *m, dch_map_config *cfg);
 
-/** P, the number of slots (units * slots_per_unit). */
+/** P, the number of slots (units * slots_per_unit); 0 for NULL. */
 DCH_API uint32_t dch_map_slot_count(const dch_map *m);
 
-/** Owner of slot `slot`; DCH_NODE_NONE if unowned or slot >= P. */
+/** Owner of slot `slot`; DCH_NODE_NONE if unowned, slot >= P or m is NULL. */
 DCH_API uint32_t dch_map_slot_owner(const dch_map *m, uint32_t slot);
 
-/** The slot a hash falls in: its top log2(P) bits. */
+/** The slot a hash falls in: its top log2(P) bits; 0 for a NULL map. */
 DCH_API uint32_t dch_map_slot_of(const dch_map *m, uint64_t hash);
 
-/** SipHash-2-4 of a key under the map's hash_key. key may be NULL if len is 0. */
+/**
+ * SipHash-2-4 of a key under the map's hash_key. key may be NULL if len is 0.
+ * Returns 0 for a NULL map.
+ */
 DCH_API uint64_t dch_map_hash(const dch_map *m, const void *key, size_t len);
 
 /**
  * The member that owns a hash: O(1), a shift and one table read.
- * DCH_NODE_NONE when no member has a positive weight.
+ * DCH_NODE_NONE when no member has a positive weight (or m is NULL).
  */
 DCH_API uint32_t dch_map_lookup_hash(const dch_map *m, uint64_t hash);
 
-/** dch_map_lookup_hash(m, dch_map_hash(m, key, len)). */
+/** dch_map_lookup_hash(m, dch_map_hash(m, key, len)); DCH_NODE_NONE for a
+ *  NULL map. */
 DCH_API uint32_t dch_map_lookup(const dch_map *m, const void *key, size_t len);
 
 /**
@@ -253,11 +258,12 @@ DCH_API int dch_map_foreach_range(const dch_map *m,
 /**
  * The map's epoch: 0 for a new map, incremented by every call that changes
  * members, weights or slots. Clients that share a map compare epochs to tell
- * which copy is newer.
+ * which copy is newer. 0 for NULL.
  */
 DCH_API uint64_t dch_map_epoch(const dch_map *m);
 
-/** Bytes the map holds through its allocator (table, members, names). */
+/** Bytes the map holds through its allocator (table, members, names); 0 for
+ *  NULL. */
 DCH_API size_t dch_map_memory(const dch_map *m);
 
 #ifdef __cplusplus

@@ -5,7 +5,8 @@
  * and a new one: exactly the data that must move when a cluster goes from one
  * to the other. Owners are named, not numbered, so the two maps may give the
  * same member different ids (as two maps built or loaded separately do).
- * Rings have the same through dch_range_diff on their range lists.
+ * A move (dch_move) is declared in range.h; rings have the same diff,
+ * dch_ring_diff in ring_diff.h.
  */
 #ifndef DCH_MAP_DIFF_H
 #define DCH_MAP_DIFF_H
@@ -16,19 +17,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/**
- * Hashes lo .. hi (inclusive) are owned by the member named `from` in the old
- * map and by the member named `to` in the new one; NULL names nobody (no
- * member of positive weight). from and to are never both NULL and never
- * equal strings.
- */
-typedef struct dch_move {
-    uint64_t lo;
-    uint64_t hi;
-    const char *from;
-    const char *to;
-} dch_move;
 
 /**
  * Call fn for each maximal hash range whose owner differs between two maps.

@@ -7,7 +7,8 @@
  * the map before returning it, so bytes from anywhere (a disk, a network, an
  * attacker) give either a valid map or an error, never a crash or a map that
  * breaks its contract. dch_map_save_file and dch_map_load_file do the same
- * with a file, replacing it atomically. dch_map_fingerprint digests what
+ * with a file, replacing it atomically (dch_map_load_with and
+ * dch_map_load_file_with take an allocator). dch_map_fingerprint digests what
  * decides routing, so two clients know in one comparison that they route
  * every key the same way.
  *
@@ -93,8 +94,9 @@ extern "C" {
  * @param buf      where to write; NULL to only measure.
  * @param cap      bytes available at buf.
  * @param[out] len_out  bytes the serialisation takes.
- * @return DCH_OK; DCH_EINVAL (NULL m or len_out, or buf given and cap below
- *         *len_out; nothing is written then).
+ * @return DCH_OK; DCH_EINVAL (NULL m or len_out); DCH_EFULL (buf given and
+ *         cap below *len_out: nothing is written; the same code as a short
+ *         array for dch_map_ranges).
  */
 DCH_API int dch_map_save(const dch_map *m, void *buf, size_t cap,
                          size_t *len_out);
@@ -148,18 +150,31 @@ DCH_API int dch_map_load_with(dch_map **out, const void *buf, size_t len,
 DCH_API int dch_map_save_file(const dch_map *m, const char *path);
 
 /**
+ * Read a map from a file written by dch_map_save_file, with libc allocation.
+ * Same as dch_map_load_file_with(out, path, NULL).
+ */
+DCH_API int dch_map_load_file(dch_map **out, const char *path);
+
+/**
  * Read a map from a file written by dch_map_save_file (or any file holding
- * exactly what dch_map_save writes), with libc allocation.
+ * exactly what dch_map_save writes), allocating through `allocator`, as
+ * dch_map_load_with does for bytes.
  *
  * Reads no more than the length the file's header announces, which may be
  * at most what the largest possible map takes, plus one byte to check that
- * nothing follows; works on pipes.
+ * nothing follows; works on pipes. The file's bytes are held, through
+ * `allocator`, only while the map is built.
  *
- * @return DCH_OK; DCH_EINVAL (a NULL argument); DCH_EIO (the file cannot be
- *         opened or read; errno says why); DCH_ECORRUPT (including data
- *         after the map, or a file ending early); DCH_EVERSION; DCH_ENOMEM.
+ * @param[out] out  the map, owned by the caller; untouched on error.
+ * @param path      the file.
+ * @param allocator for the map and the bytes read; NULL means libc.
+ * @return DCH_OK; DCH_EINVAL (a NULL out or path, or an allocator lacking a
+ *         function); DCH_EIO (the file cannot be opened or read; errno says
+ *         why); DCH_ECORRUPT (including data after the map, or a file
+ *         ending early); DCH_EVERSION; DCH_ENOMEM.
  */
-DCH_API int dch_map_load_file(dch_map **out, const char *path);
+DCH_API int dch_map_load_file_with(dch_map **out, const char *path,
+                                   const dch_allocator *allocator);
 
 /**
  * A 64-bit digest of everything that decides routing: the config (units,

@@ -31,6 +31,20 @@ typedef struct dch_range_change {
 } dch_range_change;
 
 /**
+ * Hashes lo .. hi (inclusive) are owned by the member named `from` in an old
+ * map or ring and by the member named `to` in the new one; NULL names nobody
+ * (no member of positive weight). from and to are never both NULL and never
+ * equal strings. What dch_map_diff (map_diff.h) and dch_ring_diff
+ * (ring_diff.h) report.
+ */
+typedef struct dch_move {
+    uint64_t lo;
+    uint64_t hi;
+    const char *from;
+    const char *to;
+} dch_move;
+
+/**
  * Compare two range lists and report where the owner differs.
  *
  * Both lists must be well formed: ascending, contiguous, starting at 0 and

@@ -13,7 +13,8 @@
  * one whose name is bytewise smaller wins, then the smaller j. Who owns what
  * therefore depends only on the config and the set of (name, weight) pairs,
  * not on the order of the calls that built the ring; ids do depend on that
- * order, so clients that compare rings should compare names.
+ * order, so clients that compare rings should compare names, as
+ * dch_ring_diff (ring_diff.h) does.
  *
  * Ketama placement (cfg.placement = DCH_RING_PLACE_KETAMA) replaces the
  * above with the continuum of libmemcached 1.1 (its weighted ketama mode,
@@ -69,6 +70,11 @@
  * Threads: as for the map (map.h): functions taking `const dch_ring *` only
  * read, so any number of threads may look up in a ring that nobody changes;
  * to change it under readers, clone, change the clone, and publish it.
+ *
+ * NULL, as for the map (map.h): every function accepts a NULL ring. Getters
+ * and lookups return 0, NULL or DCH_NODE_NONE for it, functions that return
+ * an error code return DCH_EINVAL, and functions that return nothing do
+ * nothing. Each declaration below says which.
  *
  * Errors: a call that fails leaves the ring exactly as it was.
  */
@@ -237,7 +243,8 @@ DCH_API uint64_t dch_ring_hash(const dch_ring *r, const void *key, size_t len);
  */
 DCH_API uint32_t dch_ring_lookup_hash(const dch_ring *r, uint64_t hash);
 
-/** dch_ring_lookup_hash(r, dch_ring_hash(r, key, len)). */
+/** dch_ring_lookup_hash(r, dch_ring_hash(r, key, len)); DCH_NODE_NONE for a
+ *  NULL ring. */
 DCH_API uint32_t dch_ring_lookup(const dch_ring *r, const void *key, size_t len);
 
 /**

@@ -32,7 +32,18 @@ DCH_API uint64_t dch_siphash24(const uint8_t key[16], const void *data,
 /**
  * SipHash-2-4 with 128-bit output.
  *
- * Writes the 16 bytes the reference implementation writes, in its order.
+ * For a keyed digest that stands in for the key itself (a deduplication or
+ * cache index, a content id shared between clients), not for routing. Among
+ * n keys a 64-bit hash has a collision with probability about n^2 / 2^65,
+ * one in two near 5 * 10^9 keys: harmless for routing, where a collision
+ * only sends two keys to the same member, but a wrong answer for a digest.
+ * The 128-bit output moves that point to about 2^64 keys for one more
+ * finalisation. Neither half equals dch_siphash24's output, so routing
+ * (dch_map_hash, dch_ring_hash) stays defined by the 64-bit function.
+ *
+ * Writes the 16 bytes the reference implementation writes, in its order;
+ * tests/vectors/siphash.txt holds the reference vectors it is checked
+ * against.
  *
  * @param key   16 key bytes.
  * @param data  message; may be NULL when len is 0.
