@@ -308,20 +308,28 @@ static uint32_t plan_counts(const engine *g)
 /*
  * How many of o[0 .. n) equal id, four entries a word: a lane of t is 0
  * exactly where the entry is id, and ((t & low) + low) | t sets the lane's
- * top bit exactly where it is not; the clear top bits are then summed by a
- * multiply. Lanes are whole 16-bit fields in either byte order.
+ * top bit exactly where it is not. The clear top bits, shifted to the
+ * bottom of their lanes, are summed lane by lane and the four lanes added
+ * at the end of each round. Lanes are whole
+ * 16-bit fields in either byte order.
  */
 static uint32_t count_of(const uint16_t *o, uint32_t n, uint32_t id)
 {
     const uint64_t ones = UINT64_C(0x0001000100010001);
     const uint64_t low = UINT64_C(0x7FFF7FFF7FFF7FFF), pattern = ones * id;
     uint32_t c = 0, i = 0;
-    for (; i + 4 <= n; i += 4) {
-        uint64_t w;
-        memcpy(&w, o + i, sizeof w);
-        const uint64_t t = w ^ pattern;
-        const uint64_t zero = ~(((t & low) + low) | t) & ~low;
-        c += (uint32_t)(((zero >> 15) * ones) >> 48);
+    while (i + 4 <= n) {
+        /* At most 2^16 - 1 words a round, so that no lane overflows. */
+        const uint32_t end = n - i > UINT32_C(0x3FFFC) ? i + UINT32_C(0x3FFFC) : n;
+        uint64_t lanes = 0;
+        for (; i + 4 <= end; i += 4) {
+            uint64_t w;
+            memcpy(&w, o + i, sizeof w);
+            const uint64_t t = w ^ pattern;
+            lanes += (~(((t & low) + low) | t) & ~low) >> 15;
+        }
+        c += (uint32_t)((lanes & 0xFFFF) + (lanes >> 16 & 0xFFFF) +
+                        (lanes >> 32 & 0xFFFF) + (lanes >> 48));
     }
     for (; i < n; i++)
         c += o[i] == id;
