@@ -176,9 +176,18 @@ an_balance an_balance_of(const double *share, const uint32_t *weight,
 
 /* ---- Migration -------------------------------------------------------------------- */
 
-static int push_change(const dch_range_change *ch, void *ctx)
+int an_changes_add(an_changes *c, const dch_range_change *ch)
 {
-    an_changes *c = ctx;
+    if (ch->from == ch->to)
+        return DCH_OK;
+    if (c->n > 0) {
+        dch_range_change *last = &c->v[c->n - 1];
+        if (last->hi + 1 == ch->lo && last->from == ch->from &&
+            last->to == ch->to) {
+            last->hi = ch->hi;
+            return DCH_OK;
+        }
+    }
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 64;
         dch_range_change *v = realloc(c->v, cap * sizeof *v);
@@ -188,7 +197,12 @@ static int push_change(const dch_range_change *ch, void *ctx)
         c->cap = cap;
     }
     c->v[c->n++] = *ch;
-    return 0;
+    return DCH_OK;
+}
+
+static int push_change(const dch_range_change *ch, void *ctx)
+{
+    return an_changes_add(ctx, ch);
 }
 
 int an_changes_diff(an_changes *out, const an_ranges *before,

@@ -115,6 +115,15 @@ typedef struct an_changes {
 int an_changes_diff(an_changes *out, const an_ranges *before,
                     const an_ranges *after);
 
+/**
+ * Append one change in ascending order, keeping the list a diff's: a change
+ * with from == to is dropped, and one that touches the last and has its
+ * (from, to) pair extends it.
+ *
+ * @return DCH_OK, DCH_ENOMEM (the list is then unchanged).
+ */
+int an_changes_add(an_changes *c, const dch_range_change *ch);
+
 /** Free a change list and empty it. */
 void an_changes_free(an_changes *c);
 

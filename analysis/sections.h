@@ -133,8 +133,9 @@ int an_section_glance(an_run *r);
 /* ---- One measured change ------------------------------------------------- */
 
 /**
- * A scheme under a sequence of changes, each measured exactly (ranges
- * before and after, their diff, what moved) and confirmed with the run's
+ * A scheme under a sequence of changes, each measured exactly (the plan
+ * from the scheme before to the scheme after, what moved, the ranges after)
+ * and confirmed with the run's
  * sampled keys, whose statistics go to r->stats[scheme][phase].
  */
 typedef struct an_step {
