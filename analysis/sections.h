@@ -180,6 +180,16 @@ int an_fail(const char *what, int rc);
 /** Balance of a scheme's ownership `rs` (shares against weights). */
 int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out);
 
+/** Names a section numbers its members by: names[g] is number g. */
+typedef struct an_name_list {
+    const char *const *names;
+    uint32_t n;
+} an_name_list;
+
+/** An an_numbering over an an_name_list: the position of name in the list
+ *  (the last one if it is there twice), else DCH_NODE_NONE. */
+uint32_t an_position_of(const char *name, const void *list);
+
 /** Ranges of a scheme with owners numbered by position in names[]. */
 int an_ranges_by_name(const an_scheme *sc, const char *const *names,
                       uint32_t nnames, an_ranges *out);
