@@ -277,26 +277,6 @@ int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,
     return DCH_OK;
 }
 
-int an_disagreement(const an_ranges *a, const an_ranges *b, uint32_t limit,
-                    double *share, an_changes *keep)
-{
-    an_changes ch = {NULL, 0, 0};
-    an_moves mv;
-    int rc = an_changes_diff(&ch, a, b);
-    if (rc == DCH_OK)
-        rc = an_moves_of(&ch, limit, DCH_NODE_NONE, &mv);
-    if (rc == DCH_OK) {
-        *share = mv.moved;
-        if (keep != NULL) {
-            an_changes_free(keep);
-            *keep = ch;
-            ch = (an_changes){NULL, 0, 0};
-        }
-    }
-    an_changes_free(&ch);
-    return rc;
-}
-
 /* ---- Sampled keys ------------------------------------------------------------------ */
 
 static int cmp_u64(const void *pa, const void *pb)

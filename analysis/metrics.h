@@ -150,17 +150,6 @@ typedef struct an_moves {
 int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,
                 an_moves *out);
 
-/**
- * The share of the hash space on which two range lists in one numbering
- * (owners below limit) disagree. The changes from a to b go to *keep when
- * keep is not NULL (replacing it, as an_changes_diff does).
- *
- * @return DCH_OK, DCH_EINVAL (a list not well formed, an owner at or above
- *         limit), DCH_ENOMEM.
- */
-int an_disagreement(const an_ranges *a, const an_ranges *b, uint32_t limit,
-                    double *share, an_changes *keep);
-
 /* ---- Sampled keys -------------------------------------------------------- */
 
 /**
