@@ -176,9 +176,18 @@ an_balance an_balance_of(const double *share, const uint32_t *weight,
 
 /* ---- Migration -------------------------------------------------------------------- */
 
-static int push_change(const dch_range_change *ch, void *ctx)
+int an_changes_add(an_changes *c, const dch_range_change *ch)
 {
-    an_changes *c = ctx;
+    if (ch->from == ch->to)
+        return DCH_OK;
+    if (c->n > 0) {
+        dch_range_change *last = &c->v[c->n - 1];
+        if (last->hi + 1 == ch->lo && last->from == ch->from &&
+            last->to == ch->to) {
+            last->hi = ch->hi;
+            return DCH_OK;
+        }
+    }
     if (c->n == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 64;
         dch_range_change *v = realloc(c->v, cap * sizeof *v);
@@ -188,7 +197,12 @@ static int push_change(const dch_range_change *ch, void *ctx)
         c->cap = cap;
     }
     c->v[c->n++] = *ch;
-    return 0;
+    return DCH_OK;
+}
+
+static int push_change(const dch_range_change *ch, void *ctx)
+{
+    return an_changes_add(ctx, ch);
 }
 
 int an_changes_diff(an_changes *out, const an_ranges *before,
@@ -261,26 +275,6 @@ int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,
     free(got);
     *out = m;
     return DCH_OK;
-}
-
-int an_disagreement(const an_ranges *a, const an_ranges *b, uint32_t limit,
-                    double *share, an_changes *keep)
-{
-    an_changes ch = {NULL, 0, 0};
-    an_moves mv;
-    int rc = an_changes_diff(&ch, a, b);
-    if (rc == DCH_OK)
-        rc = an_moves_of(&ch, limit, DCH_NODE_NONE, &mv);
-    if (rc == DCH_OK) {
-        *share = mv.moved;
-        if (keep != NULL) {
-            an_changes_free(keep);
-            *keep = ch;
-            ch = (an_changes){NULL, 0, 0};
-        }
-    }
-    an_changes_free(&ch);
-    return rc;
 }
 
 /* ---- Sampled keys ------------------------------------------------------------------ */

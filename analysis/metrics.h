@@ -115,6 +115,15 @@ typedef struct an_changes {
 int an_changes_diff(an_changes *out, const an_ranges *before,
                     const an_ranges *after);
 
+/**
+ * Append one change in ascending order, keeping the list a diff's: a change
+ * with from == to is dropped, and one that touches the last and has its
+ * (from, to) pair extends it.
+ *
+ * @return DCH_OK, DCH_ENOMEM (the list is then unchanged).
+ */
+int an_changes_add(an_changes *c, const dch_range_change *ch);
+
 /** Free a change list and empty it. */
 void an_changes_free(an_changes *c);
 
@@ -140,17 +149,6 @@ typedef struct an_moves {
  */
 int an_moves_of(const an_changes *c, uint32_t limit, uint32_t subject,
                 an_moves *out);
-
-/**
- * The share of the hash space on which two range lists in one numbering
- * (owners below limit) disagree. The changes from a to b go to *keep when
- * keep is not NULL (replacing it, as an_changes_diff does).
- *
- * @return DCH_OK, DCH_EINVAL (a list not well formed, an owner at or above
- *         limit), DCH_ENOMEM.
- */
-int an_disagreement(const an_ranges *a, const an_ranges *b, uint32_t limit,
-                    double *share, an_changes *keep);
 
 /* ---- Sampled keys -------------------------------------------------------- */
 

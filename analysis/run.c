@@ -85,15 +85,9 @@ int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out)
     return rc;
 }
 
-/* The names of an_ranges_by_name, searched for one name. */
-typedef struct name_list {
-    const char *const *names;
-    uint32_t n;
-} name_list;
-
-static uint32_t position_of(const char *name, const void *ctx)
+uint32_t an_position_of(const char *name, const void *list)
 {
-    const name_list *l = ctx;
+    const an_name_list *l = list;
     uint32_t at = DCH_NODE_NONE;
     for (uint32_t g = 0; g < l->n; g++)
         if (strcmp(name, l->names[g]) == 0)
@@ -104,8 +98,8 @@ static uint32_t position_of(const char *name, const void *ctx)
 int an_ranges_by_name(const an_scheme *sc, const char *const *names,
                       uint32_t nnames, an_ranges *out)
 {
-    const name_list l = {names, nnames};
-    return an_scheme_ranges_named(sc, position_of, &l, out);
+    const an_name_list l = {names, nnames};
+    return an_scheme_ranges_named(sc, an_position_of, &l, out);
 }
 
 /* Four decimals is what the prose shows, so "between 1.0000 and 1.0000"

@@ -155,8 +155,7 @@ void an_scheme_weights(const an_scheme *s, uint32_t *weight)
         weight[id] = an_scheme_weight(s, id);
 }
 
-int an_scheme_ranges_named(const an_scheme *s,
-                           uint32_t (*number)(const char *name, const void *ctx),
+int an_scheme_ranges_named(const an_scheme *s, an_numbering number,
                            const void *ctx, an_ranges *out)
 {
     uint32_t limit = an_scheme_id_limit(s);
@@ -177,5 +176,74 @@ int an_scheme_ranges_named(const an_scheme *s,
         return rc;
     }
     *out = rs;
+    return DCH_OK;
+}
+
+/* A diff in progress: the names' numbering and the list it fills. */
+typedef struct diff_walk {
+    const an_scheme *from, *to;
+    an_numbering number;
+    const void *ctx;
+    an_changes c;
+} diff_walk;
+
+static uint32_t number_of(const diff_walk *w, const char *name)
+{
+    uint32_t id;
+    if (name == NULL)
+        return DCH_NODE_NONE;
+    if (w->number != NULL)
+        return w->number(name, w->ctx);
+    if (an_scheme_find(w->to, name, &id) == DCH_OK ||
+        an_scheme_find(w->from, name, &id) == DCH_OK)
+        return id;
+    return DCH_NODE_NONE;
+}
+
+static int add_move(const dch_move *mv, void *ctx)
+{
+    diff_walk *w = ctx;
+    const dch_range_change ch = {mv->lo, mv->hi, number_of(w, mv->from),
+                                 number_of(w, mv->to)};
+    return an_changes_add(&w->c, &ch);
+}
+
+int an_scheme_diff(an_changes *out, const an_scheme *from, const an_scheme *to,
+                   an_numbering number, const void *ctx)
+{
+    if ((from->map == NULL) != (to->map == NULL))
+        return DCH_EINVAL;
+    diff_walk w = {from, to, number, ctx, {NULL, 0, 0}};
+    int rc = from->map ? dch_map_diff(from->map, to->map, add_move, &w)
+                       : dch_ring_diff(from->ring, to->ring, add_move, &w);
+    if (rc != DCH_OK) {
+        an_changes_free(&w.c);
+        return rc;
+    }
+    an_changes_free(out);
+    *out = w.c;
+    return DCH_OK;
+}
+
+int an_scheme_change(an_scheme *s, an_op op, const char *name, uint32_t weight,
+                     uint32_t *id, an_numbering number, const void *ctx,
+                     an_changes *out)
+{
+    an_scheme next;
+    uint32_t got;
+    int rc = an_scheme_clone(&next, s);
+    if (rc != DCH_OK)
+        return rc;
+    rc = an_scheme_apply(&next, op, name, weight, &got);
+    if (rc == DCH_OK)
+        rc = an_scheme_diff(out, s, &next, number, ctx);
+    if (rc != DCH_OK) {
+        an_scheme_free(&next);
+        return rc;
+    }
+    an_scheme_free(s);
+    *s = next;
+    if (id != NULL)
+        *id = got;
     return DCH_OK;
 }

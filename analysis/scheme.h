@@ -96,14 +96,48 @@ void an_scheme_lookup_many(const an_scheme *s, const uint64_t *hash, size_t n,
 int an_scheme_ranges(const an_scheme *s, an_ranges *out);
 
 /**
- * The scheme's ownership ranges with every owner renumbered by its name:
- * number(name, ctx) gives the new number (DCH_NODE_NONE for a name it does
- * not know). Two objects holding the same names then share one numbering.
+ * Numbers members by name for range and change lists: the number of `name`,
+ * or DCH_NODE_NONE for a name it does not know. Two objects numbered by one
+ * such function share one numbering.
+ */
+typedef uint32_t (*an_numbering)(const char *name, const void *ctx);
+
+/**
+ * The scheme's ownership ranges with every owner renumbered by number(name,
+ * ctx).
  * @return DCH_OK, DCH_ENOMEM, or DCH_EINVAL from an_ranges_renumber.
  */
-int an_scheme_ranges_named(const an_scheme *s,
-                           uint32_t (*number)(const char *name, const void *ctx),
+int an_scheme_ranges_named(const an_scheme *s, an_numbering number,
                            const void *ctx, an_ranges *out);
+
+/**
+ * The exact migration plan from `from` to `to` (two objects of one spec),
+ * compared by member name (dch_map_diff, dch_ring_diff), with each name
+ * numbered by number(name, ctx). A NULL number means the objects' own ids:
+ * a name's id in `to`, or in `from` for one that left, which is one
+ * numbering when `to` descends from `from`. Nobody is DCH_NODE_NONE.
+ *
+ * The list is what dch_range_diff gives for the two range lists numbered the
+ * same way: maximal per (from, to) pair, without moves between two names
+ * that both number to DCH_NODE_NONE. *out is replaced, as by an_changes_diff.
+ *
+ * @return DCH_OK, DCH_EINVAL (a map and a ring, or objects the library will
+ *         not compare), DCH_ENOMEM; *out is unchanged on failure.
+ */
+int an_scheme_diff(an_changes *out, const an_scheme *from, const an_scheme *to,
+                   an_numbering number, const void *ctx);
+
+/**
+ * Apply one change (as an_scheme_apply) and take its exact plan (as
+ * an_scheme_diff from the scheme before to the scheme after, numbered by
+ * number and ctx) into *out. The change is made on a copy that replaces *s
+ * only on success, so a failed call leaves *s and *out as they were.
+ *
+ * @return DCH_OK, DCH_ENOMEM, or the error of an_scheme_apply.
+ */
+int an_scheme_change(an_scheme *s, an_op op, const char *name, uint32_t weight,
+                     uint32_t *id, an_numbering number, const void *ctx,
+                     an_changes *out);
 
 /**
  * Weights by id: weight[id] for id < an_scheme_id_limit (0 for free ids).

@@ -66,18 +66,19 @@ static int spread_load(an_run *r, const an_scheme *objs, uint32_t **to,
 }
 
 /* The share of the hash space on which two objects holding the same members
- * (by name) disagree. */
+ * (by name) disagree: what the library's diff of the two would move. */
 static int disagreement(const an_scheme *a, const an_scheme *b,
                         const char *const *names, uint32_t nnames, double *out)
 {
-    an_ranges ra = {NULL, 0}, rb = {NULL, 0};
-    int rc = an_ranges_by_name(a, names, nnames, &ra);
+    const an_name_list l = {names, nnames};
+    an_changes ch = {NULL, 0, 0};
+    an_moves mv;
+    int rc = an_scheme_diff(&ch, a, b, an_position_of, &l);
     if (rc == DCH_OK)
-        rc = an_ranges_by_name(b, names, nnames, &rb);
+        rc = an_moves_of(&ch, nnames, DCH_NODE_NONE, &mv);
     if (rc == DCH_OK)
-        rc = an_disagreement(&ra, &rb, nnames, out, NULL);
-    an_ranges_free(&ra);
-    an_ranges_free(&rb);
+        *out = mv.moved;
+    an_changes_free(&ch);
     return rc;
 }
 

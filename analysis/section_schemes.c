@@ -61,29 +61,22 @@ static int draw_change(an_run *r, const an_scheme_spec *spec, bool join,
     if (rc != DCH_OK)
         return an_fail("diagram", rc);
     an_ranges before = {NULL, 0}, after = {NULL, 0};
+    an_changes ch = {NULL, 0, 0};
+    an_moves mv = {0};
+    const an_name_list l = {names, nnames};
+    const uint32_t subject = join ? nnames - 1 : leaver;
     uint32_t first = join ? nnames - 1 : nnames;
     for (uint32_t g = 0; g < first && rc == DCH_OK; g++)
         rc = an_scheme_add(&sc, names[g], 1, NULL);
     if (rc == DCH_OK)
         rc = an_ranges_by_name(&sc, names, nnames, &before);
-    if (rc == DCH_OK) {
-        uint32_t id;
-        if (join) {
-            rc = an_scheme_add(&sc, names[nnames - 1], 1, NULL);
-        } else {
-            rc = an_scheme_find(&sc, names[leaver], &id);
-            if (rc == DCH_OK)
-                rc = an_scheme_remove(&sc, id);
-        }
-    }
+    if (rc == DCH_OK)
+        rc = an_scheme_change(&sc, join ? AN_OP_ADD : AN_OP_REMOVE,
+                              names[subject], 1, NULL, an_position_of, &l, &ch);
     if (rc == DCH_OK)
         rc = an_ranges_by_name(&sc, names, nnames, &after);
-    an_changes ch = {NULL, 0, 0};
-    an_moves mv = {0};
     if (rc == DCH_OK)
-        rc = an_changes_diff(&ch, &before, &after);
-    if (rc == DCH_OK)
-        rc = an_moves_of(&ch, nnames, join ? nnames - 1 : leaver, &mv);
+        rc = an_moves_of(&ch, nnames, subject, &mv);
     if (rc == DCH_OK)
         rc = write_diagram(r, spec, join ? NULL : names[leaver], &mv, &before,
                            &after, file, title);

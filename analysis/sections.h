@@ -133,8 +133,9 @@ int an_section_glance(an_run *r);
 /* ---- One measured change ------------------------------------------------- */
 
 /**
- * A scheme under a sequence of changes, each measured exactly (ranges
- * before and after, their diff, what moved) and confirmed with the run's
+ * A scheme under a sequence of changes, each measured exactly (the plan
+ * from the scheme before to the scheme after, what moved, the ranges after)
+ * and confirmed with the run's
  * sampled keys, whose statistics go to r->stats[scheme][phase].
  */
 typedef struct an_step {
@@ -178,6 +179,16 @@ int an_fail(const char *what, int rc);
 
 /** Balance of a scheme's ownership `rs` (shares against weights). */
 int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out);
+
+/** Names a section numbers its members by: names[g] is number g. */
+typedef struct an_name_list {
+    const char *const *names;
+    uint32_t n;
+} an_name_list;
+
+/** An an_numbering over an an_name_list: the position of name in the list
+ *  (the last one if it is there twice), else DCH_NODE_NONE. */
+uint32_t an_position_of(const char *name, const void *list);
 
 /** Ranges of a scheme with owners numbered by position in names[]. */
 int an_ranges_by_name(const an_scheme *sc, const char *const *names,

@@ -1,8 +1,9 @@
 /*
  * One measured change, the skeleton that growth, shrink and weights share:
- * apply the change, take the ranges after it, diff them against the ranges
- * before (the exact migration plan), summarise what moved, and confirm the
- * plan with the sampled keys looked up before and after.
+ * apply the change and take its exact migration plan (an_scheme_change, the
+ * library's diff by member name), summarise what moved, keep the ranges
+ * after it for shares and balance, and confirm the plan with the sampled
+ * keys looked up before and after.
  */
 #include "sections.h"
 
@@ -54,14 +55,15 @@ int an_step_apply(an_step *st, an_op op, const char *name, uint32_t weight)
 {
     const uint32_t limit_before = an_scheme_id_limit(&st->sc);
     an_ranges after = {NULL, 0};
-    int rc = an_scheme_apply(&st->sc, op, name, weight, &st->subject);
+    /* The plan by name, numbered by the scheme's own ids, which are the
+     * owners its lookups and its ranges give. */
+    int rc = an_scheme_change(&st->sc, op, name, weight, &st->subject, NULL,
+                              NULL, &st->ch);
     if (rc == DCH_OK) {
         st->share_before = op == AN_OP_ADD ? 0.0
                                            : an_share_of(&st->ranges, st->subject);
         rc = an_scheme_ranges(&st->sc, &after);
     }
-    if (rc == DCH_OK)
-        rc = an_changes_diff(&st->ch, &st->ranges, &after);
     if (rc == DCH_OK) {
         const uint32_t limit = an_scheme_id_limit(&st->sc);
         rc = an_moves_of(&st->ch, limit > limit_before ? limit : limit_before,

@@ -9,7 +9,8 @@
  * the figure dch-analysis prints for the same scenario: the same hash key
  * from the same seed (an_hash_key_of_seed), the same names (node-01, ...),
  * the same client views (an_views_of_seed), the same exact measures taken
- * from ownership ranges and their diff.
+ * from ownership ranges and from the library's diff of the schemes before
+ * and after a change (an_scheme_change).
  *
  * The state is the config and the history of changes. Undo drops the last
  * change and replays the rest on fresh objects; a DCH map is a pure function
@@ -18,8 +19,8 @@
  * the page never shows schemes that disagree about who is a member.
  *
  * Owners are numbered by name for the whole page: node-NN is number NN - 1
- * in every scheme, whatever id the scheme gave it, so the diff of two range
- * lists and the colour of a member mean the same everywhere.
+ * in every scheme, whatever id the scheme gave it, so a move in a plan and
+ * the colour of a member mean the same everywhere.
  *
  * Every ex_ call that returns int gives DCH_OK or a negative DCH_E* code;
  * ex_message() then says what was refused in words a learner can act on.
@@ -70,7 +71,7 @@ void ex_weights_by_number(const an_scheme *s, uint32_t *weight)
     }
 }
 
-static uint32_t number_of(const char *name, const void *ctx)
+uint32_t ex_numbering(const char *name, const void *ctx)
 {
     (void)ctx;
     return ex_number_of(name);
@@ -79,7 +80,7 @@ static uint32_t number_of(const char *name, const void *ctx)
 /* A scheme's ranges with owners renumbered by name. */
 int ex_ranges_by_number(const an_scheme *s, an_ranges *out)
 {
-    return an_scheme_ranges_named(s, number_of, NULL, out);
+    return an_scheme_ranges_named(s, ex_numbering, NULL, out);
 }
 
 static void free_state(void)
@@ -104,11 +105,12 @@ static int fresh_schemes(void)
 
 /* ---- Applying and measuring one change ------------------------------------- */
 
+static const an_op AS_OP[] = {[EX_ADD] = AN_OP_ADD,
+                              [EX_REMOVE] = AN_OP_REMOVE,
+                              [EX_WEIGHT] = AN_OP_WEIGHT};
+
 static int apply_one(an_scheme *s, const ex_op *op)
 {
-    static const an_op AS_OP[] = {[EX_ADD] = AN_OP_ADD,
-                                  [EX_REMOVE] = AN_OP_REMOVE,
-                                  [EX_WEIGHT] = AN_OP_WEIGHT};
     char name[16];
     uint32_t id;
     ex_name_of(name, sizeof name, op->who);
@@ -135,8 +137,8 @@ static void add_flow(ex_change *c, const dch_range_change *ch)
  * shared: every other member gives (join, weight raised) or receives
  * (removal, weight lowered) in proportion to its weight.
  */
-static void judge(ex_change *c, const ex_op *op, const an_ranges *before,
-                  const uint32_t *w0, const uint32_t *w1)
+static void judge(ex_change *c, const ex_op *op, const uint32_t *w0,
+                  const uint32_t *w1)
 {
     double total0 = 0.0, total1 = 0.0, others = 0.0;
     for (uint32_t k = 0; k < EX_MAX_NAMES; k++) {
@@ -147,22 +149,21 @@ static void judge(ex_change *c, const ex_op *op, const an_ranges *before,
     }
     double t0 = total0 > 0.0 ? w0[op->who] / total0 : 0.0;
     double t1 = total1 > 0.0 ? w1[op->who] / total1 : 0.0;
-    bool gives; /* do the others give (true) or receive (false)? */
-    if (op->kind == EX_REMOVE) {
-        c->optimum = an_share_of(before, op->who);
-        gives = false;
-    } else {
-        c->optimum = fabs(t1 - t0);
-        gives = t1 > t0;
-    }
-    an_volume flow[EX_MAX_NAMES];
+    /* Do the others give (true) or receive (false)? */
+    const bool gives = op->kind != EX_REMOVE && t1 > t0;
+    an_volume flow[EX_MAX_NAMES], left = {0, 0};
     memset(flow, 0, sizeof flow);
     for (size_t i = 0; i < c->ch.n; i++) {
         const dch_range_change *ch = &c->ch.v[i];
         uint32_t k = gives ? ch->from : ch->to;
         if (k != DCH_NODE_NONE && k != op->who)
             an_volume_add_range(&flow[k], ch->lo, ch->hi);
+        if (ch->from == op->who)
+            an_volume_add_range(&left, ch->lo, ch->hi);
     }
+    /* Every hash a leaver held moves, so what it gave is its whole share. */
+    c->optimum = op->kind == EX_REMOVE ? an_volume_fraction(left)
+                                       : fabs(t1 - t0);
     c->parties = c->eligible = 0;
     c->worst = 0.0;
     for (uint32_t k = 0; k < EX_MAX_NAMES; k++) {
@@ -183,20 +184,16 @@ static int measure_one(int s, const ex_op *op, ex_step *step)
     an_scheme *sc = &ex.sc[s];
     ex_change *c = &ex.last[s];
     uint32_t w0[EX_MAX_NAMES], w1[EX_MAX_NAMES];
-    an_ranges before = {NULL, 0}, after = {NULL, 0};
+    char name[16];
+    ex_name_of(name, sizeof name, op->who);
     ex_weights_by_number(sc, w0);
-    int rc = ex_ranges_by_number(sc, &before);
-    if (rc == DCH_OK)
-        rc = apply_one(sc, op);
-    if (rc == DCH_OK)
-        rc = ex_ranges_by_number(sc, &after);
-    if (rc == DCH_OK)
-        rc = an_changes_diff(&c->ch, &before, &after);
+    int rc = an_scheme_change(sc, AS_OP[op->kind], name, op->weight, NULL,
+                              ex_numbering, NULL, &c->ch);
     if (rc == DCH_OK)
         rc = an_moves_of(&c->ch, EX_MAX_NAMES, op->who, &c->mv);
     if (rc == DCH_OK) {
         ex_weights_by_number(sc, w1);
-        judge(c, op, &before, w0, w1);
+        judge(c, op, w0, w1);
         c->nflows = 0;
         for (size_t i = 0; i < c->ch.n; i++)
             add_flow(c, &c->ch.v[i]);
@@ -205,8 +202,6 @@ static int measure_one(int s, const ex_op *op, ex_step *step)
         step->optimum = c->optimum;
         step->members = an_scheme_count(sc);
     }
-    an_ranges_free(&before);
-    an_ranges_free(&after);
     return rc;
 }
 

@@ -76,6 +76,7 @@ extern ex_world ex;
 /* Shared by the engine and the report. */
 void ex_name_of(char *buf, size_t n, uint32_t who);
 uint32_t ex_number_of(const char *name);
+uint32_t ex_numbering(const char *name, const void *ctx); /* an an_numbering */
 void ex_weights_by_number(const an_scheme *s, uint32_t *weight);
 int ex_ranges_by_number(const an_scheme *s, an_ranges *out);
 

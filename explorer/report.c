@@ -153,27 +153,35 @@ static int spread_of(int s, const uint32_t *who, uint32_t n, const bool *sees,
 }
 
 /* Where the live scheme s and the same members joined in reverse order
- * disagree; `keep` (if not NULL) receives the reverse build's ranges and the
- * changes from the live one to it. */
+ * disagree, by the library's diff of the two; `keep` (if not NULL) receives
+ * the reverse build's ranges and the changes from the live one to it. */
 static int disagreement(int s, const uint32_t *who, uint32_t n, double *out,
                         an_ranges *keep, an_changes *keep_ch)
 {
     uint32_t weight[EX_MAX_NAMES];
     ex_weights_by_number(&ex.sc[s], weight);
     an_scheme rev = {0};
-    an_ranges a = {NULL, 0}, b = {NULL, 0};
+    an_changes ch = {NULL, 0, 0};
+    an_moves mv;
+    an_ranges b = {NULL, 0};
     int rc = build(s, who, NULL, n, true, weight, &rev);
     if (rc == DCH_OK)
-        rc = ex_ranges_by_number(&ex.sc[s], &a);
+        rc = an_scheme_diff(&ch, &ex.sc[s], &rev, ex_numbering, NULL);
     if (rc == DCH_OK)
+        rc = an_moves_of(&ch, EX_MAX_NAMES, DCH_NODE_NONE, &mv);
+    if (rc == DCH_OK && keep != NULL)
         rc = ex_ranges_by_number(&rev, &b);
-    if (rc == DCH_OK)
-        rc = an_disagreement(&a, &b, EX_MAX_NAMES, out, keep ? keep_ch : NULL);
-    if (rc == DCH_OK && keep != NULL) {
-        *keep = b;
-        b = (an_ranges){NULL, 0};
+    if (rc == DCH_OK) {
+        *out = mv.moved;
+        if (keep != NULL) {
+            *keep = b;
+            b = (an_ranges){NULL, 0};
+            an_changes_free(keep_ch);
+            *keep_ch = ch;
+            ch = (an_changes){NULL, 0, 0};
+        }
     }
-    an_ranges_free(&a);
+    an_changes_free(&ch);
     an_ranges_free(&b);
     an_scheme_free(&rev);
     return rc;

@@ -491,6 +491,172 @@ Test(analysis, sampled_keys_follow_the_range_diff_under_random_changes)
     free(hash);
 }
 
+/* ---- Plans by member name --------------------------------------------------------------- */
+
+Test(analysis, changes_add_drops_no_moves_and_extends_touching_pairs)
+{
+    an_changes c = {NULL, 0, 0};
+    const dch_range_change in[] = {{0, 9, 1, 2},   {10, 19, 1, 2},
+                                   {20, 29, 3, 3}, {30, 39, 1, 2},
+                                   {40, 49, 2, 1}, {60, 69, 2, 1}};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+        cr_assert_eq(an_changes_add(&c, &in[i]), DCH_OK);
+    const dch_range_change want[] = {{0, 19, 1, 2}, {30, 39, 1, 2},
+                                     {40, 49, 2, 1}, {60, 69, 2, 1}};
+    cr_assert_eq(c.n, 4);
+    for (size_t i = 0; i < 4; i++)
+        cr_assert(c.v[i].lo == want[i].lo && c.v[i].hi == want[i].hi &&
+                      c.v[i].from == want[i].from && c.v[i].to == want[i].to,
+                  "change %zu", i);
+    an_changes_free(&c);
+}
+
+/* A scheme holding a seeded choice of names[0 .. n-1] in a seeded order,
+ * with weights 1 .. 3 and now and then 0. */
+static void random_scheme(an_scheme *out, const an_scheme_spec *spec,
+                          const char *const *names, uint32_t n, uint64_t *rng)
+{
+    uint32_t order[16];
+    cr_assert(n <= 16);
+    for (uint32_t g = 0; g < n; g++)
+        order[g] = g;
+    for (uint32_t g = n; g > 1; g--) {
+        uint32_t j = an_rng_below(rng, g), t = order[g - 1];
+        order[g - 1] = order[j];
+        order[j] = t;
+    }
+    cr_assert_eq(an_scheme_new(out, spec), DCH_OK);
+    for (uint32_t g = 0; g < n; g++) {
+        if (an_rng_below(rng, 4) == 0)
+            continue;
+        uint32_t id;
+        cr_assert_eq(an_scheme_add(out, names[order[g]],
+                                   1 + an_rng_below(rng, 3), &id), DCH_OK);
+        if (an_rng_below(rng, 5) == 0)
+            cr_assert_eq(an_scheme_set_weight(out, id, 0), DCH_OK);
+    }
+}
+
+static void assert_same_changes(const an_changes *got, const an_changes *want,
+                                uint64_t seed, const char *label,
+                                unsigned round)
+{
+    cr_assert_eq(got->n, want->n, "seed %llu scheme %s round %u: %zu vs %zu",
+                 (unsigned long long)seed, label, round, got->n, want->n);
+    for (size_t i = 0; i < got->n; i++)
+        cr_assert(got->v[i].lo == want->v[i].lo &&
+                      got->v[i].hi == want->v[i].hi &&
+                      got->v[i].from == want->v[i].from &&
+                      got->v[i].to == want->v[i].to,
+                  "seed %llu scheme %s round %u change %zu",
+                  (unsigned long long)seed, label, round, i);
+}
+
+/* The oracle is the computation the library's diff replaced: both range
+ * lists renumbered by name, then dch_range_diff. Names outside the
+ * numbering exercise the rules for DCH_NODE_NONE. */
+Test(analysis, scheme_diff_by_name_is_the_range_diff_in_one_numbering)
+{
+    const uint64_t seed = test_seed();
+    const unsigned rounds = scaled(40, 6);
+    static const char *const NAMES[12] = {"m00", "m01", "m02", "m03",
+                                          "m04", "m05", "m06", "m07",
+                                          "m08", "m09", "m10", "m11"};
+    const an_name_list known = {NAMES, 9};
+    an_scheme_spec specs[4] = {
+        {"dch", AN_KIND_MAP, 16, 8, 0, {0}, DCH_RING_PLACE_SIPHASH},
+        {"ring-8", AN_KIND_RING, 0, 0, 8, {0}, DCH_RING_PLACE_SIPHASH},
+        {"ring-1", AN_KIND_RING, 0, 0, 1, {0}, DCH_RING_PLACE_SIPHASH},
+        {"ketama-40", AN_KIND_RING, 0, 0, 40, {0}, DCH_RING_PLACE_KETAMA}};
+    for (int s = 0; s < 4; s++) {
+        fixed_key(specs[s].hash_key);
+        uint64_t rng = seed ^ (uint64_t)(s + 1) << 56;
+        for (unsigned round = 0; round < rounds; round++) {
+            an_scheme a, b;
+            random_scheme(&a, &specs[s], NAMES, 12, &rng);
+            random_scheme(&b, &specs[s], NAMES, 12, &rng);
+            an_changes got = {NULL, 0, 0}, want = {NULL, 0, 0};
+            an_ranges ra, rb;
+            cr_assert_eq(an_scheme_diff(&got, &a, &b, an_position_of, &known),
+                         DCH_OK);
+            cr_assert_eq(an_ranges_by_name(&a, NAMES, 9, &ra), DCH_OK);
+            cr_assert_eq(an_ranges_by_name(&b, NAMES, 9, &rb), DCH_OK);
+            cr_assert_eq(an_changes_diff(&want, &ra, &rb), DCH_OK);
+            assert_same_changes(&got, &want, seed, specs[s].label, round);
+            an_ranges_free(&ra);
+            an_ranges_free(&rb);
+
+            /* One change to a, numbered by a's own ids (NULL numbering):
+             * the range diff of the object before and after it. */
+            const char *name = NAMES[an_rng_below(&rng, 12)];
+            const an_op op = (an_op)an_rng_below(&rng, 3);
+            cr_assert_eq(an_scheme_ranges(&a, &ra), DCH_OK);
+            uint32_t id;
+            int rc = an_scheme_change(&a, op, name, an_rng_below(&rng, 4), &id,
+                                      NULL, NULL, &got);
+            if (rc == DCH_OK) {
+                cr_assert_eq(an_scheme_ranges(&a, &rb), DCH_OK);
+                cr_assert_eq(an_changes_diff(&want, &ra, &rb), DCH_OK);
+                assert_same_changes(&got, &want, seed, specs[s].label, round);
+                an_ranges_free(&rb);
+            }
+            an_ranges_free(&ra);
+            an_changes_free(&got);
+            an_changes_free(&want);
+            an_scheme_free(&a);
+            an_scheme_free(&b);
+        }
+    }
+}
+
+Test(analysis, a_failed_change_leaves_the_scheme_and_the_plan_as_they_were)
+{
+    an_scheme_spec ring = {"ring-4", AN_KIND_RING, 0, 0, 4, {0}, DCH_RING_PLACE_SIPHASH};
+    an_scheme_spec map = {"dch", AN_KIND_MAP, 8, 8, 0, {0}, DCH_RING_PLACE_SIPHASH};
+    fixed_key(ring.hash_key);
+    fixed_key(map.hash_key);
+    an_scheme sc, m;
+    cr_assert_eq(an_scheme_new(&sc, &ring), DCH_OK);
+    cr_assert_eq(an_scheme_new(&m, &map), DCH_OK);
+    cr_assert_eq(an_scheme_add(&sc, "a", 1, NULL), DCH_OK);
+    an_changes ch = {NULL, 0, 0};
+    uint32_t id = 77;
+    cr_assert_eq(an_scheme_change(&sc, AN_OP_ADD, "b", 1, &id, NULL, NULL, &ch),
+                 DCH_OK);
+    cr_assert_eq(id, 1);
+    cr_assert_gt(ch.n, 0);
+    const an_changes kept = ch;
+    const dch_range_change first = ch.v[0];
+    an_ranges before, after;
+    cr_assert_eq(an_scheme_ranges(&sc, &before), DCH_OK);
+
+    id = 77;
+    cr_assert_eq(an_scheme_change(&sc, AN_OP_REMOVE, "nobody", 0, &id, NULL,
+                                  NULL, &ch),
+                 DCH_ENOENT);
+    cr_assert_eq(an_scheme_change(&sc, AN_OP_ADD, "a", 1, &id, NULL, NULL, &ch),
+                 DCH_EEXIST);
+    cr_assert_eq(an_scheme_diff(&ch, &sc, &m, NULL, NULL), DCH_EINVAL);
+    cr_assert_eq(id, 77);
+    cr_assert(ch.v == kept.v && ch.n == kept.n);
+    cr_assert(ch.v[0].lo == first.lo && ch.v[0].hi == first.hi &&
+              ch.v[0].from == first.from && ch.v[0].to == first.to);
+    cr_assert_eq(an_scheme_count(&sc), 2);
+    cr_assert_eq(an_scheme_ranges(&sc, &after), DCH_OK);
+    cr_assert_eq(after.n, before.n);
+    for (size_t i = 0; i < before.n; i++)
+        cr_assert(after.v[i].lo == before.v[i].lo &&
+                      after.v[i].hi == before.v[i].hi &&
+                      after.v[i].owner == before.v[i].owner,
+                  "range %zu", i);
+
+    an_ranges_free(&before);
+    an_ranges_free(&after);
+    an_changes_free(&ch);
+    an_scheme_free(&sc);
+    an_scheme_free(&m);
+}
+
 /* ---- Tables ------------------------------------------------------------------------------ */
 
 static char *slurp(const char *path)
