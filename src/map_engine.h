@@ -75,4 +75,61 @@ void dch__move_release(dch__move *mv);
 void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
                      uint32_t w);
 
+/* ---- Shared by the engine's three files -------------------------------- */
+
+/** One move in progress. */
+typedef struct dch__engine {
+    const dch__map_view *v;
+    dch__move *mv;
+    uint32_t x;
+    int grow; /* 1: x's weight rises, slots flow to x */
+    int equal; /* every positive weight is equal */
+    int64_t W; /* weight sum after the change */
+} dch__engine;
+
+/** A strict total order of ids: whether a comes before b. */
+typedef int (*dch__before_fn)(const dch__engine *g, uint32_t a, uint32_t b);
+
+/*
+ * held*W - P*w for a member once its remaining quota is carried: in phase 1
+ * the quota planned so far, in phase 2 what is left of it. Kept in dev[],
+ * which every change of a planned count updates by W.
+ */
+static inline int64_t dch__deviation(const dch__engine *g, uint32_t id)
+{
+    return g->mv->dev[id];
+}
+
+/* Binary heaps over mv->heap, with mv->slot[id] id's position (map_engine.c). */
+void dch__heap_set(const dch__engine *g, uint32_t i, uint32_t id);
+void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i);
+void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i);
+void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n);
+/** Remove the entry at position i; returns the new size. */
+uint32_t dch__heap_remove(const dch__engine *g, dch__before_fn before, uint32_t n,
+                          uint32_t i);
+
+/* Phase 2 (map_engine_slots.c). */
+/** Carry the quotas in slots chosen unit by unit. */
+void dch__place(const dch__engine *g, uint32_t moved);
+/** How many of o[0 .. n) equal id. */
+uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id);
+/** Count the owners of the unit at base (other than x) into cnt/present. */
+uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all);
+/** Zero cnt[] of the np members present. */
+void dch__clear_unit(const dch__engine *g, uint32_t np);
+/** How welcome one more move is for id holding c slots of a unit: 0 .. 2. */
+int dch__tier(const dch__engine *g, uint32_t id, uint32_t c);
+/** id's band in a unit: floor and ceil of S*w/W. */
+void dch__band(const dch__engine *g, uint32_t id, uint32_t *lo, uint32_t *hi);
+
+/* The chain search (map_engine_chains.c). */
+/** A chain of trades that lets one more move happen in unit u0 (for a
+ * lowering, x's slot s0 given); 1 when one was applied. */
+int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0);
+/** Record a move of slot s with counterparty id. */
+void dch__record(const dch__engine *g, uint32_t s, uint32_t id);
+/** A slot of unit u that id holds (it holds one). */
+uint32_t dch__slot_of(const dch__engine *g, uint32_t u, uint32_t id);
+
 #endif /* DCH_SRC_MAP_ENGINE_H */

@@ -1,0 +1,256 @@
+/*
+ * The chain search of phase 2 (map_engine_slots.c): when no counterparty
+ * with quota fits a unit's band, trade moves along a chain of members so
+ * that the multiset of final deviations phase 1 planned is kept, exactly or
+ * within the bounds partner() allows.
+ */
+#include "map_engine.h"
+
+#include "map_internal.h"
+
+static uint32_t held_in_unit(const dch__engine *g, uint32_t u, uint32_t id)
+{
+    return dch__count_of(g->v->owner + (size_t)u * g->v->spu, g->v->spu, id);
+}
+
+/* A slot of unit u that id holds (it holds one). */
+uint32_t dch__slot_of(const dch__engine *g, uint32_t u, uint32_t id)
+{
+    uint32_t s = u * g->v->spu;
+    while (g->v->owner[s] != id)
+        s++;
+    return s;
+}
+
+/*
+ * Whether id can undo one of its moves in a unit where it holds c slots
+ * (take a slot back on a raise, hand one back on a lowering) and stay in its
+ * band.
+ */
+static int can_undo(const dch__engine *g, uint32_t id, uint32_t c)
+{
+    uint32_t lo, hi;
+    dch__band(g, id, &lo, &hi);
+    if (g->grow)
+        return c + 1 <= hi;
+    return c > 0 && c - 1 >= lo;
+}
+
+/* Record a move of slot s with counterparty id. */
+void dch__record(const dch__engine *g, uint32_t s, uint32_t id)
+{
+    dch__move *mv = g->mv;
+    mv->rec_slot[mv->nrec] = s;
+    mv->rec_who[mv->nrec] = id;
+    mv->nrec++;
+}
+
+/* The count id ends with once its remaining quota is carried. */
+static int64_t final_count(const dch__engine *g, uint32_t id)
+{
+    const int64_t q = g->mv->quota[id], c = g->v->members[id].slots;
+    return g->grow ? c - q : c + q;
+}
+
+/*
+ * A member whose remaining quota id can carry in its place (id itself when
+ * its quota is not spent). Preferred: one whose final deviation is exactly
+ * one slot below id's (raise; above, lowering), so that swapping one move
+ * between them leaves the multiset of final deviations as phase 1 planned.
+ * Else one for which the swap keeps both within the global bound and, with
+ * equal weights, every final count within 2 of every other (the invariant
+ * NOTES.md uses to show that equal weights never need a repair move).
+ * UINT32_MAX if none.
+ */
+static uint32_t partner(const dch__engine *g, uint32_t id)
+{
+    dch__move *mv = g->mv;
+    if (mv->quota[id] > 0)
+        return id;
+    const int64_t W = g->W, step = g->grow ? -1 : 1;
+    const int64_t mine = dch__deviation(g, id) + step * W; /* after the extra move */
+    const int64_t my_count = final_count(g, id) + step;
+    uint32_t fit = UINT32_MAX;
+    for (uint32_t k = 0; k < mv->npool; k++) {
+        const uint32_t y = mv->pool[k];
+        if (mv->quota[y] == 0)
+            continue;
+        const int64_t theirs = dch__deviation(g, y) - step * W; /* one move short */
+        if (theirs == mine - step * W)
+            return y;
+        if (!mv->allow_fit || fit != UINT32_MAX || mine <= -2 * W || mine >= 2 * W ||
+            theirs <= -2 * W || theirs >= 2 * W)
+            continue;
+        /* With equal weights: every final count within 2 of every other. */
+        const int64_t their_count = final_count(g, y) - step;
+        const int64_t lo = my_count < their_count ? my_count : their_count;
+        const int64_t hi = my_count < their_count ? their_count : my_count;
+        if (!g->equal || (hi > mv->hi_count ? hi : mv->hi_count) -
+                                 (lo < mv->lo_count ? lo : mv->lo_count) <= 2)
+            fit = y;
+    }
+    return fit;
+}
+
+/* Put id on the search's frontier, reached through record r in unit u. */
+static void visit(const dch__engine *g, uint32_t id, uint32_t from, uint32_t r, uint32_t u)
+{
+    dch__move *mv = g->mv;
+    mv->mark[id] = mv->stamp;
+    mv->par[id] = from;
+    mv->via[id] = r;
+    mv->entry[id] = u;
+    mv->queue[mv->qlen++] = id;
+}
+
+/*
+ * Enqueue the counterparties that can carry one more move in the unit
+ * counted into cnt/present (np of them): present ones within their band and,
+ * on a lowering, receivers holding nothing there (at most `absent` of
+ * those). Returns one with quota left or a partner, or UINT32_MAX.
+ */
+static uint32_t frontier(const dch__engine *g, uint32_t np, uint32_t from, uint32_t r,
+                         uint32_t u, uint32_t absent)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    for (uint32_t k = 0; k < np; k++) {
+        const uint32_t id = mv->present[k];
+        if (mv->mark[id] == mv->stamp || dch__tier(g, id, mv->cnt[id]) > 1)
+            continue;
+        visit(g, id, from, r, u);
+        if (partner(g, id) != UINT32_MAX)
+            return id;
+    }
+    for (uint32_t id = 0; !g->grow && id < v->id_limit && absent > 0; id++) {
+        if (id == g->x || v->members[id].weight == 0 || mv->cnt[id] > 0 ||
+            mv->mark[id] == mv->stamp)
+            continue;
+        visit(g, id, from, r, u);
+        absent--;
+        if (partner(g, id) != UINT32_MAX)
+            return id;
+    }
+    return UINT32_MAX;
+}
+
+/*
+ * Apply the chain that ends at z: z carries a new move in its entry unit,
+ * and every member before it in the chain trades a recorded move for one in
+ * its own entry unit, until the first, whose entry is the unit the search
+ * started from (a new move there: a slot x takes, or x's slot s0 given).
+ */
+static void apply_chain(const dch__engine *g, uint32_t z, uint32_t s0)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    const uint32_t x = g->x;
+    const uint32_t y = partner(g, z);
+    mv->quota[y]--;
+    if (y != z) { /* z carries one move more than planned, y one fewer */
+        const int64_t step = g->grow ? g->W : -g->W;
+        mv->dev[z] -= step;
+        mv->dev[y] += step;
+    }
+    for (uint32_t cur = z;;) {
+        const uint32_t r = mv->via[cur], p = mv->par[cur];
+        uint32_t s;
+        if (g->grow) { /* cur gives a slot of its entry unit to x */
+            s = dch__slot_of(g, mv->entry[cur], cur);
+            v->owner[s] = (uint16_t)x;
+            v->members[cur].slots--;
+            v->members[x].slots++;
+        } else { /* cur receives: x's slot s0, or p's recorded slot */
+            s = r == UINT32_MAX ? s0 : mv->rec_slot[r];
+            v->owner[s] = (uint16_t)cur;
+            v->members[cur].slots++;
+            v->members[r == UINT32_MAX ? x : p].slots--;
+        }
+        if (r == UINT32_MAX) {
+            dch__record(g, s, cur);
+            return;
+        }
+        if (g->grow) { /* p takes its recorded slot back */
+            v->owner[mv->rec_slot[r]] = (uint16_t)p;
+            v->members[p].slots++;
+            v->members[x].slots--;
+        }
+        mv->rec_slot[r] = s;
+        mv->rec_who[r] = cur;
+        cur = p;
+    }
+}
+
+/*
+ * Breadth-first search for a chain of trades that lets one more move happen
+ * in unit u0 within every band: the move goes to a counterparty in its band
+ * there; if its quota is spent, it undoes one of its recorded moves in
+ * another unit (staying in its band), where another counterparty takes the
+ * move over, and so on until one with quota left, or one that can carry
+ * the quota of a partner (see partner()). The multiset of final deviations,
+ * and so every global bound, comes out exactly as phase 1 planned. At most DCH__SEARCH members are
+ * visited. Returns 1 when a chain was applied.
+ */
+#define DCH__SEARCH 256u
+static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    mv->stamp++;
+    mv->qlen = 0;
+    const uint16_t *base0 = v->owner + (size_t)u0 * v->spu;
+    uint32_t np = dch__count_unit(g, base0, 1);
+    uint32_t z = frontier(g, np, UINT32_MAX, UINT32_MAX, u0, DCH__SEARCH);
+    dch__clear_unit(g, np);
+    for (uint32_t head = 0; z == UINT32_MAX && head < mv->qlen && mv->qlen < DCH__SEARCH;
+         head++) {
+        const uint32_t k = mv->queue[head];
+        for (uint32_t r = 0; r < mv->nrec && z == UINT32_MAX; r++) {
+            if (mv->rec_who[r] != k)
+                continue;
+            const uint32_t u = mv->rec_slot[r] / v->spu;
+            if (u == u0 || !can_undo(g, k, held_in_unit(g, u, k)))
+                continue;
+            np = dch__count_unit(g, v->owner + (size_t)u * v->spu, 1);
+            mv->cnt[k] = 0; /* k cannot take its own move over */
+            z = frontier(g, np, k, r, u, DCH__SEARCH - mv->qlen);
+            dch__clear_unit(g, np);
+        }
+    }
+    if (z == UINT32_MAX)
+        return 0;
+    apply_chain(g, z, s0);
+    return 1;
+}
+
+/* A chain that keeps phase 1's final deviations exactly, else one that
+ * keeps them within the bounds partner() allows. */
+int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    mv->allow_fit = 0;
+    if (search_once(g, u0, s0))
+        return 1;
+    /* The looser search: with equal weights partner() needs the least and
+     * most final count, which the failed search left as they were. */
+    mv->allow_fit = 1;
+    mv->lo_count = INT64_MAX;
+    mv->hi_count = INT64_MIN;
+    for (uint32_t id = 0; g->equal && id < v->id_limit; id++) {
+        if (v->members[id].weight == 0)
+            continue;
+        /* x ends with what phase 1 planned */
+        const int64_t c = id == g->x ? mv->x_final : final_count(g, id);
+        mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
+        mv->hi_count = c > mv->hi_count ? c : mv->hi_count;
+    }
+    return search_once(g, u0, s0);
+}
+
+/*
+ * Raise: x takes slots in every unit below `limit` (target + slack; x's
+ * ceiling, the level plus one, when slack is UINT32_MAX - 1; every slot when
+ * it is UINT32_MAX) from the donors present there whose tier is at most
+ * max_tier; returns the slots still to take.
+ */

@@ -1,0 +1,494 @@
+/*
+ * Phase 2 of the placement engine (map_engine.c): which slots carry the
+ * quotas phase 1 planned. x's count in each unit is water-filled towards an
+ * even level; in each unit the slot comes from the donor most above its
+ * per-unit share S*w/W (goes to the receiver most below it), ties to the
+ * larger quota left beyond what later units force, then the lower id. Where
+ * no counterparty fits a unit's band, a chain of trades is looked for
+ * (map_engine_chains.c); quotas are met exactly whatever the units allow.
+ */
+#include "map_engine.h"
+
+#include "map_internal.h"
+
+#include <string.h>
+
+/* A member's band in a unit, [floor(s), ceil(s)] with s = S*w/W. */
+static void band(const dch__engine *g, uint32_t id, uint32_t *lo, uint32_t *hi)
+{
+    *lo = g->mv->band_lo[id];
+    *hi = g->mv->band_hi[id];
+}
+
+/* Every member's band; one division per run of equal weights in id order. */
+static void plan_bands(const dch__engine *g)
+{
+    const dch__map_view *v = g->v;
+    uint32_t last_w = 0, lo = 0, hi = 0;
+    g->mv->max_band_lo = 0;
+    for (uint32_t id = 0; id < v->id_limit; id++) {
+        const uint32_t w = v->members[id].weight;
+        if (w != last_w) {
+            const int64_t share = (int64_t)v->spu * w;
+            lo = (uint32_t)(share / g->W);
+            hi = lo + (share % g->W != 0);
+            last_w = w;
+        } else if (w == 0) {
+            lo = hi = 0;
+        }
+        g->mv->band_lo[id] = lo;
+        g->mv->band_hi[id] = hi;
+        if (id != g->x && lo > g->mv->max_band_lo)
+            g->mv->max_band_lo = lo;
+    }
+}
+
+/* Phase 1 order: the donor of greatest, or receiver of least, deviation. */
+static int before_absent(const dch__engine *g, uint32_t a, uint32_t b)
+{
+    const uint32_t *q = g->mv->quota;
+    uint32_t lo_a, lo_b, hi;
+    band(g, a, &lo_a, &hi);
+    band(g, b, &lo_b, &hi);
+    const int ta = lo_a == 0, tb = lo_b == 0;
+    if (ta != tb)
+        return ta < tb;
+    if (q[a] != q[b])
+        return q[a] > q[b];
+    return a < b;
+}
+
+/* Binary heap over mv->heap; mv->slot[id] is id's position in it. */
+/*
+ * How many of o[0 .. n) equal id, four entries a word: a lane of t is 0
+ * exactly where the entry is id, and ((t & low) + low) | t sets the lane's
+ * top bit exactly where it is not. The clear top bits, shifted to the
+ * bottom of their lanes, are summed lane by lane and the four lanes added
+ * at the end of each round. Lanes are whole
+ * 16-bit fields in either byte order.
+ */
+uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id)
+{
+    const uint64_t ones = UINT64_C(0x0001000100010001);
+    const uint64_t low = UINT64_C(0x7FFF7FFF7FFF7FFF), pattern = ones * id;
+    uint32_t c = 0, i = 0;
+    while (i + 4 <= n) {
+        /* At most 2^16 - 1 words a round, so that no lane overflows. */
+        const uint32_t end = n - i > UINT32_C(0x3FFFC) ? i + UINT32_C(0x3FFFC) : n;
+        uint64_t lanes = 0;
+        for (; i + 4 <= end; i += 4) {
+            uint64_t w;
+            memcpy(&w, o + i, sizeof w);
+            const uint64_t t = w ^ pattern;
+            lanes += (~(((t & low) + low) | t) & ~low) >> 15;
+        }
+        c += (uint32_t)((lanes & 0xFFFF) + (lanes >> 16 & 0xFFFF) +
+                        (lanes >> 32 & 0xFFFF) + (lanes >> 48));
+    }
+    for (; i < n; i++)
+        c += o[i] == id;
+    return c;
+}
+
+/* x's count in every unit into xcnt. */
+static void count_x(const dch__engine *g)
+{
+    const dch__map_view *v = g->v;
+    uint32_t *xcnt = g->mv->xcnt;
+    if (v->members[g->x].slots == 0) {
+        memset(xcnt, 0, (size_t)v->units * sizeof *xcnt);
+        return;
+    }
+    for (uint32_t u = 0; u < v->units; u++)
+        xcnt[u] = dch__count_of(v->owner + (size_t)u * v->spu, v->spu, g->x);
+}
+
+/* Slots x would gain (raise) or lose (lowering) with every unit levelled at L. */
+static uint64_t fill_to(const dch__engine *g, uint32_t L)
+{
+    uint64_t f = 0;
+    for (uint32_t u = 0; u < g->v->units; u++) {
+        const uint32_t c = g->mv->xcnt[u];
+        if (g->grow ? c < L : c > L)
+            f += g->grow ? L - c : c - L;
+    }
+    return f;
+}
+
+/*
+ * x's target count per unit: levelled so that its per-unit counts are as even
+ * as `moved` slots allow. A raise lifts the lowest units to a level L and one
+ * more slot into R of the units at L; a lowering cuts the highest down to L
+ * and R of them one further. The R are spread evenly round the ring.
+ */
+static void plan_targets(const dch__engine *g, uint32_t moved)
+{
+    const dch__map_view *v = g->v;
+    /* Raise: the largest L with fill_to(L) <= moved; lowering: the smallest. */
+    uint32_t lo = 0, hi = v->spu;
+    while (lo < hi) {
+        const uint32_t mid = g->grow ? lo + (hi - lo + 1) / 2 : lo + (hi - lo) / 2;
+        const int fits = fill_to(g, mid) <= moved;
+        if (g->grow)
+            *(fits ? &lo : &hi) = fits ? mid : mid - 1;
+        else
+            *(fits ? &hi : &lo) = fits ? mid : mid + 1;
+    }
+    const uint32_t L = lo;
+    g->mv->level = L; /* used by raises only */
+    const uint64_t extra = moved - fill_to(g, L);
+    uint64_t at_level = 0, acc = 0;
+    for (uint32_t u = 0; u < v->units; u++)
+        at_level += g->grow ? g->mv->xcnt[u] <= L : g->mv->xcnt[u] >= L;
+    for (uint32_t u = 0; u < v->units; u++) {
+        const uint32_t c = g->mv->xcnt[u];
+        uint32_t t = c;
+        if (g->grow ? c <= L : c >= L) {
+            t = L;
+            acc += extra;
+            if (acc >= at_level) {
+                acc -= at_level;
+                t = g->grow ? L + 1 : L - 1;
+            }
+        }
+        g->mv->target[u] = t;
+    }
+}
+
+/*
+ * How welcome a pick is in a unit, for a member holding c slots there with
+ * the per-unit share s = S*w/W: 0 when the band [floor(s), ceil(s)] forces
+ * it (a donor above ceil(s), a receiver below floor(s)), 1 when the band
+ * allows it, 2 when it leaves the band.
+ */
+static int tier(const dch__engine *g, uint32_t id, uint32_t c)
+{
+    uint32_t lo, hi;
+    band(g, id, &lo, &hi);
+    if (g->grow) /* after giving: c - 1 */
+        return c > hi ? 0 : c > lo ? 1 : 2;
+    return c < lo ? 0 : c < hi ? 1 : 2; /* after receiving: c + 1 */
+}
+
+/* Moves the band forces on a member holding c slots of a unit. */
+static uint32_t forced_in_unit(const dch__engine *g, uint32_t id, uint32_t c)
+{
+    uint32_t lo, hi;
+    band(g, id, &lo, &hi);
+    if (g->grow)
+        return c > hi ? c - hi : 0;
+    return c < lo ? lo - c : 0;
+}
+
+
+/* Quota left beyond the moves the bands force in units still to come. */
+static int64_t free_quota(const dch__engine *g, uint32_t id)
+{
+    return (int64_t)g->mv->quota[id] - g->mv->forced[id];
+}
+
+/*
+ * How good a pick is in the unit, smaller first: its tier, then the larger
+ * quota left beyond what later units force on it (largest-remaining-first,
+ * the order that meets every quota when the units allow it), then the lower
+ * id; packed as tier (2 bits), free quota descending (|free quota| < 2^25)
+ * and id (16 bits).
+ */
+static uint64_t pick_key(const dch__engine *g, uint32_t id, int t)
+{
+    const uint64_t fq = (uint64_t)((INT64_C(1) << 25) - free_quota(g, id));
+    return (uint64_t)t << 60 | fq << 16 | id;
+}
+/* Count unit u's owners other than x into cnt/present; slot[id] is the last
+ * slot of the unit id holds. Only donors with quota left, on a raise. */
+static uint32_t count_unit(const dch__engine *g, const uint16_t *base, int all)
+{
+    uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
+    const uint32_t *quota = g->mv->quota;
+    const uint32_t spu = g->v->spu, x = g->x;
+    const int donors = g->grow && !all, grow = g->grow;
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < spu; i++) {
+        const uint32_t o = base[i];
+        if (o == DCH__MAP_UNOWNED || o == x || (donors && quota[o] == 0))
+            continue;
+        if (cnt[o]++ == 0)
+            present[np++] = o;
+        if (grow)
+            slot[o] = i; /* on a lowering slot[] holds heap positions */
+    }
+    return np;
+}
+
+/*
+ * The moves the bands force on the members present in unit u: added to
+ * forced[] by the survey before the first pass (sign +1), and taken off as
+ * the first pass reaches u (sign -1), so that forced[] holds what later
+ * units will force.
+ */
+static void tally_forced(const dch__engine *g, uint32_t np, int sign)
+{
+    for (uint32_t k = 0; k < np; k++) {
+        const uint32_t id = g->mv->present[k];
+        const uint32_t f = forced_in_unit(g, id, g->mv->cnt[id]);
+        g->mv->forced[id] = sign > 0 ? g->mv->forced[id] + f : g->mv->forced[id] - f;
+    }
+}
+
+static void clear_unit(const dch__engine *g, uint32_t np)
+{
+    for (uint32_t i = 0; i < np; i++)
+        g->mv->cnt[g->mv->present[i]] = 0;
+}
+
+/* forced[] of every member over every unit where x changes. */
+static void survey_forced(const dch__engine *g)
+{
+    const dch__map_view *v = g->v;
+    memset(g->mv->forced, 0, (size_t)v->id_limit * sizeof *g->mv->forced);
+    for (uint32_t u = 0; u < v->units; u++) {
+        if (g->mv->xcnt[u] == g->mv->target[u])
+            continue;
+        const uint32_t np = count_unit(g, v->owner + (size_t)u * v->spu, 0);
+        tally_forced(g, np, 1);
+        clear_unit(g, np);
+    }
+}
+
+/* Slots member id holds in unit u. */
+static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint32_t left)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    for (uint32_t u = 0; u < v->units && left > 0; u++) {
+        const uint32_t limit = slack == UINT32_MAX       ? v->spu
+                               : slack == UINT32_MAX - 1 ? mv->level + 1
+                                                         : mv->target[u] + slack;
+        if (mv->xcnt[u] >= limit)
+            continue;
+        uint16_t *base = v->owner + (size_t)u * v->spu;
+        const uint32_t np = count_unit(g, base, 0);
+        const int first = slack == 0 && max_tier == 1;
+        if (first)
+            if (mv->surveyed)
+                tally_forced(g, np, -1);
+        while (mv->xcnt[u] < limit && left > 0) {
+            uint64_t best_key = UINT64_MAX;
+            for (uint32_t k = 0; k < np; k++) {
+                const uint32_t id = mv->present[k];
+                if (mv->cnt[id] == 0 || mv->quota[id] == 0)
+                    continue;
+                const int t = tier(g, id, mv->cnt[id]);
+                /* A free pick must not spend what later units force. */
+                if (t > max_tier || (t == 1 && first && free_quota(g, id) <= 0))
+                    continue;
+                const uint64_t key = pick_key(g, id, t);
+                best_key = key < best_key ? key : best_key;
+            }
+            if (best_key == UINT64_MAX)
+                break;
+            const uint32_t best = (uint32_t)(best_key & 0xFFFF);
+            uint32_t s = mv->slot[best];
+            base[s] = (uint16_t)g->x;
+            mv->cnt[best]--;
+            mv->quota[best]--;
+            dch__record(g, u * v->spu + s, best);
+            v->members[best].slots--;
+            v->members[g->x].slots++;
+            mv->xcnt[u]++;
+            left--;
+            if (mv->cnt[best] > 0) { /* its next slot, below the one taken */
+                while (base[--s] != best) {
+                }
+                mv->slot[best] = s;
+            }
+        }
+        clear_unit(g, np);
+    }
+    return left;
+}
+
+/*
+ * The best receiver holding nothing in the unit, found without changing the
+ * heap: a best-first walk down from its root, with the positions still to
+ * look at in a small heap of their own (park), stops at the first receiver
+ * not present in the unit. Every position it expands holds a present
+ * receiver, so park holds at most one more than those (S + 1).
+ */
+static int park_before(const dch__engine *g, uint32_t a, uint32_t b)
+{
+    return before_absent(g, g->mv->heap[a], g->mv->heap[b]);
+}
+
+static uint32_t best_absent(const dch__engine *g, uint32_t n)
+{
+    dch__move *mv = g->mv;
+    uint32_t *q = mv->park, len = 0;
+    if (n > 0)
+        q[len++] = 0;
+    while (len > 0) {
+        const uint32_t p = q[0];
+        if (mv->cnt[mv->heap[p]] == 0)
+            return mv->heap[p];
+        /* Replace the root by p's first child, or by the last entry. */
+        const uint32_t c1 = 2 * p + 1, c2 = 2 * p + 2;
+        uint32_t i = 0, item = c1 < n ? c1 : q[--len];
+        for (;;) { /* sift item down from the root */
+            uint32_t c = 2 * i + 1;
+            if (c >= len)
+                break;
+            if (c + 1 < len && park_before(g, q[c + 1], q[c]))
+                c++;
+            if (!park_before(g, q[c], item))
+                break;
+            q[i] = q[c];
+            i = c;
+        }
+        if (len > 0)
+            q[i] = item;
+        if (c2 < n) { /* and sift p's second child up */
+            i = len++;
+            while (i > 0 && park_before(g, c2, q[(i - 1) / 2])) {
+                q[i] = q[(i - 1) / 2];
+                i = (i - 1) / 2;
+            }
+            q[i] = c2;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* The heap of receivers with quota left, ordered by before_absent. */
+static uint32_t rebuild_receivers(const dch__engine *g)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < g->mv->npool; k++)
+        if (g->mv->quota[g->mv->pool[k]] > 0)
+            g->mv->heap[n++] = g->mv->pool[k];
+    dch__heapify(g, before_absent, n);
+    return n;
+}
+
+/*
+ * Lowering: x gives slots in every unit above its target, each to the
+ * receiver (quota left) most below its per-unit share. `n` receivers with
+ * quota are in the heap ordered by before_absent.
+ */
+static void give_pass(const dch__engine *g, uint32_t n)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    for (uint32_t u = 0; u < v->units && n > 0; u++) {
+        if (mv->xcnt[u] <= mv->target[u])
+            continue;
+        uint16_t *base = v->owner + (size_t)u * v->spu;
+        uint32_t np = count_unit(g, base, 1);
+        if (mv->surveyed)
+            tally_forced(g, np, -1);
+        for (uint32_t i = 0; i < v->spu && mv->xcnt[u] > mv->target[u]; i++) {
+            if (base[i] != g->x)
+                continue;
+            uint32_t best = best_absent(g, n);
+            uint64_t best_key = best == UINT32_MAX ? UINT64_MAX
+                                                   : pick_key(g, best, tier(g, best, 0));
+            for (uint32_t k = 0; k < np; k++) {
+                const uint32_t id = mv->present[k];
+                if (mv->quota[id] == 0)
+                    continue;
+                const uint64_t key = pick_key(g, id, tier(g, id, mv->cnt[id]));
+                best_key = key < best_key ? key : best_key;
+            }
+            best = best_key == UINT64_MAX ? UINT32_MAX : (uint32_t)(best_key & 0xFFFF);
+            if (tier(g, best, mv->cnt[best]) == 2) {
+                /* No receiver with quota fits here: trade moves along a
+                 * chain, or else leave the band. */
+                clear_unit(g, np);
+                const int chained = dch__search_chain(g, u, u * v->spu + i);
+                np = count_unit(g, base, 1);
+                if (chained) {
+                    mv->xcnt[u]--;
+                    n = rebuild_receivers(g);
+                    continue;
+                }
+            }
+            base[i] = (uint16_t)best;
+            if (mv->cnt[best]++ == 0)
+                mv->present[np++] = best;
+            v->members[best].slots++;
+            v->members[g->x].slots--;
+            mv->xcnt[u]--;
+            dch__record(g, u * v->spu + i, best);
+            mv->quota[best]--;
+            const uint32_t at = mv->slot[best];
+            if (mv->quota[best] == 0)
+                n = dch__heap_remove(g, before_absent, n, at);
+            else
+                dch__sift_down(g, before_absent, n, at);
+        }
+        clear_unit(g, np);
+    }
+}
+
+/* Phase 2: carry the quotas in slots chosen unit by unit. */
+void dch__place(const dch__engine *g, uint32_t moved)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    count_x(g);
+    plan_targets(g, moved);
+    plan_bands(g);
+    /* Forced moves are planned for when a raise's x has a share of at least
+     * a slot a unit (with fewer slots than members almost nothing is forced
+     * and the survey would cost a pass), and for a lowering whenever some
+     * receiver's band starts above 0 (else nothing can be forced). */
+    mv->surveyed = g->grow ? mv->band_lo[g->x] > 0 : mv->max_band_lo > 0;
+    if (mv->surveyed)
+        survey_forced(g);
+    else
+        memset(mv->forced, 0, (size_t)v->id_limit * sizeof *mv->forced);
+    if (g->grow) {
+        /* Up to x's target per unit; chains where x is below its level;
+         * then anywhere up to its ceiling where donors with quota are, by
+         * chains again, and out of band last. */
+        uint32_t left = take_pass(g, 0, 1, moved);
+        for (uint32_t u = 0; u < v->units && left > 0; u++)
+            while (left > 0 && mv->xcnt[u] < mv->level && dch__search_chain(g, u, 0)) {
+                mv->xcnt[u]++;
+                left--;
+            }
+        if (left > 0)
+            left = take_pass(g, UINT32_MAX - 1, 1, left);
+        for (uint32_t u = 0; u < v->units && left > 0; u++)
+            while (left > 0 && mv->xcnt[u] < mv->level + 1 && dch__search_chain(g, u, 0)) {
+                mv->xcnt[u]++;
+                left--;
+            }
+        if (left > 0)
+            left = take_pass(g, 0, 2, left);
+        if (left > 0)
+            (void)take_pass(g, UINT32_MAX, 2, left);
+        return;
+    }
+    give_pass(g, rebuild_receivers(g));
+}
+
+
+int dch__tier(const dch__engine *g, uint32_t id, uint32_t c)
+{
+    return tier(g, id, c);
+}
+
+uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
+{
+    return count_unit(g, base, all);
+}
+
+void dch__clear_unit(const dch__engine *g, uint32_t np)
+{
+    clear_unit(g, np);
+}
+
+void dch__band(const dch__engine *g, uint32_t id, uint32_t *lo, uint32_t *hi)
+{
+    band(g, id, lo, hi);
+}
