@@ -1,0 +1,196 @@
+/*
+ * What every test program shares: the scale and seed every random test
+ * reads from the environment, one random generator, memory that cannot fail,
+ * an allocator that fails on request with the sweep over every allocation of
+ * a call, snapshots of everything observable about a map or a ring, range
+ * and change collection, and whole-file reads.
+ *
+ * Nothing here uses Criterion, so the ThreadSanitizer build of the
+ * concurrency test and the fuzz targets link it too. A helper that finds the
+ * test itself broken (out of memory, an unreadable fixture, a sizing call
+ * that does not size) prints why on stderr and aborts: the test fails, and
+ * no helper ever returns half a result.
+ */
+#ifndef DCH_TESTS_SUPPORT_H
+#define DCH_TESTS_SUPPORT_H
+
+#include "dch/dch.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- Scale and seed ---------------------------------------------------- */
+
+/* DCH_TEST_SCALE, a positive double that scales the random work; 1.0 when
+ * unset, unreadable or not positive. */
+double test_scale(void);
+
+/* n times test_scale(), at least floor_n. */
+unsigned test_scaled(unsigned n, unsigned floor_n);
+
+/* DCH_TEST_SEED (any base strtoull reads) when set, else `fallback`. A test
+ * prints the seed it ran with in every failure message, so the run can be
+ * repeated with DCH_TEST_SEED. */
+uint64_t test_seed(uint64_t fallback);
+
+/* ---- Random numbers ---------------------------------------------------- */
+
+/* SplitMix64: small, every seed (zero included) gives a full-period stream,
+ * and the same numbers on every platform. */
+uint64_t rng_next(uint64_t *state);
+
+/* A number in [0, n), n > 0; the modulo bias is far below what any test
+ * measures. */
+uint32_t rng_below(uint64_t *state, uint32_t n);
+
+/* ---- Memory that cannot fail ------------------------------------------- */
+
+/* malloc, calloc, realloc and strdup that abort on failure; a size of 0
+ * still gives a block. xstrdup(NULL) is NULL. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* ---- An allocator that fails on request -------------------------------- */
+
+/*
+ * Counts its calls and the blocks it holds (`live`), and fails the call
+ * numbered fail_at (from 1; 0: none), and every later one too when
+ * fail_after is set. Frees never fail and are not counted as calls.
+ */
+typedef struct faulty {
+    long calls;
+    long fail_at;
+    bool fail_after;
+    long live;
+} faulty;
+
+/* The dch_allocator that allocates through `f`. */
+dch_allocator faulty_allocator(faulty *f);
+
+/* Restart the call count and fail from call `fail_at` (0: none). */
+void faulty_arm(faulty *f, long fail_at, bool fail_after);
+
+/*
+ * The every-allocation sweep: one call under test, run again and again with
+ * the k-th allocation failing for k = 1, 2, ... In mode SWEEP_ALONE only
+ * that allocation fails, in SWEEP_LATER every later one fails too, and
+ * SWEEP_BOTH tries each k both ways. Each way ends after its first point at
+ * which the call succeeds (it needs fewer than k allocations), or, when
+ * `limit` is positive, after k = limit whatever the calls return (for calls
+ * whose allocations are not all needed).
+ *
+ *     fault_sweep sw;
+ *     fault_sweep_start(&sw, &fa, SWEEP_BOTH, 0);
+ *     while (fault_sweep_next(&sw)) {
+ *         int rc = the_call(...);
+ *         fault_sweep_done(&sw, rc);
+ *         ... rc is DCH_ENOMEM and the object is unchanged, or rc is DCH_OK
+ *         ... with the reference's result ...
+ *     }
+ *
+ * sw.at and sw.after name the point for failure messages; sw.failed counts
+ * the points at which the call did not succeed.
+ */
+enum { SWEEP_ALONE = 1, SWEEP_LATER = 2, SWEEP_BOTH = 3 };
+
+typedef struct fault_sweep {
+    faulty *f;
+    unsigned modes, ended;
+    long limit;
+    long at;     /* the allocation that fails, from 1 */
+    bool after;  /* every later allocation fails too */
+    long failed; /* points at which the call did not succeed */
+} fault_sweep;
+
+void fault_sweep_start(fault_sweep *sw, faulty *f, unsigned modes, long limit);
+
+/* Arm the allocator for the next point; false when the sweep is over. */
+bool fault_sweep_next(fault_sweep *sw);
+
+/* Disarm the allocator (its call count stays) after the call returned rc. */
+void fault_sweep_done(fault_sweep *sw, int rc);
+
+/* ---- Ranges and changes ------------------------------------------------ */
+
+/* A growing list of ranges; {NULL, 0, 0} is empty. */
+typedef struct ranges {
+    dch_range *v;
+    size_t n, cap;
+} ranges;
+
+/* A dch_map_foreach_range / dch_ring_foreach_range callback: appends the
+ * range to the `ranges` at ctx. */
+int ranges_push(const dch_range *r, void *ctx);
+
+/* Field by field: dch_range has padding that memcmp would read. */
+bool ranges_equal(const dch_range *a, const dch_range *b, size_t n);
+
+/* The map's or ring's ranges, through the sizing call (cap 0: DCH_EFULL and
+ * the count) and a second call that must fill exactly that many. The caller
+ * frees the array. */
+dch_range *map_ranges_of(const dch_map *m, size_t *count);
+dch_range *ring_ranges_of(const dch_ring *r, size_t *count);
+
+/* A growing list of range changes; {NULL, 0, 0} is empty. */
+typedef struct changes {
+    dch_range_change *v;
+    size_t n, cap;
+} changes;
+
+/* A dch_range_diff callback: appends the change to the `changes` at ctx. */
+int changes_push(const dch_range_change *c, void *ctx);
+
+/* dch_range_diff of two lists, which must succeed. The caller frees .v. */
+changes changes_between(const dch_range *a, size_t na, const dch_range *b, size_t nb);
+
+/* ---- Snapshots --------------------------------------------------------- */
+
+/* Everything observable about a map: config, slot table, members (names,
+ * weights, slot counts), id limit, weight sum, epoch, fingerprint, ranges
+ * and memory. */
+typedef struct map_snap {
+    dch_map_config cfg;
+    uint32_t slots, limit, count, total;
+    uint64_t epoch, fingerprint;
+    size_t memory;
+    uint32_t *owner;
+    char **names;
+    uint32_t *weights, *counts;
+    ranges rg;
+} map_snap;
+
+void map_snap_take(map_snap *s, const dch_map *m);
+void map_snap_free(map_snap *s);
+
+/* NULL when `m` matches the snapshot (its memory too when `memory` is set),
+ * else what differs. */
+const char *map_snap_differs(const map_snap *s, const dch_map *m, bool memory);
+
+/* Everything observable about a ring: config, members (names, weights), id
+ * limit, weight sum, point count, ranges and memory. */
+typedef struct ring_snap {
+    dch_ring_config cfg;
+    uint32_t limit, count, total, points;
+    size_t memory;
+    char **names;
+    uint32_t *weights;
+    ranges rg;
+} ring_snap;
+
+void ring_snap_take(ring_snap *s, const dch_ring *r);
+void ring_snap_free(ring_snap *s);
+const char *ring_snap_differs(const ring_snap *s, const dch_ring *r, bool memory);
+
+/* ---- Files ------------------------------------------------------------- */
+
+/* The whole file, NUL-terminated, its length in *len when len is not NULL;
+ * NULL when it cannot be opened or read. The caller frees it. */
+char *slurp(const char *path, size_t *len);
+
+/* Create or replace `path` with `len` bytes; aborts when it cannot. */
+void write_file(const char *path, const void *p, size_t len);
+
+#endif
