@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 #include "map_internal.h"
 
 #include <stdio.h>
@@ -16,38 +17,6 @@
 #include <string.h>
 
 /* ---- Harness ---------------------------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(rng_next(s) % n);
-}
 
 typedef struct shape {
     uint32_t units, spu;
@@ -101,23 +70,13 @@ typedef struct moves {
     size_t n, cap;
 } moves;
 
-static char *dup_or_null(const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    const size_t n = strlen(s) + 1;
-    char *c = malloc(n);
-    memcpy(c, s, n);
-    return c;
-}
-
 static void push(moves *ms, uint64_t lo, uint64_t hi, const char *from, const char *to)
 {
     if (ms->n == ms->cap) {
         ms->cap = ms->cap ? 2 * ms->cap : 16;
         ms->v = realloc(ms->v, ms->cap * sizeof *ms->v);
     }
-    ms->v[ms->n++] = (mv){lo, hi, dup_or_null(from), dup_or_null(to)};
+    ms->v[ms->n++] = (mv){lo, hi, xstrdup(from), xstrdup(to)};
 }
 
 static void moves_free(moves *ms)
@@ -182,20 +141,10 @@ static const mv *move_at(const moves *ms, uint64_t h)
 
 /* ---- Oracle: merged range lists --------------------------------------- */
 
-static dch_range *ranges_of(const dch_map *m, size_t *n)
-{
-    /* Sizing with cap 0 reports the count, with DCH_EFULL. */
-    cr_assert_eq(dch_map_ranges(m, NULL, 0, n), DCH_EFULL);
-    dch_range *r = malloc(*n * sizeof *r);
-    size_t again;
-    cr_assert_eq(dch_map_ranges(m, r, *n, &again), DCH_OK);
-    return r;
-}
-
 static moves merge_oracle(const dch_map *a, const dch_map *b)
 {
     size_t na, nb;
-    dch_range *ra = ranges_of(a, &na), *rb = ranges_of(b, &nb);
+    dch_range *ra = map_ranges_of(a, &na), *rb = map_ranges_of(b, &nb);
     moves ms = {NULL, 0, 0};
     size_t i = 0, j = 0;
     uint64_t lo = 0;
@@ -228,8 +177,8 @@ static moves merge_oracle(const dch_map *a, const dch_map *b)
 Test(map_diff, plans_match_key_lookups_and_merged_range_lists)
 {
     const uint64_t base = test_seed(UINT64_C(0xd1ff000000000000));
-    const unsigned n = scaled(400, 12);
-    const unsigned keys = scaled(4000, 200);
+    const unsigned n = test_scaled(400, 12);
+    const unsigned keys = test_scaled(4000, 200);
     for (unsigned c = 0; c < n; c++) {
         const uint64_t seed = base + c;
         const unsigned long long sd = (unsigned long long)seed;
@@ -287,7 +236,7 @@ Test(map_diff, plans_match_key_lookups_and_merged_range_lists)
 Test(map_diff, the_plan_of_an_add_is_exactly_the_new_members_slots)
 {
     const uint64_t base = test_seed(UINT64_C(0xadd0000000000000));
-    const unsigned n = scaled(200, 10);
+    const unsigned n = test_scaled(200, 10);
     for (unsigned c = 0; c < n; c++) {
         const uint64_t seed = base + c;
         const unsigned long long sd = (unsigned long long)seed;

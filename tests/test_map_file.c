@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,38 +24,6 @@
 #include <unistd.h>
 
 /* ---- Harness ---------------------------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(rng_next(s) % n);
-}
 
 /* SipHash-2-4 from libsodium, as a little-endian integer. */
 static uint64_t sodium_sip(const char key16[16], const uint8_t *msg, size_t len)
@@ -387,7 +356,7 @@ static uint64_t doc_fingerprint(const doc *d)
 Test(map_file, random_maps_round_trip_exactly)
 {
     const uint64_t base = test_seed(UINT64_C(0xf11e000000000000));
-    const unsigned n = scaled(300, 10);
+    const unsigned n = test_scaled(300, 10);
     for (unsigned i = 0; i < n; i++) {
         const uint64_t seed = base + i;
         uint64_t rng = seed;
@@ -425,7 +394,7 @@ Test(map_file, random_maps_round_trip_exactly)
 Test(map_file, bytes_follow_the_documented_layout)
 {
     const uint64_t base = test_seed(UINT64_C(0x1a10000000000000));
-    const unsigned n = scaled(200, 10);
+    const unsigned n = test_scaled(200, 10);
     unsigned raw = 0, runs = 0;
     for (unsigned i = 0; i < n; i++) {
         const uint64_t seed = base + i;
@@ -1049,7 +1018,7 @@ Test(map_file, count_and_length_fields_must_match_the_bytes)
 Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
 {
     const uint64_t base = test_seed(UINT64_C(0xda3a000000000000));
-    const unsigned n = scaled(3000, 100);
+    const unsigned n = test_scaled(3000, 100);
     unsigned accepted = 0;
     for (unsigned i = 0; i < n; i++) {
         const uint64_t seed = base + i / 50;
@@ -1101,38 +1070,6 @@ Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
 
 /* ---- Allocation ------------------------------------------------------- */
 
-typedef struct counting {
-    long calls, fail_at; /* fail the call numbered fail_at (from 0); -1 never */
-    long live;
-} counting;
-
-static void *c_alloc(void *ctx, size_t n)
-{
-    counting *c = ctx;
-    if (c->calls++ == c->fail_at)
-        return NULL;
-    void *p = malloc(n);
-    c->live += p != NULL;
-    return p;
-}
-
-static void *c_realloc(void *ctx, void *ptr, size_t n)
-{
-    counting *c = ctx;
-    if (c->calls++ == c->fail_at)
-        return NULL;
-    void *p = realloc(ptr, n);
-    c->live += p != NULL && ptr == NULL;
-    return p;
-}
-
-static void c_free(void *ctx, void *ptr)
-{
-    counting *c = ctx;
-    c->live -= ptr != NULL;
-    free(ptr);
-}
-
 Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
 {
     uint64_t rng = 99;
@@ -1145,12 +1082,14 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
     } while (1);
     size_t len;
     uint8_t *bytes = save_map(m, &len);
-    long n;
-    for (n = 0;; n++) {
-        counting c = {0, n, 0};
-        const dch_allocator a = {c_alloc, c_realloc, c_free, &c};
+    faulty c = {0, 0, false, 0};
+    const dch_allocator a = faulty_allocator(&c);
+    fault_sweep sw;
+    fault_sweep_start(&sw, &c, SWEEP_ALONE, 0);
+    while (fault_sweep_next(&sw)) {
         dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
         const int rc = dch_map_load_with(&out, bytes, len, &a);
+        fault_sweep_done(&sw, rc);
         if (rc == DCH_OK) {
             cr_assert_gt(c.live, 0, "the map lives in the caller's allocator");
             dch_map_config cfg;
@@ -1159,13 +1098,13 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
             assert_same_map(m, out, "load_with", 99);
             dch_map_free(out);
             cr_assert_eq(c.live, 0, "everything freed through the allocator");
-            break;
+            continue;
         }
-        cr_assert_eq(rc, DCH_ENOMEM, "failure %ld gives %d", n, rc);
+        cr_assert_eq(rc, DCH_ENOMEM, "failure %ld gives %d", sw.at, rc);
         cr_assert(out == sentinel);
-        cr_assert_eq(c.live, 0, "failure %ld leaks %ld blocks", n, c.live);
+        cr_assert_eq(c.live, 0, "failure %ld leaks %ld blocks", sw.at, c.live);
     }
-    cr_assert_gt(n, 3, "the load allocates several times");
+    cr_assert_gt(sw.failed, 3, "the load allocates several times");
     free(bytes);
     dch_map_free(m);
 }
@@ -1176,8 +1115,8 @@ Test(map_file, save_file_allocation_failure_leaves_no_file)
     cr_assert_not_null(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof path, "%s/m.dchmap", dir);
-    counting c = {0, -1, 0};
-    const dch_allocator a = {c_alloc, c_realloc, c_free, &c};
+    faulty c = {0, 0, false, 0};
+    const dch_allocator a = faulty_allocator(&c);
     dch_map_config cfg;
     dch_map_config_default(&cfg);
     cfg.units = 4;
@@ -1186,15 +1125,15 @@ Test(map_file, save_file_allocation_failure_leaves_no_file)
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "x", 1, NULL), DCH_OK);
-    for (long n = 0;; n++) {
-        c.calls = 0;
-        c.fail_at = n;
+    fault_sweep sw;
+    fault_sweep_start(&sw, &c, SWEEP_ALONE, 0);
+    while (fault_sweep_next(&sw)) {
         const long live = c.live;
         const int rc = dch_map_save_file(m, path);
-        c.fail_at = -1;
-        cr_assert_eq(c.live, live, "save_file leaks at failure %ld", n);
+        fault_sweep_done(&sw, rc);
+        cr_assert_eq(c.live, live, "save_file leaks at failure %ld", sw.at);
         if (rc == DCH_OK)
-            break;
+            continue;
         cr_assert_eq(rc, DCH_ENOMEM);
         cr_assert_eq(access(path, F_OK), -1, "no file after a failed save");
     }

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,38 +22,6 @@
 #include <string.h>
 
 /* ---- Harness ---------------------------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(rng_next(s) % n);
-}
 
 static dch_map *new_map(uint32_t units, uint32_t spu, const dch_allocator *a)
 {
@@ -441,7 +410,7 @@ Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 6
     static const uint32_t shapes[][2] = {{1, 1}, {4, 1}, {4, 4}, {16, 8}, {64, 16}, {64, 64}};
     const uint64_t seed = test_seed(UINT64_C(0x57a9ed));
     uint64_t rng = seed;
-    const unsigned cases = scaled(150, 20);
+    const unsigned cases = test_scaled(150, 20);
     for (unsigned c = 0; c < cases; c++) {
         const uint32_t *sh = shapes[rng_below(&rng, 6)];
         dch_map *old = new_map(sh[0], sh[1], NULL);
@@ -687,44 +656,6 @@ Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
 
 /* ---- Failed allocations ----------------------------------------------- */
 
-typedef struct faulty {
-    long calls, fail_at, live;
-    bool fail_after;
-} faulty;
-
-static bool should_fail(faulty *f)
-{
-    f->calls++;
-    return f->fail_at > 0 && (f->calls == f->fail_at || (f->fail_after && f->calls > f->fail_at));
-}
-
-static void *fa_alloc(void *ctx, size_t n)
-{
-    faulty *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *p = malloc(n ? n : 1);
-    f->live += p != NULL;
-    return p;
-}
-
-static void *fa_realloc(void *ctx, void *ptr, size_t n)
-{
-    faulty *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *p = realloc(ptr, n ? n : 1);
-    f->live += p != NULL && ptr == NULL;
-    return p;
-}
-
-static void fa_free(void *ctx, void *ptr)
-{
-    faulty *f = ctx;
-    f->live -= ptr != NULL;
-    free(ptr);
-}
-
 /* Copy `m` into a map that allocates through `a`. */
 static dch_map *with_allocator(const dch_map *m, const dch_allocator *a)
 {
@@ -744,8 +675,8 @@ static dch_map *with_allocator(const dch_map *m, const dch_allocator *a)
  */
 static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, const char *what)
 {
-    faulty fa = {0, 0, 0, false};
-    const dch_allocator a = {fa_alloc, fa_realloc, fa_free, &fa};
+    faulty fa = {0, 0, false, 0};
+    const dch_allocator a = faulty_allocator(&fa);
     dch_map *cur = with_allocator(cur_libc, &a);
     dch_map *ref;
     uint32_t ref_steps;
@@ -755,38 +686,31 @@ static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, co
     uint8_t *bc = save(cur, &lc);
     long tried = 0;
     for (int fn = 0; fn < 2; fn++) {
-        for (long at = 1;; at++) {
-            bool done = false;
-            for (int after = 0; after < 2; after++) {
-                const long live = fa.live;
-                fa.calls = 0;
-                fa.fail_at = at;
-                fa.fail_after = after;
-                dch_map *sentinel = (dch_map *)&fa, *out = sentinel;
-                uint32_t steps = 77;
-                const int rc = fn == 0 ? dch_map_stage_next(&out, cur, target, k)
-                                       : dch_map_stage_steps(cur, target, k, &steps);
-                fa.fail_at = 0;
-                if (rc == DCH_OK) {
-                    cr_assert(fn == 0 ? same_bytes(out, ref) : steps == ref_steps,
-                              "%s: a success with failures armed differs", what);
-                    if (fn == 0)
-                        dch_map_free(out);
-                    done = true;
-                    break;
-                }
-                tried++;
-                cr_assert_eq(rc, DCH_ENOMEM, "%s: fn %d, allocation %ld", what, fn, at);
-                cr_assert(out == sentinel && steps == 77, "%s: out changed", what);
-                cr_assert_eq(fa.live, live, "%s: fn %d allocation %ld leaked", what, fn, at);
-                size_t l;
-                uint8_t *b = save(cur, &l);
-                cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the map changed", what);
-                free(b);
+        fault_sweep sw;
+        fault_sweep_start(&sw, &fa, SWEEP_BOTH, 0);
+        while (fault_sweep_next(&sw)) {
+            const long live = fa.live;
+            dch_map *sentinel = (dch_map *)&fa, *out = sentinel;
+            uint32_t steps = 77;
+            const int rc = fn == 0 ? dch_map_stage_next(&out, cur, target, k)
+                                   : dch_map_stage_steps(cur, target, k, &steps);
+            fault_sweep_done(&sw, rc);
+            if (rc == DCH_OK) {
+                cr_assert(fn == 0 ? same_bytes(out, ref) : steps == ref_steps,
+                          "%s: a success with failures armed differs", what);
+                if (fn == 0)
+                    dch_map_free(out);
+                continue;
             }
-            if (done)
-                break;
+            cr_assert_eq(rc, DCH_ENOMEM, "%s: fn %d, allocation %ld", what, fn, sw.at);
+            cr_assert(out == sentinel && steps == 77, "%s: out changed", what);
+            cr_assert_eq(fa.live, live, "%s: fn %d allocation %ld leaked", what, fn, sw.at);
+            size_t l;
+            uint8_t *b = save(cur, &l);
+            cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the map changed", what);
+            free(b);
         }
+        tried += sw.failed;
     }
     free(bc);
     dch_map_free(ref);

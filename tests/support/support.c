@@ -181,7 +181,7 @@ void fault_sweep_done(fault_sweep *sw, int rc)
 /* Geometric growth: a default-config map has tens of thousands of ranges. */
 int ranges_push(const dch_range *r, void *ctx)
 {
-    ranges *rs = ctx;
+    range_list *rs = ctx;
     if (rs->n == rs->cap) {
         rs->cap = rs->cap ? 2 * rs->cap : 64;
         rs->v = xrealloc(rs->v, rs->cap * sizeof *rs->v);
@@ -238,7 +238,7 @@ dch_range *ring_ranges_of(const dch_ring *r, size_t *count)
 
 int changes_push(const dch_range_change *c, void *ctx)
 {
-    changes *cs = ctx;
+    change_list *cs = ctx;
     if (cs->n == cs->cap) {
         cs->cap = cs->cap ? 2 * cs->cap : 64;
         cs->v = xrealloc(cs->v, cs->cap * sizeof *cs->v);
@@ -247,9 +247,9 @@ int changes_push(const dch_range_change *c, void *ctx)
     return 0;
 }
 
-changes changes_between(const dch_range *a, size_t na, const dch_range *b, size_t nb)
+change_list changes_between(const dch_range *a, size_t na, const dch_range *b, size_t nb)
 {
-    changes cs = {NULL, 0, 0};
+    change_list cs = {NULL, 0, 0};
     const int rc = dch_range_diff(a, na, b, nb, changes_push, &cs);
     if (rc != DCH_OK)
         die("dch_range_diff: %d", rc);
@@ -288,7 +288,7 @@ static void free_names(char **names, uint32_t limit)
     free(names);
 }
 
-static bool same_ranges(const ranges *a, const ranges *b)
+static bool same_ranges(const range_list *a, const range_list *b)
 {
     return a->n == b->n && ranges_equal(a->v, b->v, a->n);
 }

@@ -116,13 +116,13 @@ void fault_sweep_done(fault_sweep *sw, int rc);
 /* ---- Ranges and changes ------------------------------------------------ */
 
 /* A growing list of ranges; {NULL, 0, 0} is empty. */
-typedef struct ranges {
+typedef struct range_list {
     dch_range *v;
     size_t n, cap;
-} ranges;
+} range_list;
 
 /* A dch_map_foreach_range / dch_ring_foreach_range callback: appends the
- * range to the `ranges` at ctx. */
+ * range to the `range_list` at ctx. */
 int ranges_push(const dch_range *r, void *ctx);
 
 /* Field by field: dch_range has padding that memcmp would read. */
@@ -135,16 +135,16 @@ dch_range *map_ranges_of(const dch_map *m, size_t *count);
 dch_range *ring_ranges_of(const dch_ring *r, size_t *count);
 
 /* A growing list of range changes; {NULL, 0, 0} is empty. */
-typedef struct changes {
+typedef struct change_list {
     dch_range_change *v;
     size_t n, cap;
-} changes;
+} change_list;
 
-/* A dch_range_diff callback: appends the change to the `changes` at ctx. */
+/* A dch_range_diff callback: appends the change to the `change_list` at ctx. */
 int changes_push(const dch_range_change *c, void *ctx);
 
 /* dch_range_diff of two lists, which must succeed. The caller frees .v. */
-changes changes_between(const dch_range *a, size_t na, const dch_range *b, size_t nb);
+change_list changes_between(const dch_range *a, size_t na, const dch_range *b, size_t nb);
 
 /* ---- Snapshots --------------------------------------------------------- */
 
@@ -159,7 +159,7 @@ typedef struct map_snap {
     uint32_t *owner;
     char **names;
     uint32_t *weights, *counts;
-    ranges rg;
+    range_list rg;
 } map_snap;
 
 void map_snap_take(map_snap *s, const dch_map *m);
@@ -177,7 +177,7 @@ typedef struct ring_snap {
     size_t memory;
     char **names;
     uint32_t *weights;
-    ranges rg;
+    range_list rg;
 } ring_snap;
 
 void ring_snap_take(ring_snap *s, const dch_ring *r);
