@@ -1085,7 +1085,7 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
     faulty c = {0, 0, false, 0};
     const dch_allocator a = faulty_allocator(&c);
     fault_sweep sw;
-    fault_sweep_start(&sw, &c, SWEEP_ALONE, 0);
+    fault_sweep_start(&sw, &c, SWEEP_ALONE, SWEEP_UNTIL_OK);
     while (fault_sweep_next(&sw)) {
         dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
         const int rc = dch_map_load_with(&out, bytes, len, &a);
@@ -1126,7 +1126,7 @@ Test(map_file, save_file_allocation_failure_leaves_no_file)
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "x", 1, NULL), DCH_OK);
     fault_sweep sw;
-    fault_sweep_start(&sw, &c, SWEEP_ALONE, 0);
+    fault_sweep_start(&sw, &c, SWEEP_ALONE, SWEEP_UNTIL_OK);
     while (fault_sweep_next(&sw)) {
         const long live = c.live;
         const int rc = dch_map_save_file(m, path);

@@ -687,7 +687,7 @@ static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, co
     long tried = 0;
     for (int fn = 0; fn < 2; fn++) {
         fault_sweep sw;
-        fault_sweep_start(&sw, &fa, SWEEP_BOTH, 0);
+        fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);
         while (fault_sweep_next(&sw)) {
             const long live = fa.live;
             dch_map *sentinel = (dch_map *)&fa, *out = sentinel;

@@ -156,7 +156,7 @@ bool fault_sweep_next(fault_sweep *sw)
         } else {
             sw->after = true;
         }
-        if (sw->limit > 0 ? sw->at > sw->limit : sw->ended == sw->modes)
+        if (sw->limit >= 0 ? sw->at > sw->limit : sw->ended == sw->modes)
             return false;
         const unsigned mode = sw->after ? SWEEP_LATER : SWEEP_ALONE;
         if ((sw->modes & mode) && !(sw->ended & mode)) {
@@ -172,7 +172,7 @@ void fault_sweep_done(fault_sweep *sw, int rc)
     sw->f->fail_after = false;
     if (rc != DCH_OK)
         sw->failed++;
-    else if (sw->limit <= 0)
+    else if (sw->limit < 0)
         sw->ended |= sw->after ? SWEEP_LATER : SWEEP_ALONE;
 }
 

@@ -77,13 +77,14 @@ void faulty_arm(faulty *f, long fail_at, bool fail_after);
  * The every-allocation sweep: one call under test, run again and again with
  * the k-th allocation failing for k = 1, 2, ... In mode SWEEP_ALONE only
  * that allocation fails, in SWEEP_LATER every later one fails too, and
- * SWEEP_BOTH tries each k both ways. Each way ends after its first point at
- * which the call succeeds (it needs fewer than k allocations), or, when
- * `limit` is positive, after k = limit whatever the calls return (for calls
- * whose allocations are not all needed).
+ * SWEEP_BOTH tries each k both ways. With `limit` SWEEP_UNTIL_OK each way
+ * ends after its first point at which the call succeeds (it needs fewer than
+ * k allocations); with a limit of 0 or more the sweep ends after k = limit
+ * whatever the calls return (for a limit counted in a reference run, and
+ * for calls whose allocations are not all needed).
  *
  *     fault_sweep sw;
- *     fault_sweep_start(&sw, &fa, SWEEP_BOTH, 0);
+ *     fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);
  *     while (fault_sweep_next(&sw)) {
  *         int rc = the_call(...);
  *         fault_sweep_done(&sw, rc);
@@ -95,6 +96,7 @@ void faulty_arm(faulty *f, long fail_at, bool fail_after);
  * the points at which the call did not succeed.
  */
 enum { SWEEP_ALONE = 1, SWEEP_LATER = 2, SWEEP_BOTH = 3 };
+#define SWEEP_UNTIL_OK (-1L)
 
 typedef struct fault_sweep {
     faulty *f;
