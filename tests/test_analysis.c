@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 
 #include "metrics.h"
+#include "support.h"
 #include "scheme.h"
 #include "sections.h"
 #include "table.h"
@@ -39,25 +40,6 @@
 #define DEFAULT_SEED UINT64_C(0x616e616c79736973)
 
 /* ---- Harness ---------------------------------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : DEFAULT_SEED;
-}
 
 static void fixed_key(uint8_t key[16])
 {
@@ -397,9 +379,9 @@ Test(analysis, one_unit_map_moves_exactly_the_joiners_slots)
  * bystanders. */
 Test(analysis, sampled_keys_follow_the_range_diff_under_random_changes)
 {
-    const uint64_t seed = test_seed();
-    const unsigned ops = scaled(120, 12);
-    const size_t nkeys = scaled(4000, 500);
+    const uint64_t seed = test_seed(DEFAULT_SEED);
+    const unsigned ops = test_scaled(120, 12);
+    const size_t nkeys = test_scaled(4000, 500);
     uint8_t key[16];
     fixed_key(key);
     uint64_t *hash;
@@ -492,23 +474,6 @@ Test(analysis, sampled_keys_follow_the_range_diff_under_random_changes)
 
 /* ---- Tables ------------------------------------------------------------------------------ */
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s != NULL) {
-        size_t got = fread(s, 1, (size_t)n, f);
-        s[got] = '\0';
-    }
-    fclose(f);
-    return s;
-}
-
 static void make_temp_dir(char *dir, size_t n)
 {
     snprintf(dir, n, "/tmp/dch-analysis-test-XXXXXX");
@@ -551,7 +516,7 @@ Test(analysis, table_csv_quotes_only_what_needs_it)
     make_temp_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/t.csv", dir);
     cr_assert_eq(an_table_write_csv(t, path), 0);
-    char *s = slurp(path);
+    char *s = slurp(path, NULL);
     cr_assert_not_null(s);
     cr_assert_str_eq(s, "name,value,count\n\"a,b\",0.125,7\n\"say \"\"hi\"\"\",,\n");
     free(s);
@@ -573,7 +538,7 @@ static csv read_csv(const char *dir, const char *file)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, file);
-    csv c = {slurp(path), NULL, 0, 0};
+    csv c = {slurp(path, NULL), NULL, 0, 0};
     cr_assert_not_null(c.text, "missing %s", path);
     size_t lines = 0, commas = 0;
     for (char *p = c.text; *p; p++) {
@@ -687,7 +652,7 @@ static bool is_png(const char *path)
 Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
 {
     const unsigned nodes = 8, units = 16, slots = 16; /* as in args */
-    const unsigned keys = scaled(20000, 2000);
+    const unsigned keys = test_scaled(20000, 2000);
     const bool charts = !UNDER_VALGRIND && have_gnuplot();
     char dir[64], out[128], rdir[128], keys_arg[32];
     make_temp_dir(dir, sizeof dir);
@@ -702,7 +667,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
                  "dch-analysis failed on the small scenario");
 
     /* stdout has one table per section. */
-    char *text = slurp(out);
+    char *text = slurp(out, NULL);
     cr_assert_not_null(text);
     const char *titles[] = {"1. Growth", "2. Shrink", "3. Weights",
                             "4a. Balance", "4c. Balance", "5. Karger",
@@ -810,7 +775,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     struct stat gst;
     cr_assert(stat(path, &gst) == 0 && gst.st_size > 0, "no charts.gp");
     snprintf(path, sizeof path, "%s/index.html", rdir);
-    char *html = slurp(path);
+    char *html = slurp(path, NULL);
     cr_assert_not_null(html);
     cr_assert_not_null(strstr(html, "href=\"growth.csv\""));
 
@@ -879,7 +844,7 @@ Test(analysis, bad_usage_exits_with_status_2_and_help_with_0)
     snprintf(out, sizeof out, "%s/out", dir);
     const char *help[] = {"--help", NULL};
     cr_assert_eq(run_program(help, out, false), 0);
-    char *text = slurp(out);
+    char *text = slurp(out, NULL);
     cr_assert_not_null(text);
     cr_assert_not_null(strstr(text, "--balance-max"));
     free(text);

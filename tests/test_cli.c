@@ -13,6 +13,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -93,24 +94,12 @@ typedef struct result {
     char *out, *err;
 } result;
 
-static char *slurp(const char *path, size_t *len_out)
+/* The whole file, which must be there. */
+static char *read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    for (size_t n; (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-        len += n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-        }
-    }
-    fclose(f);
-    buf[len] = '\0';
-    if (len_out)
-        *len_out = len;
-    return buf;
+    char *s = slurp(path, len);
+    cr_assert_not_null(s, "cannot read %s", path);
+    return s;
 }
 
 /* Run the tool with the given arguments (NULL-terminated). */
@@ -145,8 +134,8 @@ static result run_argv(char *const *args)
     cr_assert(WIFEXITED(ws), "dch did not exit normally");
     r.status = WEXITSTATUS(ws);
     cr_assert_neq(r.status, 127, "could not run %s", tool);
-    r.out = slurp(out_path, NULL);
-    r.err = slurp(err_path, NULL);
+    r.out = read_all(out_path, NULL);
+    r.err = read_all(err_path, NULL);
     unlink(out_path);
     unlink(err_path);
     /* A sanitizer or valgrind report in the tool fails the test too. */
@@ -539,7 +528,7 @@ Test(cli, dry_runs_and_failed_changes_leave_the_file_as_it_was)
     r = RUN("add", map, "a");
     result_free(&r);
     size_t len0;
-    char *bytes0 = slurp(map, &len0);
+    char *bytes0 = read_all(map, &len0);
 
     r = RUN("add", map, "b", "--dry-run", "--ranges");
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -562,7 +551,7 @@ Test(cli, dry_runs_and_failed_changes_leave_the_file_as_it_was)
     result_free(&r);
 
     size_t len1;
-    char *bytes1 = slurp(map, &len1);
+    char *bytes1 = read_all(map, &len1);
     cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "the file changed");
     cr_assert_eq(count_files(), 1);
     free(bytes0);
@@ -591,7 +580,7 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
 
     /* A damaged map: every command that reads it says so. */
     size_t len;
-    char *bytes = slurp(map, &len);
+    char *bytes = read_all(map, &len);
     bytes[len / 2] = (char)(bytes[len / 2] ^ 0x40);
     FILE *f = fopen(map, "wb");
     fwrite(bytes, 1, len, f);
@@ -663,7 +652,7 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
     result r = RUN("init", map, "--units", "16", "--slots", "8");
     result_free(&r);
     size_t len0;
-    char *bytes0 = slurp(map, &len0);
+    char *bytes0 = read_all(map, &len0);
     for (unsigned b = 1; b < 0x20; b += (unsigned)case_stride()) {
         char name[4] = {'n', (char)b, 'x', '\0'};
         r = run_argv((char *const[]){"add", map, "--", name, NULL});
@@ -676,7 +665,7 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
     cr_assert(strstr(r.err, "unknown option -x") && strstr(r.err, "after --"), "%s", r.err);
     result_free(&r);
     size_t len1;
-    char *bytes1 = slurp(map, &len1);
+    char *bytes1 = read_all(map, &len1);
     cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "a refused name changed the file");
     free(bytes0);
     free(bytes1);
@@ -900,7 +889,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
         cr_assert_eq(dch_map_save(step, NULL, 0, &len), DCH_OK);
         uint8_t *bytes = malloc(len);
         cr_assert_eq(dch_map_save(step, bytes, len, &len), DCH_OK);
-        char *file = slurp(path, &flen);
+        char *file = read_all(path, &flen);
         cr_assert(flen == len && memcmp(file, bytes, len) == 0, "%s differs", name);
         free(file);
         free(bytes);

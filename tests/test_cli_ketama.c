@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,26 +53,6 @@ static void teardown(void)
 
 TestSuite(cli_ketama, .init = setup, .fini = teardown);
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    for (size_t n; (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-        len += n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            cr_assert_not_null(buf);
-        }
-    }
-    fclose(f);
-    buf[len] = '\0';
-    return buf;
-}
-
 /* Write the fleet file, run compare-ketama on it (and `chosen` when not
  * NULL); the exit status, with stdout and stderr in *out and *err. */
 static int run(const char *fleet_text, const char *chosen, char **out, char **err)
@@ -96,8 +77,9 @@ static int run(const char *fleet_text, const char *chosen, char **out, char **er
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status), "the tool did not exit");
-    *out = slurp(po);
-    *err = slurp(pe);
+    *out = slurp(po, NULL);
+    *err = slurp(pe, NULL);
+    cr_assert(*out != NULL && *err != NULL, "cannot read the tool's output");
     return WEXITSTATUS(status);
 }
 
@@ -121,24 +103,6 @@ static double share_of(const dch_range *rg, size_t n, uint32_t id)
         if (rg[i].owner == id)
             s += dch_range_fraction(rg[i].lo, rg[i].hi);
     return s;
-}
-
-static dch_range *ranges_ring(const dch_ring *r, size_t *n)
-{
-    (void)dch_ring_ranges(r, NULL, 0, n);
-    dch_range *rg = malloc(*n * sizeof *rg);
-    cr_assert_not_null(rg);
-    cr_assert_eq(dch_ring_ranges(r, rg, *n, n), DCH_OK);
-    return rg;
-}
-
-static dch_range *ranges_map(const dch_map *m, size_t *n)
-{
-    (void)dch_map_ranges(m, NULL, 0, n);
-    dch_range *rg = malloc(*n * sizeof *rg);
-    cr_assert_not_null(rg);
-    cr_assert_eq(dch_map_ranges(m, rg, *n, n), DCH_OK);
-    return rg;
 }
 
 static int add_fraction(const dch_range_change *c, void *ctx)
@@ -185,14 +149,14 @@ Test(cli_ketama, shares_and_moves_match_the_library)
     dch_range *r0 = NULL, *m0 = NULL;
     for (unsigned i = 0; i < n; i++) {
         if (i == n - 1) {
-            r0 = ranges_ring(r, &nr0);
-            m0 = ranges_map(m, &nm0);
+            r0 = ring_ranges_of(r, &nr0);
+            m0 = map_ranges_of(m, &nm0);
         }
         cr_assert_eq(dch_ring_add_node(r, want[i].name, want[i].weight, NULL), DCH_OK);
         cr_assert_eq(dch_map_add_node(m, want[i].name, want[i].weight, NULL), DCH_OK);
     }
     size_t nr1, nm1;
-    dch_range *r1 = ranges_ring(r, &nr1), *m1 = ranges_map(m, &nm1);
+    dch_range *r1 = ring_ranges_of(r, &nr1), *m1 = map_ranges_of(m, &nm1);
 
     /* Balance rows: "name weight ideal% ketama% x dch% x". */
     for (unsigned i = 0; i < n; i++) {
@@ -243,7 +207,7 @@ Test(cli_ketama, shares_and_moves_match_the_library)
     cr_assert_eq(dch_ring_remove_node(rr, 1), DCH_OK);
     cr_assert_eq(dch_map_remove_node(mr, 1), DCH_OK);
     size_t nr2, nm2;
-    dch_range *r2 = ranges_ring(rr, &nr2), *m2 = ranges_map(mr, &nm2);
+    dch_range *r2 = ring_ranges_of(rr, &nr2), *m2 = map_ranges_of(mr, &nm2);
     removal = strstr(out, "removal of 10.0.0.2:");
     cr_assert_not_null(removal, "%s", out);
     cr_assert_float_eq(number_after(removal, "ketama (libmemcached):"),
