@@ -46,7 +46,7 @@ static void check_invariants(const dch_map *m, const map_snap *before,
     dch_map_config_default(&cfg);
     dch_map_get_config(m, &cfg);
     const uint32_t S = cfg.slots_per_unit, U = cfg.units;
-    const uint32_t limit = after->limit;
+    const uint32_t limit = after->mb.limit;
     const uint64_t W = dch_map_total_weight(m);
     const uint32_t *own = after->owner;
 
@@ -59,7 +59,7 @@ static void check_invariants(const dch_map *m, const map_snap *before,
                 cr_assert_fail("seed %llu step %d: slot %u owned with no weight", sd, step, s);
             continue;
         }
-        if (o >= limit || after->names[o] == NULL || after->weights[o] == 0)
+        if (o >= limit || after->mb.names[o] == NULL || after->mb.weights[o] == 0)
             cr_assert_fail("seed %llu step %d: slot %u owned by %u, not a member of positive weight",
                            sd, step, s, o);
         count[o]++;
@@ -101,7 +101,7 @@ static void check_invariants(const dch_map *m, const map_snap *before,
         cr_assert_eq(moved, 0, "seed %llu step %d", sd, step);
     if (kind != OP_CLONE && third == 0 && (into_x == 0 || out_of_x == 0)) {
         /* Optimal volume: what moved is exactly what x gained or lost. */
-        const uint32_t was = x < before->limit ? before->counts[x] : 0;
+        const uint32_t was = x < before->mb.limit ? before->counts[x] : 0;
         const uint32_t now = x < limit ? after->counts[x] : 0;
         const uint32_t delta = was > now ? was - now : now - was;
         cr_assert_eq(moved, delta, "seed %llu step %d: moved %u slots, x changed by %u", sd, step,
@@ -117,21 +117,21 @@ static void check_invariants(const dch_map *m, const map_snap *before,
     if (W > 0) {
         uint32_t npos = 0;
         for (uint32_t id = 0; id < limit; id++)
-            npos += after->names[id] != NULL && after->weights[id] > 0;
+            npos += after->mb.names[id] != NULL && after->mb.weights[id] > 0;
         if (npos > S)
             exceeded_s = 1;
         const int64_t bound = 2; /* in slots */
         for (uint32_t id = 0; id < limit; id++) {
-            if (after->names[id] == NULL)
+            if (after->mb.names[id] == NULL)
                 continue;
             /* exact: |count*W - P*w| < bound*W */
-            const int64_t num = (int64_t)count[id] * (int64_t)W - (int64_t)P * after->weights[id];
+            const int64_t num = (int64_t)count[id] * (int64_t)W - (int64_t)P * after->mb.weights[id];
             const double dev = fabs((double)num / (double)W);
             if (dev > w->global)
                 w->global = dev;
             if (!((num < 0 ? -num : num) < bound * (int64_t)W))
                 cr_assert_fail("seed %llu step %d: member %u owns %u slots, share %.3f (bound %d)",
-                               sd, step, id, count[id], (double)P * after->weights[id] / (double)W,
+                               sd, step, id, count[id], (double)P * after->mb.weights[id] / (double)W,
                                (int)bound);
         }
         /* Exact slices while N <= S has held since the map last had no
@@ -157,7 +157,7 @@ static void check_invariants(const dch_map *m, const map_snap *before,
                     continue;
                 seen[id] = u + 1;
                 present++;
-                const double dev = fabs(ucount[id] - (double)S * after->weights[id] / (double)W);
+                const double dev = fabs(ucount[id] - (double)S * after->mb.weights[id] / (double)W);
                 if (dev > w->unit)
                     w->unit = dev;
                 if (equal && ucount[id] > S / npos + (S % npos != 0) &&
@@ -189,11 +189,11 @@ static void check_invariants(const dch_map *m, const map_snap *before,
      * survivor receives) an equal sliver. */
     if (equal && W > 0 && before->owner[0] != DCH_NODE_NONE) {
         uint32_t n_before = 0;
-        for (uint32_t id = 0; id < before->limit; id++)
-            n_before += before->names[id] && before->weights[id] > 0;
+        for (uint32_t id = 0; id < before->mb.limit; id++)
+            n_before += before->mb.names[id] && before->mb.weights[id] > 0;
         const int growing = into_x > 0, shrinking = out_of_x > 0;
-        for (uint32_t id = 0; id < before->limit && (growing || shrinking); id++) {
-            if (id == x || !before->names[id] || before->weights[id] == 0)
+        for (uint32_t id = 0; id < before->mb.limit && (growing || shrinking); id++) {
+            if (id == x || !before->mb.names[id] || before->mb.weights[id] == 0)
                 continue;
             const double now = count[id], was = before->counts[id];
             double ideal, got;

@@ -178,14 +178,21 @@ void fault_sweep_done(fault_sweep *sw, int rc)
 
 /* ---- Ranges and changes ------------------------------------------------ */
 
-/* Geometric growth: a default-config map has tens of thousands of ranges. */
+/* Room for element n of a growing array of `size`-byte elements: doubling,
+ * since a default-config map has tens of thousands of ranges. */
+static void *grow(void *v, size_t n, size_t *cap, size_t size)
+{
+    if (n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        v = xrealloc(v, *cap * size);
+    }
+    return v;
+}
+
 int ranges_push(const dch_range *r, void *ctx)
 {
     range_list *rs = ctx;
-    if (rs->n == rs->cap) {
-        rs->cap = rs->cap ? 2 * rs->cap : 64;
-        rs->v = xrealloc(rs->v, rs->cap * sizeof *rs->v);
-    }
+    rs->v = grow(rs->v, rs->n, &rs->cap, sizeof *rs->v);
     rs->v[rs->n++] = *r;
     return 0;
 }
@@ -198,51 +205,37 @@ bool ranges_equal(const dch_range *a, const dch_range *b, size_t n)
     return true;
 }
 
-/* Both structures answer the sizing call alike; `get` is either's. */
-static dch_range *sized_ranges(const void *obj,
-                               int (*get)(const void *, dch_range *, size_t, size_t *),
-                               size_t *count)
+/* The ranges of the map `m` or else the ring `r`: both answer the sizing
+ * call alike. */
+static dch_range *sized_ranges(const dch_map *m, const dch_ring *r, size_t *count)
 {
     size_t n = 0;
-    int rc = get(obj, NULL, 0, &n);
+    int rc = m ? dch_map_ranges(m, NULL, 0, &n) : dch_ring_ranges(r, NULL, 0, &n);
     if (rc != DCH_EFULL || n < 1)
         die("ranges: the sizing call answered %d with %zu ranges", rc, n);
     dch_range *out = xmalloc(n * sizeof *out);
     size_t again = 0;
-    rc = get(obj, out, n, &again);
+    rc = m ? dch_map_ranges(m, out, n, &again) : dch_ring_ranges(r, out, n, &again);
     if (rc != DCH_OK || again != n)
         die("ranges: %d with %zu ranges after sizing %zu", rc, again, n);
     *count = n;
     return out;
 }
 
-static int get_map_ranges(const void *m, dch_range *out, size_t cap, size_t *n)
-{
-    return dch_map_ranges(m, out, cap, n);
-}
-
-static int get_ring_ranges(const void *r, dch_range *out, size_t cap, size_t *n)
-{
-    return dch_ring_ranges(r, out, cap, n);
-}
-
 dch_range *map_ranges_of(const dch_map *m, size_t *count)
 {
-    return sized_ranges(m, get_map_ranges, count);
+    return sized_ranges(m, NULL, count);
 }
 
 dch_range *ring_ranges_of(const dch_ring *r, size_t *count)
 {
-    return sized_ranges(r, get_ring_ranges, count);
+    return sized_ranges(NULL, r, count);
 }
 
 int changes_push(const dch_range_change *c, void *ctx)
 {
     change_list *cs = ctx;
-    if (cs->n == cs->cap) {
-        cs->cap = cs->cap ? 2 * cs->cap : 64;
-        cs->v = xrealloc(cs->v, cs->cap * sizeof *cs->v);
-    }
+    cs->v = grow(cs->v, cs->n, &cs->cap, sizeof *cs->v);
     cs->v[cs->n++] = *c;
     return 0;
 }
@@ -258,160 +251,114 @@ change_list changes_between(const dch_range *a, size_t na, const dch_range *b, s
 
 /* ---- Snapshots --------------------------------------------------------- */
 
-/* The names and weights of ids [0, limit); NULL names for free ids. */
-static void take_members(char ***names, uint32_t **weights, uint32_t limit, const void *obj,
-                         const char *(*name)(const void *, uint32_t),
-                         uint32_t (*weight)(const void *, uint32_t))
+/* The members of the map `m` or else the ring `r`. */
+static void member_take(member_snap *s, const dch_map *m, const dch_ring *r)
 {
-    *names = xcalloc(limit + 1, sizeof **names);
-    *weights = xcalloc(limit + 1, sizeof **weights);
-    for (uint32_t id = 0; id < limit; id++) {
-        (*names)[id] = xstrdup(name(obj, id));
-        (*weights)[id] = weight(obj, id);
+    memset(s, 0, sizeof *s);
+    s->limit = m ? dch_map_id_limit(m) : dch_ring_id_limit(r);
+    s->count = m ? dch_map_node_count(m) : dch_ring_node_count(r);
+    s->total = m ? dch_map_total_weight(m) : dch_ring_total_weight(r);
+    s->memory = m ? dch_map_memory(m) : dch_ring_memory(r);
+    s->names = xcalloc(s->limit + 1, sizeof *s->names);
+    s->weights = xcalloc(s->limit + 1, sizeof *s->weights);
+    for (uint32_t id = 0; id < s->limit; id++) {
+        s->names[id] = xstrdup(m ? dch_map_node_name(m, id) : dch_ring_node_name(r, id));
+        s->weights[id] = m ? dch_map_node_weight(m, id) : dch_ring_node_weight(r, id);
     }
+    const int rc = m ? dch_map_foreach_range(m, ranges_push, &s->rg)
+                     : dch_ring_foreach_range(r, ranges_push, &s->rg);
+    if (rc != DCH_OK)
+        die("foreach_range: %d", rc);
 }
 
-static bool same_members(char *const *a, char *const *b, const uint32_t *wa, const uint32_t *wb,
-                         uint32_t limit)
+static void member_free(member_snap *s)
 {
-    for (uint32_t id = 0; id < limit; id++)
-        if ((a[id] == NULL) != (b[id] == NULL) || (a[id] && strcmp(a[id], b[id]) != 0) ||
-            wa[id] != wb[id])
-            return false;
-    return true;
+    for (uint32_t id = 0; id < s->limit; id++)
+        free(s->names[id]);
+    free(s->names);
+    free(s->weights);
+    free(s->rg.v);
 }
 
-static void free_names(char **names, uint32_t limit)
+static const char *member_differs(const member_snap *a, const member_snap *b, bool memory)
 {
-    for (uint32_t id = 0; id < limit; id++)
-        free(names[id]);
-    free(names);
-}
-
-static bool same_ranges(const range_list *a, const range_list *b)
-{
-    return a->n == b->n && ranges_equal(a->v, b->v, a->n);
-}
-
-static const char *map_name(const void *m, uint32_t id)
-{
-    return dch_map_node_name(m, id);
-}
-
-static uint32_t map_weight(const void *m, uint32_t id)
-{
-    return dch_map_node_weight(m, id);
+    if (a->limit != b->limit || a->count != b->count || a->total != b->total)
+        return "member count, id limit or weight sum";
+    if (a->rg.n != b->rg.n || !ranges_equal(a->rg.v, b->rg.v, a->rg.n))
+        return "ranges";
+    if (memory && a->memory != b->memory)
+        return "memory held";
+    for (uint32_t id = 0; id < a->limit; id++)
+        if ((a->names[id] == NULL) != (b->names[id] == NULL) ||
+            (a->names[id] && strcmp(a->names[id], b->names[id]) != 0) ||
+            a->weights[id] != b->weights[id])
+            return "a member's name or weight";
+    return NULL;
 }
 
 void map_snap_take(map_snap *s, const dch_map *m)
 {
-    memset(s, 0, sizeof *s);
     dch_map_get_config(m, &s->cfg);
+    member_take(&s->mb, m, NULL);
     s->slots = dch_map_slot_count(m);
-    s->limit = dch_map_id_limit(m);
-    s->count = dch_map_node_count(m);
-    s->total = dch_map_total_weight(m);
     s->epoch = dch_map_epoch(m);
     s->fingerprint = dch_map_fingerprint(m);
-    s->memory = dch_map_memory(m);
     s->owner = xmalloc(s->slots * sizeof *s->owner);
     for (uint32_t i = 0; i < s->slots; i++)
         s->owner[i] = dch_map_slot_owner(m, i);
-    take_members(&s->names, &s->weights, s->limit, m, map_name, map_weight);
-    s->counts = xcalloc(s->limit + 1, sizeof *s->counts);
-    for (uint32_t id = 0; id < s->limit; id++)
+    s->counts = xcalloc(s->mb.limit + 1, sizeof *s->counts);
+    for (uint32_t id = 0; id < s->mb.limit; id++)
         s->counts[id] = dch_map_node_slots(m, id);
-    const int rc = dch_map_foreach_range(m, ranges_push, &s->rg);
-    if (rc != DCH_OK)
-        die("dch_map_foreach_range: %d", rc);
 }
 
 void map_snap_free(map_snap *s)
 {
-    free_names(s->names, s->limit);
-    free(s->weights);
-    free(s->counts);
+    member_free(&s->mb);
     free(s->owner);
-    free(s->rg.v);
+    free(s->counts);
 }
 
 const char *map_snap_differs(const map_snap *a, const dch_map *m, bool memory)
 {
     map_snap b;
     map_snap_take(&b, m);
-    const char *why = NULL;
+    const char *why = member_differs(&a->mb, &b.mb, memory);
     if (a->cfg.units != b.cfg.units || a->cfg.slots_per_unit != b.cfg.slots_per_unit ||
         memcmp(a->cfg.hash_key, b.cfg.hash_key, 16) != 0 || a->cfg.allocator != b.cfg.allocator)
         why = "config";
-    else if (a->limit != b.limit || a->count != b.count || a->total != b.total)
-        why = "member count, id limit or weight sum";
-    else if (a->epoch != b.epoch)
-        why = "epoch";
-    else if (memcmp(a->owner, b.owner, a->slots * sizeof *a->owner) != 0)
-        why = "slot table";
-    else if (a->fingerprint != b.fingerprint)
-        why = "fingerprint";
-    else if (!same_ranges(&a->rg, &b.rg))
-        why = "ranges";
-    else if (memory && a->memory != b.memory)
-        why = "memory held";
-    else if (!same_members(a->names, b.names, a->weights, b.weights, a->limit) ||
-             memcmp(a->counts, b.counts, a->limit * sizeof *a->counts) != 0)
-        why = "a member's name, weight or slot count";
+    else if (why == NULL)
+        why = a->epoch != b.epoch                                              ? "epoch"
+              : memcmp(a->owner, b.owner, a->slots * sizeof *a->owner) != 0    ? "slot table"
+              : a->fingerprint != b.fingerprint                                ? "fingerprint"
+              : memcmp(a->counts, b.counts, a->mb.limit * sizeof *a->counts) ? "a member's slot count"
+                                                                               : NULL;
     map_snap_free(&b);
     return why;
 }
 
-static const char *ring_name(const void *r, uint32_t id)
-{
-    return dch_ring_node_name(r, id);
-}
-
-static uint32_t ring_weight(const void *r, uint32_t id)
-{
-    return dch_ring_node_weight(r, id);
-}
-
 void ring_snap_take(ring_snap *s, const dch_ring *r)
 {
-    memset(s, 0, sizeof *s);
     dch_ring_get_config(r, &s->cfg);
-    s->limit = dch_ring_id_limit(r);
-    s->count = dch_ring_node_count(r);
-    s->total = dch_ring_total_weight(r);
+    member_take(&s->mb, NULL, r);
     s->points = dch_ring_point_count(r);
-    s->memory = dch_ring_memory(r);
-    take_members(&s->names, &s->weights, s->limit, r, ring_name, ring_weight);
-    const int rc = dch_ring_foreach_range(r, ranges_push, &s->rg);
-    if (rc != DCH_OK)
-        die("dch_ring_foreach_range: %d", rc);
 }
 
 void ring_snap_free(ring_snap *s)
 {
-    free_names(s->names, s->limit);
-    free(s->weights);
-    free(s->rg.v);
+    member_free(&s->mb);
 }
 
 const char *ring_snap_differs(const ring_snap *a, const dch_ring *r, bool memory)
 {
     ring_snap b;
     ring_snap_take(&b, r);
-    const char *why = NULL;
+    const char *why = member_differs(&a->mb, &b.mb, memory);
     if (a->cfg.points_per_weight != b.cfg.points_per_weight ||
         a->cfg.placement != b.cfg.placement || memcmp(a->cfg.hash_key, b.cfg.hash_key, 16) != 0 ||
         a->cfg.allocator != b.cfg.allocator)
         why = "config";
-    else if (a->limit != b.limit || a->count != b.count || a->total != b.total ||
-             a->points != b.points)
-        why = "member count, id limit, weight sum or point count";
-    else if (!same_ranges(&a->rg, &b.rg))
-        why = "ranges";
-    else if (memory && a->memory != b.memory)
-        why = "memory held";
-    else if (!same_members(a->names, b.names, a->weights, b.weights, a->limit))
-        why = "a member's name or weight";
+    else if (why == NULL && a->points != b.points)
+        why = "point count";
     ring_snap_free(&b);
     return why;
 }

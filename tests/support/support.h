@@ -150,18 +150,24 @@ change_list changes_between(const dch_range *a, size_t na, const dch_range *b, s
 
 /* ---- Snapshots --------------------------------------------------------- */
 
-/* Everything observable about a map: config, slot table, members (names,
- * weights, slot counts), id limit, weight sum, epoch, fingerprint, ranges
- * and memory. */
+/* What a map and a ring share: members (names, weights), id limit, member
+ * count, weight sum, memory held and ranges. */
+typedef struct member_snap {
+    uint32_t limit, count, total;
+    size_t memory;
+    char **names;
+    uint32_t *weights;
+    range_list rg;
+} member_snap;
+
+/* Everything observable about a map: config, members and their slot
+ * counts, slot table, epoch and fingerprint. */
 typedef struct map_snap {
     dch_map_config cfg;
-    uint32_t slots, limit, count, total;
+    member_snap mb;
+    uint32_t slots;
     uint64_t epoch, fingerprint;
-    size_t memory;
-    uint32_t *owner;
-    char **names;
-    uint32_t *weights, *counts;
-    range_list rg;
+    uint32_t *owner, *counts;
 } map_snap;
 
 void map_snap_take(map_snap *s, const dch_map *m);
@@ -171,15 +177,11 @@ void map_snap_free(map_snap *s);
  * else what differs. */
 const char *map_snap_differs(const map_snap *s, const dch_map *m, bool memory);
 
-/* Everything observable about a ring: config, members (names, weights), id
- * limit, weight sum, point count, ranges and memory. */
+/* Everything observable about a ring: config, members and point count. */
 typedef struct ring_snap {
     dch_ring_config cfg;
-    uint32_t limit, count, total, points;
-    size_t memory;
-    char **names;
-    uint32_t *weights;
-    range_list rg;
+    member_snap mb;
+    uint32_t points;
 } ring_snap;
 
 void ring_snap_take(ring_snap *s, const dch_ring *r);
