@@ -78,10 +78,7 @@ static void fill_map(dch_map *m)
 
 static dch_map *fixture_map(fixture *fx, uint32_t units, uint32_t spu, uint8_t key0)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
+    dch_map_config cfg = map_config(units, spu);
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)(key0 + i);
     cfg.allocator = &fx->alloc;
@@ -1203,10 +1200,7 @@ static dch_map *alloc_map(faulty *fa, const dch_allocator *a, uint32_t units, ui
                           uint32_t members, bool equal)
 {
     faulty_arm(fa, 0, false);
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
+    dch_map_config cfg = map_config(units, spu);
     cfg.hash_key[0] = 7;
     cfg.allocator = a;
     dch_map *m;
@@ -1379,10 +1373,7 @@ Test(bad_input, every_failed_allocation_of_map_new_and_save_file_is_clean)
     const size_t nshapes = test_scale() >= 1.0 ? 4 : 3;
     unsigned long points = 0;
     for (size_t si = 0; si < nshapes; si++) {
-        dch_map_config cfg;
-        dch_map_config_default(&cfg);
-        cfg.units = shapes[si][0];
-        cfg.slots_per_unit = shapes[si][1];
+        dch_map_config cfg = map_config(shapes[si][0], shapes[si][1]);
         cfg.allocator = &a;
         fault_sweep sw;
         fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);

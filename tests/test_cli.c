@@ -849,10 +849,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     char old[256], target[256];
     path_in(old, sizeof old, "old.dchmap");
     path_in(target, sizeof target, "new.dchmap");
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 64;
-    cfg.slots_per_unit = 16;
+    dch_map_config cfg = map_config(64, 16);
     dch_map *a, *b;
     cr_assert_eq(dch_map_new(&a, &cfg), DCH_OK);
     const char *names[] = {"n0", "n1", "n2", "n3", "n4"};

@@ -199,22 +199,17 @@ static void run_publication(const char *what, void *first, void *(*read)(void *)
 typedef enum change_kind { CHANGE_ADD, CHANGE_REMOVE, CHANGE_WEIGHT } change_kind;
 
 /*
- * The change a writer makes to a map or ring of n members and this id limit:
- * an add while there are few members (its name in `name`), else the removal
- * or a new weight of a random member (its id in *id).
+ * The change a writer makes to a map or ring of n members: an add while
+ * there are few members (its name in `name`), else the removal or a new
+ * weight of a random member.
  */
-static change_kind pick_change(writer *w, uint32_t n, uint32_t limit, const void *obj,
-                               const char *(*name_of)(const void *, uint32_t), char name[32],
-                               uint32_t *id)
+static change_kind pick_change(writer *w, uint32_t n, char name[32])
 {
     const uint32_t r = rng_below(&w->rng, 100);
     if (n < 3 || (r < 40 && n < 24)) {
         snprintf(name, 32, "node-%u", w->serial++);
         return CHANGE_ADD;
     }
-    do
-        *id = rng_below(&w->rng, limit);
-    while (name_of(obj, *id) == NULL);
     return r < 70 ? CHANGE_REMOVE : CHANGE_WEIGHT;
 }
 
@@ -279,28 +274,21 @@ static void *map_reader(void *arg)
     return NULL;
 }
 
-static const char *map_name(const void *m, uint32_t id)
-{
-    return dch_map_node_name(m, id);
-}
-
 /* One change to a map that always changes it (and so its epoch). */
 static void change_map(dch_map *m, writer *w)
 {
     char name[32];
-    uint32_t id = 0;
-    switch (pick_change(w, dch_map_node_count(m), dch_map_id_limit(m), m, map_name, name, &id)) {
-    case CHANGE_ADD:
+    const change_kind kind = pick_change(w, dch_map_node_count(m), name);
+    if (kind == CHANGE_ADD) {
         REQUIRE(dch_map_add_node(m, name, 1 + rng_below(&w->rng, 4), NULL) == DCH_OK, "add");
-        break;
-    case CHANGE_REMOVE:
+        return;
+    }
+    const uint32_t id = map_random_member(m, &w->rng);
+    if (kind == CHANGE_REMOVE) {
         REQUIRE(dch_map_remove_node(m, id) == DCH_OK, "remove");
-        break;
-    case CHANGE_WEIGHT: {
+    } else {
         const uint32_t wt = (dch_map_node_weight(m, id) + 1 + rng_below(&w->rng, 3)) % 5;
         REQUIRE(dch_map_set_weight(m, id, wt) == DCH_OK, "set_weight");
-        break;
-    }
     }
 }
 
@@ -323,10 +311,7 @@ TEST(map_readers_always_see_a_whole_published_map)
 {
     writer w = {test_seed(2024), 0, 0};
     w.rng = w.seed;
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 256;
-    cfg.slots_per_unit = 16;
+    dch_map_config cfg = map_config(256, 16);
     dch_map *first;
     REQUIRE(dch_map_new(&first, &cfg) == DCH_OK, "map_new");
     for (int i = 0; i < 8; i++)
@@ -375,27 +360,19 @@ static void *ring_reader(void *arg)
     return NULL;
 }
 
-static const char *ring_name(const void *r, uint32_t id)
-{
-    return dch_ring_node_name(r, id);
-}
-
 static void change_ring(dch_ring *r, writer *w)
 {
     char name[32];
-    uint32_t id = 0;
-    switch (pick_change(w, dch_ring_node_count(r), dch_ring_id_limit(r), r, ring_name, name,
-                        &id)) {
-    case CHANGE_ADD:
+    const change_kind kind = pick_change(w, dch_ring_node_count(r), name);
+    if (kind == CHANGE_ADD) {
         REQUIRE(dch_ring_add_node(r, name, 1 + rng_below(&w->rng, 4), NULL) == DCH_OK, "add");
-        break;
-    case CHANGE_REMOVE:
-        REQUIRE(dch_ring_remove_node(r, id) == DCH_OK, "remove");
-        break;
-    case CHANGE_WEIGHT:
-        REQUIRE(dch_ring_set_weight(r, id, rng_below(&w->rng, 5)) == DCH_OK, "set_weight");
-        break;
+        return;
     }
+    const uint32_t id = ring_random_member(r, &w->rng);
+    if (kind == CHANGE_REMOVE)
+        REQUIRE(dch_ring_remove_node(r, id) == DCH_OK, "remove");
+    else
+        REQUIRE(dch_ring_set_weight(r, id, rng_below(&w->rng, 5)) == DCH_OK, "set_weight");
 }
 
 static void *next_ring(const void *cur, writer *w)

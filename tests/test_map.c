@@ -245,10 +245,7 @@ static worst run_sequence(uint64_t seed, int ops, int equal)
     uint32_t U = 1u << rng_below(&rng, 15);
     while ((uint64_t)U * S > (1u << 14))
         U >>= 1;
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = U;
-    cfg.slots_per_unit = S;
+    dch_map_config cfg = map_config(U, S);
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)rng_next(&rng);
     dch_map *m;
@@ -279,10 +276,7 @@ static worst run_sequence(uint64_t seed, int ops, int equal)
             cr_assert_eq(dch_map_find_node(m, name, &found), DCH_OK);
             cr_assert_eq(found, x);
         } else {
-            uint32_t id;
-            do
-                id = rng_below(&rng, dch_map_id_limit(m));
-            while (dch_map_node_name(m, id) == NULL);
+            const uint32_t id = map_random_member(m, &rng);
             x = id;
             if (r < 70 || npos > hi) {
                 kind = OP_REMOVE;
@@ -443,12 +437,7 @@ Test(map, members_owning_nothing_leave_and_repair_keeps_the_bound)
 /* The history that broke the earlier engine at 4096 units x 4 slots. */
 Test(map, regression_4096x4_history_keeps_the_bounds)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 4096;
-    cfg.slots_per_unit = 4;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(4096, 4);
     static const struct { char op; int n; uint32_t w; } calls[] = {
         {'a', 2, 1}, {'a', 4, 1}, {'r', 2, 0}, {'a', 6, 1}, {'a', 9, 1}, {'a', 10, 1},
         {'r', 4, 0}, {'a', 0, 0}, {'a', 11, 1}, {'a', 12, 1}, {'r', 0, 0}, {'r', 9, 0},
@@ -541,20 +530,13 @@ Test(map, empty_or_weightless_maps_route_nowhere)
 
 Test(map, a_hash_falls_in_the_slot_of_its_top_bits)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 4;
-    cfg.slots_per_unit = 2;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(4, 2);
     cr_assert_eq(dch_map_slot_of(m, 0), 0);
     cr_assert_eq(dch_map_slot_of(m, UINT64_MAX), 7);
     cr_assert_eq(dch_map_slot_of(m, UINT64_C(0x2000000000000000)), 1);
     cr_assert_eq(dch_map_slot_of(m, UINT64_C(0x1fffffffffffffff)), 0);
     dch_map_free(m);
-    cfg.units = 1;
-    cfg.slots_per_unit = 1;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    m = map_shaped(1, 1);
     cr_assert_eq(dch_map_slot_of(m, UINT64_MAX), 0);
     dch_map_free(m);
 }
@@ -563,12 +545,7 @@ Test(map, a_hash_falls_in_the_slot_of_its_top_bits)
 
 static dch_map *small_map(void)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 16;
-    cfg.slots_per_unit = 8;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(16, 8);
     cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", 2, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "c", 0, NULL), DCH_OK);
@@ -684,10 +661,7 @@ Test(map, allocation_failure_at_every_point_leaves_the_map_unchanged)
             while (fault_sweep_next(&sw)) {
                 const long k = sw.at;
                 faulty_arm(&f, 0, false);
-                dch_map_config cfg;
-                dch_map_config_default(&cfg);
-                cfg.units = 64;
-                cfg.slots_per_unit = 16;
+                dch_map_config cfg = map_config(64, 16);
                 cfg.allocator = &a;
                 dch_map *m;
                 cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
@@ -763,12 +737,7 @@ Test(map, ranges_cover_the_ring_once_and_agree_with_lookups_at_every_boundary)
     uint64_t rng = 4242;
     const shape cases[] = {{1, 1}, {4, 4}, {1024, 64}, {16, 2}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        dch_map_config cfg;
-        dch_map_config_default(&cfg);
-        cfg.units = cases[c].units;
-        cfg.slots_per_unit = cases[c].spu;
-        dch_map *m;
-        cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+        dch_map *m = map_shaped(cases[c].units, cases[c].spu);
         for (uint32_t i = 0; i < 1 + c * 7; i++) {
             char name[16];
             snprintf(name, sizeof name, "r%u", i);

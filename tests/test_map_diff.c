@@ -26,10 +26,7 @@ static const shape shapes[] = {{1, 1}, {1, 4}, {4, 1}, {4, 4}, {16, 8}, {64, 16}
 
 static dch_map *new_map(uint32_t units, uint32_t spu, uint64_t key_seed)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
+    dch_map_config cfg = map_config(units, spu);
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)(key_seed >> (i % 8 * 8));
     dch_map *m;
@@ -48,10 +45,7 @@ static void random_change(dch_map *m, uint64_t *rng)
         (void)dch_map_add_node(m, name, rng_below(rng, 6), NULL);
         return;
     }
-    uint32_t id;
-    do
-        id = rng_below(rng, dch_map_id_limit(m));
-    while (dch_map_node_name(m, id) == NULL);
+    const uint32_t id = map_random_member(m, rng);
     if (r < 75)
         cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
     else

@@ -56,10 +56,7 @@ static dch_map *random_map(uint64_t *rng, int big)
 {
     const uint32_t nshapes = (uint32_t)(sizeof shapes / sizeof shapes[0]) - (big ? 0 : 1);
     const shape sh = shapes[rng_below(rng, nshapes)];
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = sh.units;
-    cfg.slots_per_unit = sh.spu;
+    dch_map_config cfg = map_config(sh.units, sh.spu);
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)rng_next(rng);
     dch_map *m;
@@ -84,10 +81,7 @@ static dch_map *random_map(uint64_t *rng, int big)
             const int rc = dch_map_add_node(m, name, w, NULL);
             cr_assert(rc == DCH_OK || rc == DCH_EEXIST);
         } else {
-            uint32_t id;
-            do
-                id = rng_below(rng, dch_map_id_limit(m));
-            while (dch_map_node_name(m, id) == NULL);
+            const uint32_t id = map_random_member(m, rng);
             if (r < 75)
                 cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
             else
@@ -487,12 +481,7 @@ Test(map_file, measured_size_is_exact_and_short_buffers_are_refused)
 
 Test(map_file, fingerprint_ignores_epoch_and_encoding_but_not_routing_state)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 16;
-    cfg.slots_per_unit = 8;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(16, 8);
     cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", 2, NULL), DCH_OK);
     const uint64_t fp = dch_map_fingerprint(m);
@@ -600,12 +589,7 @@ static void expect_load(const uint8_t *p, size_t len, int want, const char *what
 /* A map of `members` equal members in units x spu slots. */
 static dch_map *equal_map(uint32_t units, uint32_t spu, int members)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(units, spu);
     for (int i = 0; i < members; i++) {
         char name[16];
         snprintf(name, sizeof name, "n%d", i);
@@ -846,12 +830,7 @@ Test(map_file, names_load_exactly_when_they_hold_no_control_byte)
 static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint32_t wb,
                                 uint32_t a_slots, size_t *len)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(units, spu);
     cr_assert_eq(dch_map_add_node(m, "a", wa, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", wb, NULL), DCH_OK);
     size_t blen;
@@ -894,12 +873,7 @@ Test(map_file, a_settled_map_outside_the_global_bound_is_rejected)
 
 Test(map_file, malformed_run_tables_are_rejected)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 16;
-    cfg.slots_per_unit = 16;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(16, 16);
     cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", 1, NULL), DCH_OK);
     size_t len;
@@ -1117,10 +1091,7 @@ Test(map_file, save_file_allocation_failure_leaves_no_file)
     snprintf(path, sizeof path, "%s/m.dchmap", dir);
     faulty c = {0, 0, false, 0};
     const dch_allocator a = faulty_allocator(&c);
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 4;
-    cfg.slots_per_unit = 4;
+    dch_map_config cfg = map_config(4, 4);
     cfg.allocator = &a;
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);

@@ -25,10 +25,7 @@
 
 static dch_map *new_map(uint32_t units, uint32_t spu, const dch_allocator *a)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
+    dch_map_config cfg = map_config(units, spu);
     cfg.hash_key[3] = 7;
     cfg.allocator = a;
     dch_map *m;
@@ -395,10 +392,7 @@ static void random_change(dch_map *m, uint64_t *rng)
         (void)dch_map_add_node(m, name, 1 + rng_below(rng, 4) * (r % 3 != 0), NULL);
         return;
     }
-    uint32_t id;
-    do
-        id = rng_below(rng, dch_map_id_limit(m));
-    while (dch_map_node_name(m, id) == NULL);
+    const uint32_t id = map_random_member(m, rng);
     if (r < 70)
         cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
     else

@@ -249,6 +249,50 @@ change_list changes_between(const dch_range *a, size_t na, const dch_range *b, s
     return cs;
 }
 
+/* ---- Maps and rings ---------------------------------------------------- */
+
+dch_map_config map_config(uint32_t units, uint32_t slots_per_unit)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = units;
+    cfg.slots_per_unit = slots_per_unit;
+    return cfg;
+}
+
+dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit)
+{
+    const dch_map_config cfg = map_config(units, slots_per_unit);
+    dch_map *m;
+    const int rc = dch_map_new(&m, &cfg);
+    if (rc != DCH_OK)
+        die("dch_map_new(%u x %u): %d", units, slots_per_unit, rc);
+    return m;
+}
+
+/* A member of the map `m` or else the ring `r`. */
+static uint32_t random_member(const dch_map *m, const dch_ring *r, uint64_t *rng)
+{
+    if ((m ? dch_map_node_count(m) : dch_ring_node_count(r)) == 0)
+        die("random_member: no member to draw");
+    const uint32_t limit = m ? dch_map_id_limit(m) : dch_ring_id_limit(r);
+    uint32_t id;
+    do
+        id = rng_below(rng, limit);
+    while ((m ? dch_map_node_name(m, id) : dch_ring_node_name(r, id)) == NULL);
+    return id;
+}
+
+uint32_t map_random_member(const dch_map *m, uint64_t *rng)
+{
+    return random_member(m, NULL, rng);
+}
+
+uint32_t ring_random_member(const dch_ring *r, uint64_t *rng)
+{
+    return random_member(NULL, r, rng);
+}
+
 /* ---- Snapshots --------------------------------------------------------- */
 
 /* The members of the map `m` or else the ring `r`. */

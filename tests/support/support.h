@@ -148,6 +148,19 @@ int changes_push(const dch_range_change *c, void *ctx);
 /* dch_range_diff of two lists, which must succeed. The caller frees .v. */
 change_list changes_between(const dch_range *a, size_t na, const dch_range *b, size_t nb);
 
+/* ---- Maps and rings ---------------------------------------------------- */
+
+/* The default map config with units x slots_per_unit slots. */
+dch_map_config map_config(uint32_t units, uint32_t slots_per_unit);
+
+/* A new empty map of that shape, the default key and libc's allocator. */
+dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit);
+
+/* A present member's id, drawn uniformly from the id range until one is a
+ * member; the map or ring must have one. */
+uint32_t map_random_member(const dch_map *m, uint64_t *rng);
+uint32_t ring_random_member(const dch_ring *r, uint64_t *rng);
+
 /* ---- Snapshots --------------------------------------------------------- */
 
 /* What a map and a ring share: members (names, weights), id limit, member
