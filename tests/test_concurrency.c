@@ -119,12 +119,21 @@ static void *publish(publisher *p, void *next)
     return old;
 }
 
-typedef struct reader {
+typedef struct reader reader;
+
+/* What a reader checks on each object it acquires. */
+typedef void reader_check(reader *rd, const void *obj);
+
+struct reader {
     publisher *pub;
     int index;
+    reader_check *check;
     unsigned long snapshots, lookups, versions;
-    char error[256]; /* the first failure, empty if none */
-} reader;
+    uint64_t key;        /* the next key to look up */
+    uint64_t last_epoch; /* of the last map read */
+    const void *last;    /* the last object read */
+    char error[256];     /* the first failure, empty if none */
+};
 
 #define READER_FAIL(rd, ...)                                                  \
     do {                                                                      \
@@ -132,9 +141,28 @@ typedef struct reader {
             snprintf((rd)->error, sizeof (rd)->error, __VA_ARGS__);           \
     } while (0)
 
+/* A reader's thread: check the published object, again and again, until
+ * the writer stops. */
+static void *reader_main(void *arg)
+{
+    reader *rd = arg;
+    publisher *p = rd->pub;
+    while (!atomic_load(&p->stop)) {
+        const void *obj = acquire(p, rd->index);
+        rd->check(rd, obj);
+        rd->last = obj;
+        release(p, rd->index);
+        if (rd->snapshots++ == 0)
+            atomic_fetch_add(&p->ready, 1);
+        /* Readers outnumber the cores: let the writer run. */
+        sched_yield();
+    }
+    return NULL;
+}
+
 /* Publish `first` and start the readers on it. */
 static void start_readers(publisher *p, void *first, reader *rd, pthread_t *th,
-                          void *(*fn)(void *))
+                          reader_check *check)
 {
     atomic_init(&p->current, first);
     for (int i = 0; i < READERS; i++)
@@ -142,8 +170,9 @@ static void start_readers(publisher *p, void *first, reader *rd, pthread_t *th,
     atomic_init(&p->stop, false);
     atomic_init(&p->ready, 0);
     for (int i = 0; i < READERS; i++) {
-        rd[i] = (reader){p, i, 0, 0, 0, ""};
-        REQUIRE(pthread_create(&th[i], NULL, fn, &rd[i]) == 0, "cannot start a reader");
+        rd[i] = (reader){.pub = p, .index = i, .check = check, .key = (uint64_t)i << 48};
+        REQUIRE(pthread_create(&th[i], NULL, reader_main, &rd[i]) == 0,
+                "cannot start a reader");
     }
     /* Publish only once every reader has read, so that they overlap. */
     while (atomic_load(&p->ready) < READERS)
@@ -174,14 +203,14 @@ typedef struct writer {
  * writer changes `current`, so it may read its own published object without
  * announcing it.
  */
-static void run_publication(const char *what, void *first, void *(*read)(void *),
+static void run_publication(const char *what, void *first, reader_check *check,
                             void *(*next)(const void *cur, writer *w), void (*free_fn)(void *),
                             writer *w, unsigned versions)
 {
     publisher p;
     reader rd[READERS];
     pthread_t th[READERS];
-    start_readers(&p, first, rd, th, read);
+    start_readers(&p, first, rd, th, check);
     void *cur = first;
     for (unsigned v = 0; v < versions; v++) {
         void *nv = next(cur, w);
@@ -248,30 +277,19 @@ static int range_owner_ok(const dch_range *r, void *ctx)
     return r->owner != DCH_NODE_NONE && dch_map_node_name(m, r->owner) == NULL;
 }
 
-static void *map_reader(void *arg)
+static void check_map(reader *rd, const void *obj)
 {
-    reader *rd = arg;
-    publisher *p = rd->pub;
-    uint64_t key = (uint64_t)rd->index << 48, last_epoch = 0;
-    while (!atomic_load(&p->stop)) {
-        const dch_map *m = acquire(p, rd->index);
-        const uint64_t epoch = dch_map_epoch(m);
-        if (epoch < last_epoch)
-            READER_FAIL(rd, "epoch went back from %llu to %llu", (unsigned long long)last_epoch,
-                        (unsigned long long)epoch);
-        rd->versions += epoch != last_epoch;
-        last_epoch = epoch;
-        check_map_snapshot(rd, m, &key);
-        if (rd->snapshots % 16 == 0 && dch_map_foreach_range(m, range_owner_ok, (void *)m) != 0)
-            READER_FAIL(rd, "a range of epoch %llu is owned by a non-member",
-                        (unsigned long long)epoch);
-        release(p, rd->index);
-        if (rd->snapshots++ == 0)
-            atomic_fetch_add(&p->ready, 1);
-        /* Readers outnumber the cores: let the writer run. */
-        sched_yield();
-    }
-    return NULL;
+    const dch_map *m = obj;
+    const uint64_t epoch = dch_map_epoch(m);
+    if (epoch < rd->last_epoch)
+        READER_FAIL(rd, "epoch went back from %llu to %llu", (unsigned long long)rd->last_epoch,
+                    (unsigned long long)epoch);
+    rd->versions += epoch != rd->last_epoch;
+    rd->last_epoch = epoch;
+    check_map_snapshot(rd, m, &rd->key);
+    if (rd->snapshots % 16 == 0 && dch_map_foreach_range(m, range_owner_ok, (void *)m) != 0)
+        READER_FAIL(rd, "a range of epoch %llu is owned by a non-member",
+                    (unsigned long long)epoch);
 }
 
 /* One change to a map that always changes it (and so its epoch). */
@@ -316,7 +334,7 @@ TEST(map_readers_always_see_a_whole_published_map)
     REQUIRE(dch_map_new(&first, &cfg) == DCH_OK, "map_new");
     for (int i = 0; i < 8; i++)
         change_map(first, &w);
-    run_publication("map", first, map_reader, next_map, free_map, &w, test_scaled(3000, 20));
+    run_publication("map", first, check_map, next_map, free_map, &w, test_scaled(3000, 20));
 }
 
 /* ---- The ring --------------------------------------------------------- */
@@ -327,37 +345,24 @@ static int ring_range_owner_ok(const dch_range *r, void *ctx)
     return r->owner != DCH_NODE_NONE && dch_ring_node_name(ring, r->owner) == NULL;
 }
 
-static void *ring_reader(void *arg)
+static void check_ring(reader *rd, const void *obj)
 {
-    reader *rd = arg;
-    publisher *p = rd->pub;
-    uint64_t key = (uint64_t)rd->index << 48;
-    const void *last = NULL;
-    while (!atomic_load(&p->stop)) {
-        const dch_ring *r = acquire(p, rd->index);
-        rd->versions += (const void *)r != last;
-        last = r;
-        const uint32_t points = dch_ring_point_count(r);
-        for (int i = 0; i < BATCH; i++, key++) {
-            const uint32_t id = dch_ring_lookup(r, &key, sizeof key);
-            rd->lookups++;
-            if (id == DCH_NODE_NONE ? points != 0
-                                    : dch_ring_node_name(r, id) == NULL ||
-                                          dch_ring_node_weight(r, id) == 0)
-                READER_FAIL(rd, "key %llu: owner %u is not a member of positive weight of the "
-                            "ring it was read from (%u points)",
-                            (unsigned long long)key, id, points);
-        }
-        if (rd->snapshots % 64 == 0 &&
-            dch_ring_foreach_range(r, ring_range_owner_ok, (void *)r) != 0)
-            READER_FAIL(rd, "a range is owned by a non-member");
-        release(p, rd->index);
-        if (rd->snapshots++ == 0)
-            atomic_fetch_add(&p->ready, 1);
-        /* Readers outnumber the cores: let the writer run. */
-        sched_yield();
+    const dch_ring *r = obj;
+    rd->versions += obj != rd->last;
+    const uint32_t points = dch_ring_point_count(r);
+    for (int i = 0; i < BATCH; i++, rd->key++) {
+        const uint32_t id = dch_ring_lookup(r, &rd->key, sizeof rd->key);
+        rd->lookups++;
+        if (id == DCH_NODE_NONE ? points != 0
+                                : dch_ring_node_name(r, id) == NULL ||
+                                      dch_ring_node_weight(r, id) == 0)
+            READER_FAIL(rd, "key %llu: owner %u is not a member of positive weight of the "
+                        "ring it was read from (%u points)",
+                        (unsigned long long)rd->key, id, points);
     }
-    return NULL;
+    if (rd->snapshots % 64 == 0 &&
+        dch_ring_foreach_range(r, ring_range_owner_ok, (void *)r) != 0)
+        READER_FAIL(rd, "a range is owned by a non-member");
 }
 
 static void change_ring(dch_ring *r, writer *w)
@@ -399,7 +404,7 @@ TEST(ring_readers_always_see_a_whole_published_ring)
     REQUIRE(dch_ring_new(&first, &cfg) == DCH_OK, "ring_new");
     for (int i = 0; i < 8; i++)
         change_ring(first, &w);
-    run_publication("ring", first, ring_reader, next_ring, free_ring, &w, test_scaled(2000, 20));
+    run_publication("ring", first, check_ring, next_ring, free_ring, &w, test_scaled(2000, 20));
 }
 
 /* ---- Shared reading without a writer ---------------------------------- */
