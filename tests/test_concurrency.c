@@ -329,9 +329,7 @@ TEST(map_readers_always_see_a_whole_published_map)
 {
     writer w = {test_seed(2024), 0, 0};
     w.rng = w.seed;
-    dch_map_config cfg = map_config(256, 16);
-    dch_map *first;
-    REQUIRE(dch_map_new(&first, &cfg) == DCH_OK, "map_new");
+    dch_map *first = map_shaped(256, 16);
     for (int i = 0; i < 8; i++)
         change_map(first, &w);
     run_publication("map", first, check_map, next_map, free_map, &w, test_scaled(3000, 20));

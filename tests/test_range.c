@@ -369,11 +369,7 @@ Test(range, diff_of_ring_ranges_matches_key_by_key_comparison)
     dch_ring *r;
     cr_assert_eq(dch_ring_new(&r, NULL), DCH_OK, "new");
     uint32_t ids[40];
-    for (int i = 0; i < 40; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "node-%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, 1 + rng_below(&g, 3), &ids[i]), DCH_OK, "add");
-    }
+    ring_add_members(r, "node-", 40, 3, &g, ids);
     dch_ring *before;
 
     cr_assert_eq(dch_ring_clone(&before, r), DCH_OK, "clone");

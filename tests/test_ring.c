@@ -214,6 +214,22 @@ static change_list diff_rings(const dch_ring *before, const dch_ring *after)
     return cs;
 }
 
+/* A copy of r, to diff against once r has changed. */
+static dch_ring *copy_of(const dch_ring *r)
+{
+    dch_ring *c;
+    cr_assert_eq(dch_ring_clone(&c, r), DCH_OK, "clone");
+    return c;
+}
+
+/* The changes from `before` (a copy_of, freed here) to `after`. */
+static change_list changes_since(dch_ring *before, const dch_ring *after)
+{
+    change_list cs = diff_rings(before, after);
+    dch_ring_free(before);
+    return cs;
+}
+
 /* Members, weights, counts and ranges of the ring against the oracle. */
 static void check_state(const dch_ring *r, const oracle *o, uint64_t seed)
 {
@@ -641,15 +657,10 @@ Test(ring, add_moves_arcs_only_to_the_new_member)
     uint64_t g = seed;
     dch_ring *r = new_ring(160, NULL, NULL);
     uint32_t id;
-    for (int i = 0; i < 20; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, 1 + rng_below(&g, 3), &id), DCH_OK, "add");
-    }
-    dch_ring *before;
-    cr_assert_eq(dch_ring_clone(&before, r), DCH_OK, "clone");
+    ring_add_members(r, "n", 20, 3, &g, NULL);
+    dch_ring *before = copy_of(r);
     cr_assert_eq(dch_ring_add_node(r, "joiner", 2, &id), DCH_OK, "add joiner");
-    change_list cs = diff_rings(before, r);
+    change_list cs = changes_since(before, r);
     cr_assert(cs.n > 0, "the joiner takes something");
     double moved = 0.0;
     for (size_t i = 0; i < cs.n; i++) {
@@ -668,7 +679,6 @@ Test(ring, add_moves_arcs_only_to_the_new_member)
               moved, owned);
     free(rg);
     free(cs.v);
-    dch_ring_free(before);
     dch_ring_free(r);
 }
 
@@ -678,25 +688,19 @@ Test(ring, remove_moves_arcs_only_from_the_leaver)
     uint64_t g = seed;
     dch_ring *r = new_ring(160, NULL, NULL);
     uint32_t ids[20];
-    for (int i = 0; i < 20; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, 1 + rng_below(&g, 3), &ids[i]), DCH_OK, "add");
-    }
+    ring_add_members(r, "n", 20, 3, &g, ids);
     for (int round = 0; round < 5; round++) {
         uint32_t leaver = ids[rng_below(&g, 20)];
         if (dch_ring_node_name(r, leaver) == NULL)
             continue;
-        dch_ring *before;
-        cr_assert_eq(dch_ring_clone(&before, r), DCH_OK, "clone");
+        dch_ring *before = copy_of(r);
         cr_assert_eq(dch_ring_remove_node(r, leaver), DCH_OK, "remove");
-        change_list cs = diff_rings(before, r);
+        change_list cs = changes_since(before, r);
         cr_assert(cs.n > 0, "the leaver gives something up");
         for (size_t i = 0; i < cs.n; i++)
             cr_assert_eq(cs.v[i].from, leaver, "seed %llu: change %zu comes from %u",
                          (unsigned long long)seed, i, cs.v[i].from);
         free(cs.v);
-        dch_ring_free(before);
     }
     dch_ring_free(r);
 }
@@ -707,18 +711,13 @@ Test(ring, set_weight_moves_arcs_only_to_or_from_the_member)
     uint64_t g = seed;
     dch_ring *r = new_ring(40, NULL, NULL);
     uint32_t ids[10];
-    for (int i = 0; i < 10; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, 1 + rng_below(&g, 4), &ids[i]), DCH_OK, "add");
-    }
+    ring_add_members(r, "n", 10, 4, &g, ids);
     for (int round = 0; round < 20; round++) {
         uint32_t id = ids[rng_below(&g, 10)];
         uint32_t old = dch_ring_node_weight(r, id), w = rng_below(&g, 7);
-        dch_ring *before;
-        cr_assert_eq(dch_ring_clone(&before, r), DCH_OK, "clone");
+        dch_ring *before = copy_of(r);
         cr_assert_eq(dch_ring_set_weight(r, id, w), DCH_OK, "set_weight");
-        change_list cs = diff_rings(before, r);
+        change_list cs = changes_since(before, r);
         cr_assert(w == old ? cs.n == 0 : cs.n > 0, "seed %llu: %u -> %u moved %zu ranges",
                   (unsigned long long)seed, old, w, cs.n);
         for (size_t i = 0; i < cs.n; i++)
@@ -726,7 +725,6 @@ Test(ring, set_weight_moves_arcs_only_to_or_from_the_member)
                       "seed %llu: weight %u -> %u, change %u -> %u",
                       (unsigned long long)seed, old, w, cs.v[i].from, cs.v[i].to);
         free(cs.v);
-        dch_ring_free(before);
     }
     dch_ring_free(r);
 }

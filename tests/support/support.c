@@ -270,6 +270,21 @@ dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit)
     return m;
 }
 
+void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
+                      uint64_t *rng, uint32_t *ids)
+{
+    for (unsigned i = 0; i < count; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%u", prefix, i);
+        uint32_t id;
+        const int rc = dch_ring_add_node(r, name, 1 + rng_below(rng, max_weight), &id);
+        if (rc != DCH_OK)
+            die("dch_ring_add_node(%s): %d", name, rc);
+        if (ids != NULL)
+            ids[i] = id;
+    }
+}
+
 /* A member of the map `m` or else the ring `r`. */
 static uint32_t random_member(const dch_map *m, const dch_ring *r, uint64_t *rng)
 {

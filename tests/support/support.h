@@ -156,6 +156,11 @@ dch_map_config map_config(uint32_t units, uint32_t slots_per_unit);
 /* A new empty map of that shape, the default key and libc's allocator. */
 dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit);
 
+/* Add members named prefix0, prefix1, ... (count of them) of weight 1 ..
+ * max_weight drawn from rng, their ids in ids[] when ids is not NULL. */
+void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
+                      uint64_t *rng, uint32_t *ids);
+
 /* A present member's id, drawn uniformly from the id range until one is a
  * member; the map or ring must have one. */
 uint32_t map_random_member(const dch_map *m, uint64_t *rng);
