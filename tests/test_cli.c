@@ -5,8 +5,7 @@
  * output against a strict JSON grammar, and its exit status: 0 success, 1
  * runtime error, 2 usage error.
  *
- * The tool is found through DCH_TOOL, else at ../src/tool/dch from this
- * program's directory (the build tree layout).
+ * The tool is DCH_TOOL when set, else the one this build tree built.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -33,8 +32,7 @@
  */
 static size_t case_stride(void)
 {
-    const char *s = getenv("DCH_TEST_SCALE");
-    return s != NULL && atof(s) > 0 && atof(s) < 1 ? 4 : 1;
+    return test_scale() < 1 ? 4 : 1;
 }
 
 /* ---- Running the tool ------------------------------------------------- */
@@ -44,21 +42,11 @@ static char work[64];
 
 static void find_tool(void)
 {
-    const char *env = getenv("DCH_TOOL");
-    if (env != NULL) {
-        snprintf(tool, sizeof tool, "%s", env);
-        return;
-    }
-    char self[2048];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    cr_assert_gt(n, 0, "cannot find this program's path; set DCH_TOOL");
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    *slash = '\0';
-    snprintf(tool, sizeof tool, "%s/../src/tool/dch", self);
+    const char *path = test_tool_path();
+    cr_assert_not_null(path, "no dch tool in this build; set DCH_TOOL");
+    snprintf(tool, sizeof tool, "%s", path);
     cr_assert_eq(access(tool, X_OK), 0, "no dch tool at %s; set DCH_TOOL", tool);
 }
-
 static void setup(void)
 {
     find_tool();

@@ -4,8 +4,7 @@
  * ring and a DCH map built from the same servers, shares and diffs from
  * their ranges), and bad fleet files must fail with the line they fail on.
  *
- * The tool is found through DCH_TOOL, else at ../src/tool/dch from this
- * program's directory (the build tree layout).
+ * The tool is DCH_TOOL when set, else the one this build tree built.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -25,17 +24,9 @@ static char dir[64];
 
 static void setup(void)
 {
-    const char *env = getenv("DCH_TOOL");
-    if (env != NULL) {
-        snprintf(tool, sizeof tool, "%s", env);
-    } else {
-        char self[2048];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        cr_assert_gt(n, 0, "cannot find this program's path; set DCH_TOOL");
-        self[n] = '\0';
-        *strrchr(self, '/') = '\0';
-        snprintf(tool, sizeof tool, "%s/../src/tool/dch", self);
-    }
+    const char *path = test_tool_path();
+    cr_assert_not_null(path, "no dch tool in this build; set DCH_TOOL");
+    snprintf(tool, sizeof tool, "%s", path);
     snprintf(dir, sizeof dir, "/tmp/dch-ketama-XXXXXX");
     cr_assert_not_null(mkdtemp(dir));
 }
@@ -268,8 +259,7 @@ Test(cli_ketama, bad_fleet_files_fail_naming_the_line)
     };
     /* Under a reduced DCH_TEST_SCALE (the valgrind pass, where each run of
      * the tool costs seconds) every third case. */
-    const char *scale = getenv("DCH_TEST_SCALE");
-    size_t stride = scale != NULL && atof(scale) > 0 && atof(scale) < 1 ? 3 : 1;
+    const size_t stride = test_scale() < 1 ? 3 : 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i += stride) {
         char *out, *err;
         cr_assert_eq(run(cases[i].text, NULL, &out, &err), 1, "case %zu", i);

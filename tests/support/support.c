@@ -42,7 +42,7 @@ unsigned test_scaled(unsigned n, unsigned floor_n)
 uint64_t test_seed(uint64_t fallback)
 {
     const char *s = getenv("DCH_TEST_SEED");
-    return s != NULL ? strtoull(s, NULL, 0) : fallback;
+    return s != NULL && s[0] != '\0' ? strtoull(s, NULL, 0) : fallback;
 }
 
 /* ---- Random numbers ---------------------------------------------------- */
@@ -423,6 +423,18 @@ const char *ring_snap_differs(const ring_snap *a, const dch_ring *r, bool memory
 }
 
 /* ---- Files ------------------------------------------------------------- */
+
+const char *test_tool_path(void)
+{
+    const char *env = getenv("DCH_TOOL");
+    if (env != NULL && env[0] != '\0')
+        return env;
+#ifdef DCH_TOOL_PATH
+    return DCH_TOOL_PATH;
+#else
+    return NULL;
+#endif
+}
 
 char *slurp(const char *path, size_t *len)
 {

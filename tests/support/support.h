@@ -208,6 +208,10 @@ const char *ring_snap_differs(const ring_snap *s, const dch_ring *r, bool memory
 
 /* ---- Files ------------------------------------------------------------- */
 
+/* The dch tool to run: $DCH_TOOL when set, else the one this build tree
+ * built (DCH_TOOL_PATH, from CMake); NULL when neither is known. */
+const char *test_tool_path(void);
+
 /* The whole file, NUL-terminated, its length in *len when len is not NULL;
  * NULL when it cannot be opened or read. The caller frees it. */
 char *slurp(const char *path, size_t *len);
