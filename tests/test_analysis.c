@@ -474,30 +474,7 @@ Test(analysis, sampled_keys_follow_the_range_diff_under_random_changes)
 
 /* ---- Tables ------------------------------------------------------------------------------ */
 
-static void make_temp_dir(char *dir, size_t n)
-{
-    snprintf(dir, n, "/tmp/dch-analysis-test-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
 /* Remove a directory and the files in it (the report has no subdirectories). */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    struct dirent *e;
-    char path[4096];
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        remove(path);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
 Test(analysis, table_csv_quotes_only_what_needs_it)
 {
     const an_column cols[3] = {{"Name", "name", NULL},
@@ -513,7 +490,7 @@ Test(analysis, table_csv_quotes_only_what_needs_it)
     an_table_text(t, 0, "say \"hi\"");
     cr_assert_eq(an_table_num(t, 3, 1.0), -1);
     char dir[64], path[128];
-    make_temp_dir(dir, sizeof dir);
+    temp_dir(dir, sizeof dir, "analysis-test");
     snprintf(path, sizeof path, "%s/t.csv", dir);
     cr_assert_eq(an_table_write_csv(t, path), 0);
     char *s = slurp(path, NULL);
@@ -655,7 +632,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     const unsigned keys = test_scaled(20000, 2000);
     const bool charts = !UNDER_VALGRIND && have_gnuplot();
     char dir[64], out[128], rdir[128], keys_arg[32];
-    make_temp_dir(dir, sizeof dir);
+    temp_dir(dir, sizeof dir, "analysis-test");
     snprintf(out, sizeof out, "%s.stdout", dir);
     snprintf(rdir, sizeof rdir, "%s/report", dir);
     snprintf(keys_arg, sizeof keys_arg, "%u", keys);
@@ -840,7 +817,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
 Test(analysis, bad_usage_exits_with_status_2_and_help_with_0)
 {
     char dir[64], out[128];
-    make_temp_dir(dir, sizeof dir);
+    temp_dir(dir, sizeof dir, "analysis-test");
     snprintf(out, sizeof out, "%s/out", dir);
     const char *help[] = {"--help", NULL};
     cr_assert_eq(run_program(help, out, false), 0);

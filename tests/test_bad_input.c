@@ -111,8 +111,7 @@ static void fixture_init(fixture *fx, bool files)
     cr_assert_eq(dch_map_save(fx->map, fx->bytes, fx->len, &fx->len), DCH_OK);
     if (!files)
         return;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/dch-bad-input-XXXXXX");
-    cr_assert_not_null(mkdtemp(fx->dir));
+    temp_dir(fx->dir, sizeof fx->dir, "bad-input");
     char path[128];
     snprintf(path, sizeof path, "%s/good.dchmap", fx->dir);
     write_file(path, fx->bytes, fx->len);
@@ -1397,8 +1396,8 @@ Test(bad_input, every_failed_allocation_of_map_new_and_save_file_is_clean)
     }
 
     /* dch_map_save_file: the default config, members, in a scratch dir. */
-    char dir[] = "/tmp/dch-bad-input-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[64];
+    temp_dir(dir, sizeof dir, "bad-input");
     char path[128];
     snprintf(path, sizeof path, "%s/m.dchmap", dir);
     dch_map *m = alloc_map(&fa, &a, 1024, 64, 9, true);

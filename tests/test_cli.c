@@ -37,45 +37,7 @@ static size_t case_stride(void)
 
 /* ---- Running the tool ------------------------------------------------- */
 
-static char tool[4096];
-static char work[64];
-
-static void find_tool(void)
-{
-    const char *path = test_tool_path();
-    cr_assert_not_null(path, "no dch tool in this build; set DCH_TOOL");
-    snprintf(tool, sizeof tool, "%s", path);
-    cr_assert_eq(access(tool, X_OK), 0, "no dch tool at %s; set DCH_TOOL", tool);
-}
-static void setup(void)
-{
-    find_tool();
-    snprintf(work, sizeof work, "/tmp/dch-cli-XXXXXX");
-    cr_assert_not_null(mkdtemp(work));
-}
-
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static void teardown(void)
-{
-    rm_tree(work);
-}
-
-TestSuite(cli, .init = setup, .fini = teardown);
+TestSuite(cli, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 typedef struct result {
     int status; /* exit status */
@@ -94,8 +56,8 @@ static char *read_all(const char *path, size_t *len)
 static result run_argv(char *const *args)
 {
     char out_path[128], err_path[128];
-    snprintf(out_path, sizeof out_path, "%s/.stdout", work);
-    snprintf(err_path, sizeof err_path, "%s/.stderr", work);
+    snprintf(out_path, sizeof out_path, "%s/.stdout", the_tool.dir);
+    snprintf(err_path, sizeof err_path, "%s/.stderr", the_tool.dir);
     fflush(NULL);
     const pid_t pid = fork();
     cr_assert_neq(pid, -1);
@@ -108,11 +70,11 @@ static result run_argv(char *const *args)
         close(e);
         char *argv[64];
         int n = 0;
-        argv[n++] = tool;
+        argv[n++] = (char *)the_tool.tool;
         for (; args[n - 1] != NULL && n < 63; n++)
             argv[n] = args[n - 1];
         argv[n] = NULL;
-        execv(tool, argv);
+        execv(the_tool.tool, argv);
         _exit(127);
     }
     int ws;
@@ -121,7 +83,7 @@ static result run_argv(char *const *args)
     result r;
     cr_assert(WIFEXITED(ws), "dch did not exit normally");
     r.status = WEXITSTATUS(ws);
-    cr_assert_neq(r.status, 127, "could not run %s", tool);
+    cr_assert_neq(r.status, 127, "could not run %s", the_tool.tool);
     r.out = read_all(out_path, NULL);
     r.err = read_all(err_path, NULL);
     unlink(out_path);
@@ -142,13 +104,13 @@ static void result_free(result *r)
 
 static void path_in(char *buf, size_t n, const char *name)
 {
-    snprintf(buf, n, "%s/%s", work, name);
+    snprintf(buf, n, "%s/%s", the_tool.dir, name);
 }
 
-/* Names of the files in the work directory (stdout/stderr captures aside). */
+/* Names of the files in the scratch directory (stdout/stderr captures aside). */
 static int count_files(void)
 {
-    DIR *d = opendir(work);
+    DIR *d = opendir(the_tool.dir);
     int n = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;)
         n += e->d_name[0] != '.';
@@ -852,7 +814,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     cr_assert_eq(dch_map_stage_steps(a, b, 40, &n), DCH_OK);
     cr_assert(n > 2);
 
-    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", work);
+    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", the_tool.dir);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char want[64];
     snprintf(want, sizeof want, "%u steps of at most 40 slots", n);

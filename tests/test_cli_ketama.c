@@ -19,39 +19,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char tool[4096];
-static char dir[64];
-
-static void setup(void)
-{
-    const char *path = test_tool_path();
-    cr_assert_not_null(path, "no dch tool in this build; set DCH_TOOL");
-    snprintf(tool, sizeof tool, "%s", path);
-    snprintf(dir, sizeof dir, "/tmp/dch-ketama-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    const char *names[] = {"fleet.txt", "out", "err"};
-    for (int i = 0; i < 3; i++) {
-        char p[128];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    rmdir(dir);
-}
-
-TestSuite(cli_ketama, .init = setup, .fini = teardown);
+TestSuite(cli_ketama, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 /* Write the fleet file, run compare-ketama on it (and `chosen` when not
  * NULL); the exit status, with stdout and stderr in *out and *err. */
 static int run(const char *fleet_text, const char *chosen, char **out, char **err)
 {
     char fleet[128], po[128], pe[128];
-    snprintf(fleet, sizeof fleet, "%s/fleet.txt", dir);
-    snprintf(po, sizeof po, "%s/out", dir);
-    snprintf(pe, sizeof pe, "%s/err", dir);
+    snprintf(fleet, sizeof fleet, "%s/fleet.txt", the_tool.dir);
+    snprintf(po, sizeof po, "%s/out", the_tool.dir);
+    snprintf(pe, sizeof pe, "%s/err", the_tool.dir);
     FILE *f = fopen(fleet, "w");
     cr_assert_not_null(f);
     fputs(fleet_text, f);
@@ -62,7 +39,7 @@ static int run(const char *fleet_text, const char *chosen, char **out, char **er
     if (pid == 0) {
         if (freopen(po, "w", stdout) == NULL || freopen(pe, "w", stderr) == NULL)
             _exit(127);
-        execl(tool, tool, "compare-ketama", fleet, chosen, (char *)NULL);
+        execl(the_tool.tool, the_tool.tool, "compare-ketama", fleet, chosen, (char *)NULL);
         _exit(127);
     }
     int status;

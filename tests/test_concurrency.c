@@ -44,31 +44,21 @@
 #include <string.h>
 
 #ifdef DCH_NO_CRITERION
-#include <stdarg.h>
-
 static int failures;
 
-static void report(const char *file, int line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s:%d: ", file, line);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    failures++;
-}
-
 #define TEST(name) static void name(void)
+#define REPORT(...)                                                           \
+    (fprintf(stderr, "%s:%d: ", __FILE__, __LINE__), fprintf(stderr, __VA_ARGS__), \
+     fputc('\n', stderr), failures++)
 #define CHECK(cond, ...)                                                      \
     do {                                                                      \
         if (!(cond))                                                          \
-            report(__FILE__, __LINE__, __VA_ARGS__);                          \
+            REPORT(__VA_ARGS__);                                              \
     } while (0)
 #define REQUIRE(cond, ...)                                                    \
     do {                                                                      \
         if (!(cond)) {                                                        \
-            report(__FILE__, __LINE__, __VA_ARGS__);                          \
+            REPORT(__VA_ARGS__);                                              \
             abort();                                                          \
         }                                                                     \
     } while (0)

@@ -1085,8 +1085,8 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
 
 Test(map_file, save_file_allocation_failure_leaves_no_file)
 {
-    char dir[] = "/tmp/dch-map-file-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[64];
+    temp_dir(dir, sizeof dir, "map-file");
     char path[128];
     snprintf(path, sizeof path, "%s/m.dchmap", dir);
     faulty c = {0, 0, false, 0};
@@ -1140,8 +1140,8 @@ static void write_bytes(const char *path, const uint8_t *p, size_t len)
 
 Test(map_file, files_are_replaced_atomically_and_read_back)
 {
-    char dir[] = "/tmp/dch-map-file-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[64];
+    temp_dir(dir, sizeof dir, "map-file");
     char path[128], sub[128];
     snprintf(path, sizeof path, "%s/cluster.dchmap", dir);
     dch_map *m = small_map();
@@ -1207,8 +1207,8 @@ Test(map_file, files_are_replaced_atomically_and_read_back)
 
 Test(map_file, damaged_files_are_refused)
 {
-    char dir[] = "/tmp/dch-map-file-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[64];
+    temp_dir(dir, sizeof dir, "map-file");
     char path[128];
     snprintf(path, sizeof path, "%s/bad.dchmap", dir);
     dch_map *m = small_map();

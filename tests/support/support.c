@@ -2,7 +2,12 @@
  * The shared test support declared in support.h. Plain C11 and libc: the
  * ThreadSanitizer and fuzz builds link it without Criterion.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include "support.h"
+
+#include <dirent.h>
+#include <unistd.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -426,16 +431,15 @@ const char *ring_snap_differs(const ring_snap *a, const dch_ring *r, bool memory
 
 const char *test_tool_path(void)
 {
-    const char *env = getenv("DCH_TOOL");
-    if (env != NULL && env[0] != '\0')
-        return env;
+    const char *path = getenv("DCH_TOOL");
 #ifdef DCH_TOOL_PATH
-    return DCH_TOOL_PATH;
-#else
-    return NULL;
+    if (path == NULL || path[0] == '\0')
+        path = DCH_TOOL_PATH;
 #endif
+    if (path == NULL || path[0] == '\0' || access(path, X_OK) != 0)
+        die("no dch tool at %s; set DCH_TOOL", path ? path : "(none)");
+    return path;
 }
-
 char *slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -458,6 +462,42 @@ char *slurp(const char *path, size_t *len)
     if (len != NULL)
         *len = n;
     return buf;
+}
+
+void temp_dir(char *dir, size_t size, const char *name)
+{
+    snprintf(dir, size, "/tmp/dch-%s-XXXXXX", name);
+    if (mkdtemp(dir) == NULL)
+        die("cannot create %s", dir);
+}
+
+void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        remove(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+tool_fixture the_tool;
+
+void tool_fixture_init(void)
+{
+    the_tool.tool = test_tool_path();
+    temp_dir(the_tool.dir, sizeof the_tool.dir, "tool");
+}
+
+void tool_fixture_fini(void)
+{
+    remove_dir(the_tool.dir);
 }
 
 void write_file(const char *path, const void *p, size_t len)

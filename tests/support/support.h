@@ -209,12 +209,35 @@ const char *ring_snap_differs(const ring_snap *s, const dch_ring *r, bool memory
 /* ---- Files ------------------------------------------------------------- */
 
 /* The dch tool to run: $DCH_TOOL when set, else the one this build tree
- * built (DCH_TOOL_PATH, from CMake); NULL when neither is known. */
+ * built (DCH_TOOL_PATH, from CMake). Aborts when there is none, or it is
+ * not executable. */
 const char *test_tool_path(void);
 
 /* The whole file, NUL-terminated, its length in *len when len is not NULL;
  * NULL when it cannot be opened or read. The caller frees it. */
 char *slurp(const char *path, size_t *len);
+
+/*
+ * The fixture of the tests that run the tool: the tool (test_tool_path())
+ * and a fresh scratch directory, /tmp/dch-tool-XXXXXX, made by
+ * tool_fixture_init and removed with what it holds by tool_fixture_fini
+ * (a Criterion suite's .init and .fini).
+ */
+typedef struct tool_fixture {
+    const char *tool;
+    char dir[64];
+} tool_fixture;
+
+extern tool_fixture the_tool;
+void tool_fixture_init(void);
+void tool_fixture_fini(void);
+
+/* A new empty directory /tmp/dch-<name>-XXXXXX; its path in dir (size
+ * bytes). Aborts when it cannot. */
+void temp_dir(char *dir, size_t size, const char *name);
+
+/* Remove `dir` and what it holds (files and empty directories). */
+void remove_dir(const char *dir);
 
 /* Create or replace `path` with `len` bytes; aborts when it cannot. */
 void write_file(const char *path, const void *p, size_t len);
