@@ -121,16 +121,6 @@ static void assert_same_map(const dch_map *a, const dch_map *b, const char *what
                            dch_map_slot_owner(a, s), dch_map_slot_owner(b, s));
 }
 
-static uint8_t *save_map(const dch_map *m, size_t *len)
-{
-    cr_assert_eq(dch_map_save(m, NULL, 0, len), DCH_OK);
-    uint8_t *buf = malloc(*len);
-    size_t again = 0;
-    cr_assert_eq(dch_map_save(m, buf, *len, &again), DCH_OK);
-    cr_assert_eq(again, *len);
-    return buf;
-}
-
 /* ---- An independent reader and writer of the documented format -------- */
 
 typedef struct rec {
@@ -356,7 +346,7 @@ Test(map_file, random_maps_round_trip_exactly)
         uint64_t rng = seed;
         dch_map *m = random_map(&rng, i % 25 == 0);
         size_t len;
-        uint8_t *bytes = save_map(m, &len);
+        uint8_t *bytes = map_bytes(m, &len);
         dch_map *back = NULL;
         cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK, "seed %llu",
                      (unsigned long long)seed);
@@ -364,7 +354,7 @@ Test(map_file, random_maps_round_trip_exactly)
         cr_assert_eq(dch_map_fingerprint(m), dch_map_fingerprint(back), "seed %llu",
                      (unsigned long long)seed);
         size_t len2;
-        uint8_t *again = save_map(back, &len2);
+        uint8_t *again = map_bytes(back, &len2);
         cr_assert(len2 == len && memcmp(again, bytes, len) == 0,
                   "seed %llu: saving a loaded map gives other bytes", (unsigned long long)seed);
         /* A loaded map is a full map: it can change and save again. */
@@ -372,7 +362,7 @@ Test(map_file, random_maps_round_trip_exactly)
                          dch_map_node_count(back) == DCH_MAP_MAX_NODES,
                      1);
         free(again);
-        again = save_map(back, &len2);
+        again = map_bytes(back, &len2);
         dch_map *third = NULL;
         cr_assert_eq(dch_map_load(&third, again, len2), DCH_OK, "seed %llu",
                      (unsigned long long)seed);
@@ -395,7 +385,7 @@ Test(map_file, bytes_follow_the_documented_layout)
         uint64_t rng = seed;
         dch_map *m = random_map(&rng, i % 25 == 0);
         size_t len;
-        uint8_t *bytes = save_map(m, &len);
+        uint8_t *bytes = map_bytes(m, &len);
         doc d;
         doc_parse(bytes, len, &d);
         const unsigned long long sd = (unsigned long long)seed;
@@ -488,7 +478,7 @@ Test(map_file, fingerprint_ignores_epoch_and_encoding_but_not_routing_state)
     cr_assert_eq(dch_map_fingerprint(NULL), 0);
 
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     doc d;
     doc_parse(bytes, len, &d);
 
@@ -605,7 +595,7 @@ Test(map_file, every_truncation_is_rejected)
     for (uint32_t encoding = 0; encoding < 2; encoding++) {
         dch_map *m = encoding == 0 ? equal_map(4, 4, 4) : equal_map(32, 32, 2);
         size_t len;
-        uint8_t *bytes = save_map(m, &len);
+        uint8_t *bytes = map_bytes(m, &len);
         doc d;
         doc_parse(bytes, len, &d);
         cr_assert_eq(d.encoding, encoding, "the intended table encoding");
@@ -626,7 +616,7 @@ Test(map_file, every_flipped_byte_and_bit_is_rejected)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     uint8_t *p = malloc(len);
     for (size_t i = 0; i < len; i++) {
         for (int bit = -1; bit < 8; bit++) {
@@ -647,7 +637,7 @@ Test(map_file, unknown_versions_are_reported_as_such)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     const uint32_t versions[] = {0, 3, 0x100, UINT32_MAX};
     for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
         wr(bytes + 8, versions[k], 4);
@@ -754,7 +744,7 @@ Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     for (size_t k = 0; k < sizeof breakers / sizeof breakers[0]; k++) {
         for (int enc = 0; enc < 2; enc++) {
             doc d;
@@ -791,7 +781,7 @@ Test(map_file, names_load_exactly_when_they_hold_no_control_byte)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     unsigned loaded = 0;
     for (unsigned b = 1; b <= 0xff; b++) {
         const bool valid = b >= 0x20 && b != 0x7f;
@@ -834,7 +824,7 @@ static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint3
     cr_assert_eq(dch_map_add_node(m, "a", wa, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", wb, NULL), DCH_OK);
     size_t blen;
-    uint8_t *bytes = save_map(m, &blen);
+    uint8_t *bytes = map_bytes(m, &blen);
     doc d;
     doc_parse(bytes, blen, &d);
     for (uint32_t s = 0; s < d.P; s++)
@@ -877,7 +867,7 @@ Test(map_file, malformed_run_tables_are_rejected)
     cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", 1, NULL), DCH_OK);
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     const size_t table = 56 + 2 * 12; /* two records with one-byte names */
     cr_assert_eq(bytes[table], 1, "runs encoding");
     const uint32_t runs = (uint32_t)rd(bytes + table + 1, 4);
@@ -959,7 +949,7 @@ Test(map_file, count_and_length_fields_must_match_the_bytes)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     uint8_t *p = malloc(len + 1);
     const uint32_t counts[] = {0, 3, 5, 6, 65535, 65536, UINT32_MAX};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
@@ -999,7 +989,7 @@ Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
         uint64_t rng = seed;
         dch_map *m = random_map(&rng, 0);
         size_t len;
-        uint8_t *bytes = save_map(m, &len);
+        uint8_t *bytes = map_bytes(m, &len);
         dch_map_free(m);
         rng += i; /* a different damage for each of the 50 uses of a map */
         const uint32_t edits = 1 + rng_below(&rng, 4);
@@ -1017,7 +1007,7 @@ Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
         if (rc == DCH_OK) {
             accepted++;
             size_t len2;
-            uint8_t *again = save_map(out, &len2);
+            uint8_t *again = map_bytes(out, &len2);
             doc d;
             doc_parse(bytes, len, &d);
             /* The same bytes, unless the damage picked the encoding the
@@ -1055,7 +1045,7 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
         dch_map_free(m);
     } while (1);
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     faulty c = {0, 0, false, 0};
     const dch_allocator a = faulty_allocator(&c);
     fault_sweep sw;
@@ -1154,7 +1144,7 @@ Test(map_file, files_are_replaced_atomically_and_read_back)
 
     /* The file holds exactly what dch_map_save writes. */
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     cr_assert_eq((size_t)st.st_size, len);
     dch_map *back = NULL;
     cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
@@ -1213,7 +1203,7 @@ Test(map_file, damaged_files_are_refused)
     snprintf(path, sizeof path, "%s/bad.dchmap", dir);
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     uint8_t *p = malloc(len + 64);
     dch_map *out = NULL;
 
@@ -1311,7 +1301,7 @@ static void check_golden(const char *dir, const char *base)
         const size_t flen = fread(file, 1, sizeof file, f);
         fclose(f);
         size_t len;
-        uint8_t *again = save_map(m, &len);
+        uint8_t *again = map_bytes(m, &len);
         cr_assert(len == flen && memcmp(again, file, len) == 0,
                   "%s: saving it again gives other bytes", base);
         free(again);

@@ -52,25 +52,6 @@ static uint32_t id_of(const dch_map *m, const char *name)
     return id;
 }
 
-static uint8_t *save(const dch_map *m, size_t *len)
-{
-    cr_assert_eq(dch_map_save(m, NULL, 0, len), DCH_OK);
-    uint8_t *p = malloc(*len);
-    cr_assert_not_null(p);
-    cr_assert_eq(dch_map_save(m, p, *len, len), DCH_OK);
-    return p;
-}
-
-static bool same_bytes(const dch_map *a, const dch_map *b)
-{
-    size_t la, lb;
-    uint8_t *pa = save(a, &la), *pb = save(b, &lb);
-    const bool same = la == lb && memcmp(pa, pb, la) == 0;
-    free(pa);
-    free(pb);
-    return same;
-}
-
 static const char *owner_name(const dch_map *m, uint32_t s)
 {
     const uint32_t id = dch_map_slot_owner(m, s);
@@ -187,7 +168,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
         cr_assert_eq(dch_map_stage_next(&step, prev, target, k), DCH_OK, "%s step %u", ctx, i);
         dch_map *again;
         cr_assert_eq(dch_map_stage_next(&again, prev, target, k), DCH_OK);
-        cr_assert(same_bytes(step, again), "%s step %u: not a pure function", ctx, i);
+        cr_assert(same_map_bytes(step, again), "%s step %u: not a pure function", ctx, i);
         dch_map_free(again);
 
         /* Slots: OLD or NEW, changed only along the plan, within the caps. */
@@ -251,7 +232,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
         /* The bytes: a step map is version 2, loads back with its record,
          * and staging from the loaded copy continues the same way. */
         size_t len;
-        uint8_t *bytes = save(step, &len);
+        uint8_t *bytes = map_bytes(step, &len);
         uint32_t version = (uint32_t)bytes[8] | (uint32_t)bytes[9] << 8;
         cr_assert_eq(version, last ? DCH_MAP_FORMAT_VERSION : DCH_MAP_FORMAT_VERSION_STEP);
         dch_map *loaded;
@@ -259,7 +240,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
         dch_map_transition tr2 = {0, 0, 0};
         cr_assert_eq(dch_map_in_transition(loaded, &tr2), !last);
         cr_assert(memcmp(&tr, &tr2, sizeof tr) == 0);
-        cr_assert(same_bytes(loaded, step), "%s step %u: save, load, save differs", ctx, i);
+        cr_assert(same_map_bytes(loaded, step), "%s step %u: save, load, save differs", ctx, i);
         free(bytes);
         dch_map_free(prev);
         prev = loaded;
@@ -277,7 +258,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
     cr_assert_eq(dch_map_epoch(prev), want_epoch, "%s", ctx);
     cr_assert(dch_map_fingerprint(prev) == fp, "%s", ctx);
     size_t la, lb;
-    uint8_t *pa = save(prev, &la), *pb = save(target, &lb);
+    uint8_t *pa = map_bytes(prev, &la), *pb = map_bytes(target, &lb);
     cr_assert_eq(la, lb);
     for (unsigned b = 0; b < 8; b++)
         pb[48 + b] = (uint8_t)(want_epoch >> (8 * b));
@@ -288,7 +269,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
         pb[lb - 8 + b] = (uint8_t)(sum >> (8 * b));
     cr_assert(memcmp(pa, pb, la) == 0, "%s: the last step is not the target", ctx);
     if (want_epoch == dch_map_epoch(target))
-        cr_assert(same_bytes(prev, target), "%s: not the target byte for byte", ctx);
+        cr_assert(same_map_bytes(prev, target), "%s: not the target byte for byte", ctx);
     free(pa);
     free(pb);
     dch_map_free(prev);
@@ -489,7 +470,7 @@ static dch_map *step_with_epoch(const dch_map *old, const dch_map *target, uint3
     cr_assert_eq(dch_map_stage_next(&step, old, target, k), DCH_OK);
     cr_assert(dch_map_in_transition(step, NULL));
     size_t len;
-    uint8_t *p = save(step, &len);
+    uint8_t *p = map_bytes(step, &len);
     put_le(p + 48, epoch, 8);
     fix_checksum(p, len);
     dch_map_free(step);
@@ -504,7 +485,7 @@ static void expect_refused(const dch_map *cur, const dch_map *target, uint32_t k
                            const char *what)
 {
     size_t lc = 0, lt = 0;
-    uint8_t *bc = cur ? save(cur, &lc) : NULL, *bt = target ? save(target, &lt) : NULL;
+    uint8_t *bc = cur ? map_bytes(cur, &lc) : NULL, *bt = target ? map_bytes(target, &lt) : NULL;
     dch_map *sentinel = (dch_map *)&lc, *out = sentinel;
     uint32_t steps = 77;
     cr_assert_eq(dch_map_stage_next(&out, cur, target, k), want, "%s: stage_next", what);
@@ -512,13 +493,13 @@ static void expect_refused(const dch_map *cur, const dch_map *target, uint32_t k
     cr_assert(out == sentinel && steps == 77, "%s: an out-parameter changed", what);
     if (cur != NULL) {
         size_t l;
-        uint8_t *b = save(cur, &l);
+        uint8_t *b = map_bytes(cur, &l);
         cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the current map changed", what);
         free(b);
     }
     if (target != NULL) {
         size_t l;
-        uint8_t *b = save(target, &l);
+        uint8_t *b = map_bytes(target, &l);
         cr_assert(l == lt && memcmp(b, bt, l) == 0, "%s: the target changed", what);
         free(b);
     }
@@ -622,13 +603,13 @@ Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
     cr_assert_eq(dch_map_set_weight(copy, 0, 2), DCH_OK);
     cr_assert(!dch_map_in_transition(copy, NULL));
     size_t len;
-    uint8_t *p = save(copy, &len);
+    uint8_t *p = map_bytes(copy, &len);
     cr_assert_eq(p[8], DCH_MAP_FORMAT_VERSION, "a settled map is written as version 1");
     free(p);
     dch_map_free(copy);
 
     /* A damaged record: step 0, step n of n, and n below 2. */
-    p = save(step, &len);
+    p = map_bytes(step, &len);
     const size_t rec = len - 8 - 16;
     const uint32_t bad[][2] = {{0, 5}, {5, 5}, {6, 5}, {1, 1}, {0, 0}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -654,7 +635,7 @@ Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
 static dch_map *with_allocator(const dch_map *m, const dch_allocator *a)
 {
     size_t len;
-    uint8_t *p = save(m, &len);
+    uint8_t *p = map_bytes(m, &len);
     dch_map *c;
     cr_assert_eq(dch_map_load_with(&c, p, len, a), DCH_OK);
     free(p);
@@ -677,7 +658,7 @@ static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, co
     cr_assert_eq(dch_map_stage_next(&ref, cur, target, k), DCH_OK, "%s", what);
     cr_assert_eq(dch_map_stage_steps(cur, target, k, &ref_steps), DCH_OK);
     size_t lc;
-    uint8_t *bc = save(cur, &lc);
+    uint8_t *bc = map_bytes(cur, &lc);
     long tried = 0;
     for (int fn = 0; fn < 2; fn++) {
         fault_sweep sw;
@@ -690,7 +671,7 @@ static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, co
                                    : dch_map_stage_steps(cur, target, k, &steps);
             fault_sweep_done(&sw, rc);
             if (rc == DCH_OK) {
-                cr_assert(fn == 0 ? same_bytes(out, ref) : steps == ref_steps,
+                cr_assert(fn == 0 ? same_map_bytes(out, ref) : steps == ref_steps,
                           "%s: a success with failures armed differs", what);
                 if (fn == 0)
                     dch_map_free(out);
@@ -700,7 +681,7 @@ static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, co
             cr_assert(out == sentinel && steps == 77, "%s: out changed", what);
             cr_assert_eq(fa.live, live, "%s: fn %d allocation %ld leaked", what, fn, sw.at);
             size_t l;
-            uint8_t *b = save(cur, &l);
+            uint8_t *b = map_bytes(cur, &l);
             cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the map changed", what);
             free(b);
         }

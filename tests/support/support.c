@@ -290,6 +290,29 @@ void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t 
     }
 }
 
+uint8_t *map_bytes(const dch_map *m, size_t *len)
+{
+    int rc = dch_map_save(m, NULL, 0, len);
+    if (rc != DCH_OK)
+        die("dch_map_save sizing: %d", rc);
+    uint8_t *p = xmalloc(*len);
+    size_t again = 0;
+    rc = dch_map_save(m, p, *len, &again);
+    if (rc != DCH_OK || again != *len)
+        die("dch_map_save: %d, %zu bytes of %zu", rc, again, *len);
+    return p;
+}
+
+bool same_map_bytes(const dch_map *a, const dch_map *b)
+{
+    size_t la, lb;
+    uint8_t *pa = map_bytes(a, &la), *pb = map_bytes(b, &lb);
+    const bool same = la == lb && memcmp(pa, pb, la) == 0;
+    free(pa);
+    free(pb);
+    return same;
+}
+
 /* A member of the map `m` or else the ring `r`. */
 static uint32_t random_member(const dch_map *m, const dch_ring *r, uint64_t *rng)
 {

@@ -161,6 +161,14 @@ dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit);
 void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
                       uint64_t *rng, uint32_t *ids);
 
+/* The map saved (dch_map_save: the sizing call with no buffer answers
+ * DCH_OK and the length, then the same length is written); the caller frees
+ * it. */
+uint8_t *map_bytes(const dch_map *m, size_t *len);
+
+/* Whether two maps save to the same bytes. */
+bool same_map_bytes(const dch_map *a, const dch_map *b);
+
 /* A present member's id, drawn uniformly from the id range until one is a
  * member; the map or ring must have one. */
 uint32_t map_random_member(const dch_map *m, uint64_t *rng);
