@@ -363,22 +363,15 @@ Test(map_stage, plans_without_moves_or_without_owners_take_one_step)
     dch_map_free(none);
 }
 
-/* One random change, names from a pool of 10 so they come back. */
-static void random_change(dch_map *m, uint64_t *rng)
+/* A new member mostly of weight 1 .. 4 (a third weightless), a changed one
+ * 0 .. 4. */
+static uint32_t change_weight(uint64_t *rng, uint32_t r, bool adding)
 {
-    const uint32_t r = rng_below(rng, 100);
-    if (dch_map_node_count(m) == 0 || r < 45) {
-        char name[16];
-        snprintf(name, sizeof name, "n%u", rng_below(rng, 10));
-        (void)dch_map_add_node(m, name, 1 + rng_below(rng, 4) * (r % 3 != 0), NULL);
-        return;
-    }
-    const uint32_t id = map_random_member(m, rng);
-    if (r < 70)
-        cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
-    else
-        cr_assert_eq(dch_map_set_weight(m, id, rng_below(rng, 5)), DCH_OK);
+    return adding ? 1 + rng_below(rng, 4) * (r % 3 != 0) : rng_below(rng, 5);
 }
+
+/* Adds, removals and new weights, names from a pool of 10. */
+static const map_change_rule rule = {45, 70, 10, change_weight};
 
 Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 600)
 {
@@ -391,11 +384,11 @@ Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 6
         dch_map *old = new_map(sh[0], sh[1], NULL);
         const uint32_t history = rng_below(&rng, 12);
         for (uint32_t h = 0; h < history; h++)
-            random_change(old, &rng);
+            map_random_change(old, &rng, &rule);
         dch_map *target = clone_of(old);
         const uint32_t changes = 1 + rng_below(&rng, 4);
         for (uint32_t h = 0; h < changes; h++)
-            random_change(target, &rng);
+            map_random_change(target, &rng, &rule);
         if (dch_map_epoch(target) == dch_map_epoch(old))
             add(target, "fresh", 1);
         const uint32_t P = sh[0] * sh[1];

@@ -175,15 +175,22 @@ typedef struct racer {
     char msg[256];
 } racer;
 
+/* A client of the live member for a thread, which cannot assert: the
+ * dch_etcd_new code. */
+static int thread_client(dch_etcd **c)
+{
+    dch_etcd_config cfg;
+    dch_etcd_config_default(&cfg);
+    cfg.endpoints = getenv("DCH_ETCD_URL");
+    return dch_etcd_new(c, &cfg);
+}
+
 /* Threads report through their struct; only the test's thread asserts. */
 static void *race(void *arg)
 {
     racer *r = arg;
-    dch_etcd_config cfg;
-    dch_etcd_config_default(&cfg);
-    cfg.endpoints = getenv("DCH_ETCD_URL");
     dch_etcd *c = NULL;
-    const int made = dch_etcd_new(&c, &cfg);
+    const int made = thread_client(&c);
     pthread_barrier_wait(r->start);
     if (made != DCH_OK) {
         r->rc = made;
@@ -304,11 +311,8 @@ typedef struct publisher {
 static void *publish_many(void *arg)
 {
     publisher *p = arg;
-    dch_etcd_config cfg;
-    dch_etcd_config_default(&cfg);
-    cfg.endpoints = getenv("DCH_ETCD_URL");
     dch_etcd *c = NULL;
-    p->rc = dch_etcd_new(&c, &cfg);
+    p->rc = thread_client(&c);
     uint64_t expected = 0;
     for (int i = 0; i < WATCHED && p->rc == DCH_OK; i++) {
         p->rc = dch_etcd_publish(c, p->key, p->m, expected, NULL);

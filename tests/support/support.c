@@ -326,6 +326,22 @@ static uint32_t random_member(const dch_map *m, const dch_ring *r, uint64_t *rng
     return id;
 }
 
+void map_random_change(dch_map *m, uint64_t *rng, const map_change_rule *rule)
+{
+    const uint32_t r = rng_below(rng, 100);
+    if (dch_map_node_count(m) == 0 || r < rule->add_below) {
+        char name[16];
+        snprintf(name, sizeof name, "n%u", rng_below(rng, rule->names));
+        (void)dch_map_add_node(m, name, rule->weight(rng, r, true), NULL);
+        return;
+    }
+    const uint32_t id = map_random_member(m, rng);
+    const int rc = r < rule->remove_below ? dch_map_remove_node(m, id)
+                                          : dch_map_set_weight(m, id, rule->weight(rng, r, false));
+    if (rc != DCH_OK)
+        die("map_random_change: %d", rc);
+}
+
 uint32_t map_random_member(const dch_map *m, uint64_t *rng)
 {
     return random_member(m, NULL, rng);

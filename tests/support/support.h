@@ -169,6 +169,21 @@ uint8_t *map_bytes(const dch_map *m, size_t *len);
 /* Whether two maps save to the same bytes. */
 bool same_map_bytes(const dch_map *a, const dch_map *b);
 
+/*
+ * One random change to a map. A draw r in [0, 100): with no member, or r
+ * below add_below, add a member named from a pool of `names` ("n0", "n1",
+ * ...: names come back after a removal, usually under another id; adding a
+ * present name fails and changes nothing); else, r below remove_below,
+ * remove a random member; else give one a new weight. weight(rng, r, adding)
+ * gives the weights.
+ */
+typedef struct map_change_rule {
+    uint32_t add_below, remove_below, names;
+    uint32_t (*weight)(uint64_t *rng, uint32_t r, bool adding);
+} map_change_rule;
+
+void map_random_change(dch_map *m, uint64_t *rng, const map_change_rule *rule);
+
 /* A present member's id, drawn uniformly from the id range until one is a
  * member; the map or ring must have one. */
 uint32_t map_random_member(const dch_map *m, uint64_t *rng);
