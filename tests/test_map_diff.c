@@ -161,6 +161,24 @@ static moves merge_oracle(const dch_map *a, const dch_map *b)
 
 /* ---- Tests ------------------------------------------------------------ */
 
+/*
+ * The first map of case c: a random shape (the large one in every 20th
+ * case, and in *sh unless sh is NULL) keyed from the seed, after fewer than
+ * max_changes random changes. rng starts at the seed and goes on from here.
+ */
+static dch_map *case_map(uint64_t seed, unsigned c, uint32_t max_changes, uint64_t *rng,
+                         shape *sh)
+{
+    *rng = seed;
+    const shape drawn = shapes[rng_below(rng, c % 20 == 0 ? 8 : 7)];
+    if (sh != NULL)
+        *sh = drawn;
+    dch_map *a = new_map(drawn.units, drawn.spu, seed);
+    for (uint32_t k = rng_below(rng, max_changes); k > 0; k--)
+        map_random_change(a, rng, &rule);
+    return a;
+}
+
 Test(map_diff, plans_match_key_lookups_and_merged_range_lists)
 {
     const uint64_t base = test_seed(UINT64_C(0xd1ff000000000000));
@@ -169,11 +187,9 @@ Test(map_diff, plans_match_key_lookups_and_merged_range_lists)
     for (unsigned c = 0; c < n; c++) {
         const uint64_t seed = base + c;
         const unsigned long long sd = (unsigned long long)seed;
-        uint64_t rng = seed;
-        const shape sh = shapes[rng_below(&rng, c % 20 == 0 ? 8 : 7)];
-        dch_map *a = new_map(sh.units, sh.spu, seed);
-        for (uint32_t k = rng_below(&rng, 10); k > 0; k--)
-            map_random_change(a, &rng, &rule);
+        uint64_t rng;
+        shape sh;
+        dch_map *a = case_map(seed, c, 10, &rng, &sh);
         /* b: a clone changed further, or a map built independently (other
          * ids for the same names). */
         dch_map *b;
@@ -225,13 +241,9 @@ Test(map_diff, the_plan_of_an_add_is_exactly_the_new_members_slots)
     const uint64_t base = test_seed(UINT64_C(0xadd0000000000000));
     const unsigned n = test_scaled(200, 10);
     for (unsigned c = 0; c < n; c++) {
-        const uint64_t seed = base + c;
-        const unsigned long long sd = (unsigned long long)seed;
-        uint64_t rng = seed;
-        const shape sh = shapes[rng_below(&rng, c % 20 == 0 ? 8 : 7)];
-        dch_map *a = new_map(sh.units, sh.spu, seed);
-        for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
-            map_random_change(a, &rng, &rule);
+        const unsigned long long sd = base + c;
+        uint64_t rng;
+        dch_map *a = case_map(sd, c, 12, &rng, NULL);
         dch_map *b;
         cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
         uint32_t x;
