@@ -1317,8 +1317,7 @@ Test(bad_input, every_failed_allocation_of_a_map_call_changes_nothing, .timeout 
             map_snap want;
             map_snap_take(&want, ref_out ? ref_out : ref);
             fault_sweep sw;
-            fault_sweep_start(&sw, &fa, SWEEP_BOTH, calls);
-            while (fault_sweep_next(&sw)) {
+            for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, calls); fault_sweep_next(&sw);) {
                 const long k = sw.at;
                 dch_map *m, *out = (dch_map *)&fa;
                 faulty_arm(&fa, 0, false);
@@ -1375,8 +1374,7 @@ Test(bad_input, every_failed_allocation_of_map_new_and_save_file_is_clean)
         dch_map_config cfg = map_config(shapes[si][0], shapes[si][1]);
         cfg.allocator = &a;
         fault_sweep sw;
-        fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);
-        while (fault_sweep_next(&sw)) {
+        for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
             const long k = sw.at;
             dch_map *m = (dch_map *)&fa;
             const int rc = dch_map_new(&m, &cfg);
@@ -1402,12 +1400,10 @@ Test(bad_input, every_failed_allocation_of_map_new_and_save_file_is_clean)
     snprintf(path, sizeof path, "%s/m.dchmap", dir);
     dch_map *m = alloc_map(&fa, &a, 1024, 64, 9, true);
     fault_sweep sw;
-    fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);
-    while (fault_sweep_next(&sw)) {
-        const long live = fa.live;
+    for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
         const int rc = dch_map_save_file(m, path);
         fault_sweep_done(&sw, rc);
-        cr_assert_eq(fa.live, live, "save_file leaked at allocation %ld", sw.at);
+        cr_assert_eq(sw.leaked, 0, "save_file leaked at allocation %ld", sw.at);
         if (rc == DCH_OK) {
             dch_map *back;
             cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
@@ -1481,8 +1477,8 @@ Test(bad_input, every_failed_allocation_of_a_ring_call_changes_nothing, .timeout
     unsigned long points = 0;
 
     fault_sweep new_sweep;
-    fault_sweep_start(&new_sweep, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);
-    while (fault_sweep_next(&new_sweep)) {
+    for (fault_sweep_start(&new_sweep, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);
+         fault_sweep_next(&new_sweep);) {
         dch_ring_config cfg;
         dch_ring_config_default(&cfg);
         cfg.allocator = &a;
@@ -1518,8 +1514,7 @@ Test(bad_input, every_failed_allocation_of_a_ring_call_changes_nothing, .timeout
             ring_snap want;
             ring_snap_take(&want, ref_out ? ref_out : ref);
             fault_sweep sw;
-            fault_sweep_start(&sw, &fa, SWEEP_BOTH, calls);
-            while (fault_sweep_next(&sw)) {
+            for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, calls); fault_sweep_next(&sw);) {
                 const long k = sw.at;
                 dch_ring *r, *out = (dch_ring *)&fa;
                 faulty_arm(&fa, 0, false);

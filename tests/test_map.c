@@ -657,8 +657,7 @@ Test(map, allocation_failure_at_every_point_leaves_the_map_unchanged)
             faulty f = {0, 0, false, 0};
             const dch_allocator a = faulty_allocator(&f);
             fault_sweep sw;
-            fault_sweep_start(&sw, &f, SWEEP_LATER, SWEEP_UNTIL_OK);
-            while (fault_sweep_next(&sw)) {
+            for (fault_sweep_start(&sw, &f, SWEEP_LATER, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
                 const long k = sw.at;
                 faulty_arm(&f, 0, false);
                 dch_map_config cfg = map_config(64, 16);

@@ -299,8 +299,7 @@ Test(ring_ketama, every_failed_allocation_leaves_the_ring_unchanged)
     dch_allocator alloc = faulty_allocator(&f);
     for (int op = 0; op < 5; op++) {
         fault_sweep sw;
-        fault_sweep_start(&sw, &f, SWEEP_ALONE, SWEEP_UNTIL_OK);
-        while (fault_sweep_next(&sw)) {
+        for (fault_sweep_start(&sw, &f, SWEEP_ALONE, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
             const long k = sw.at;
             faulty_arm(&f, 0, false);
             dch_ring *r = ketama_ring(&alloc);

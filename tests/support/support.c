@@ -149,7 +149,7 @@ void faulty_arm(faulty *f, long fail_at, bool fail_after)
 
 void fault_sweep_start(fault_sweep *sw, faulty *f, unsigned modes, long limit)
 {
-    *sw = (fault_sweep){f, modes & SWEEP_BOTH, 0, limit, 0, true, 0};
+    *sw = (fault_sweep){f, modes & SWEEP_BOTH, 0, limit, 0, true, 0, 0, 0};
 }
 
 bool fault_sweep_next(fault_sweep *sw)
@@ -166,6 +166,7 @@ bool fault_sweep_next(fault_sweep *sw)
         const unsigned mode = sw->after ? SWEEP_LATER : SWEEP_ALONE;
         if ((sw->modes & mode) && !(sw->ended & mode)) {
             faulty_arm(sw->f, sw->at, sw->after);
+            sw->live = sw->f->live;
             return true;
         }
     }
@@ -175,6 +176,7 @@ void fault_sweep_done(fault_sweep *sw, int rc)
 {
     sw->f->fail_at = 0;
     sw->f->fail_after = false;
+    sw->leaked = sw->f->live - sw->live;
     if (rc != DCH_OK)
         sw->failed++;
     else if (sw->limit < 0)

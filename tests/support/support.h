@@ -84,8 +84,7 @@ void faulty_arm(faulty *f, long fail_at, bool fail_after);
  * for calls whose allocations are not all needed).
  *
  *     fault_sweep sw;
- *     fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);
- *     while (fault_sweep_next(&sw)) {
+ *     for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
  *         int rc = the_call(...);
  *         fault_sweep_done(&sw, rc);
  *         ... rc is DCH_ENOMEM and the object is unchanged, or rc is DCH_OK
@@ -93,7 +92,8 @@ void faulty_arm(faulty *f, long fail_at, bool fail_after);
  *     }
  *
  * sw.at and sw.after name the point for failure messages; sw.failed counts
- * the points at which the call did not succeed.
+ * the points at which the call did not succeed; sw.leaked is how many more
+ * blocks the allocator held after the call than when the point was armed.
  */
 enum { SWEEP_ALONE = 1, SWEEP_LATER = 2, SWEEP_BOTH = 3 };
 #define SWEEP_UNTIL_OK (-1L)
@@ -105,6 +105,8 @@ typedef struct fault_sweep {
     long at;     /* the allocation that fails, from 1 */
     bool after;  /* every later allocation fails too */
     long failed; /* points at which the call did not succeed */
+    long live;   /* blocks held when the point was armed */
+    long leaked; /* blocks held after the call, beyond `live` */
 } fault_sweep;
 
 void fault_sweep_start(fault_sweep *sw, faulty *f, unsigned modes, long limit);
