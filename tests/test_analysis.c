@@ -361,10 +361,9 @@ Test(analysis, one_unit_map_moves_exactly_the_joiners_slots)
     an_moves mv;
     cr_assert_eq(an_changes_diff(&ch, &prev, &cur), DCH_OK);
     cr_assert_eq(an_moves_of(&ch, 4, id, &mv), DCH_OK);
-    cr_assert_eq(mv.moved, 0.25);
-    cr_assert_eq(mv.moved_other, 0.0);
-    cr_assert_eq(mv.receivers, 1);
-    cr_assert_eq(mv.donors, 1);
+    cr_assert(mv.moved == 0.25 && mv.moved_other == 0.0 && mv.receivers == 1 && mv.donors == 1,
+              "moved %g (%g between others), %u receivers, %u donors", mv.moved,
+              mv.moved_other, mv.receivers, mv.donors);
     an_changes_free(&ch);
     an_ranges_free(&prev);
     an_ranges_free(&cur);
