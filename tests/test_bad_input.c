@@ -1394,30 +1394,28 @@ Test(bad_input, every_failed_allocation_of_map_new_and_save_file_is_clean)
     }
 
     /* dch_map_save_file: the default config, members, in a scratch dir. */
-    char dir[64];
-    temp_dir(dir, sizeof dir, "bad-input");
-    char path[128];
-    snprintf(path, sizeof path, "%s/m.dchmap", dir);
+    scratch sc;
+    scratch_make(&sc, "bad-input", "m.dchmap");
     dch_map *m = alloc_map(&fa, &a, 1024, 64, 9, true);
     fault_sweep sw;
     for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
-        const int rc = dch_map_save_file(m, path);
+        const int rc = dch_map_save_file(m, sc.path);
         fault_sweep_done(&sw, rc);
         cr_assert_eq(sw.leaked, 0, "save_file leaked at allocation %ld", sw.at);
         if (rc == DCH_OK) {
             dch_map *back;
-            cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
+            cr_assert_eq(dch_map_load_file(&back, sc.path), DCH_OK);
             cr_assert_eq(dch_map_fingerprint(back), dch_map_fingerprint(m));
             dch_map_free(back);
-            unlink(path);
+            unlink(sc.path);
             continue;
         }
         points++;
         cr_assert_eq(rc, DCH_ENOMEM);
-        cr_assert_eq(dir_entries(dir), 0, "save_file left a file at allocation %ld", sw.at);
+        cr_assert_eq(dir_entries(sc.dir), 0, "save_file left a file at allocation %ld", sw.at);
     }
     dch_map_free(m);
-    rmdir(dir);
+    rmdir(sc.dir);
     cr_assert_eq(fa.live, 0);
     fprintf(stderr, "map_new and save_file: %lu allocation failure points\n", points);
 }

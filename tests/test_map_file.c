@@ -1074,10 +1074,8 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
 
 Test(map_file, save_file_allocation_failure_leaves_no_file)
 {
-    char dir[64];
-    temp_dir(dir, sizeof dir, "map-file");
-    char path[128];
-    snprintf(path, sizeof path, "%s/m.dchmap", dir);
+    scratch sc;
+    scratch_make(&sc, "map-file", "m.dchmap");
     faulty c = {0, 0, false, 0};
     const dch_allocator a = faulty_allocator(&c);
     dch_map_config cfg = map_config(4, 4);
@@ -1087,20 +1085,20 @@ Test(map_file, save_file_allocation_failure_leaves_no_file)
     cr_assert_eq(dch_map_add_node(m, "x", 1, NULL), DCH_OK);
     fault_sweep sw;
     for (fault_sweep_start(&sw, &c, SWEEP_ALONE, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
-        const int rc = dch_map_save_file(m, path);
+        const int rc = dch_map_save_file(m, sc.path);
         fault_sweep_done(&sw, rc);
         cr_assert_eq(sw.leaked, 0, "save_file leaks at failure %ld", sw.at);
         /* A failed save leaves no file behind. */
-        cr_assert(rc == DCH_OK || (rc == DCH_ENOMEM && access(path, F_OK) == -1),
+        cr_assert(rc == DCH_OK || (rc == DCH_ENOMEM && access(sc.path, F_OK) == -1),
                   "failure %ld: %d, or a file left", sw.at, rc);
     }
     dch_map *back;
-    cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
+    cr_assert_eq(dch_map_load_file(&back, sc.path), DCH_OK);
     assert_same_map(m, back, "saved with an allocator", 0);
     dch_map_free(back);
     dch_map_free(m);
-    unlink(path);
-    rmdir(dir);
+    unlink(sc.path);
+    rmdir(sc.dir);
 }
 
 /* ---- Files ------------------------------------------------------------ */
@@ -1114,14 +1112,6 @@ static int count_entries(const char *dir)
         n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     closedir(d);
     return n;
-}
-
-static void write_bytes(const char *path, const uint8_t *p, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(p, 1, len, f), len);
-    cr_assert_eq(fclose(f), 0);
 }
 
 Test(map_file, files_are_replaced_atomically_and_read_back)
@@ -1193,10 +1183,8 @@ Test(map_file, files_are_replaced_atomically_and_read_back)
 
 Test(map_file, damaged_files_are_refused)
 {
-    char dir[64];
-    temp_dir(dir, sizeof dir, "map-file");
-    char path[128];
-    snprintf(path, sizeof path, "%s/bad.dchmap", dir);
+    scratch sc;
+    scratch_make(&sc, "map-file", "bad.dchmap");
     dch_map *m = small_map();
     size_t len;
     uint8_t *bytes = map_bytes(m, &len);
@@ -1205,38 +1193,38 @@ Test(map_file, damaged_files_are_refused)
 
     memcpy(p, bytes, len);
     p[len] = 'x';
-    write_bytes(path, p, len + 1);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT, "data after the map");
+    write_file(sc.path, p, len + 1);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT, "data after the map");
     const size_t cuts[] = {0, 5, 11, 12, 40, 56, 57, len - 1};
     for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
-        write_bytes(path, bytes, cuts[k]);
-        cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT, "cut at %zu", cuts[k]);
+        write_file(sc.path, bytes, cuts[k]);
+        cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT, "cut at %zu", cuts[k]);
     }
     memcpy(p, bytes, len);
     wr(p + 8, 3, 4);
-    write_bytes(path, p, len);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION);
-    write_bytes(path, p, 12);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION, "a bare version-3 start");
+    write_file(sc.path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION);
+    write_file(sc.path, p, 12);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION, "a bare version-3 start");
     /* A header announcing more than any map can take is refused unread. */
     memcpy(p, bytes, len);
     wr(p + 16, UINT64_C(1) << 40, 8);
-    write_bytes(path, p, len);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT);
+    write_file(sc.path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT);
     memcpy(p, bytes, len);
     p[100 % len] = (uint8_t)(p[100 % len] ^ 0x10u);
-    write_bytes(path, p, len);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT);
+    write_file(sc.path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT);
     cr_assert_null(out);
 
-    write_bytes(path, bytes, len);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_OK);
+    write_file(sc.path, bytes, len);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_OK);
     dch_map_free(out);
     free(p);
     free(bytes);
     dch_map_free(m);
-    unlink(path);
-    rmdir(dir);
+    unlink(sc.path);
+    rmdir(sc.dir);
 }
 
 /* ---- Golden files ----------------------------------------------------- */

@@ -512,6 +512,12 @@ void temp_dir(char *dir, size_t size, const char *name)
         die("cannot create %s", dir);
 }
 
+void scratch_make(scratch *s, const char *name, const char *file)
+{
+    temp_dir(s->dir, sizeof s->dir, name);
+    snprintf(s->path, sizeof s->path, "%s/%s", s->dir, file);
+}
+
 void remove_dir(const char *dir)
 {
     DIR *d = opendir(dir);

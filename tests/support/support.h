@@ -261,6 +261,15 @@ void tool_fixture_fini(void);
  * bytes). Aborts when it cannot. */
 void temp_dir(char *dir, size_t size, const char *name);
 
+/* A scratch directory (temp_dir) and the path of one file in it. */
+typedef struct scratch {
+    char dir[64];
+    char path[192];
+} scratch;
+
+/* Make the directory /tmp/dch-<name>-XXXXXX and name `file` in it. */
+void scratch_make(scratch *s, const char *name, const char *file);
+
 /* Remove `dir` and what it holds (files and empty directories). */
 void remove_dir(const char *dir);
 
