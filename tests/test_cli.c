@@ -102,6 +102,14 @@ static void result_free(result *r)
     free(r->err);
 }
 
+/* `dch init` of a 16 x 8 map at `map`, which must succeed. */
+static void init_small_map(const char *map)
+{
+    result r = RUN("init", (char *)map, "--units", "16", "--slots", "8");
+    cr_assert_eq(r.status, 0, "init: %s", r.err);
+    result_free(&r);
+}
+
 static void path_in(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "%s/%s", the_tool.dir, name);
@@ -473,9 +481,8 @@ Test(cli, dry_runs_and_failed_changes_leave_the_file_as_it_was)
 {
     char map[256];
     path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
-    r = RUN("add", map, "a");
+    init_small_map(map);
+    result r = RUN("add", map, "a");
     result_free(&r);
     size_t len0;
     char *bytes0 = read_all(map, &len0);
@@ -520,8 +527,7 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
     cr_assert_str_eq(r.out, "");
     result_free(&r);
 
-    r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    init_small_map(map);
     r = RUN("init", other, "--units", "32", "--slots", "8");
     result_free(&r);
     r = RUN("diff", map, other);
@@ -563,8 +569,8 @@ Test(cli, a_missing_file_is_named_as_missing_by_every_reading_command)
     char missing[256], map[256];
     path_in(missing, sizeof missing, "missing.dchmap");
     path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    init_small_map(map);
+    result r;
     char *const cases[][6] = {
         {"show", missing, NULL},           {"lookup", missing, "k", NULL},
         {"diff", missing, map, NULL},      {"diff", map, missing, NULL},
@@ -599,8 +605,8 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
 {
     char map[256];
     path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    init_small_map(map);
+    result r;
     size_t len0;
     char *bytes0 = read_all(map, &len0);
     for (unsigned b = 1; b < 0x20; b += (unsigned)case_stride()) {
@@ -640,9 +646,8 @@ Test(cli, every_read_command_takes_json)
     char map[256], other[256];
     path_in(map, sizeof map, "m.dchmap");
     path_in(other, sizeof other, "o.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
-    r = RUN("add", map, "a");
+    init_small_map(map);
+    result r = RUN("add", map, "a");
     result_free(&r);
     r = RUN("init", other, "--units", "16", "--slots", "8");
     result_free(&r);
@@ -671,8 +676,8 @@ Test(cli, usage_errors_exit_2)
 {
     char map[256];
     path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    init_small_map(map);
+    result r;
     char *const cases[][8] = {
         {NULL},
         {"frobnicate", NULL},
