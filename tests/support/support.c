@@ -7,12 +7,11 @@
 #include "support.h"
 
 #include <dirent.h>
-#include <unistd.h>
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The test itself is broken: say why and stop. */
 static void die(const char *fmt, ...)
@@ -468,7 +467,7 @@ const char *ring_snap_differs(const ring_snap *a, const dch_ring *r, bool memory
     return why;
 }
 
-/* ---- Files ------------------------------------------------------------- */
+/* ---- The tool and scratch files ---------------------------------------- */
 
 const char *test_tool_path(void)
 {

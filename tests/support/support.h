@@ -1,15 +1,19 @@
 /*
- * What every test program shares: the scale and seed every random test
- * reads from the environment, one random generator, memory that cannot fail,
- * an allocator that fails on request with the sweep over every allocation of
- * a call, snapshots of everything observable about a map or a ring, range
- * and change collection, and whole-file reads.
+ * What every test program shares, so that a test file holds only the
+ * behaviour it checks: the scale and seed every random test reads from the
+ * environment; one random generator; memory that cannot fail; an allocator
+ * that fails on request, with the sweep that fails each allocation of a call
+ * in turn; maps and rings to start from, their ranges and saved bytes, and
+ * random changes to them; snapshots of everything observable about a map or
+ * a ring, to show that a failed call changed nothing; the tool the cli tests
+ * run; scratch directories and whole-file reads.
  *
  * Nothing here uses Criterion, so the ThreadSanitizer build of the
  * concurrency test and the fuzz targets link it too. A helper that finds the
  * test itself broken (out of memory, an unreadable fixture, a sizing call
  * that does not size) prints why on stderr and aborts: the test fails, and
- * no helper ever returns half a result.
+ * no helper ever returns half a result. test_support.c shows that each
+ * helper sees what it is there to see.
  */
 #ifndef DCH_TESTS_SUPPORT_H
 #define DCH_TESTS_SUPPORT_H
@@ -193,6 +197,9 @@ uint32_t ring_random_member(const dch_ring *r, uint64_t *rng);
 
 /* ---- Snapshots --------------------------------------------------------- */
 
+/* Taken before a call, compared with the object after it (the _differs
+ * functions take a second snapshot and free it), freed by the caller. */
+
 /* What a map and a ring share: members (names, weights), id limit, member
  * count, weight sum, memory held and ranges. */
 typedef struct member_snap {
@@ -231,7 +238,7 @@ void ring_snap_take(ring_snap *s, const dch_ring *r);
 void ring_snap_free(ring_snap *s);
 const char *ring_snap_differs(const ring_snap *s, const dch_ring *r, bool memory);
 
-/* ---- Files ------------------------------------------------------------- */
+/* ---- The tool and scratch files ---------------------------------------- */
 
 /* The dch tool to run: $DCH_TOOL when set, else the one this build tree
  * built (DCH_TOOL_PATH, from CMake). Aborts when there is none, or it is
