@@ -809,8 +809,8 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
         cr_assert_not_null(strstr(html, "Charts skipped"));
     }
     free(html);
-    remove_dir(rdir);
-    rmdir(dir);
+    remove(out);
+    remove_dir(dir);
 }
 
 Test(analysis, bad_usage_exits_with_status_2_and_help_with_0)

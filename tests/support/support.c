@@ -527,7 +527,8 @@ void remove_dir(const char *dir)
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        remove(path);
+        if (remove(path) != 0)
+            remove_dir(path); /* a directory that is not empty */
     }
     closedir(d);
     rmdir(dir);

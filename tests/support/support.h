@@ -277,7 +277,7 @@ typedef struct scratch {
 /* Make the directory /tmp/dch-<name>-XXXXXX and name `file` in it. */
 void scratch_make(scratch *s, const char *name, const char *file);
 
-/* Remove `dir` and what it holds (files and empty directories). */
+/* Remove `dir` and everything in it. */
 void remove_dir(const char *dir);
 
 /* Create or replace `path` with `len` bytes; aborts when it cannot. */
