@@ -32,9 +32,7 @@ static char *snapshot(void)
 {
     const char *s = ex_state(1);
     cr_assert_not_null(s, "ex_state failed: %s", ex_message());
-    char *copy = strdup(s);
-    cr_assert_not_null(copy);
-    return copy;
+    return xstrdup(s);
 }
 
 /* Name numbers of the present members, in id order of the DCH map. */
