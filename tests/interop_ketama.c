@@ -28,30 +28,11 @@
 #include "dch/error.h"
 #include "dch/ring.h"
 #include "md5.h"
+#include "support.h"
 
 #define KEYS 100000u
 #define MAX_SERVERS 101u
 #define MAX_KEY 250u
-
-static uint64_t seed_of(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-/* SplitMix64. */
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(next_u64(s) % n);
-}
 
 typedef struct server {
     char host[64];
@@ -68,7 +49,7 @@ static void make_server(server *sv, unsigned i, uint32_t weight, uint64_t *rng)
                  i / 256u % 256u, i % 256u + 1u);
     else
         snprintf(sv->host, sizeof sv->host, "cache-%u.example", i);
-    sv->port = below(rng, 2) ? 11211u : 11211u + 1u + below(rng, 50000);
+    sv->port = rng_below(rng, 2) ? 11211u : 11211u + 1u + rng_below(rng, 50000);
     sv->weight = weight;
     if (sv->port == 11211u)
         snprintf(sv->name, sizeof sv->name, "%s", sv->host);
@@ -106,9 +87,9 @@ static unsigned mismatches(const dch_ring *r, const server *list, unsigned n,
     unsigned bad = 0;
     char key[MAX_KEY];
     for (unsigned k = 0; k < KEYS; k++) {
-        size_t len = below(rng, MAX_KEY + 1u);
+        size_t len = rng_below(rng, MAX_KEY + 1u);
         for (size_t b = 0; b < len; b++)
-            key[b] = (char)next_u64(rng);
+            key[b] = (char)rng_next(rng);
         uint32_t want = memcached_generate_hash(m, key, len);
         cr_assert_lt(want, n);
         uint32_t got = dch_ring_lookup(r, key, len);
@@ -141,7 +122,7 @@ static void run_case(unsigned n, bool unequal, uint64_t seed)
     uint64_t rng = seed;
     server list[MAX_SERVERS];
     for (unsigned i = 0; i < n; i++)
-        make_server(&list[i], i, unequal ? 1u + below(&rng, below(&rng, 2) ? 4 : 200) : 1u,
+        make_server(&list[i], i, unequal ? 1u + rng_below(&rng, rng_below(&rng, 2) ? 4 : 200) : 1u,
                     &rng);
     char what[96];
     dch_ring *r = ring_of(list, n);
@@ -152,7 +133,7 @@ static void run_case(unsigned n, bool unequal, uint64_t seed)
         return;
     }
 
-    unsigned gone = below(&rng, n);
+    unsigned gone = rng_below(&rng, n);
     uint32_t id;
     cr_assert_eq(dch_ring_find_node(r, list[gone].name, &id), DCH_OK);
     cr_assert_eq(dch_ring_remove_node(r, id), DCH_OK);
@@ -161,7 +142,7 @@ static void run_case(unsigned n, bool unequal, uint64_t seed)
     snprintf(what, sizeof what, "%u servers after a removal", n);
     cr_assert_eq(mismatches(r, list, n, &rng, what, seed), 0, "%s: seed %#" PRIx64, what, seed);
 
-    unsigned changed = below(&rng, n);
+    unsigned changed = rng_below(&rng, n);
     list[changed].weight = list[changed].weight * 3u + 1u;
     cr_assert_eq(dch_ring_find_node(r, list[changed].name, &id), DCH_OK);
     cr_assert_eq(dch_ring_set_weight(r, id, list[changed].weight), DCH_OK);
@@ -179,7 +160,7 @@ static void run_case(unsigned n, bool unequal, uint64_t seed)
 #define CASE(n)                                                          \
     Test(ketama_interop, routes_as_libmemcached_with_##n##_servers)      \
     {                                                                    \
-        uint64_t seed = seed_of(UINT64_C(0x6b6574616d610000) + n);       \
+        uint64_t seed = test_seed(UINT64_C(0x6b6574616d610000) + n);       \
         run_case(n, false, seed);                                        \
         run_case(n, true, seed ^ UINT64_C(0xffff0000));                  \
     }
@@ -199,7 +180,7 @@ CASE(100)
  */
 Test(ketama_interop, tied_points_go_to_the_server_added_first)
 {
-    uint64_t seed = seed_of(UINT64_C(0x746965));
+    uint64_t seed = test_seed(UINT64_C(0x746965));
     uint64_t rng = seed;
     for (unsigned first = 0; first < 2; first++) {
         server list[2];
@@ -230,7 +211,7 @@ Test(ketama_interop, tied_points_go_to_the_server_added_first)
         char key[16];
         unsigned found = 0;
         for (unsigned tries = 0; tries < 1000000u && found < 3; tries++) {
-            snprintf(key, sizeof key, "k%" PRIx64, next_u64(&rng) >> 20);
+            snprintf(key, sizeof key, "k%" PRIx64, rng_next(&rng) >> 20);
             uint64_t h = dch_ring_hash(r, key, strlen(key));
             if (h < (arc.lo & ~UINT64_C(0xffffffff)) || h > arc.hi)
                 continue;
@@ -248,12 +229,12 @@ Test(ketama_interop, tied_points_go_to_the_server_added_first)
 
 Test(ketama_interop, md5_matches_libhashkit_at_every_length)
 {
-    uint64_t seed = seed_of(UINT64_C(0x6d6435));
+    uint64_t seed = test_seed(UINT64_C(0x6d6435));
     uint64_t rng = seed;
     unsigned char buf[300];
     for (size_t len = 0; len <= sizeof buf; len++) {
         for (size_t b = 0; b < len; b++)
-            buf[b] = (unsigned char)next_u64(&rng);
+            buf[b] = (unsigned char)rng_next(&rng);
         unsigned char want[16];
         uint8_t got[16];
         libhashkit_md5_signature(buf, len, want);
@@ -270,7 +251,7 @@ Test(ketama_interop, md5_matches_libhashkit_at_every_length)
  */
 Test(ketama_interop, past_100_servers_aborts_or_agrees)
 {
-    uint64_t seed = seed_of(UINT64_C(0x313031));
+    uint64_t seed = test_seed(UINT64_C(0x313031));
     fflush(NULL);
     pid_t pid = fork();
     cr_assert_neq(pid, -1);
@@ -281,7 +262,7 @@ Test(ketama_interop, past_100_servers_aborts_or_agrees)
         uint64_t rng = seed;
         server list[MAX_SERVERS];
         for (unsigned i = 0; i < MAX_SERVERS; i++)
-            make_server(&list[i], i, 1u + below(&rng, 3), &rng);
+            make_server(&list[i], i, 1u + rng_below(&rng, 3), &rng);
         memcached_st *m = memc_of(list, MAX_SERVERS);
         memcached_free(m);
         dch_ring *r = ring_of(list, MAX_SERVERS);

@@ -31,6 +31,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -39,257 +40,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <dirent.h>
-
-/* ---- Harness ---------------------------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    cr_assert_not_null(p, "out of memory in the test");
-    return p;
-}
-
-static char *xstrdup(const char *s)
-{
-    const size_t n = strlen(s) + 1;
-    char *c = xmalloc(n);
-    memcpy(c, s, n);
-    return c;
-}
-
-/*
- * An allocator that counts its calls and the blocks it holds, and fails the
- * call numbered fail_at (from 1; 0: none), and every later one too when
- * fail_after is set.
- */
-typedef struct faulty {
-    long calls;
-    long fail_at;
-    bool fail_after;
-    long live;
-} faulty;
-
-static bool should_fail(faulty *f)
-{
-    f->calls++;
-    return f->fail_at > 0 && (f->calls == f->fail_at || (f->fail_after && f->calls > f->fail_at));
-}
-
-static void *fa_alloc(void *ctx, size_t n)
-{
-    faulty *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *p = malloc(n);
-    f->live += p != NULL;
-    return p;
-}
-
-static void *fa_realloc(void *ctx, void *ptr, size_t n)
-{
-    faulty *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *p = realloc(ptr, n);
-    f->live += p != NULL && ptr == NULL;
-    return p;
-}
-
-static void fa_free(void *ctx, void *ptr)
-{
-    faulty *f = ctx;
-    f->live -= ptr != NULL;
-    free(ptr);
-}
-
-static void fa_arm(faulty *f, long fail_at, bool fail_after)
-{
-    f->calls = 0;
-    f->fail_at = fail_at;
-    f->fail_after = fail_after;
-}
-
-/* ---- Snapshots -------------------------------------------------------- */
-
-typedef struct ranges {
-    dch_range *v;
-    size_t n, cap;
-} ranges;
-
-/* Geometric growth: a default-config map has tens of thousands of ranges. */
-static int collect_range(const dch_range *r, void *ctx)
-{
-    ranges *rs = ctx;
-    if (rs->n == rs->cap) {
-        rs->cap = rs->cap ? 2 * rs->cap : 64;
-        dch_range *grown = realloc(rs->v, rs->cap * sizeof *grown);
-        cr_assert_not_null(grown);
-        rs->v = grown;
-    }
-    rs->v[rs->n++] = *r;
-    return 0;
-}
-
-static bool ranges_same(const ranges *a, const ranges *b)
-{
-    if (a->n != b->n)
-        return false;
-    for (size_t i = 0; i < a->n; i++)
-        if (a->v[i].lo != b->v[i].lo || a->v[i].hi != b->v[i].hi ||
-            a->v[i].owner != b->v[i].owner)
-            return false;
-    return true;
-}
-
-/* Everything observable about a map. */
-typedef struct map_snap {
-    dch_map_config cfg;
-    uint32_t slots, limit, count, total;
-    uint64_t epoch, fingerprint;
-    size_t memory;
-    uint32_t *owner;
-    char **names;
-    uint32_t *weights, *counts;
-    ranges rg;
-} map_snap;
-
-static void map_snap_take(map_snap *s, const dch_map *m)
-{
-    memset(s, 0, sizeof *s);
-    dch_map_get_config(m, &s->cfg);
-    s->slots = dch_map_slot_count(m);
-    s->limit = dch_map_id_limit(m);
-    s->count = dch_map_node_count(m);
-    s->total = dch_map_total_weight(m);
-    s->epoch = dch_map_epoch(m);
-    s->fingerprint = dch_map_fingerprint(m);
-    s->memory = dch_map_memory(m);
-    s->owner = xmalloc(s->slots * sizeof *s->owner);
-    for (uint32_t i = 0; i < s->slots; i++)
-        s->owner[i] = dch_map_slot_owner(m, i);
-    s->names = calloc(s->limit + 1, sizeof *s->names);
-    s->weights = calloc(s->limit + 1, sizeof *s->weights);
-    s->counts = calloc(s->limit + 1, sizeof *s->counts);
-    cr_assert(s->names && s->weights && s->counts);
-    for (uint32_t id = 0; id < s->limit; id++) {
-        const char *n = dch_map_node_name(m, id);
-        s->names[id] = n ? xstrdup(n) : NULL;
-        s->weights[id] = dch_map_node_weight(m, id);
-        s->counts[id] = dch_map_node_slots(m, id);
-    }
-    cr_assert_eq(dch_map_foreach_range(m, collect_range, &s->rg), DCH_OK);
-}
-
-static void map_snap_free(map_snap *s)
-{
-    for (uint32_t id = 0; id < s->limit; id++)
-        free(s->names[id]);
-    free(s->names);
-    free(s->weights);
-    free(s->counts);
-    free(s->owner);
-    free(s->rg.v);
-}
-
-/* NULL when the map matches the snapshot, else what differs. */
-static const char *map_snap_differs(const map_snap *a, const dch_map *m, bool memory)
-{
-    map_snap b;
-    map_snap_take(&b, m);
-    const char *why = NULL;
-    if (a->cfg.units != b.cfg.units || a->cfg.slots_per_unit != b.cfg.slots_per_unit ||
-        memcmp(a->cfg.hash_key, b.cfg.hash_key, 16) != 0 || a->cfg.allocator != b.cfg.allocator)
-        why = "config";
-    else if (a->limit != b.limit || a->count != b.count || a->total != b.total)
-        why = "member count, id limit or weight sum";
-    else if (a->epoch != b.epoch)
-        why = "epoch";
-    else if (memcmp(a->owner, b.owner, a->slots * sizeof *a->owner) != 0)
-        why = "slot table";
-    else if (a->fingerprint != b.fingerprint)
-        why = "fingerprint";
-    else if (!ranges_same(&a->rg, &b.rg))
-        why = "ranges";
-    else if (memory && a->memory != b.memory)
-        why = "memory held";
-    for (uint32_t id = 0; why == NULL && id < a->limit; id++)
-        if ((a->names[id] == NULL) != (b.names[id] == NULL) ||
-            (a->names[id] && strcmp(a->names[id], b.names[id]) != 0) ||
-            a->weights[id] != b.weights[id] || a->counts[id] != b.counts[id])
-            why = "a member's name, weight or slot count";
-    map_snap_free(&b);
-    return why;
-}
-
-/* Everything observable about a ring. */
-typedef struct ring_snap {
-    dch_ring_config cfg;
-    uint32_t limit, count, total, points;
-    size_t memory;
-    char **names;
-    uint32_t *weights;
-    ranges rg;
-} ring_snap;
-
-static void ring_snap_take(ring_snap *s, const dch_ring *r)
-{
-    memset(s, 0, sizeof *s);
-    dch_ring_get_config(r, &s->cfg);
-    s->limit = dch_ring_id_limit(r);
-    s->count = dch_ring_node_count(r);
-    s->total = dch_ring_total_weight(r);
-    s->points = dch_ring_point_count(r);
-    s->memory = dch_ring_memory(r);
-    s->names = calloc(s->limit + 1, sizeof *s->names);
-    s->weights = calloc(s->limit + 1, sizeof *s->weights);
-    cr_assert(s->names && s->weights);
-    for (uint32_t id = 0; id < s->limit; id++) {
-        const char *n = dch_ring_node_name(r, id);
-        s->names[id] = n ? xstrdup(n) : NULL;
-        s->weights[id] = dch_ring_node_weight(r, id);
-    }
-    cr_assert_eq(dch_ring_foreach_range(r, collect_range, &s->rg), DCH_OK);
-}
-
-static void ring_snap_free(ring_snap *s)
-{
-    for (uint32_t id = 0; id < s->limit; id++)
-        free(s->names[id]);
-    free(s->names);
-    free(s->weights);
-    free(s->rg.v);
-}
-
-static const char *ring_snap_differs(const ring_snap *a, const dch_ring *r, bool memory)
-{
-    ring_snap b;
-    ring_snap_take(&b, r);
-    const char *why = NULL;
-    if (a->cfg.points_per_weight != b.cfg.points_per_weight ||
-        memcmp(a->cfg.hash_key, b.cfg.hash_key, 16) != 0 || a->cfg.allocator != b.cfg.allocator)
-        why = "config";
-    else if (a->limit != b.limit || a->count != b.count || a->total != b.total ||
-             a->points != b.points)
-        why = "member count, id limit, weight sum or point count";
-    else if (!ranges_same(&a->rg, &b.rg))
-        why = "ranges";
-    else if (memory && a->memory != b.memory)
-        why = "memory held";
-    for (uint32_t id = 0; why == NULL && id < a->limit; id++)
-        if ((a->names[id] == NULL) != (b.names[id] == NULL) ||
-            (a->names[id] && strcmp(a->names[id], b.names[id]) != 0) ||
-            a->weights[id] != b.weights[id])
-            why = "a member's name or weight";
-    ring_snap_free(&b);
-    return why;
-}
 
 /* ---- Fixtures for the bad-input table --------------------------------- */
 
@@ -328,10 +78,7 @@ static void fill_map(dch_map *m)
 
 static dch_map *fixture_map(fixture *fx, uint32_t units, uint32_t spu, uint8_t key0)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
+    dch_map_config cfg = map_config(units, spu);
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)(key0 + i);
     cfg.allocator = &fx->alloc;
@@ -341,18 +88,10 @@ static dch_map *fixture_map(fixture *fx, uint32_t units, uint32_t spu, uint8_t k
     return m;
 }
 
-static void write_file(const char *path, const void *p, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f, "cannot create %s", path);
-    cr_assert_eq(fwrite(p, 1, len, f), len);
-    cr_assert_eq(fclose(f), 0);
-}
-
 static void fixture_init(fixture *fx, bool files)
 {
     memset(fx, 0, sizeof *fx);
-    fx->alloc = (dch_allocator){fa_alloc, fa_realloc, fa_free, &fx->fa};
+    fx->alloc = faulty_allocator(&fx->fa);
     fx->map = fixture_map(fx, 16, 8, 1);
     fx->other_units = fixture_map(fx, 32, 8, 1);
     fx->other_spu = fixture_map(fx, 16, 16, 1);
@@ -372,8 +111,7 @@ static void fixture_init(fixture *fx, bool files)
     cr_assert_eq(dch_map_save(fx->map, fx->bytes, fx->len, &fx->len), DCH_OK);
     if (!files)
         return;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/dch-bad-input-XXXXXX");
-    cr_assert_not_null(mkdtemp(fx->dir));
+    temp_dir(fx->dir, sizeof fx->dir, "bad-input");
     char path[128];
     snprintf(path, sizeof path, "%s/good.dchmap", fx->dir);
     write_file(path, fx->bytes, fx->len);
@@ -813,7 +551,7 @@ static int count_change(const dch_range_change *c, void *ctx)
 
 static void apply_cfg_allocator(cfg_arg c, const dch_allocator **a, dch_allocator *half)
 {
-    *half = (dch_allocator){fa_alloc, fa_realloc, fa_free, NULL};
+    *half = faulty_allocator(NULL);
     if (c == CFG_ALLOC_NO_REALLOC)
         half->realloc = NULL;
     else if (c == CFG_ALLOC_NO_FREE)
@@ -992,11 +730,11 @@ static int call_case(const bad_case *c, call_env *e, bool *out_kept)
                                    : dch_ring_ranges(ring, out, cap, count);
         if (rc == DCH_EFULL) {
             /* Documented: the first cap ranges written, the count set. */
-            ranges want = {NULL, 0, 0};
+            range_list want = {NULL, 0, 0};
             if (c->fn == F_MAP_RANGES)
-                (void)dch_map_foreach_range(fx->map, collect_range, &want);
+                (void)dch_map_foreach_range(fx->map, ranges_push, &want);
             else
-                (void)dch_ring_foreach_range(fx->ring, collect_range, &want);
+                (void)dch_ring_foreach_range(fx->ring, ranges_push, &want);
             cr_expect_eq(count_out, need, "%s: count_out %zu, there are %zu", c->what,
                          count_out, need);
             for (size_t i = 0; i < cap; i++)
@@ -1460,11 +1198,8 @@ Test(bad_input, a_full_map_refuses_one_more_member_and_changes_nothing)
 static dch_map *alloc_map(faulty *fa, const dch_allocator *a, uint32_t units, uint32_t spu,
                           uint32_t members, bool equal)
 {
-    fa_arm(fa, 0, false);
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
+    faulty_arm(fa, 0, false);
+    dch_map_config cfg = map_config(units, spu);
     cfg.hash_key[0] = 7;
     cfg.allocator = a;
     dch_map *m;
@@ -1553,7 +1288,7 @@ static const sweep_shape map_shapes[] = {
 Test(bad_input, every_failed_allocation_of_a_map_call_changes_nothing, .timeout = 600)
 {
     faulty fa = {0, 0, false, 0};
-    const dch_allocator a = {fa_alloc, fa_realloc, fa_free, &fa};
+    const dch_allocator a = faulty_allocator(&fa);
     size_t nshapes = 0;
     unsigned long points = 0;
     for (size_t si = 0; si < sizeof map_shapes / sizeof map_shapes[0]; si++) {
@@ -1571,9 +1306,9 @@ Test(bad_input, every_failed_allocation_of_a_map_call_changes_nothing, .timeout 
                 continue;
             /* The reference: the call with nothing failing. */
             dch_map *ref, *ref_out = NULL;
-            fa_arm(&fa, 0, false);
+            faulty_arm(&fa, 0, false);
             cr_assert_eq(dch_map_clone(&ref, base), DCH_OK);
-            fa_arm(&fa, 0, false);
+            faulty_arm(&fa, 0, false);
             cr_assert_eq(run_map_op(ref, op, bytes, len, &a, &ref_out), DCH_OK, "%s",
                          map_op_names[op]);
             /* Calls that allocate nothing (removing a weightless member, or
@@ -1581,40 +1316,40 @@ Test(bad_input, every_failed_allocation_of_a_map_call_changes_nothing, .timeout 
             const long calls = fa.calls;
             map_snap want;
             map_snap_take(&want, ref_out ? ref_out : ref);
-            for (int after = 0; after < 2; after++) {
-                for (long k = 1; k <= calls; k++) {
-                    dch_map *m, *out = (dch_map *)&fa;
-                    fa_arm(&fa, 0, false);
-                    cr_assert_eq(dch_map_clone(&m, base), DCH_OK);
-                    map_snap before;
-                    map_snap_take(&before, m);
-                    const long live = fa.live;
-                    fa_arm(&fa, k, after);
-                    const int rc = run_map_op(m, op, bytes, len, &a, &out);
-                    fa_arm(&fa, 0, false);
-                    points++;
-                    cr_assert_eq(rc, DCH_ENOMEM,
-                                 "%ux%u, %u members: %s with allocation %ld of %ld failing%s: "
-                                 "returned %d",
-                                 sh.units, sh.spu, sh.members, map_op_names[op], k, calls,
-                                 after ? " (and later ones)" : "", rc);
-                    const char *why = map_snap_differs(&before, m, true);
-                    cr_assert_null(why, "%ux%u, %u members: %s, allocation %ld failing: %s changed",
-                                   sh.units, sh.spu, sh.members, map_op_names[op], k, why);
-                    cr_assert_eq(fa.live, live, "%s, allocation %ld failing: %ld blocks leaked",
-                                 map_op_names[op], k, fa.live - live);
-                    cr_assert(out == (dch_map *)&fa, "%s: out written on failure",
-                              map_op_names[op]);
-                    /* The same call now succeeds, with the reference's result. */
-                    cr_assert_eq(run_map_op(m, op, bytes, len, &a, &out), DCH_OK);
-                    const char *diff = map_snap_differs(&want, op >= M_CLONE ? out : m, true);
-                    cr_assert_null(diff, "%s after a failure at %ld: %s differs from the reference",
-                                   map_op_names[op], k, diff);
-                    if (op >= M_CLONE)
-                        dch_map_free(out);
-                    map_snap_free(&before);
-                    dch_map_free(m);
-                }
+            fault_sweep sw;
+            for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, calls); fault_sweep_next(&sw);) {
+                const long k = sw.at;
+                dch_map *m, *out = (dch_map *)&fa;
+                faulty_arm(&fa, 0, false);
+                cr_assert_eq(dch_map_clone(&m, base), DCH_OK);
+                map_snap before;
+                map_snap_take(&before, m);
+                const long live = fa.live;
+                faulty_arm(&fa, k, sw.after);
+                const int rc = run_map_op(m, op, bytes, len, &a, &out);
+                fault_sweep_done(&sw, rc);
+                points++;
+                cr_assert_eq(rc, DCH_ENOMEM,
+                             "%ux%u, %u members: %s with allocation %ld of %ld failing%s: "
+                             "returned %d",
+                             sh.units, sh.spu, sh.members, map_op_names[op], k, calls,
+                             sw.after ? " (and later ones)" : "", rc);
+                const char *why = map_snap_differs(&before, m, true);
+                cr_assert_null(why, "%ux%u, %u members: %s, allocation %ld failing: %s changed",
+                               sh.units, sh.spu, sh.members, map_op_names[op], k, why);
+                cr_assert_eq(fa.live, live, "%s, allocation %ld failing: %ld blocks leaked",
+                             map_op_names[op], k, fa.live - live);
+                cr_assert(out == (dch_map *)&fa, "%s: out written on failure",
+                          map_op_names[op]);
+                /* The same call now succeeds, with the reference's result. */
+                cr_assert_eq(run_map_op(m, op, bytes, len, &a, &out), DCH_OK);
+                const char *diff = map_snap_differs(&want, op >= M_CLONE ? out : m, true);
+                cr_assert_null(diff, "%s after a failure at %ld: %s differs from the reference",
+                               map_op_names[op], k, diff);
+                if (op >= M_CLONE)
+                    dch_map_free(out);
+                map_snap_free(&before);
+                dch_map_free(m);
             }
             map_snap_free(&want);
             dch_map_free(ref_out);
@@ -1630,65 +1365,57 @@ Test(bad_input, every_failed_allocation_of_a_map_call_changes_nothing, .timeout 
 Test(bad_input, every_failed_allocation_of_map_new_and_save_file_is_clean)
 {
     faulty fa = {0, 0, false, 0};
-    const dch_allocator a = {fa_alloc, fa_realloc, fa_free, &fa};
+    const dch_allocator a = faulty_allocator(&fa);
     /* 2^20 slots only at full scale: the table is filled slot by slot. */
     const uint32_t shapes[][2] = {{1024, 64}, {1, 1}, {16, 8}, {4096, 256}};
     const size_t nshapes = test_scale() >= 1.0 ? 4 : 3;
     unsigned long points = 0;
     for (size_t si = 0; si < nshapes; si++) {
-        dch_map_config cfg;
-        dch_map_config_default(&cfg);
-        cfg.units = shapes[si][0];
-        cfg.slots_per_unit = shapes[si][1];
+        dch_map_config cfg = map_config(shapes[si][0], shapes[si][1]);
         cfg.allocator = &a;
-        for (int after = 0; after < 2; after++) {
-            for (long k = 1;; k++) {
-                dch_map *m = (dch_map *)&fa;
-                fa_arm(&fa, k, after);
-                const int rc = dch_map_new(&m, &cfg);
-                fa_arm(&fa, 0, false);
-                if (rc == DCH_OK) {
-                    cr_assert_eq(dch_map_slot_count(m), cfg.units * cfg.slots_per_unit);
-                    dch_map_free(m);
-                    cr_assert_eq(fa.live, 0);
-                    cr_assert_gt(k, 2, "map_new allocates the map and its table");
-                    break;
-                }
-                points++;
-                cr_assert_eq(rc, DCH_ENOMEM, "map_new, allocation %ld failing: %d", k, rc);
-                cr_assert(m == (dch_map *)&fa, "map_new wrote out on failure");
-                cr_assert_eq(fa.live, 0, "map_new leaked at allocation %ld", k);
+        fault_sweep sw;
+        for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+            const long k = sw.at;
+            dch_map *m = (dch_map *)&fa;
+            const int rc = dch_map_new(&m, &cfg);
+            fault_sweep_done(&sw, rc);
+            if (rc == DCH_OK) {
+                cr_assert_eq(dch_map_slot_count(m), cfg.units * cfg.slots_per_unit);
+                dch_map_free(m);
+                cr_assert_eq(fa.live, 0);
+                cr_assert_gt(k, 2, "map_new allocates the map and its table");
+                continue;
             }
+            points++;
+            cr_assert_eq(rc, DCH_ENOMEM, "map_new, allocation %ld failing: %d", k, rc);
+            cr_assert(m == (dch_map *)&fa, "map_new wrote out on failure");
+            cr_assert_eq(fa.live, 0, "map_new leaked at allocation %ld", k);
         }
     }
 
     /* dch_map_save_file: the default config, members, in a scratch dir. */
-    char dir[] = "/tmp/dch-bad-input-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/m.dchmap", dir);
+    scratch sc;
+    scratch_make(&sc, "bad-input", "m.dchmap");
     dch_map *m = alloc_map(&fa, &a, 1024, 64, 9, true);
-    for (int after = 0; after < 2; after++) {
-        for (long k = 1;; k++) {
-            const long live = fa.live;
-            fa_arm(&fa, k, after);
-            const int rc = dch_map_save_file(m, path);
-            fa_arm(&fa, 0, false);
-            cr_assert_eq(fa.live, live, "save_file leaked at allocation %ld", k);
-            if (rc == DCH_OK)
-                break;
-            points++;
-            cr_assert_eq(rc, DCH_ENOMEM);
-            cr_assert_eq(dir_entries(dir), 0, "save_file left a file at allocation %ld", k);
+    fault_sweep sw;
+    for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+        const int rc = dch_map_save_file(m, sc.path);
+        fault_sweep_done(&sw, rc);
+        cr_assert_eq(sw.leaked, 0, "save_file leaked at allocation %ld", sw.at);
+        if (rc == DCH_OK) {
+            dch_map *back;
+            cr_assert_eq(dch_map_load_file(&back, sc.path), DCH_OK);
+            cr_assert_eq(dch_map_fingerprint(back), dch_map_fingerprint(m));
+            dch_map_free(back);
+            unlink(sc.path);
+            continue;
         }
-        dch_map *back;
-        cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
-        cr_assert_eq(dch_map_fingerprint(back), dch_map_fingerprint(m));
-        dch_map_free(back);
-        unlink(path);
+        points++;
+        cr_assert_eq(rc, DCH_ENOMEM);
+        cr_assert_eq(dir_entries(sc.dir), 0, "save_file left a file at allocation %ld", sw.at);
     }
     dch_map_free(m);
-    rmdir(dir);
+    rmdir(sc.dir);
     cr_assert_eq(fa.live, 0);
     fprintf(stderr, "map_new and save_file: %lu allocation failure points\n", points);
 }
@@ -1697,7 +1424,7 @@ Test(bad_input, every_failed_allocation_of_map_new_and_save_file_is_clean)
 
 static dch_ring *alloc_ring(faulty *fa, const dch_allocator *a, uint32_t ppw, uint32_t members)
 {
-    fa_arm(fa, 0, false);
+    faulty_arm(fa, 0, false);
     dch_ring_config cfg;
     dch_ring_config_default(&cfg);
     cfg.points_per_weight = ppw;
@@ -1736,7 +1463,7 @@ static int run_ring_op(dch_ring *r, ring_op op, dch_ring **out)
 Test(bad_input, every_failed_allocation_of_a_ring_call_changes_nothing, .timeout = 600)
 {
     faulty fa = {0, 0, false, 0};
-    const dch_allocator a = {fa_alloc, fa_realloc, fa_free, &fa};
+    const dch_allocator a = faulty_allocator(&fa);
     /* Points per weight, members, and the least DCH_TEST_SCALE that runs it:
      * every ring with points holds a 256 KiB index, copied by every clone,
      * so the valgrind pass (0.05) takes the small ones. */
@@ -1747,24 +1474,23 @@ Test(bad_input, every_failed_allocation_of_a_ring_call_changes_nothing, .timeout
     size_t nshapes = 0;
     unsigned long points = 0;
 
-    for (int after = 0; after < 2; after++) {
-        for (long k = 1;; k++) {
-            dch_ring_config cfg;
-            dch_ring_config_default(&cfg);
-            cfg.allocator = &a;
-            dch_ring *r = (dch_ring *)&fa;
-            fa_arm(&fa, k, after);
-            const int rc = dch_ring_new(&r, &cfg);
-            fa_arm(&fa, 0, false);
-            if (rc == DCH_OK) {
-                dch_ring_free(r);
-                break;
-            }
-            points++;
-            cr_assert_eq(rc, DCH_ENOMEM);
-            cr_assert(r == (dch_ring *)&fa, "ring_new wrote out on failure");
-            cr_assert_eq(fa.live, 0);
+    fault_sweep new_sweep;
+    for (fault_sweep_start(&new_sweep, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK);
+         fault_sweep_next(&new_sweep);) {
+        dch_ring_config cfg;
+        dch_ring_config_default(&cfg);
+        cfg.allocator = &a;
+        dch_ring *r = (dch_ring *)&fa;
+        const int rc = dch_ring_new(&r, &cfg);
+        fault_sweep_done(&new_sweep, rc);
+        if (rc == DCH_OK) {
+            dch_ring_free(r);
+            continue;
         }
+        points++;
+        cr_assert_eq(rc, DCH_ENOMEM);
+        cr_assert(r == (dch_ring *)&fa, "ring_new wrote out on failure");
+        cr_assert_eq(fa.live, 0);
     }
 
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
@@ -1777,45 +1503,45 @@ Test(bad_input, every_failed_allocation_of_a_ring_call_changes_nothing, .timeout
             if ((op == R_RAISE && members < 1) || (op == R_REVIVE && members < 3))
                 continue;
             dch_ring *ref, *ref_out = NULL;
-            fa_arm(&fa, 0, false);
+            faulty_arm(&fa, 0, false);
             cr_assert_eq(dch_ring_clone(&ref, base), DCH_OK);
-            fa_arm(&fa, 0, false);
+            faulty_arm(&fa, 0, false);
             cr_assert_eq(run_ring_op(ref, op, &ref_out), DCH_OK);
             const long calls = fa.calls;
             cr_assert_gt(calls, 0, "%s allocates", ring_op_names[op]);
             ring_snap want;
             ring_snap_take(&want, ref_out ? ref_out : ref);
-            for (int after = 0; after < 2; after++) {
-                for (long k = 1; k <= calls; k++) {
-                    dch_ring *r, *out = (dch_ring *)&fa;
-                    fa_arm(&fa, 0, false);
-                    cr_assert_eq(dch_ring_clone(&r, base), DCH_OK);
-                    ring_snap before;
-                    ring_snap_take(&before, r);
-                    const long live = fa.live;
-                    fa_arm(&fa, k, after);
-                    const int rc = run_ring_op(r, op, &out);
-                    fa_arm(&fa, 0, false);
-                    points++;
-                    cr_assert_eq(rc, DCH_ENOMEM, "ppw %u, %u members: %s, allocation %ld of %ld "
-                                 "failing: returned %d", ppw, members, ring_op_names[op], k,
-                                 calls, rc);
-                    const char *why = ring_snap_differs(&before, r, true);
-                    cr_assert_null(why, "%s, allocation %ld failing: %s changed",
-                                   ring_op_names[op], k, why);
-                    cr_assert_eq(fa.live, live, "%s, allocation %ld failing: leaked",
-                                 ring_op_names[op], k);
-                    cr_assert(out == (dch_ring *)&fa, "%s wrote out on failure",
-                              ring_op_names[op]);
-                    cr_assert_eq(run_ring_op(r, op, &out), DCH_OK);
-                    const char *diff = ring_snap_differs(&want, op == R_CLONE ? out : r, true);
-                    cr_assert_null(diff, "%s after a failure at %ld: %s differs",
-                                   ring_op_names[op], k, diff);
-                    if (op == R_CLONE)
-                        dch_ring_free(out);
-                    ring_snap_free(&before);
-                    dch_ring_free(r);
-                }
+            fault_sweep sw;
+            for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, calls); fault_sweep_next(&sw);) {
+                const long k = sw.at;
+                dch_ring *r, *out = (dch_ring *)&fa;
+                faulty_arm(&fa, 0, false);
+                cr_assert_eq(dch_ring_clone(&r, base), DCH_OK);
+                ring_snap before;
+                ring_snap_take(&before, r);
+                const long live = fa.live;
+                faulty_arm(&fa, k, sw.after);
+                const int rc = run_ring_op(r, op, &out);
+                fault_sweep_done(&sw, rc);
+                points++;
+                cr_assert_eq(rc, DCH_ENOMEM, "ppw %u, %u members: %s, allocation %ld of %ld "
+                             "failing: returned %d", ppw, members, ring_op_names[op], k,
+                             calls, rc);
+                const char *why = ring_snap_differs(&before, r, true);
+                cr_assert_null(why, "%s, allocation %ld failing: %s changed",
+                               ring_op_names[op], k, why);
+                cr_assert_eq(fa.live, live, "%s, allocation %ld failing: leaked",
+                             ring_op_names[op], k);
+                cr_assert(out == (dch_ring *)&fa, "%s wrote out on failure",
+                          ring_op_names[op]);
+                cr_assert_eq(run_ring_op(r, op, &out), DCH_OK);
+                const char *diff = ring_snap_differs(&want, op == R_CLONE ? out : r, true);
+                cr_assert_null(diff, "%s after a failure at %ld: %s differs",
+                               ring_op_names[op], k, diff);
+                if (op == R_CLONE)
+                    dch_ring_free(out);
+                ring_snap_free(&before);
+                dch_ring_free(r);
             }
             ring_snap_free(&want);
             dch_ring_free(ref_out);
@@ -1836,7 +1562,7 @@ Test(bad_input, every_failed_allocation_of_a_ring_call_changes_nothing, .timeout
 Test(bad_input, ring_removal_and_lowering_succeed_with_every_allocation_failing)
 {
     faulty fa = {0, 0, false, 0};
-    const dch_allocator a = {fa_alloc, fa_realloc, fa_free, &fa};
+    const dch_allocator a = faulty_allocator(&fa);
     dch_ring *base = alloc_ring(&fa, &a, 40, 9);
     const struct {
         const char *what;
@@ -1845,7 +1571,7 @@ Test(bad_input, ring_removal_and_lowering_succeed_with_every_allocation_failing)
                {"lower", 4, 1}, {"drain", 5, 0}, {"remove weightless", 1, UINT32_MAX}};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         dch_ring *ref, *r;
-        fa_arm(&fa, 0, false);
+        faulty_arm(&fa, 0, false);
         cr_assert_eq(dch_ring_clone(&ref, base), DCH_OK);
         cr_assert_eq(dch_ring_clone(&r, base), DCH_OK);
         const int want = ops[i].weight == UINT32_MAX ? dch_ring_remove_node(ref, ops[i].id)
@@ -1854,11 +1580,11 @@ Test(bad_input, ring_removal_and_lowering_succeed_with_every_allocation_failing)
         cr_assert_eq(want, DCH_OK);
         ring_snap ws;
         ring_snap_take(&ws, ref);
-        fa_arm(&fa, 1, true);
+        faulty_arm(&fa, 1, true);
         const int rc = ops[i].weight == UINT32_MAX ? dch_ring_remove_node(r, ops[i].id)
                                                    : dch_ring_set_weight(r, ops[i].id,
                                                                          ops[i].weight);
-        fa_arm(&fa, 0, false);
+        faulty_arm(&fa, 0, false);
         cr_assert_eq(rc, DCH_OK, "%s with no memory: %d", ops[i].what, rc);
         const char *diff = ring_snap_differs(&ws, r, false);
         cr_assert_null(diff, "%s with no memory: %s differs", ops[i].what, diff);
@@ -1895,11 +1621,11 @@ static int any_move(const dch_move *m, void *ctx)
 Test(bad_input, reading_functions_never_call_the_allocator)
 {
     faulty fa = {0, 0, false, 0};
-    const dch_allocator a = {fa_alloc, fa_realloc, fa_free, &fa};
+    const dch_allocator a = faulty_allocator(&fa);
     dch_map *m = alloc_map(&fa, &a, 64, 16, 9, false);
     dch_map *m2 = alloc_map(&fa, &a, 64, 16, 10, false);
     dch_ring *r = alloc_ring(&fa, &a, 40, 9);
-    fa_arm(&fa, 0, false);
+    faulty_arm(&fa, 0, false);
     const long live = fa.live;
     uint32_t id;
     size_t n = 0;

@@ -5,14 +5,14 @@
  * output against a strict JSON grammar, and its exit status: 0 success, 1
  * runtime error, 2 usage error.
  *
- * The tool is found through DCH_TOOL, else at ../src/tool/dch from this
- * program's directory (the build tree layout).
+ * The tool is DCH_TOOL when set, else the one this build tree built.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,93 +32,32 @@
  */
 static size_t case_stride(void)
 {
-    const char *s = getenv("DCH_TEST_SCALE");
-    return s != NULL && atof(s) > 0 && atof(s) < 1 ? 4 : 1;
+    return test_scale() < 1 ? 4 : 1;
 }
 
 /* ---- Running the tool ------------------------------------------------- */
 
-static char tool[4096];
-static char work[64];
-
-static void find_tool(void)
-{
-    const char *env = getenv("DCH_TOOL");
-    if (env != NULL) {
-        snprintf(tool, sizeof tool, "%s", env);
-        return;
-    }
-    char self[2048];
-    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    cr_assert_gt(n, 0, "cannot find this program's path; set DCH_TOOL");
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    *slash = '\0';
-    snprintf(tool, sizeof tool, "%s/../src/tool/dch", self);
-    cr_assert_eq(access(tool, X_OK), 0, "no dch tool at %s; set DCH_TOOL", tool);
-}
-
-static void setup(void)
-{
-    find_tool();
-    snprintf(work, sizeof work, "/tmp/dch-cli-XXXXXX");
-    cr_assert_not_null(mkdtemp(work));
-}
-
-static void rm_tree(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static void teardown(void)
-{
-    rm_tree(work);
-}
-
-TestSuite(cli, .init = setup, .fini = teardown);
+TestSuite(cli, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 typedef struct result {
     int status; /* exit status */
     char *out, *err;
 } result;
 
-static char *slurp(const char *path, size_t *len_out)
+/* The whole file, which must be there. */
+static char *read_all(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    for (size_t n; (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-        len += n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-        }
-    }
-    fclose(f);
-    buf[len] = '\0';
-    if (len_out)
-        *len_out = len;
-    return buf;
+    char *s = slurp(path, len);
+    cr_assert_not_null(s, "cannot read %s", path);
+    return s;
 }
 
 /* Run the tool with the given arguments (NULL-terminated). */
 static result run_argv(char *const *args)
 {
     char out_path[128], err_path[128];
-    snprintf(out_path, sizeof out_path, "%s/.stdout", work);
-    snprintf(err_path, sizeof err_path, "%s/.stderr", work);
+    snprintf(out_path, sizeof out_path, "%s/.stdout", the_tool.dir);
+    snprintf(err_path, sizeof err_path, "%s/.stderr", the_tool.dir);
     fflush(NULL);
     const pid_t pid = fork();
     cr_assert_neq(pid, -1);
@@ -131,11 +70,11 @@ static result run_argv(char *const *args)
         close(e);
         char *argv[64];
         int n = 0;
-        argv[n++] = tool;
+        argv[n++] = (char *)the_tool.tool;
         for (; args[n - 1] != NULL && n < 63; n++)
             argv[n] = args[n - 1];
         argv[n] = NULL;
-        execv(tool, argv);
+        execv(the_tool.tool, argv);
         _exit(127);
     }
     int ws;
@@ -144,9 +83,9 @@ static result run_argv(char *const *args)
     result r;
     cr_assert(WIFEXITED(ws), "dch did not exit normally");
     r.status = WEXITSTATUS(ws);
-    cr_assert_neq(r.status, 127, "could not run %s", tool);
-    r.out = slurp(out_path, NULL);
-    r.err = slurp(err_path, NULL);
+    cr_assert_neq(r.status, 127, "could not run %s", the_tool.tool);
+    r.out = read_all(out_path, NULL);
+    r.err = read_all(err_path, NULL);
     unlink(out_path);
     unlink(err_path);
     /* A sanitizer or valgrind report in the tool fails the test too. */
@@ -163,15 +102,23 @@ static void result_free(result *r)
     free(r->err);
 }
 
-static void path_in(char *buf, size_t n, const char *name)
+/* `dch init` of a 16 x 8 map at `map`, which must succeed. */
+static void init_small_map(const char *map)
 {
-    snprintf(buf, n, "%s/%s", work, name);
+    result r = RUN("init", (char *)map, "--units", "16", "--slots", "8");
+    cr_assert_eq(r.status, 0, "init: %s", r.err);
+    result_free(&r);
 }
 
-/* Names of the files in the work directory (stdout/stderr captures aside). */
+static void path_in(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", the_tool.dir, name);
+}
+
+/* Names of the files in the scratch directory (stdout/stderr captures aside). */
 static int count_files(void)
 {
-    DIR *d = opendir(work);
+    DIR *d = opendir(the_tool.dir);
     int n = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;)
         n += e->d_name[0] != '.';
@@ -534,12 +481,11 @@ Test(cli, dry_runs_and_failed_changes_leave_the_file_as_it_was)
 {
     char map[256];
     path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
-    r = RUN("add", map, "a");
+    init_small_map(map);
+    result r = RUN("add", map, "a");
     result_free(&r);
     size_t len0;
-    char *bytes0 = slurp(map, &len0);
+    char *bytes0 = read_all(map, &len0);
 
     r = RUN("add", map, "b", "--dry-run", "--ranges");
     cr_assert_eq(r.status, 0, "%s", r.err);
@@ -562,7 +508,7 @@ Test(cli, dry_runs_and_failed_changes_leave_the_file_as_it_was)
     result_free(&r);
 
     size_t len1;
-    char *bytes1 = slurp(map, &len1);
+    char *bytes1 = read_all(map, &len1);
     cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "the file changed");
     cr_assert_eq(count_files(), 1);
     free(bytes0);
@@ -581,8 +527,7 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
     cr_assert_str_eq(r.out, "");
     result_free(&r);
 
-    r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    init_small_map(map);
     r = RUN("init", other, "--units", "32", "--slots", "8");
     result_free(&r);
     r = RUN("diff", map, other);
@@ -591,7 +536,7 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
 
     /* A damaged map: every command that reads it says so. */
     size_t len;
-    char *bytes = slurp(map, &len);
+    char *bytes = read_all(map, &len);
     bytes[len / 2] = (char)(bytes[len / 2] ^ 0x40);
     FILE *f = fopen(map, "wb");
     fwrite(bytes, 1, len, f);
@@ -624,8 +569,8 @@ Test(cli, a_missing_file_is_named_as_missing_by_every_reading_command)
     char missing[256], map[256];
     path_in(missing, sizeof missing, "missing.dchmap");
     path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    init_small_map(map);
+    result r;
     char *const cases[][6] = {
         {"show", missing, NULL},           {"lookup", missing, "k", NULL},
         {"diff", missing, map, NULL},      {"diff", map, missing, NULL},
@@ -660,10 +605,10 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
 {
     char map[256];
     path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    init_small_map(map);
+    result r;
     size_t len0;
-    char *bytes0 = slurp(map, &len0);
+    char *bytes0 = read_all(map, &len0);
     for (unsigned b = 1; b < 0x20; b += (unsigned)case_stride()) {
         char name[4] = {'n', (char)b, 'x', '\0'};
         r = run_argv((char *const[]){"add", map, "--", name, NULL});
@@ -676,7 +621,7 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
     cr_assert(strstr(r.err, "unknown option -x") && strstr(r.err, "after --"), "%s", r.err);
     result_free(&r);
     size_t len1;
-    char *bytes1 = slurp(map, &len1);
+    char *bytes1 = read_all(map, &len1);
     cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "a refused name changed the file");
     free(bytes0);
     free(bytes1);
@@ -701,9 +646,8 @@ Test(cli, every_read_command_takes_json)
     char map[256], other[256];
     path_in(map, sizeof map, "m.dchmap");
     path_in(other, sizeof other, "o.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
-    r = RUN("add", map, "a");
+    init_small_map(map);
+    result r = RUN("add", map, "a");
     result_free(&r);
     r = RUN("init", other, "--units", "16", "--slots", "8");
     result_free(&r);
@@ -732,8 +676,8 @@ Test(cli, usage_errors_exit_2)
 {
     char map[256];
     path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    init_small_map(map);
+    result r;
     char *const cases[][8] = {
         {NULL},
         {"frobnicate", NULL},
@@ -860,10 +804,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     char old[256], target[256];
     path_in(old, sizeof old, "old.dchmap");
     path_in(target, sizeof target, "new.dchmap");
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 64;
-    cfg.slots_per_unit = 16;
+    dch_map_config cfg = map_config(64, 16);
     dch_map *a, *b;
     cr_assert_eq(dch_map_new(&a, &cfg), DCH_OK);
     const char *names[] = {"n0", "n1", "n2", "n3", "n4"};
@@ -878,7 +819,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     cr_assert_eq(dch_map_stage_steps(a, b, 40, &n), DCH_OK);
     cr_assert(n > 2);
 
-    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", work);
+    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", the_tool.dir);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char want[64];
     snprintf(want, sizeof want, "%u steps of at most 40 slots", n);
@@ -900,7 +841,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
         cr_assert_eq(dch_map_save(step, NULL, 0, &len), DCH_OK);
         uint8_t *bytes = malloc(len);
         cr_assert_eq(dch_map_save(step, bytes, len, &len), DCH_OK);
-        char *file = slurp(path, &flen);
+        char *file = read_all(path, &flen);
         cr_assert(flen == len && memcmp(file, bytes, len) == 0, "%s differs", name);
         free(file);
         free(bytes);

@@ -4,14 +4,14 @@
  * ring and a DCH map built from the same servers, shares and diffs from
  * their ranges), and bad fleet files must fail with the line they fail on.
  *
- * The tool is found through DCH_TOOL, else at ../src/tool/dch from this
- * program's directory (the build tree layout).
+ * The tool is DCH_TOOL when set, else the one this build tree built.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,67 +19,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char tool[4096];
-static char dir[64];
-
-static void setup(void)
-{
-    const char *env = getenv("DCH_TOOL");
-    if (env != NULL) {
-        snprintf(tool, sizeof tool, "%s", env);
-    } else {
-        char self[2048];
-        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-        cr_assert_gt(n, 0, "cannot find this program's path; set DCH_TOOL");
-        self[n] = '\0';
-        *strrchr(self, '/') = '\0';
-        snprintf(tool, sizeof tool, "%s/../src/tool/dch", self);
-    }
-    snprintf(dir, sizeof dir, "/tmp/dch-ketama-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    const char *names[] = {"fleet.txt", "out", "err"};
-    for (int i = 0; i < 3; i++) {
-        char p[128];
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    rmdir(dir);
-}
-
-TestSuite(cli_ketama, .init = setup, .fini = teardown);
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "%s", path);
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    for (size_t n; (n = fread(buf + len, 1, cap - len - 1, f)) > 0;) {
-        len += n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            cr_assert_not_null(buf);
-        }
-    }
-    fclose(f);
-    buf[len] = '\0';
-    return buf;
-}
+TestSuite(cli_ketama, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 /* Write the fleet file, run compare-ketama on it (and `chosen` when not
  * NULL); the exit status, with stdout and stderr in *out and *err. */
 static int run(const char *fleet_text, const char *chosen, char **out, char **err)
 {
     char fleet[128], po[128], pe[128];
-    snprintf(fleet, sizeof fleet, "%s/fleet.txt", dir);
-    snprintf(po, sizeof po, "%s/out", dir);
-    snprintf(pe, sizeof pe, "%s/err", dir);
+    snprintf(fleet, sizeof fleet, "%s/fleet.txt", the_tool.dir);
+    snprintf(po, sizeof po, "%s/out", the_tool.dir);
+    snprintf(pe, sizeof pe, "%s/err", the_tool.dir);
     FILE *f = fopen(fleet, "w");
     cr_assert_not_null(f);
     fputs(fleet_text, f);
@@ -90,14 +39,15 @@ static int run(const char *fleet_text, const char *chosen, char **out, char **er
     if (pid == 0) {
         if (freopen(po, "w", stdout) == NULL || freopen(pe, "w", stderr) == NULL)
             _exit(127);
-        execl(tool, tool, "compare-ketama", fleet, chosen, (char *)NULL);
+        execl(the_tool.tool, the_tool.tool, "compare-ketama", fleet, chosen, (char *)NULL);
         _exit(127);
     }
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     cr_assert(WIFEXITED(status), "the tool did not exit");
-    *out = slurp(po);
-    *err = slurp(pe);
+    *out = slurp(po, NULL);
+    *err = slurp(pe, NULL);
+    cr_assert(*out != NULL && *err != NULL, "cannot read the tool's output");
     return WEXITSTATUS(status);
 }
 
@@ -121,24 +71,6 @@ static double share_of(const dch_range *rg, size_t n, uint32_t id)
         if (rg[i].owner == id)
             s += dch_range_fraction(rg[i].lo, rg[i].hi);
     return s;
-}
-
-static dch_range *ranges_ring(const dch_ring *r, size_t *n)
-{
-    (void)dch_ring_ranges(r, NULL, 0, n);
-    dch_range *rg = malloc(*n * sizeof *rg);
-    cr_assert_not_null(rg);
-    cr_assert_eq(dch_ring_ranges(r, rg, *n, n), DCH_OK);
-    return rg;
-}
-
-static dch_range *ranges_map(const dch_map *m, size_t *n)
-{
-    (void)dch_map_ranges(m, NULL, 0, n);
-    dch_range *rg = malloc(*n * sizeof *rg);
-    cr_assert_not_null(rg);
-    cr_assert_eq(dch_map_ranges(m, rg, *n, n), DCH_OK);
-    return rg;
 }
 
 static int add_fraction(const dch_range_change *c, void *ctx)
@@ -185,14 +117,14 @@ Test(cli_ketama, shares_and_moves_match_the_library)
     dch_range *r0 = NULL, *m0 = NULL;
     for (unsigned i = 0; i < n; i++) {
         if (i == n - 1) {
-            r0 = ranges_ring(r, &nr0);
-            m0 = ranges_map(m, &nm0);
+            r0 = ring_ranges_of(r, &nr0);
+            m0 = map_ranges_of(m, &nm0);
         }
         cr_assert_eq(dch_ring_add_node(r, want[i].name, want[i].weight, NULL), DCH_OK);
         cr_assert_eq(dch_map_add_node(m, want[i].name, want[i].weight, NULL), DCH_OK);
     }
     size_t nr1, nm1;
-    dch_range *r1 = ranges_ring(r, &nr1), *m1 = ranges_map(m, &nm1);
+    dch_range *r1 = ring_ranges_of(r, &nr1), *m1 = map_ranges_of(m, &nm1);
 
     /* Balance rows: "name weight ideal% ketama% x dch% x". */
     for (unsigned i = 0; i < n; i++) {
@@ -243,7 +175,7 @@ Test(cli_ketama, shares_and_moves_match_the_library)
     cr_assert_eq(dch_ring_remove_node(rr, 1), DCH_OK);
     cr_assert_eq(dch_map_remove_node(mr, 1), DCH_OK);
     size_t nr2, nm2;
-    dch_range *r2 = ranges_ring(rr, &nr2), *m2 = ranges_map(mr, &nm2);
+    dch_range *r2 = ring_ranges_of(rr, &nr2), *m2 = map_ranges_of(mr, &nm2);
     removal = strstr(out, "removal of 10.0.0.2:");
     cr_assert_not_null(removal, "%s", out);
     cr_assert_float_eq(number_after(removal, "ketama (libmemcached):"),
@@ -304,8 +236,7 @@ Test(cli_ketama, bad_fleet_files_fail_naming_the_line)
     };
     /* Under a reduced DCH_TEST_SCALE (the valgrind pass, where each run of
      * the tool costs seconds) every third case. */
-    const char *scale = getenv("DCH_TEST_SCALE");
-    size_t stride = scale != NULL && atof(scale) > 0 && atof(scale) < 1 ? 3 : 1;
+    const size_t stride = test_scale() < 1 ? 3 : 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i += stride) {
         char *out, *err;
         cr_assert_eq(run(cases[i].text, NULL, &out, &err), 1, "case %zu", i);

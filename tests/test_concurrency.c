@@ -33,6 +33,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -43,31 +44,21 @@
 #include <string.h>
 
 #ifdef DCH_NO_CRITERION
-#include <stdarg.h>
-
 static int failures;
 
-static void report(const char *file, int line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "%s:%d: ", file, line);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    failures++;
-}
-
 #define TEST(name) static void name(void)
+#define REPORT(...)                                                           \
+    (fprintf(stderr, "%s:%d: ", __FILE__, __LINE__), fprintf(stderr, __VA_ARGS__), \
+     fputc('\n', stderr), failures++)
 #define CHECK(cond, ...)                                                      \
     do {                                                                      \
         if (!(cond))                                                          \
-            report(__FILE__, __LINE__, __VA_ARGS__);                          \
+            REPORT(__VA_ARGS__);                                              \
     } while (0)
 #define REQUIRE(cond, ...)                                                    \
     do {                                                                      \
         if (!(cond)) {                                                        \
-            report(__FILE__, __LINE__, __VA_ARGS__);                          \
+            REPORT(__VA_ARGS__);                                              \
             abort();                                                          \
         }                                                                     \
     } while (0)
@@ -80,38 +71,6 @@ static void report(const char *file, int line, const char *fmt, ...)
 
 #define READERS 4
 #define BATCH 64 /* lookups per snapshot */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(rng_next(s) % n);
-}
 
 /* ---- Publication with hazard pointers --------------------------------- */
 
@@ -150,12 +109,21 @@ static void *publish(publisher *p, void *next)
     return old;
 }
 
-typedef struct reader {
+typedef struct reader reader;
+
+/* What a reader checks on each object it acquires. */
+typedef void reader_check(reader *rd, const void *obj);
+
+struct reader {
     publisher *pub;
     int index;
+    reader_check *check;
     unsigned long snapshots, lookups, versions;
-    char error[256]; /* the first failure, empty if none */
-} reader;
+    uint64_t key;        /* the next key to look up */
+    uint64_t last_epoch; /* of the last map read */
+    const void *last;    /* the last object read */
+    char error[256];     /* the first failure, empty if none */
+};
 
 #define READER_FAIL(rd, ...)                                                  \
     do {                                                                      \
@@ -163,11 +131,38 @@ typedef struct reader {
             snprintf((rd)->error, sizeof (rd)->error, __VA_ARGS__);           \
     } while (0)
 
-static void start_readers(publisher *p, reader *rd, pthread_t *th, void *(*fn)(void *))
+/* A reader's thread: check the published object, again and again, until
+ * the writer stops. */
+static void *reader_main(void *arg)
 {
+    reader *rd = arg;
+    publisher *p = rd->pub;
+    while (!atomic_load(&p->stop)) {
+        const void *obj = acquire(p, rd->index);
+        rd->check(rd, obj);
+        rd->last = obj;
+        release(p, rd->index);
+        if (rd->snapshots++ == 0)
+            atomic_fetch_add(&p->ready, 1);
+        /* Readers outnumber the cores: let the writer run. */
+        sched_yield();
+    }
+    return NULL;
+}
+
+/* Publish `first` and start the readers on it. */
+static void start_readers(publisher *p, void *first, reader *rd, pthread_t *th,
+                          reader_check *check)
+{
+    atomic_init(&p->current, first);
+    for (int i = 0; i < READERS; i++)
+        atomic_init(&p->hazard[i], NULL);
+    atomic_init(&p->stop, false);
+    atomic_init(&p->ready, 0);
     for (int i = 0; i < READERS; i++) {
-        rd[i] = (reader){p, i, 0, 0, 0, ""};
-        REQUIRE(pthread_create(&th[i], NULL, fn, &rd[i]) == 0, "cannot start a reader");
+        rd[i] = (reader){.pub = p, .index = i, .check = check, .key = (uint64_t)i << 48};
+        REQUIRE(pthread_create(&th[i], NULL, reader_main, &rd[i]) == 0,
+                "cannot start a reader");
     }
     /* Publish only once every reader has read, so that they overlap. */
     while (atomic_load(&p->ready) < READERS)
@@ -184,6 +179,57 @@ static void stop_readers(publisher *p, reader *rd, pthread_t *th, const char *wh
         fprintf(stderr, "%s reader %d: %lu snapshots, %lu lookups, %lu versions seen\n", what,
                 i, rd[i].snapshots, rd[i].lookups, rd[i].versions);
     }
+}
+
+/* The writer's random stream and the serial of the next new member. */
+typedef struct writer {
+    uint64_t seed, rng;
+    unsigned serial;
+} writer;
+
+/*
+ * Publish `versions` versions after `first`, each made by next(cur), which
+ * clones and changes the current one, while the readers run `read`. Only the
+ * writer changes `current`, so it may read its own published object without
+ * announcing it.
+ */
+static void run_publication(const char *what, void *first, reader_check *check,
+                            void *(*next)(const void *cur, writer *w), void (*free_fn)(void *),
+                            writer *w, unsigned versions)
+{
+    publisher p;
+    reader rd[READERS];
+    pthread_t th[READERS];
+    start_readers(&p, first, rd, th, check);
+    void *cur = first;
+    for (unsigned v = 0; v < versions; v++) {
+        void *nv = next(cur, w);
+        void *old = publish(&p, nv);
+        REQUIRE(old == cur, "publish returned another object");
+        free_fn(old);
+        cur = nv;
+    }
+    stop_readers(&p, rd, th, what);
+    free_fn(cur);
+    fprintf(stderr, "%s: %u versions published, seed %llu\n", what, versions,
+            (unsigned long long)w->seed);
+}
+
+typedef enum change_kind { CHANGE_ADD, CHANGE_REMOVE, CHANGE_WEIGHT } change_kind;
+
+/*
+ * The change a writer makes to a map or ring of n members: an add while
+ * there are few members (its name in `name`), else the removal or a new
+ * weight of a random member.
+ */
+static change_kind pick_change(writer *w, uint32_t n, char name[32])
+{
+    const uint32_t r = rng_below(&w->rng, 100);
+    if (n < 3 || (r < 40 && n < 24)) {
+        snprintf(name, 32, "node-%u", w->serial++);
+        return CHANGE_ADD;
+    }
+    return r < 70 ? CHANGE_REMOVE : CHANGE_WEIGHT;
 }
 
 /* ---- The map ---------------------------------------------------------- */
@@ -221,96 +267,62 @@ static int range_owner_ok(const dch_range *r, void *ctx)
     return r->owner != DCH_NODE_NONE && dch_map_node_name(m, r->owner) == NULL;
 }
 
-static void *map_reader(void *arg)
+static void check_map(reader *rd, const void *obj)
 {
-    reader *rd = arg;
-    publisher *p = rd->pub;
-    uint64_t key = (uint64_t)rd->index << 48, last_epoch = 0;
-    while (!atomic_load(&p->stop)) {
-        const dch_map *m = acquire(p, rd->index);
-        const uint64_t epoch = dch_map_epoch(m);
-        if (epoch < last_epoch)
-            READER_FAIL(rd, "epoch went back from %llu to %llu", (unsigned long long)last_epoch,
-                        (unsigned long long)epoch);
-        rd->versions += epoch != last_epoch;
-        last_epoch = epoch;
-        check_map_snapshot(rd, m, &key);
-        if (rd->snapshots % 16 == 0 && dch_map_foreach_range(m, range_owner_ok, (void *)m) != 0)
-            READER_FAIL(rd, "a range of epoch %llu is owned by a non-member",
-                        (unsigned long long)epoch);
-        release(p, rd->index);
-        if (rd->snapshots++ == 0)
-            atomic_fetch_add(&p->ready, 1);
-        /* Readers outnumber the cores: let the writer run. */
-        sched_yield();
-    }
-    return NULL;
+    const dch_map *m = obj;
+    const uint64_t epoch = dch_map_epoch(m);
+    if (epoch < rd->last_epoch)
+        READER_FAIL(rd, "epoch went back from %llu to %llu", (unsigned long long)rd->last_epoch,
+                    (unsigned long long)epoch);
+    rd->versions += epoch != rd->last_epoch;
+    rd->last_epoch = epoch;
+    check_map_snapshot(rd, m, &rd->key);
+    if (rd->snapshots % 16 == 0 && dch_map_foreach_range(m, range_owner_ok, (void *)m) != 0)
+        READER_FAIL(rd, "a range of epoch %llu is owned by a non-member",
+                    (unsigned long long)epoch);
 }
 
 /* One change to a map that always changes it (and so its epoch). */
-static void change_map(dch_map *m, uint64_t *rng, unsigned *serial)
+static void change_map(dch_map *m, writer *w)
 {
-    const uint32_t n = dch_map_node_count(m), r = rng_below(rng, 100);
-    if (n < 3 || (r < 40 && n < 24)) {
-        char name[32];
-        snprintf(name, sizeof name, "node-%u", (*serial)++);
-        REQUIRE(dch_map_add_node(m, name, 1 + rng_below(rng, 4), NULL) == DCH_OK, "add");
+    char name[32];
+    const change_kind kind = pick_change(w, dch_map_node_count(m), name);
+    if (kind == CHANGE_ADD) {
+        REQUIRE(dch_map_add_node(m, name, 1 + rng_below(&w->rng, 4), NULL) == DCH_OK, "add");
         return;
     }
-    uint32_t id;
-    do
-        id = rng_below(rng, dch_map_id_limit(m));
-    while (dch_map_node_name(m, id) == NULL);
-    if (r < 70) {
+    const uint32_t id = map_random_member(m, &w->rng);
+    if (kind == CHANGE_REMOVE) {
         REQUIRE(dch_map_remove_node(m, id) == DCH_OK, "remove");
     } else {
-        const uint32_t w = (dch_map_node_weight(m, id) + 1 + rng_below(rng, 3)) % 5;
-        REQUIRE(dch_map_set_weight(m, id, w) == DCH_OK, "set_weight");
+        const uint32_t wt = (dch_map_node_weight(m, id) + 1 + rng_below(&w->rng, 3)) % 5;
+        REQUIRE(dch_map_set_weight(m, id, wt) == DCH_OK, "set_weight");
     }
+}
+
+static void *next_map(const void *cur, writer *w)
+{
+    dch_map *next;
+    REQUIRE(dch_map_clone(&next, cur) == DCH_OK, "clone");
+    change_map(next, w);
+    REQUIRE(dch_map_epoch(next) == dch_map_epoch(cur) + 1, "seed %llu: epoch",
+            (unsigned long long)w->seed);
+    return next;
+}
+
+static void free_map(void *m)
+{
+    dch_map_free(m);
 }
 
 TEST(map_readers_always_see_a_whole_published_map)
 {
-    const uint64_t seed = test_seed(2024);
-    uint64_t rng = seed;
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 256;
-    cfg.slots_per_unit = 16;
-    dch_map *cur;
-    REQUIRE(dch_map_new(&cur, &cfg) == DCH_OK, "map_new");
-    unsigned serial = 0;
+    writer w = {test_seed(2024), 0, 0};
+    w.rng = w.seed;
+    dch_map *first = map_shaped(256, 16);
     for (int i = 0; i < 8; i++)
-        change_map(cur, &rng, &serial);
-
-    publisher p;
-    atomic_init(&p.current, cur);
-    for (int i = 0; i < READERS; i++)
-        atomic_init(&p.hazard[i], NULL);
-    atomic_init(&p.stop, false);
-    atomic_init(&p.ready, 0);
-    reader rd[READERS];
-    pthread_t th[READERS];
-    start_readers(&p, rd, th, map_reader);
-
-    /* The writer: only it changes `current`, so it may read its own
-     * published map without announcing it. */
-    const unsigned versions = scaled(3000, 20);
-    for (unsigned v = 0; v < versions; v++) {
-        dch_map *next;
-        REQUIRE(dch_map_clone(&next, cur) == DCH_OK, "clone");
-        change_map(next, &rng, &serial);
-        REQUIRE(dch_map_epoch(next) == dch_map_epoch(cur) + 1, "seed %llu: epoch",
-                     (unsigned long long)seed);
-        dch_map *old = publish(&p, next);
-        REQUIRE(old == cur, "publish returned another object");
-        dch_map_free(old);
-        cur = next;
-    }
-    stop_readers(&p, rd, th, "map");
-    dch_map_free(cur);
-    fprintf(stderr, "map: %u versions published, seed %llu\n", versions,
-            (unsigned long long)seed);
+        change_map(first, &w);
+    run_publication("map", first, check_map, next_map, free_map, &w, test_scaled(3000, 20));
 }
 
 /* ---- The ring --------------------------------------------------------- */
@@ -321,95 +333,66 @@ static int ring_range_owner_ok(const dch_range *r, void *ctx)
     return r->owner != DCH_NODE_NONE && dch_ring_node_name(ring, r->owner) == NULL;
 }
 
-static void *ring_reader(void *arg)
+static void check_ring(reader *rd, const void *obj)
 {
-    reader *rd = arg;
-    publisher *p = rd->pub;
-    uint64_t key = (uint64_t)rd->index << 48;
-    const void *last = NULL;
-    while (!atomic_load(&p->stop)) {
-        const dch_ring *r = acquire(p, rd->index);
-        rd->versions += (const void *)r != last;
-        last = r;
-        const uint32_t points = dch_ring_point_count(r);
-        for (int i = 0; i < BATCH; i++, key++) {
-            const uint32_t id = dch_ring_lookup(r, &key, sizeof key);
-            rd->lookups++;
-            if (id == DCH_NODE_NONE ? points != 0
-                                    : dch_ring_node_name(r, id) == NULL ||
-                                          dch_ring_node_weight(r, id) == 0)
-                READER_FAIL(rd, "key %llu: owner %u is not a member of positive weight of the "
-                            "ring it was read from (%u points)",
-                            (unsigned long long)key, id, points);
-        }
-        if (rd->snapshots % 64 == 0 &&
-            dch_ring_foreach_range(r, ring_range_owner_ok, (void *)r) != 0)
-            READER_FAIL(rd, "a range is owned by a non-member");
-        release(p, rd->index);
-        if (rd->snapshots++ == 0)
-            atomic_fetch_add(&p->ready, 1);
-        /* Readers outnumber the cores: let the writer run. */
-        sched_yield();
+    const dch_ring *r = obj;
+    rd->versions += obj != rd->last;
+    const uint32_t points = dch_ring_point_count(r);
+    for (int i = 0; i < BATCH; i++, rd->key++) {
+        const uint32_t id = dch_ring_lookup(r, &rd->key, sizeof rd->key);
+        rd->lookups++;
+        if (id == DCH_NODE_NONE ? points != 0
+                                : dch_ring_node_name(r, id) == NULL ||
+                                      dch_ring_node_weight(r, id) == 0)
+            READER_FAIL(rd, "key %llu: owner %u is not a member of positive weight of the "
+                        "ring it was read from (%u points)",
+                        (unsigned long long)rd->key, id, points);
     }
-    return NULL;
+    if (rd->snapshots % 64 == 0 &&
+        dch_ring_foreach_range(r, ring_range_owner_ok, (void *)r) != 0)
+        READER_FAIL(rd, "a range is owned by a non-member");
 }
 
-static void change_ring(dch_ring *r, uint64_t *rng, unsigned *serial)
+static void change_ring(dch_ring *r, writer *w)
 {
-    const uint32_t n = dch_ring_node_count(r), k = rng_below(rng, 100);
-    if (n < 3 || (k < 40 && n < 24)) {
-        char name[32];
-        snprintf(name, sizeof name, "node-%u", (*serial)++);
-        REQUIRE(dch_ring_add_node(r, name, 1 + rng_below(rng, 4), NULL) == DCH_OK, "add");
+    char name[32];
+    const change_kind kind = pick_change(w, dch_ring_node_count(r), name);
+    if (kind == CHANGE_ADD) {
+        REQUIRE(dch_ring_add_node(r, name, 1 + rng_below(&w->rng, 4), NULL) == DCH_OK, "add");
         return;
     }
-    uint32_t id;
-    do
-        id = rng_below(rng, dch_ring_id_limit(r));
-    while (dch_ring_node_name(r, id) == NULL);
-    if (k < 70)
+    const uint32_t id = ring_random_member(r, &w->rng);
+    if (kind == CHANGE_REMOVE)
         REQUIRE(dch_ring_remove_node(r, id) == DCH_OK, "remove");
     else
-        REQUIRE(dch_ring_set_weight(r, id, rng_below(rng, 5)) == DCH_OK, "set_weight");
+        REQUIRE(dch_ring_set_weight(r, id, rng_below(&w->rng, 5)) == DCH_OK, "set_weight");
+}
+
+static void *next_ring(const void *cur, writer *w)
+{
+    dch_ring *next;
+    REQUIRE(dch_ring_clone(&next, cur) == DCH_OK, "clone");
+    change_ring(next, w);
+    return next;
+}
+
+static void free_ring(void *r)
+{
+    dch_ring_free(r);
 }
 
 TEST(ring_readers_always_see_a_whole_published_ring)
 {
-    const uint64_t seed = test_seed(2025);
-    uint64_t rng = seed;
+    writer w = {test_seed(2025), 0, 0};
+    w.rng = w.seed;
     dch_ring_config cfg;
     dch_ring_config_default(&cfg);
     cfg.points_per_weight = 40;
-    dch_ring *cur;
-    REQUIRE(dch_ring_new(&cur, &cfg) == DCH_OK, "ring_new");
-    unsigned serial = 0;
+    dch_ring *first;
+    REQUIRE(dch_ring_new(&first, &cfg) == DCH_OK, "ring_new");
     for (int i = 0; i < 8; i++)
-        change_ring(cur, &rng, &serial);
-
-    publisher p;
-    atomic_init(&p.current, cur);
-    for (int i = 0; i < READERS; i++)
-        atomic_init(&p.hazard[i], NULL);
-    atomic_init(&p.stop, false);
-    atomic_init(&p.ready, 0);
-    reader rd[READERS];
-    pthread_t th[READERS];
-    start_readers(&p, rd, th, ring_reader);
-
-    const unsigned versions = scaled(2000, 20);
-    for (unsigned v = 0; v < versions; v++) {
-        dch_ring *next;
-        REQUIRE(dch_ring_clone(&next, cur) == DCH_OK, "clone");
-        change_ring(next, &rng, &serial);
-        dch_ring *old = publish(&p, next);
-        REQUIRE(old == cur, "publish returned another object");
-        dch_ring_free(old);
-        cur = next;
-    }
-    stop_readers(&p, rd, th, "ring");
-    dch_ring_free(cur);
-    fprintf(stderr, "ring: %u versions published, seed %llu\n", versions,
-            (unsigned long long)seed);
+        change_ring(first, &w);
+    run_publication("ring", first, check_ring, next_ring, free_ring, &w, test_scaled(2000, 20));
 }
 
 /* ---- Shared reading without a writer ---------------------------------- */
@@ -516,7 +499,7 @@ TEST(threads_sharing_unchanged_objects_read_what_one_thread_reads)
     }
     REQUIRE(dch_map_clone(&m2, m) == DCH_OK, "clone");
     REQUIRE(dch_map_add_node(m2, "joiner", 1, NULL) == DCH_OK, "add");
-    shared s = {m, m2, r, scaled(20, 2), {0}};
+    shared s = {m, m2, r, test_scaled(20, 2), {0}};
     uint64_t alone = 0;
     for (unsigned i = 0; i < s.rounds; i++)
         alone = mix(alone, read_everything(&s));

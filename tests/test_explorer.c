@@ -17,6 +17,7 @@
 #include <criterion/criterion.h>
 
 #include "explorer.h"
+#include "support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,33 +27,12 @@
 
 /* ---- Harness ---------------------------------------------------------------- */
 
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(void)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : DEFAULT_SEED;
-}
-
 /* The full state as a string the caller owns. */
 static char *snapshot(void)
 {
     const char *s = ex_state(1);
     cr_assert_not_null(s, "ex_state failed: %s", ex_message());
-    char *copy = strdup(s);
-    cr_assert_not_null(copy);
-    return copy;
+    return xstrdup(s);
 }
 
 /* Name numbers of the present members, in id order of the DCH map. */
@@ -143,9 +123,9 @@ Test(explorer, undo_of_an_empty_history_is_refused)
 
 Test(explorer, undo_gives_back_the_state_before_the_change)
 {
-    uint64_t seed = test_seed(), rng = seed;
+    uint64_t seed = test_seed(DEFAULT_SEED), rng = seed;
     cr_assert_eq(ex_reset(16, 8, 20, 1), DCH_OK);
-    unsigned steps = scaled(60, 8);
+    unsigned steps = test_scaled(60, 8);
     for (unsigned k = 0; k < steps; k++) {
         char *before = snapshot();
         ex_op op = {EX_ADD, 0, 0, 0};
@@ -171,9 +151,9 @@ Test(explorer, undo_gives_back_the_state_before_the_change)
 
 Test(explorer, every_change_moves_keys_only_to_or_from_its_subject)
 {
-    uint64_t seed = test_seed() ^ 1, rng = seed;
+    uint64_t seed = test_seed(DEFAULT_SEED) ^ 1, rng = seed;
     cr_assert_eq(ex_reset(32, 16, 40, 1), DCH_OK);
-    unsigned steps = scaled(120, 12), checked = 0;
+    unsigned steps = test_scaled(120, 12), checked = 0;
     for (unsigned k = 0; k < steps; k++) {
         ex_op op = {EX_ADD, 0, 0, 0};
         if (random_change(&rng, &op) != DCH_OK)

@@ -7,114 +7,12 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- Harness ---------------------------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-/* Base seed of the random sequences: DCH_TEST_SEED when set. */
-static uint64_t base_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-/* splitmix64: small, seedable, the same on every platform. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(rng_next(s) % n);
-}
-
-static char *copy_string(const char *s)
-{
-    const size_t n = strlen(s) + 1;
-    char *c = malloc(n);
-    memcpy(c, s, n);
-    return c;
-}
-
-/* Everything observable about a map, to compare before and after a call. */
-typedef struct snapshot {
-    uint32_t slots;
-    uint32_t *owner;
-    uint32_t limit;
-    char **names;
-    uint32_t *weights;
-    uint32_t *counts;
-    uint32_t node_count;
-    uint64_t epoch;
-} snapshot;
-
-static void snap_take(snapshot *sn, const dch_map *m)
-{
-    sn->slots = dch_map_slot_count(m);
-    sn->owner = malloc(sn->slots * sizeof *sn->owner);
-    for (uint32_t s = 0; s < sn->slots; s++)
-        sn->owner[s] = dch_map_slot_owner(m, s);
-    sn->limit = dch_map_id_limit(m);
-    sn->names = calloc(sn->limit + 1, sizeof *sn->names);
-    sn->weights = calloc(sn->limit + 1, sizeof *sn->weights);
-    sn->counts = calloc(sn->limit + 1, sizeof *sn->counts);
-    for (uint32_t id = 0; id < sn->limit; id++) {
-        const char *n = dch_map_node_name(m, id);
-        sn->names[id] = n ? copy_string(n) : NULL;
-        sn->weights[id] = dch_map_node_weight(m, id);
-        sn->counts[id] = dch_map_node_slots(m, id);
-    }
-    sn->node_count = dch_map_node_count(m);
-    sn->epoch = dch_map_epoch(m);
-}
-
-static void snap_free(snapshot *sn)
-{
-    for (uint32_t id = 0; id < sn->limit; id++)
-        free(sn->names[id]);
-    free(sn->names);
-    free(sn->weights);
-    free(sn->counts);
-    free(sn->owner);
-}
-
-static int snap_same(const snapshot *a, const dch_map *m)
-{
-    snapshot b;
-    snap_take(&b, m);
-    int same = a->slots == b.slots && a->limit == b.limit &&
-               a->node_count == b.node_count && a->epoch == b.epoch &&
-               memcmp(a->owner, b.owner, a->slots * sizeof *a->owner) == 0;
-    for (uint32_t id = 0; same && id < a->limit; id++) {
-        if ((a->names[id] == NULL) != (b.names[id] == NULL) ||
-            (a->names[id] && strcmp(a->names[id], b.names[id]) != 0) ||
-            a->weights[id] != b.weights[id] || a->counts[id] != b.counts[id])
-            same = 0;
-    }
-    snap_free(&b);
-    return same;
-}
 
 /* ---- Invariants ------------------------------------------------------- */
 
@@ -138,8 +36,8 @@ typedef struct worst {
  * (for add, its new id); equal: all positive weights are equal. Assertions
  * fire only on failure, so the loops stay cheap.
  */
-static void check_invariants(const dch_map *m, const snapshot *before,
-                             const snapshot *after, op_kind kind, uint32_t x,
+static void check_invariants(const dch_map *m, const map_snap *before,
+                             const map_snap *after, op_kind kind, uint32_t x,
                              int equal, uint64_t seed, int step, worst *w)
 {
     const unsigned long long sd = (unsigned long long)seed;
@@ -148,7 +46,7 @@ static void check_invariants(const dch_map *m, const snapshot *before,
     dch_map_config_default(&cfg);
     dch_map_get_config(m, &cfg);
     const uint32_t S = cfg.slots_per_unit, U = cfg.units;
-    const uint32_t limit = after->limit;
+    const uint32_t limit = after->mb.limit;
     const uint64_t W = dch_map_total_weight(m);
     const uint32_t *own = after->owner;
 
@@ -161,7 +59,7 @@ static void check_invariants(const dch_map *m, const snapshot *before,
                 cr_assert_fail("seed %llu step %d: slot %u owned with no weight", sd, step, s);
             continue;
         }
-        if (o >= limit || after->names[o] == NULL || after->weights[o] == 0)
+        if (o >= limit || after->mb.names[o] == NULL || after->mb.weights[o] == 0)
             cr_assert_fail("seed %llu step %d: slot %u owned by %u, not a member of positive weight",
                            sd, step, s, o);
         count[o]++;
@@ -203,7 +101,7 @@ static void check_invariants(const dch_map *m, const snapshot *before,
         cr_assert_eq(moved, 0, "seed %llu step %d", sd, step);
     if (kind != OP_CLONE && third == 0 && (into_x == 0 || out_of_x == 0)) {
         /* Optimal volume: what moved is exactly what x gained or lost. */
-        const uint32_t was = x < before->limit ? before->counts[x] : 0;
+        const uint32_t was = x < before->mb.limit ? before->counts[x] : 0;
         const uint32_t now = x < limit ? after->counts[x] : 0;
         const uint32_t delta = was > now ? was - now : now - was;
         cr_assert_eq(moved, delta, "seed %llu step %d: moved %u slots, x changed by %u", sd, step,
@@ -219,21 +117,21 @@ static void check_invariants(const dch_map *m, const snapshot *before,
     if (W > 0) {
         uint32_t npos = 0;
         for (uint32_t id = 0; id < limit; id++)
-            npos += after->names[id] != NULL && after->weights[id] > 0;
+            npos += after->mb.names[id] != NULL && after->mb.weights[id] > 0;
         if (npos > S)
             exceeded_s = 1;
         const int64_t bound = 2; /* in slots */
         for (uint32_t id = 0; id < limit; id++) {
-            if (after->names[id] == NULL)
+            if (after->mb.names[id] == NULL)
                 continue;
             /* exact: |count*W - P*w| < bound*W */
-            const int64_t num = (int64_t)count[id] * (int64_t)W - (int64_t)P * after->weights[id];
+            const int64_t num = (int64_t)count[id] * (int64_t)W - (int64_t)P * after->mb.weights[id];
             const double dev = fabs((double)num / (double)W);
             if (dev > w->global)
                 w->global = dev;
             if (!((num < 0 ? -num : num) < bound * (int64_t)W))
                 cr_assert_fail("seed %llu step %d: member %u owns %u slots, share %.3f (bound %d)",
-                               sd, step, id, count[id], (double)P * after->weights[id] / (double)W,
+                               sd, step, id, count[id], (double)P * after->mb.weights[id] / (double)W,
                                (int)bound);
         }
         /* Exact slices while N <= S has held since the map last had no
@@ -259,7 +157,7 @@ static void check_invariants(const dch_map *m, const snapshot *before,
                     continue;
                 seen[id] = u + 1;
                 present++;
-                const double dev = fabs(ucount[id] - (double)S * after->weights[id] / (double)W);
+                const double dev = fabs(ucount[id] - (double)S * after->mb.weights[id] / (double)W);
                 if (dev > w->unit)
                     w->unit = dev;
                 if (equal && ucount[id] > S / npos + (S % npos != 0) &&
@@ -291,11 +189,11 @@ static void check_invariants(const dch_map *m, const snapshot *before,
      * survivor receives) an equal sliver. */
     if (equal && W > 0 && before->owner[0] != DCH_NODE_NONE) {
         uint32_t n_before = 0;
-        for (uint32_t id = 0; id < before->limit; id++)
-            n_before += before->names[id] && before->weights[id] > 0;
+        for (uint32_t id = 0; id < before->mb.limit; id++)
+            n_before += before->mb.names[id] && before->mb.weights[id] > 0;
         const int growing = into_x > 0, shrinking = out_of_x > 0;
-        for (uint32_t id = 0; id < before->limit && (growing || shrinking); id++) {
-            if (id == x || !before->names[id] || before->weights[id] == 0)
+        for (uint32_t id = 0; id < before->mb.limit && (growing || shrinking); id++) {
+            if (id == x || !before->mb.names[id] || before->mb.weights[id] == 0)
                 continue;
             const double now = count[id], was = before->counts[id];
             double ideal, got;
@@ -347,10 +245,7 @@ static worst run_sequence(uint64_t seed, int ops, int equal)
     uint32_t U = 1u << rng_below(&rng, 15);
     while ((uint64_t)U * S > (1u << 14))
         U >>= 1;
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = U;
-    cfg.slots_per_unit = S;
+    dch_map_config cfg = map_config(U, S);
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)rng_next(&rng);
     dch_map *m;
@@ -359,8 +254,8 @@ static worst run_sequence(uint64_t seed, int ops, int equal)
     uint32_t next_name = 0;
     worst w = {0, 0, 0, 0, 0};
 
-    snapshot before;
-    snap_take(&before, m);
+    map_snap before;
+    map_snap_take(&before, m);
     exceeded_s = 0;
     for (int step = 0; step < ops; step++) {
         uint32_t npos = 0;
@@ -381,10 +276,7 @@ static worst run_sequence(uint64_t seed, int ops, int equal)
             cr_assert_eq(dch_map_find_node(m, name, &found), DCH_OK);
             cr_assert_eq(found, x);
         } else {
-            uint32_t id;
-            do
-                id = rng_below(&rng, dch_map_id_limit(m));
-            while (dch_map_node_name(m, id) == NULL);
+            const uint32_t id = map_random_member(m, &rng);
             x = id;
             if (r < 70 || npos > hi) {
                 kind = OP_REMOVE;
@@ -402,13 +294,13 @@ static worst run_sequence(uint64_t seed, int ops, int equal)
                 m = c;
             }
         }
-        snapshot after;
-        snap_take(&after, m);
+        map_snap after;
+        map_snap_take(&after, m);
         check_invariants(m, &before, &after, kind, x, equal, seed, step, &w);
-        snap_free(&before);
+        map_snap_free(&before);
         before = after;
     }
-    snap_free(&before);
+    map_snap_free(&before);
     dch_map_free(m);
     return w;
 }
@@ -419,7 +311,7 @@ static worst run_sequence(uint64_t seed, int ops, int equal)
  */
 static void run_many(int equal, uint64_t base)
 {
-    const unsigned seqs = scaled(400, 8);
+    const unsigned seqs = test_scaled(400, 8);
     worst all = {0, 0, 0, 0, 0};
     for (unsigned i = 0; i < seqs; i++) {
         const uint64_t seed = base + i;
@@ -446,12 +338,12 @@ static void run_many(int equal, uint64_t base)
 
 Test(map, equal_weights_keep_every_invariant_over_random_sequences, .timeout = 1800)
 {
-    run_many(1, base_seed(1000));
+    run_many(1, test_seed(1000));
 }
 
 Test(map, unequal_weights_keep_coverage_monotonicity_and_bounds, .timeout = 1800)
 {
-    run_many(0, base_seed(500000));
+    run_many(0, test_seed(500000));
 }
 
 /* The default shape with many members: the regime of N far above S. */
@@ -459,12 +351,12 @@ Test(map, equal_weights_at_the_default_shape_with_many_members, .timeout = 1800)
 {
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, NULL), DCH_OK);
-    uint64_t rng = base_seed(77);
+    uint64_t rng = test_seed(77);
     worst w = {0, 0, 0, 0, 0};
-    snapshot before;
-    snap_take(&before, m);
+    map_snap before;
+    map_snap_take(&before, m);
     exceeded_s = 0;
-    const int ops = (int)scaled(300, 40);
+    const int ops = (int)test_scaled(300, 40);
     uint32_t next = 0;
     for (int step = 0; step < ops; step++) {
         const uint32_t n = dch_map_node_count(m);
@@ -482,13 +374,13 @@ Test(map, equal_weights_at_the_default_shape_with_many_members, .timeout = 1800)
             cr_assert_eq(dch_map_remove_node(m, x), DCH_OK);
             kind = OP_REMOVE;
         }
-        snapshot after;
-        snap_take(&after, m);
+        map_snap after;
+        map_snap_take(&after, m);
         check_invariants(m, &before, &after, kind, x, 1, 77, step, &w);
-        snap_free(&before);
+        map_snap_free(&before);
         before = after;
     }
-    snap_free(&before);
+    map_snap_free(&before);
     fprintf(stderr, "default shape, %d calls: worst |count-q| %.4f, per-unit %.3f, spread %.3f\n",
             ops, w.global, w.unit, w.spread);
     dch_map_free(m);
@@ -510,8 +402,8 @@ Test(map, members_owning_nothing_leave_and_repair_keeps_the_bound)
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
     worst w = {0, 0, 0, 0, 0};
-    snapshot before;
-    snap_take(&before, m);
+    map_snap before;
+    map_snap_take(&before, m);
     exceeded_s = 0;
     int step = 0;
     uint32_t x;
@@ -519,23 +411,23 @@ Test(map, members_owning_nothing_leave_and_repair_keeps_the_bound)
         char name[16];
         snprintf(name, sizeof name, "m%u", i);
         cr_assert_eq(dch_map_add_node(m, name, i == 0 ? 128 : 1, &x), DCH_OK);
-        snapshot after;
-        snap_take(&after, m);
+        map_snap after;
+        map_snap_take(&after, m);
         check_invariants(m, &before, &after, OP_ADD, x, 0, 0, step++, &w);
-        snap_free(&before);
+        map_snap_free(&before);
         before = after;
     }
     for (uint32_t id = 1; id <= 128; id++) {
         if (dch_map_node_slots(m, id) != 0)
             continue;
         cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
-        snapshot after;
-        snap_take(&after, m);
+        map_snap after;
+        map_snap_take(&after, m);
         check_invariants(m, &before, &after, OP_REMOVE, id, 0, 0, step++, &w);
-        snap_free(&before);
+        map_snap_free(&before);
         before = after;
     }
-    snap_free(&before);
+    map_snap_free(&before);
     cr_assert_gt(w.repairs, 0, "the history should have needed repair moves");
     fprintf(stderr, "members owning nothing leave: worst |count-q| %.4f, %llu repair moves\n",
             w.global, (unsigned long long)w.repairs);
@@ -545,20 +437,15 @@ Test(map, members_owning_nothing_leave_and_repair_keeps_the_bound)
 /* The history that broke the earlier engine at 4096 units x 4 slots. */
 Test(map, regression_4096x4_history_keeps_the_bounds)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 4096;
-    cfg.slots_per_unit = 4;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(4096, 4);
     static const struct { char op; int n; uint32_t w; } calls[] = {
         {'a', 2, 1}, {'a', 4, 1}, {'r', 2, 0}, {'a', 6, 1}, {'a', 9, 1}, {'a', 10, 1},
         {'r', 4, 0}, {'a', 0, 0}, {'a', 11, 1}, {'a', 12, 1}, {'r', 0, 0}, {'r', 9, 0},
         {'a', 13, 1}, {'a', 14, 1}, {'r', 6, 0}, {'a', 15, 1}, {'r', 13, 0},
     };
     worst w = {0, 0, 0, 0, 0};
-    snapshot before;
-    snap_take(&before, m);
+    map_snap before;
+    map_snap_take(&before, m);
     exceeded_s = 0;
     for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
         char name[16];
@@ -573,13 +460,13 @@ Test(map, regression_4096x4_history_keeps_the_bounds)
             cr_assert_eq(dch_map_remove_node(m, x), DCH_OK);
             kind = OP_REMOVE;
         }
-        snapshot after;
-        snap_take(&after, m);
+        map_snap after;
+        map_snap_take(&after, m);
         check_invariants(m, &before, &after, kind, x, 1, 0, (int)i, &w);
-        snap_free(&before);
+        map_snap_free(&before);
         before = after;
     }
-    snap_free(&before);
+    map_snap_free(&before);
     dch_map_free(m);
 }
 
@@ -594,10 +481,10 @@ Test(map, after_an_add_exactly_the_keys_in_moved_slots_change_owner)
         snprintf(name, sizeof name, "n%d", i);
         cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
     }
-    const uint32_t nkeys = scaled(1000000, 20000);
+    const uint32_t nkeys = test_scaled(1000000, 20000);
     uint32_t *owner = malloc(nkeys * sizeof *owner);
-    snapshot before;
-    snap_take(&before, m);
+    map_snap before;
+    map_snap_take(&before, m);
     for (uint32_t k = 0; k < nkeys; k++)
         owner[k] = dch_map_lookup(m, &k, sizeof k);
     uint32_t x;
@@ -618,7 +505,7 @@ Test(map, after_an_add_exactly_the_keys_in_moved_slots_change_owner)
     const double frac = (double)changed / nkeys, expect = 1.0 / 8;
     cr_assert(fabs(frac - expect) < 5 * sqrt(expect * (1 - expect) / nkeys) + 1.0 / 65536,
               "moved %.5f of keys, expected %.5f", frac, expect);
-    snap_free(&before);
+    map_snap_free(&before);
     free(owner);
     dch_map_free(m);
 }
@@ -643,20 +530,13 @@ Test(map, empty_or_weightless_maps_route_nowhere)
 
 Test(map, a_hash_falls_in_the_slot_of_its_top_bits)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 4;
-    cfg.slots_per_unit = 2;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(4, 2);
     cr_assert_eq(dch_map_slot_of(m, 0), 0);
     cr_assert_eq(dch_map_slot_of(m, UINT64_MAX), 7);
     cr_assert_eq(dch_map_slot_of(m, UINT64_C(0x2000000000000000)), 1);
     cr_assert_eq(dch_map_slot_of(m, UINT64_C(0x1fffffffffffffff)), 0);
     dch_map_free(m);
-    cfg.units = 1;
-    cfg.slots_per_unit = 1;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    m = map_shaped(1, 1);
     cr_assert_eq(dch_map_slot_of(m, UINT64_MAX), 0);
     dch_map_free(m);
 }
@@ -665,12 +545,7 @@ Test(map, a_hash_falls_in_the_slot_of_its_top_bits)
 
 static dch_map *small_map(void)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 16;
-    cfg.slots_per_unit = 8;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(16, 8);
     cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", 2, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "c", 0, NULL), DCH_OK);
@@ -715,8 +590,8 @@ Test(map, bad_configs_are_rejected)
 Test(map, every_error_leaves_the_map_unchanged)
 {
     dch_map *m = small_map();
-    snapshot sn;
-    snap_take(&sn, m);
+    map_snap sn;
+    map_snap_take(&sn, m);
     char longname[DCH_NAME_MAX + 2];
     memset(longname, 'x', sizeof longname - 1);
     longname[sizeof longname - 1] = '\0';
@@ -744,7 +619,7 @@ Test(map, every_error_leaves_the_map_unchanged)
     cr_assert_eq(dch_map_clone(NULL, m), DCH_EINVAL);
     cr_assert_eq(dch_map_clone(&(dch_map *){NULL}, NULL), DCH_EINVAL);
     cr_assert_eq(dch_map_set_weight(m, 1, 2), DCH_OK, "same weight is no change");
-    cr_assert(snap_same(&sn, m), "a failed or empty call changed the map");
+    cr_assert(map_snap_differs(&sn, m, false) == NULL, "a failed or empty call changed the map");
     cr_assert_null(dch_map_node_name(m, 3));
     cr_assert_eq(dch_map_node_weight(m, 99), 0);
     cr_assert_eq(dch_map_slot_owner(m, dch_map_slot_count(m)), DCH_NODE_NONE);
@@ -754,41 +629,8 @@ Test(map, every_error_leaves_the_map_unchanged)
     cr_assert_eq(dch_map_ranges(m, NULL, 1, &n), DCH_EINVAL);
     cr_assert_eq(dch_map_ranges(m, NULL, 0, &n), DCH_EFULL);
     cr_assert_gt(n, 0);
-    snap_free(&sn);
+    map_snap_free(&sn);
     dch_map_free(m);
-}
-
-/* Fails the k-th allocation and every one after it. */
-typedef struct failing {
-    long left;
-    long live;
-} failing;
-
-static void *f_alloc(void *ctx, size_t n)
-{
-    failing *f = ctx;
-    if (f->left-- <= 0)
-        return NULL;
-    f->live++;
-    return malloc(n);
-}
-
-static void *f_realloc(void *ctx, void *p, size_t n)
-{
-    failing *f = ctx;
-    if (f->left-- <= 0)
-        return NULL;
-    if (p == NULL)
-        f->live++;
-    return realloc(p, n);
-}
-
-static void f_free(void *ctx, void *p)
-{
-    failing *f = ctx;
-    if (p != NULL)
-        f->live--;
-    free(p);
 }
 
 typedef enum fop { F_ADD, F_ADD_IDLE, F_REMOVE, F_WEIGHT_UP, F_WEIGHT_DOWN, F_CLONE } fop;
@@ -806,18 +648,19 @@ static int run_fop(dch_map *m, fop op, dch_map **clone)
     return DCH_EINVAL;
 }
 
+/* Every allocation of each call fails in turn, with every later one. */
 Test(map, allocation_failure_at_every_point_leaves_the_map_unchanged)
 {
     const uint32_t sizes[] = {1, 5, 40};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         for (fop op = F_ADD; op <= F_CLONE; op++) {
-            for (long k = 0;; k++) {
-                failing f = {1000000, 0};
-                const dch_allocator a = {f_alloc, f_realloc, f_free, &f};
-                dch_map_config cfg;
-                dch_map_config_default(&cfg);
-                cfg.units = 64;
-                cfg.slots_per_unit = 16;
+            faulty f = {0, 0, false, 0};
+            const dch_allocator a = faulty_allocator(&f);
+            fault_sweep sw;
+            for (fault_sweep_start(&sw, &f, SWEEP_LATER, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+                const long k = sw.at;
+                faulty_arm(&f, 0, false);
+                dch_map_config cfg = map_config(64, 16);
                 cfg.allocator = &a;
                 dch_map *m;
                 cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
@@ -826,24 +669,25 @@ Test(map, allocation_failure_at_every_point_leaves_the_map_unchanged)
                     snprintf(name, sizeof name, "m%u", i);
                     cr_assert_eq(dch_map_add_node(m, name, 1 + i % 3, NULL), DCH_OK);
                 }
-                snapshot sn;
-                snap_take(&sn, m);
+                map_snap sn;
+                map_snap_take(&sn, m);
                 const long live = f.live;
-                f.left = k;
+                faulty_arm(&f, k, true);
                 dch_map *clone = NULL;
                 const int rc = run_fop(m, op, &clone);
-                f.left = 1000000;
+                fault_sweep_done(&sw, rc);
                 if (rc == DCH_OK) {
                     dch_map_free(clone);
-                    snap_free(&sn);
+                    map_snap_free(&sn);
                     dch_map_free(m);
                     cr_assert_eq(f.live, 0, "leak after success");
-                    break; /* k passed the call's last allocation */
+                    continue; /* k passed the call's last allocation */
                 }
                 cr_assert_eq(rc, DCH_ENOMEM, "op %d k %ld", op, k);
                 cr_assert_eq(f.live, live, "op %d k %ld leaked", op, k);
-                cr_assert(snap_same(&sn, m), "op %d k %ld changed the map", op, k);
-                snap_free(&sn);
+                cr_assert(map_snap_differs(&sn, m, false) == NULL, "op %d k %ld changed the map",
+                          op, k);
+                map_snap_free(&sn);
                 dch_map_free(m);
                 cr_assert_eq(f.live, 0);
             }
@@ -870,16 +714,16 @@ Test(map, the_same_calls_give_the_same_table_and_clones_are_independent)
             cr_assert_eq(dch_map_remove_node(b, (uint32_t)i / 2), DCH_OK);
         }
     }
-    snapshot sa;
-    snap_take(&sa, a);
-    cr_assert(snap_same(&sa, b));
+    map_snap sa;
+    map_snap_take(&sa, a);
+    cr_assert(map_snap_differs(&sa, b, false) == NULL);
     dch_map *c;
     cr_assert_eq(dch_map_clone(&c, a), DCH_OK);
-    cr_assert(snap_same(&sa, c));
+    cr_assert(map_snap_differs(&sa, c, false) == NULL);
     cr_assert_eq(dch_map_memory(c), dch_map_memory(a));
     cr_assert_eq(dch_map_add_node(c, "only-in-clone", 2, NULL), DCH_OK);
-    cr_assert(snap_same(&sa, a), "changing a clone changed the original");
-    snap_free(&sa);
+    cr_assert(map_snap_differs(&sa, a, false) == NULL, "changing a clone changed the original");
+    map_snap_free(&sa);
     dch_map_free(a);
     dch_map_free(b);
     dch_map_free(c);
@@ -892,12 +736,7 @@ Test(map, ranges_cover_the_ring_once_and_agree_with_lookups_at_every_boundary)
     uint64_t rng = 4242;
     const shape cases[] = {{1, 1}, {4, 4}, {1024, 64}, {16, 2}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        dch_map_config cfg;
-        dch_map_config_default(&cfg);
-        cfg.units = cases[c].units;
-        cfg.slots_per_unit = cases[c].spu;
-        dch_map *m;
-        cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+        dch_map *m = map_shaped(cases[c].units, cases[c].spu);
         for (uint32_t i = 0; i < 1 + c * 7; i++) {
             char name[16];
             snprintf(name, sizeof name, "r%u", i);

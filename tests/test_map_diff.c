@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 #include "map_internal.h"
 
 #include <stdio.h>
@@ -16,38 +17,6 @@
 #include <string.h>
 
 /* ---- Harness ---------------------------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(rng_next(s) % n);
-}
 
 typedef struct shape {
     uint32_t units, spu;
@@ -57,10 +26,7 @@ static const shape shapes[] = {{1, 1}, {1, 4}, {4, 1}, {4, 4}, {16, 8}, {64, 16}
 
 static dch_map *new_map(uint32_t units, uint32_t spu, uint64_t key_seed)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
+    dch_map_config cfg = map_config(units, spu);
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)(key_seed >> (i % 8 * 8));
     dch_map *m;
@@ -68,26 +34,16 @@ static dch_map *new_map(uint32_t units, uint32_t spu, uint64_t key_seed)
     return m;
 }
 
-/* One random change: add (names from a pool of 12, so names come back after
- * a removal, usually under another id), remove, or reweigh. */
-static void random_change(dch_map *m, uint64_t *rng)
+/* Weights 0 .. 5 for new and changed members alike. */
+static uint32_t change_weight(uint64_t *rng, uint32_t r, bool adding)
 {
-    const uint32_t r = rng_below(rng, 100);
-    if (dch_map_node_count(m) == 0 || r < 50) {
-        char name[16];
-        snprintf(name, sizeof name, "n%u", rng_below(rng, 12));
-        (void)dch_map_add_node(m, name, rng_below(rng, 6), NULL);
-        return;
-    }
-    uint32_t id;
-    do
-        id = rng_below(rng, dch_map_id_limit(m));
-    while (dch_map_node_name(m, id) == NULL);
-    if (r < 75)
-        cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
-    else
-        cr_assert_eq(dch_map_set_weight(m, id, rng_below(rng, 6)), DCH_OK);
+    (void)r;
+    (void)adding;
+    return rng_below(rng, 6);
 }
+
+/* Adds, removals and new weights, names from a pool of 12. */
+static const map_change_rule rule = {50, 75, 12, change_weight};
 
 /* ---- Collecting a plan ------------------------------------------------ */
 
@@ -101,23 +57,13 @@ typedef struct moves {
     size_t n, cap;
 } moves;
 
-static char *dup_or_null(const char *s)
-{
-    if (s == NULL)
-        return NULL;
-    const size_t n = strlen(s) + 1;
-    char *c = malloc(n);
-    memcpy(c, s, n);
-    return c;
-}
-
 static void push(moves *ms, uint64_t lo, uint64_t hi, const char *from, const char *to)
 {
     if (ms->n == ms->cap) {
         ms->cap = ms->cap ? 2 * ms->cap : 16;
         ms->v = realloc(ms->v, ms->cap * sizeof *ms->v);
     }
-    ms->v[ms->n++] = (mv){lo, hi, dup_or_null(from), dup_or_null(to)};
+    ms->v[ms->n++] = (mv){lo, hi, xstrdup(from), xstrdup(to)};
 }
 
 static void moves_free(moves *ms)
@@ -182,20 +128,10 @@ static const mv *move_at(const moves *ms, uint64_t h)
 
 /* ---- Oracle: merged range lists --------------------------------------- */
 
-static dch_range *ranges_of(const dch_map *m, size_t *n)
-{
-    /* Sizing with cap 0 reports the count, with DCH_EFULL. */
-    cr_assert_eq(dch_map_ranges(m, NULL, 0, n), DCH_EFULL);
-    dch_range *r = malloc(*n * sizeof *r);
-    size_t again;
-    cr_assert_eq(dch_map_ranges(m, r, *n, &again), DCH_OK);
-    return r;
-}
-
 static moves merge_oracle(const dch_map *a, const dch_map *b)
 {
     size_t na, nb;
-    dch_range *ra = ranges_of(a, &na), *rb = ranges_of(b, &nb);
+    dch_range *ra = map_ranges_of(a, &na), *rb = map_ranges_of(b, &nb);
     moves ms = {NULL, 0, 0};
     size_t i = 0, j = 0;
     uint64_t lo = 0;
@@ -225,19 +161,35 @@ static moves merge_oracle(const dch_map *a, const dch_map *b)
 
 /* ---- Tests ------------------------------------------------------------ */
 
+/*
+ * The first map of case c: a random shape (the large one in every 20th
+ * case, and in *sh unless sh is NULL) keyed from the seed, after fewer than
+ * max_changes random changes. rng starts at the seed and goes on from here.
+ */
+static dch_map *case_map(uint64_t seed, unsigned c, uint32_t max_changes, uint64_t *rng,
+                         shape *sh)
+{
+    *rng = seed;
+    const shape drawn = shapes[rng_below(rng, c % 20 == 0 ? 8 : 7)];
+    if (sh != NULL)
+        *sh = drawn;
+    dch_map *a = new_map(drawn.units, drawn.spu, seed);
+    for (uint32_t k = rng_below(rng, max_changes); k > 0; k--)
+        map_random_change(a, rng, &rule);
+    return a;
+}
+
 Test(map_diff, plans_match_key_lookups_and_merged_range_lists)
 {
     const uint64_t base = test_seed(UINT64_C(0xd1ff000000000000));
-    const unsigned n = scaled(400, 12);
-    const unsigned keys = scaled(4000, 200);
+    const unsigned n = test_scaled(400, 12);
+    const unsigned keys = test_scaled(4000, 200);
     for (unsigned c = 0; c < n; c++) {
         const uint64_t seed = base + c;
         const unsigned long long sd = (unsigned long long)seed;
-        uint64_t rng = seed;
-        const shape sh = shapes[rng_below(&rng, c % 20 == 0 ? 8 : 7)];
-        dch_map *a = new_map(sh.units, sh.spu, seed);
-        for (uint32_t k = rng_below(&rng, 10); k > 0; k--)
-            random_change(a, &rng);
+        uint64_t rng;
+        shape sh;
+        dch_map *a = case_map(seed, c, 10, &rng, &sh);
         /* b: a clone changed further, or a map built independently (other
          * ids for the same names). */
         dch_map *b;
@@ -247,7 +199,7 @@ Test(map_diff, plans_match_key_lookups_and_merged_range_lists)
             cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
         }
         for (uint32_t k = rng_below(&rng, 6); k > 0; k--)
-            random_change(b, &rng);
+            map_random_change(b, &rng, &rule);
 
         moves got = diff_of(a, b);
         check_shape(&got, sd);
@@ -287,15 +239,11 @@ Test(map_diff, plans_match_key_lookups_and_merged_range_lists)
 Test(map_diff, the_plan_of_an_add_is_exactly_the_new_members_slots)
 {
     const uint64_t base = test_seed(UINT64_C(0xadd0000000000000));
-    const unsigned n = scaled(200, 10);
+    const unsigned n = test_scaled(200, 10);
     for (unsigned c = 0; c < n; c++) {
-        const uint64_t seed = base + c;
-        const unsigned long long sd = (unsigned long long)seed;
-        uint64_t rng = seed;
-        const shape sh = shapes[rng_below(&rng, c % 20 == 0 ? 8 : 7)];
-        dch_map *a = new_map(sh.units, sh.spu, seed);
-        for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
-            random_change(a, &rng);
+        const unsigned long long sd = base + c;
+        uint64_t rng;
+        dch_map *a = case_map(sd, c, 12, &rng, NULL);
         dch_map *b;
         cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
         uint32_t x;

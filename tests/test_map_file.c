@@ -13,6 +13,7 @@
 #include <sodium.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -23,38 +24,6 @@
 #include <unistd.h>
 
 /* ---- Harness ---------------------------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(rng_next(s) % n);
-}
 
 /* SipHash-2-4 from libsodium, as a little-endian integer. */
 static uint64_t sodium_sip(const char key16[16], const uint8_t *msg, size_t len)
@@ -87,10 +56,7 @@ static dch_map *random_map(uint64_t *rng, int big)
 {
     const uint32_t nshapes = (uint32_t)(sizeof shapes / sizeof shapes[0]) - (big ? 0 : 1);
     const shape sh = shapes[rng_below(rng, nshapes)];
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = sh.units;
-    cfg.slots_per_unit = sh.spu;
+    dch_map_config cfg = map_config(sh.units, sh.spu);
     for (int i = 0; i < 16; i++)
         cfg.hash_key[i] = (uint8_t)rng_next(rng);
     dch_map *m;
@@ -115,10 +81,7 @@ static dch_map *random_map(uint64_t *rng, int big)
             const int rc = dch_map_add_node(m, name, w, NULL);
             cr_assert(rc == DCH_OK || rc == DCH_EEXIST);
         } else {
-            uint32_t id;
-            do
-                id = rng_below(rng, dch_map_id_limit(m));
-            while (dch_map_node_name(m, id) == NULL);
+            const uint32_t id = map_random_member(m, rng);
             if (r < 75)
                 cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
             else
@@ -156,16 +119,6 @@ static void assert_same_map(const dch_map *a, const dch_map *b, const char *what
         if (dch_map_slot_owner(a, s) != dch_map_slot_owner(b, s))
             cr_assert_fail("%s seed %llu: slot %u owned by %u and %u", what, seed, s,
                            dch_map_slot_owner(a, s), dch_map_slot_owner(b, s));
-}
-
-static uint8_t *save_map(const dch_map *m, size_t *len)
-{
-    cr_assert_eq(dch_map_save(m, NULL, 0, len), DCH_OK);
-    uint8_t *buf = malloc(*len);
-    size_t again = 0;
-    cr_assert_eq(dch_map_save(m, buf, *len, &again), DCH_OK);
-    cr_assert_eq(again, *len);
-    return buf;
 }
 
 /* ---- An independent reader and writer of the documented format -------- */
@@ -387,13 +340,13 @@ static uint64_t doc_fingerprint(const doc *d)
 Test(map_file, random_maps_round_trip_exactly)
 {
     const uint64_t base = test_seed(UINT64_C(0xf11e000000000000));
-    const unsigned n = scaled(300, 10);
+    const unsigned n = test_scaled(300, 10);
     for (unsigned i = 0; i < n; i++) {
         const uint64_t seed = base + i;
         uint64_t rng = seed;
         dch_map *m = random_map(&rng, i % 25 == 0);
         size_t len;
-        uint8_t *bytes = save_map(m, &len);
+        uint8_t *bytes = map_bytes(m, &len);
         dch_map *back = NULL;
         cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK, "seed %llu",
                      (unsigned long long)seed);
@@ -401,7 +354,7 @@ Test(map_file, random_maps_round_trip_exactly)
         cr_assert_eq(dch_map_fingerprint(m), dch_map_fingerprint(back), "seed %llu",
                      (unsigned long long)seed);
         size_t len2;
-        uint8_t *again = save_map(back, &len2);
+        uint8_t *again = map_bytes(back, &len2);
         cr_assert(len2 == len && memcmp(again, bytes, len) == 0,
                   "seed %llu: saving a loaded map gives other bytes", (unsigned long long)seed);
         /* A loaded map is a full map: it can change and save again. */
@@ -409,7 +362,7 @@ Test(map_file, random_maps_round_trip_exactly)
                          dch_map_node_count(back) == DCH_MAP_MAX_NODES,
                      1);
         free(again);
-        again = save_map(back, &len2);
+        again = map_bytes(back, &len2);
         dch_map *third = NULL;
         cr_assert_eq(dch_map_load(&third, again, len2), DCH_OK, "seed %llu",
                      (unsigned long long)seed);
@@ -425,14 +378,14 @@ Test(map_file, random_maps_round_trip_exactly)
 Test(map_file, bytes_follow_the_documented_layout)
 {
     const uint64_t base = test_seed(UINT64_C(0x1a10000000000000));
-    const unsigned n = scaled(200, 10);
+    const unsigned n = test_scaled(200, 10);
     unsigned raw = 0, runs = 0;
     for (unsigned i = 0; i < n; i++) {
         const uint64_t seed = base + i;
         uint64_t rng = seed;
         dch_map *m = random_map(&rng, i % 25 == 0);
         size_t len;
-        uint8_t *bytes = save_map(m, &len);
+        uint8_t *bytes = map_bytes(m, &len);
         doc d;
         doc_parse(bytes, len, &d);
         const unsigned long long sd = (unsigned long long)seed;
@@ -518,19 +471,14 @@ Test(map_file, measured_size_is_exact_and_short_buffers_are_refused)
 
 Test(map_file, fingerprint_ignores_epoch_and_encoding_but_not_routing_state)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 16;
-    cfg.slots_per_unit = 8;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(16, 8);
     cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", 2, NULL), DCH_OK);
     const uint64_t fp = dch_map_fingerprint(m);
     cr_assert_eq(dch_map_fingerprint(NULL), 0);
 
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     doc d;
     doc_parse(bytes, len, &d);
 
@@ -631,12 +579,7 @@ static void expect_load(const uint8_t *p, size_t len, int want, const char *what
 /* A map of `members` equal members in units x spu slots. */
 static dch_map *equal_map(uint32_t units, uint32_t spu, int members)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(units, spu);
     for (int i = 0; i < members; i++) {
         char name[16];
         snprintf(name, sizeof name, "n%d", i);
@@ -652,7 +595,7 @@ Test(map_file, every_truncation_is_rejected)
     for (uint32_t encoding = 0; encoding < 2; encoding++) {
         dch_map *m = encoding == 0 ? equal_map(4, 4, 4) : equal_map(32, 32, 2);
         size_t len;
-        uint8_t *bytes = save_map(m, &len);
+        uint8_t *bytes = map_bytes(m, &len);
         doc d;
         doc_parse(bytes, len, &d);
         cr_assert_eq(d.encoding, encoding, "the intended table encoding");
@@ -673,7 +616,7 @@ Test(map_file, every_flipped_byte_and_bit_is_rejected)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     uint8_t *p = malloc(len);
     for (size_t i = 0; i < len; i++) {
         for (int bit = -1; bit < 8; bit++) {
@@ -694,7 +637,7 @@ Test(map_file, unknown_versions_are_reported_as_such)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     const uint32_t versions[] = {0, 3, 0x100, UINT32_MAX};
     for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
         wr(bytes + 8, versions[k], 4);
@@ -801,7 +744,7 @@ Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     for (size_t k = 0; k < sizeof breakers / sizeof breakers[0]; k++) {
         for (int enc = 0; enc < 2; enc++) {
             doc d;
@@ -838,7 +781,7 @@ Test(map_file, names_load_exactly_when_they_hold_no_control_byte)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     unsigned loaded = 0;
     for (unsigned b = 1; b <= 0xff; b++) {
         const bool valid = b >= 0x20 && b != 0x7f;
@@ -877,16 +820,11 @@ Test(map_file, names_load_exactly_when_they_hold_no_control_byte)
 static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint32_t wb,
                                 uint32_t a_slots, size_t *len)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(units, spu);
     cr_assert_eq(dch_map_add_node(m, "a", wa, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", wb, NULL), DCH_OK);
     size_t blen;
-    uint8_t *bytes = save_map(m, &blen);
+    uint8_t *bytes = map_bytes(m, &blen);
     doc d;
     doc_parse(bytes, blen, &d);
     for (uint32_t s = 0; s < d.P; s++)
@@ -925,16 +863,11 @@ Test(map_file, a_settled_map_outside_the_global_bound_is_rejected)
 
 Test(map_file, malformed_run_tables_are_rejected)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 16;
-    cfg.slots_per_unit = 16;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_shaped(16, 16);
     cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "b", 1, NULL), DCH_OK);
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     const size_t table = 56 + 2 * 12; /* two records with one-byte names */
     cr_assert_eq(bytes[table], 1, "runs encoding");
     const uint32_t runs = (uint32_t)rd(bytes + table + 1, 4);
@@ -1016,7 +949,7 @@ Test(map_file, count_and_length_fields_must_match_the_bytes)
 {
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     uint8_t *p = malloc(len + 1);
     const uint32_t counts[] = {0, 3, 5, 6, 65535, 65536, UINT32_MAX};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
@@ -1049,14 +982,14 @@ Test(map_file, count_and_length_fields_must_match_the_bytes)
 Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
 {
     const uint64_t base = test_seed(UINT64_C(0xda3a000000000000));
-    const unsigned n = scaled(3000, 100);
+    const unsigned n = test_scaled(3000, 100);
     unsigned accepted = 0;
     for (unsigned i = 0; i < n; i++) {
         const uint64_t seed = base + i / 50;
         uint64_t rng = seed;
         dch_map *m = random_map(&rng, 0);
         size_t len;
-        uint8_t *bytes = save_map(m, &len);
+        uint8_t *bytes = map_bytes(m, &len);
         dch_map_free(m);
         rng += i; /* a different damage for each of the 50 uses of a map */
         const uint32_t edits = 1 + rng_below(&rng, 4);
@@ -1074,7 +1007,7 @@ Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
         if (rc == DCH_OK) {
             accepted++;
             size_t len2;
-            uint8_t *again = save_map(out, &len2);
+            uint8_t *again = map_bytes(out, &len2);
             doc d;
             doc_parse(bytes, len, &d);
             /* The same bytes, unless the damage picked the encoding the
@@ -1101,38 +1034,6 @@ Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
 
 /* ---- Allocation ------------------------------------------------------- */
 
-typedef struct counting {
-    long calls, fail_at; /* fail the call numbered fail_at (from 0); -1 never */
-    long live;
-} counting;
-
-static void *c_alloc(void *ctx, size_t n)
-{
-    counting *c = ctx;
-    if (c->calls++ == c->fail_at)
-        return NULL;
-    void *p = malloc(n);
-    c->live += p != NULL;
-    return p;
-}
-
-static void *c_realloc(void *ctx, void *ptr, size_t n)
-{
-    counting *c = ctx;
-    if (c->calls++ == c->fail_at)
-        return NULL;
-    void *p = realloc(ptr, n);
-    c->live += p != NULL && ptr == NULL;
-    return p;
-}
-
-static void c_free(void *ctx, void *ptr)
-{
-    counting *c = ctx;
-    c->live -= ptr != NULL;
-    free(ptr);
-}
-
 Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
 {
     uint64_t rng = 99;
@@ -1144,13 +1045,14 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
         dch_map_free(m);
     } while (1);
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
-    long n;
-    for (n = 0;; n++) {
-        counting c = {0, n, 0};
-        const dch_allocator a = {c_alloc, c_realloc, c_free, &c};
+    uint8_t *bytes = map_bytes(m, &len);
+    faulty c = {0, 0, false, 0};
+    const dch_allocator a = faulty_allocator(&c);
+    fault_sweep sw;
+    for (fault_sweep_start(&sw, &c, SWEEP_ALONE, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
         dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
         const int rc = dch_map_load_with(&out, bytes, len, &a);
+        fault_sweep_done(&sw, rc);
         if (rc == DCH_OK) {
             cr_assert_gt(c.live, 0, "the map lives in the caller's allocator");
             dch_map_config cfg;
@@ -1159,52 +1061,44 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
             assert_same_map(m, out, "load_with", 99);
             dch_map_free(out);
             cr_assert_eq(c.live, 0, "everything freed through the allocator");
-            break;
+            continue;
         }
-        cr_assert_eq(rc, DCH_ENOMEM, "failure %ld gives %d", n, rc);
+        cr_assert_eq(rc, DCH_ENOMEM, "failure %ld gives %d", sw.at, rc);
         cr_assert(out == sentinel);
-        cr_assert_eq(c.live, 0, "failure %ld leaks %ld blocks", n, c.live);
+        cr_assert_eq(c.live, 0, "failure %ld leaks %ld blocks", sw.at, c.live);
     }
-    cr_assert_gt(n, 3, "the load allocates several times");
+    cr_assert_gt(sw.failed, 3, "the load allocates several times");
     free(bytes);
     dch_map_free(m);
 }
 
 Test(map_file, save_file_allocation_failure_leaves_no_file)
 {
-    char dir[] = "/tmp/dch-map-file-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/m.dchmap", dir);
-    counting c = {0, -1, 0};
-    const dch_allocator a = {c_alloc, c_realloc, c_free, &c};
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 4;
-    cfg.slots_per_unit = 4;
+    scratch sc;
+    scratch_make(&sc, "map-file", "m.dchmap");
+    faulty c = {0, 0, false, 0};
+    const dch_allocator a = faulty_allocator(&c);
+    dch_map_config cfg = map_config(4, 4);
     cfg.allocator = &a;
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
     cr_assert_eq(dch_map_add_node(m, "x", 1, NULL), DCH_OK);
-    for (long n = 0;; n++) {
-        c.calls = 0;
-        c.fail_at = n;
-        const long live = c.live;
-        const int rc = dch_map_save_file(m, path);
-        c.fail_at = -1;
-        cr_assert_eq(c.live, live, "save_file leaks at failure %ld", n);
-        if (rc == DCH_OK)
-            break;
-        cr_assert_eq(rc, DCH_ENOMEM);
-        cr_assert_eq(access(path, F_OK), -1, "no file after a failed save");
+    fault_sweep sw;
+    for (fault_sweep_start(&sw, &c, SWEEP_ALONE, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+        const int rc = dch_map_save_file(m, sc.path);
+        fault_sweep_done(&sw, rc);
+        cr_assert_eq(sw.leaked, 0, "save_file leaks at failure %ld", sw.at);
+        /* A failed save leaves no file behind. */
+        cr_assert(rc == DCH_OK || (rc == DCH_ENOMEM && access(sc.path, F_OK) == -1),
+                  "failure %ld: %d, or a file left", sw.at, rc);
     }
     dch_map *back;
-    cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
+    cr_assert_eq(dch_map_load_file(&back, sc.path), DCH_OK);
     assert_same_map(m, back, "saved with an allocator", 0);
     dch_map_free(back);
     dch_map_free(m);
-    unlink(path);
-    rmdir(dir);
+    unlink(sc.path);
+    rmdir(sc.dir);
 }
 
 /* ---- Files ------------------------------------------------------------ */
@@ -1220,18 +1114,10 @@ static int count_entries(const char *dir)
     return n;
 }
 
-static void write_bytes(const char *path, const uint8_t *p, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    cr_assert_not_null(f);
-    cr_assert_eq(fwrite(p, 1, len, f), len);
-    cr_assert_eq(fclose(f), 0);
-}
-
 Test(map_file, files_are_replaced_atomically_and_read_back)
 {
-    char dir[] = "/tmp/dch-map-file-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[64];
+    temp_dir(dir, sizeof dir, "map-file");
     char path[128], sub[128];
     snprintf(path, sizeof path, "%s/cluster.dchmap", dir);
     dch_map *m = small_map();
@@ -1244,7 +1130,7 @@ Test(map_file, files_are_replaced_atomically_and_read_back)
 
     /* The file holds exactly what dch_map_save writes. */
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     cr_assert_eq((size_t)st.st_size, len);
     dch_map *back = NULL;
     cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
@@ -1297,50 +1183,48 @@ Test(map_file, files_are_replaced_atomically_and_read_back)
 
 Test(map_file, damaged_files_are_refused)
 {
-    char dir[] = "/tmp/dch-map-file-XXXXXX";
-    cr_assert_not_null(mkdtemp(dir));
-    char path[128];
-    snprintf(path, sizeof path, "%s/bad.dchmap", dir);
+    scratch sc;
+    scratch_make(&sc, "map-file", "bad.dchmap");
     dch_map *m = small_map();
     size_t len;
-    uint8_t *bytes = save_map(m, &len);
+    uint8_t *bytes = map_bytes(m, &len);
     uint8_t *p = malloc(len + 64);
     dch_map *out = NULL;
 
     memcpy(p, bytes, len);
     p[len] = 'x';
-    write_bytes(path, p, len + 1);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT, "data after the map");
+    write_file(sc.path, p, len + 1);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT, "data after the map");
     const size_t cuts[] = {0, 5, 11, 12, 40, 56, 57, len - 1};
     for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
-        write_bytes(path, bytes, cuts[k]);
-        cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT, "cut at %zu", cuts[k]);
+        write_file(sc.path, bytes, cuts[k]);
+        cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT, "cut at %zu", cuts[k]);
     }
     memcpy(p, bytes, len);
     wr(p + 8, 3, 4);
-    write_bytes(path, p, len);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION);
-    write_bytes(path, p, 12);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_EVERSION, "a bare version-3 start");
+    write_file(sc.path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION);
+    write_file(sc.path, p, 12);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION, "a bare version-3 start");
     /* A header announcing more than any map can take is refused unread. */
     memcpy(p, bytes, len);
     wr(p + 16, UINT64_C(1) << 40, 8);
-    write_bytes(path, p, len);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT);
+    write_file(sc.path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT);
     memcpy(p, bytes, len);
     p[100 % len] = (uint8_t)(p[100 % len] ^ 0x10u);
-    write_bytes(path, p, len);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_ECORRUPT);
+    write_file(sc.path, p, len);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT);
     cr_assert_null(out);
 
-    write_bytes(path, bytes, len);
-    cr_assert_eq(dch_map_load_file(&out, path), DCH_OK);
+    write_file(sc.path, bytes, len);
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_OK);
     dch_map_free(out);
     free(p);
     free(bytes);
     dch_map_free(m);
-    unlink(path);
-    rmdir(dir);
+    unlink(sc.path);
+    rmdir(sc.dir);
 }
 
 /* ---- Golden files ----------------------------------------------------- */
@@ -1401,7 +1285,7 @@ static void check_golden(const char *dir, const char *base)
         const size_t flen = fread(file, 1, sizeof file, f);
         fclose(f);
         size_t len;
-        uint8_t *again = save_map(m, &len);
+        uint8_t *again = map_bytes(m, &len);
         cr_assert(len == flen && memcmp(again, file, len) == 0,
                   "%s: saving it again gives other bytes", base);
         free(again);

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,44 +23,9 @@
 
 /* ---- Harness ---------------------------------------------------------- */
 
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double v = s ? atof(s) : 1.0;
-    return v > 0 ? v : 1.0;
-}
-
-static unsigned scaled(unsigned n, unsigned floor_n)
-{
-    double v = n * test_scale();
-    return v < floor_n ? floor_n : (unsigned)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(rng_next(s) % n);
-}
-
 static dch_map *new_map(uint32_t units, uint32_t spu, const dch_allocator *a)
 {
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = units;
-    cfg.slots_per_unit = spu;
+    dch_map_config cfg = map_config(units, spu);
     cfg.hash_key[3] = 7;
     cfg.allocator = a;
     dch_map *m;
@@ -84,25 +50,6 @@ static uint32_t id_of(const dch_map *m, const char *name)
     uint32_t id;
     cr_assert_eq(dch_map_find_node(m, name, &id), DCH_OK, "no member %s", name);
     return id;
-}
-
-static uint8_t *save(const dch_map *m, size_t *len)
-{
-    cr_assert_eq(dch_map_save(m, NULL, 0, len), DCH_OK);
-    uint8_t *p = malloc(*len);
-    cr_assert_not_null(p);
-    cr_assert_eq(dch_map_save(m, p, *len, len), DCH_OK);
-    return p;
-}
-
-static bool same_bytes(const dch_map *a, const dch_map *b)
-{
-    size_t la, lb;
-    uint8_t *pa = save(a, &la), *pb = save(b, &lb);
-    const bool same = la == lb && memcmp(pa, pb, la) == 0;
-    free(pa);
-    free(pb);
-    return same;
 }
 
 static const char *owner_name(const dch_map *m, uint32_t s)
@@ -221,7 +168,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
         cr_assert_eq(dch_map_stage_next(&step, prev, target, k), DCH_OK, "%s step %u", ctx, i);
         dch_map *again;
         cr_assert_eq(dch_map_stage_next(&again, prev, target, k), DCH_OK);
-        cr_assert(same_bytes(step, again), "%s step %u: not a pure function", ctx, i);
+        cr_assert(same_map_bytes(step, again), "%s step %u: not a pure function", ctx, i);
         dch_map_free(again);
 
         /* Slots: OLD or NEW, changed only along the plan, within the caps. */
@@ -285,7 +232,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
         /* The bytes: a step map is version 2, loads back with its record,
          * and staging from the loaded copy continues the same way. */
         size_t len;
-        uint8_t *bytes = save(step, &len);
+        uint8_t *bytes = map_bytes(step, &len);
         uint32_t version = (uint32_t)bytes[8] | (uint32_t)bytes[9] << 8;
         cr_assert_eq(version, last ? DCH_MAP_FORMAT_VERSION : DCH_MAP_FORMAT_VERSION_STEP);
         dch_map *loaded;
@@ -293,7 +240,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
         dch_map_transition tr2 = {0, 0, 0};
         cr_assert_eq(dch_map_in_transition(loaded, &tr2), !last);
         cr_assert(memcmp(&tr, &tr2, sizeof tr) == 0);
-        cr_assert(same_bytes(loaded, step), "%s step %u: save, load, save differs", ctx, i);
+        cr_assert(same_map_bytes(loaded, step), "%s step %u: save, load, save differs", ctx, i);
         free(bytes);
         dch_map_free(prev);
         prev = loaded;
@@ -311,7 +258,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
     cr_assert_eq(dch_map_epoch(prev), want_epoch, "%s", ctx);
     cr_assert(dch_map_fingerprint(prev) == fp, "%s", ctx);
     size_t la, lb;
-    uint8_t *pa = save(prev, &la), *pb = save(target, &lb);
+    uint8_t *pa = map_bytes(prev, &la), *pb = map_bytes(target, &lb);
     cr_assert_eq(la, lb);
     for (unsigned b = 0; b < 8; b++)
         pb[48 + b] = (uint8_t)(want_epoch >> (8 * b));
@@ -322,7 +269,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
         pb[lb - 8 + b] = (uint8_t)(sum >> (8 * b));
     cr_assert(memcmp(pa, pb, la) == 0, "%s: the last step is not the target", ctx);
     if (want_epoch == dch_map_epoch(target))
-        cr_assert(same_bytes(prev, target), "%s: not the target byte for byte", ctx);
+        cr_assert(same_map_bytes(prev, target), "%s: not the target byte for byte", ctx);
     free(pa);
     free(pb);
     dch_map_free(prev);
@@ -416,42 +363,32 @@ Test(map_stage, plans_without_moves_or_without_owners_take_one_step)
     dch_map_free(none);
 }
 
-/* One random change, names from a pool of 10 so they come back. */
-static void random_change(dch_map *m, uint64_t *rng)
+/* A new member mostly of weight 1 .. 4 (a third weightless), a changed one
+ * 0 .. 4. */
+static uint32_t change_weight(uint64_t *rng, uint32_t r, bool adding)
 {
-    const uint32_t r = rng_below(rng, 100);
-    if (dch_map_node_count(m) == 0 || r < 45) {
-        char name[16];
-        snprintf(name, sizeof name, "n%u", rng_below(rng, 10));
-        (void)dch_map_add_node(m, name, 1 + rng_below(rng, 4) * (r % 3 != 0), NULL);
-        return;
-    }
-    uint32_t id;
-    do
-        id = rng_below(rng, dch_map_id_limit(m));
-    while (dch_map_node_name(m, id) == NULL);
-    if (r < 70)
-        cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
-    else
-        cr_assert_eq(dch_map_set_weight(m, id, rng_below(rng, 5)), DCH_OK);
+    return adding ? 1 + rng_below(rng, 4) * (r % 3 != 0) : rng_below(rng, 5);
 }
+
+/* Adds, removals and new weights, names from a pool of 10. */
+static const map_change_rule rule = {45, 70, 10, change_weight};
 
 Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 600)
 {
     static const uint32_t shapes[][2] = {{1, 1}, {4, 1}, {4, 4}, {16, 8}, {64, 16}, {64, 64}};
     const uint64_t seed = test_seed(UINT64_C(0x57a9ed));
     uint64_t rng = seed;
-    const unsigned cases = scaled(150, 20);
+    const unsigned cases = test_scaled(150, 20);
     for (unsigned c = 0; c < cases; c++) {
         const uint32_t *sh = shapes[rng_below(&rng, 6)];
         dch_map *old = new_map(sh[0], sh[1], NULL);
         const uint32_t history = rng_below(&rng, 12);
         for (uint32_t h = 0; h < history; h++)
-            random_change(old, &rng);
+            map_random_change(old, &rng, &rule);
         dch_map *target = clone_of(old);
         const uint32_t changes = 1 + rng_below(&rng, 4);
         for (uint32_t h = 0; h < changes; h++)
-            random_change(target, &rng);
+            map_random_change(target, &rng, &rule);
         if (dch_map_epoch(target) == dch_map_epoch(old))
             add(target, "fresh", 1);
         const uint32_t P = sh[0] * sh[1];
@@ -526,7 +463,7 @@ static dch_map *step_with_epoch(const dch_map *old, const dch_map *target, uint3
     cr_assert_eq(dch_map_stage_next(&step, old, target, k), DCH_OK);
     cr_assert(dch_map_in_transition(step, NULL));
     size_t len;
-    uint8_t *p = save(step, &len);
+    uint8_t *p = map_bytes(step, &len);
     put_le(p + 48, epoch, 8);
     fix_checksum(p, len);
     dch_map_free(step);
@@ -541,7 +478,7 @@ static void expect_refused(const dch_map *cur, const dch_map *target, uint32_t k
                            const char *what)
 {
     size_t lc = 0, lt = 0;
-    uint8_t *bc = cur ? save(cur, &lc) : NULL, *bt = target ? save(target, &lt) : NULL;
+    uint8_t *bc = cur ? map_bytes(cur, &lc) : NULL, *bt = target ? map_bytes(target, &lt) : NULL;
     dch_map *sentinel = (dch_map *)&lc, *out = sentinel;
     uint32_t steps = 77;
     cr_assert_eq(dch_map_stage_next(&out, cur, target, k), want, "%s: stage_next", what);
@@ -549,13 +486,13 @@ static void expect_refused(const dch_map *cur, const dch_map *target, uint32_t k
     cr_assert(out == sentinel && steps == 77, "%s: an out-parameter changed", what);
     if (cur != NULL) {
         size_t l;
-        uint8_t *b = save(cur, &l);
+        uint8_t *b = map_bytes(cur, &l);
         cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the current map changed", what);
         free(b);
     }
     if (target != NULL) {
         size_t l;
-        uint8_t *b = save(target, &l);
+        uint8_t *b = map_bytes(target, &l);
         cr_assert(l == lt && memcmp(b, bt, l) == 0, "%s: the target changed", what);
         free(b);
     }
@@ -659,13 +596,13 @@ Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
     cr_assert_eq(dch_map_set_weight(copy, 0, 2), DCH_OK);
     cr_assert(!dch_map_in_transition(copy, NULL));
     size_t len;
-    uint8_t *p = save(copy, &len);
+    uint8_t *p = map_bytes(copy, &len);
     cr_assert_eq(p[8], DCH_MAP_FORMAT_VERSION, "a settled map is written as version 1");
     free(p);
     dch_map_free(copy);
 
     /* A damaged record: step 0, step n of n, and n below 2. */
-    p = save(step, &len);
+    p = map_bytes(step, &len);
     const size_t rec = len - 8 - 16;
     const uint32_t bad[][2] = {{0, 5}, {5, 5}, {6, 5}, {1, 1}, {0, 0}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -687,49 +624,11 @@ Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
 
 /* ---- Failed allocations ----------------------------------------------- */
 
-typedef struct faulty {
-    long calls, fail_at, live;
-    bool fail_after;
-} faulty;
-
-static bool should_fail(faulty *f)
-{
-    f->calls++;
-    return f->fail_at > 0 && (f->calls == f->fail_at || (f->fail_after && f->calls > f->fail_at));
-}
-
-static void *fa_alloc(void *ctx, size_t n)
-{
-    faulty *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *p = malloc(n ? n : 1);
-    f->live += p != NULL;
-    return p;
-}
-
-static void *fa_realloc(void *ctx, void *ptr, size_t n)
-{
-    faulty *f = ctx;
-    if (should_fail(f))
-        return NULL;
-    void *p = realloc(ptr, n ? n : 1);
-    f->live += p != NULL && ptr == NULL;
-    return p;
-}
-
-static void fa_free(void *ctx, void *ptr)
-{
-    faulty *f = ctx;
-    f->live -= ptr != NULL;
-    free(ptr);
-}
-
 /* Copy `m` into a map that allocates through `a`. */
 static dch_map *with_allocator(const dch_map *m, const dch_allocator *a)
 {
     size_t len;
-    uint8_t *p = save(m, &len);
+    uint8_t *p = map_bytes(m, &len);
     dch_map *c;
     cr_assert_eq(dch_map_load_with(&c, p, len, a), DCH_OK);
     free(p);
@@ -744,49 +643,40 @@ static dch_map *with_allocator(const dch_map *m, const dch_allocator *a)
  */
 static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, const char *what)
 {
-    faulty fa = {0, 0, 0, false};
-    const dch_allocator a = {fa_alloc, fa_realloc, fa_free, &fa};
+    faulty fa = {0, 0, false, 0};
+    const dch_allocator a = faulty_allocator(&fa);
     dch_map *cur = with_allocator(cur_libc, &a);
     dch_map *ref;
     uint32_t ref_steps;
     cr_assert_eq(dch_map_stage_next(&ref, cur, target, k), DCH_OK, "%s", what);
     cr_assert_eq(dch_map_stage_steps(cur, target, k, &ref_steps), DCH_OK);
     size_t lc;
-    uint8_t *bc = save(cur, &lc);
+    uint8_t *bc = map_bytes(cur, &lc);
     long tried = 0;
     for (int fn = 0; fn < 2; fn++) {
-        for (long at = 1;; at++) {
-            bool done = false;
-            for (int after = 0; after < 2; after++) {
-                const long live = fa.live;
-                fa.calls = 0;
-                fa.fail_at = at;
-                fa.fail_after = after;
-                dch_map *sentinel = (dch_map *)&fa, *out = sentinel;
-                uint32_t steps = 77;
-                const int rc = fn == 0 ? dch_map_stage_next(&out, cur, target, k)
-                                       : dch_map_stage_steps(cur, target, k, &steps);
-                fa.fail_at = 0;
-                if (rc == DCH_OK) {
-                    cr_assert(fn == 0 ? same_bytes(out, ref) : steps == ref_steps,
-                              "%s: a success with failures armed differs", what);
-                    if (fn == 0)
-                        dch_map_free(out);
-                    done = true;
-                    break;
-                }
-                tried++;
-                cr_assert_eq(rc, DCH_ENOMEM, "%s: fn %d, allocation %ld", what, fn, at);
-                cr_assert(out == sentinel && steps == 77, "%s: out changed", what);
-                cr_assert_eq(fa.live, live, "%s: fn %d allocation %ld leaked", what, fn, at);
-                size_t l;
-                uint8_t *b = save(cur, &l);
-                cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the map changed", what);
-                free(b);
+        fault_sweep sw;
+        for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+            dch_map *sentinel = (dch_map *)&fa, *out = sentinel;
+            uint32_t steps = 77;
+            const int rc = fn == 0 ? dch_map_stage_next(&out, cur, target, k)
+                                   : dch_map_stage_steps(cur, target, k, &steps);
+            fault_sweep_done(&sw, rc);
+            if (rc == DCH_OK) {
+                cr_assert(fn == 0 ? same_map_bytes(out, ref) : steps == ref_steps,
+                          "%s: a success with failures armed differs", what);
+                if (fn == 0)
+                    dch_map_free(out);
+                continue;
             }
-            if (done)
-                break;
+            cr_assert_eq(rc, DCH_ENOMEM, "%s: fn %d, allocation %ld", what, fn, sw.at);
+            cr_assert(out == sentinel && steps == 77, "%s: out changed", what);
+            cr_assert_eq(sw.leaked, 0, "%s: fn %d allocation %ld leaked", what, fn, sw.at);
+            size_t l;
+            uint8_t *b = map_bytes(cur, &l);
+            cr_assert(l == lc && memcmp(b, bc, l) == 0, "%s: the map changed", what);
+            free(b);
         }
+        tried += sw.failed;
     }
     free(bc);
     dch_map_free(ref);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "md5.h"
+#include "support.h"
 
 #define RFC_VECTORS 7
 
@@ -66,8 +67,7 @@ Test(md5, matches_the_rfc_1321_test_suite)
 Test(md5, digests_a_million_as)
 {
     size_t n = 1000000;
-    char *buf = malloc(n);
-    cr_assert_not_null(buf);
+    char *buf = xmalloc(n);
     memset(buf, 'a', n);
     uint8_t d[16];
     char hex[33];

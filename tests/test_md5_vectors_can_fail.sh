@@ -6,51 +6,21 @@
 #   - a copy without its last vector must fail.
 #
 # Usage: test_md5_vectors_can_fail.sh TEST_PROGRAM VECTOR_FILE WORK_DIR
-set -euo pipefail
+vector_env=DCH_MD5_VECTORS
+vector_filter='md5/matches_the_rfc_1321_test_suite'
+source "$(dirname "$0")/vector_damage.sh" "$@"
 
-program=${1:?test program}
-vectors=${2:?vector file}
-work=${3:?work dir}
-rm -rf "$work"
-mkdir -p "$work"
+expect_unchanged_passes 1
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-run() {
-    local status=0
-    DCH_MD5_VECTORS=$1 "$program" --jobs=1 --filter='md5/matches_the_rfc_1321_test_suite' \
-        >"$work/out.log" 2>&1 || status=$?
-    cat "$work/out.log"
-    return "$status"
-}
-
-cp "$vectors" "$work/unchanged.txt"
-echo "--- unchanged copy"
-run "$work/unchanged.txt" || fail "the unchanged vector file does not pass"
-grep -q 'Tested: 1 ' "$work/out.log" || fail "expected the vector test to run"
-
-# Flip the first hex digit (0<->1, ..., e<->f) of every vector line in turn.
+# The digest leads each line: flip its first digit, in every line in turn.
 for lineno in $(grep -vn '^#' "$vectors" | cut -d: -f1); do
-    copy="$work/flipped-$lineno.txt"
-    awk -v n="$lineno" 'NR == n {
-            d = substr($0, 1, 1)
-            i = index("0123456789abcdef", d) - 1
-            j = (i % 2 == 0) ? i + 1 : i - 1
-            $0 = substr("0123456789abcdef", j + 1, 1) substr($0, 2)
-        } { print }' "$vectors" >"$copy"
-    [ "$(diff "$vectors" "$copy" | grep -c '^[<>]')" -eq 2 ] ||
-        fail "the flipped copy should differ from the original in exactly one line"
-    if run "$copy" >/dev/null; then
-        fail "a flipped digit in line $lineno went unnoticed"
-    fi
-    grep -q ":$lineno: MD5" "$work/out.log" || fail "the failure does not name line $lineno"
+    flip "$lineno" first "$work/flipped-$lineno.txt"
+    expect_failure "$work/flipped-$lineno.txt" "a flipped digit in line $lineno" \
+        ":$lineno: MD5"
 done
 
 echo "--- copy without the last vector"
 sed '$d' "$vectors" >"$work/short.txt"
-if run "$work/short.txt"; then
-    fail "a missing vector went unnoticed"
-fi
-grep -q 'holds 6 vectors' "$work/out.log" || fail "the failure does not count the vectors"
+expect_failure "$work/short.txt" "a missing vector" 'holds 6 vectors'
 
 echo "the MD5 vector test catches a flipped digit in every line and a missing line"

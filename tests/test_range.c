@@ -9,82 +9,17 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    if (s == NULL)
-        return 1.0;
-    char *end;
-    double v = strtod(s, &end);
-    return (end != s && v > 0.0) ? v : 1.0;
-}
-
-static size_t scaled(size_t n)
-{
-    double v = (double)n * test_scale();
-    return v < 1.0 ? 1 : (size_t)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s != NULL ? strtoull(s, NULL, 0) : fallback;
-}
-
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-/* SplitMix64. */
-static uint64_t rng_next(rng *g)
-{
-    uint64_t z = (g->s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(rng *g, uint32_t n)
-{
-    return (uint32_t)(rng_next(g) % n);
-}
-
 #define MAX UINT64_MAX
 #define NONE DCH_NODE_NONE
 
-typedef struct changes {
-    dch_range_change *v;
-    size_t n;
-    size_t cap;
-} changes;
-
-static int collect(const dch_range_change *c, void *ctx)
-{
-    changes *cs = ctx;
-    if (cs->n == cs->cap) {
-        cs->cap = cs->cap ? cs->cap * 2 : 64;
-        cs->v = realloc(cs->v, cs->cap * sizeof *cs->v);
-        if (cs->v == NULL)
-            return -100;
-    }
-    cs->v[cs->n++] = *c;
-    return 0;
-}
-
-static changes diff(const dch_range *a, size_t na, const dch_range *b, size_t nb)
-{
-    changes cs = {NULL, 0, 0};
-    cr_assert_eq(dch_range_diff(a, na, b, nb, collect, &cs), DCH_OK, "diff");
-    return cs;
-}
-
-static void expect_change(const changes *cs, size_t i, uint64_t lo, uint64_t hi,
+static void expect_change(const change_list *cs, size_t i, uint64_t lo, uint64_t hi,
                           uint32_t from, uint32_t to)
 {
     cr_assert(i < cs->n, "change %zu missing (%zu reported)", i, cs->n);
@@ -100,15 +35,15 @@ static void expect_change(const changes *cs, size_t i, uint64_t lo, uint64_t hi,
 Test(range, identical_lists_report_nothing)
 {
     const dch_range a[] = {{0, 99, 1}, {100, 1u << 20, 2}, {(1u << 20) + 1, MAX, NONE}};
-    changes cs = diff(a, 3, a, 3);
+    change_list cs = changes_between(a, 3, a, 3);
     cr_assert_eq(cs.n, 0, "no changes between a list and itself");
     /* The same ownership cut differently is still no change. */
     const dch_range b[] = {{0, 49, 1}, {50, 99, 1}, {100, 1000, 2}, {1001, 1u << 20, 2},
                            {(1u << 20) + 1, MAX, NONE}};
-    cs = diff(a, 3, b, 5);
+    cs = changes_between(a, 3, b, 5);
     cr_assert_eq(cs.n, 0, "no changes between two cuts of one ownership");
     const dch_range whole[] = {{0, MAX, 7}};
-    cs = diff(whole, 1, whole, 1);
+    cs = changes_between(whole, 1, whole, 1);
     cr_assert_eq(cs.n, 0, "whole space, one owner");
     free(cs.v);
 }
@@ -117,7 +52,7 @@ Test(range, one_owner_change_is_reported_with_both_owners)
 {
     const dch_range a[] = {{0, 99, 1}, {100, 199, 2}, {200, MAX, 3}};
     const dch_range b[] = {{0, 99, 1}, {100, 199, 4}, {200, MAX, 3}};
-    changes cs = diff(a, 3, b, 3);
+    change_list cs = changes_between(a, 3, b, 3);
     cr_assert_eq(cs.n, 1, "one change");
     expect_change(&cs, 0, 100, 199, 2, 4);
     free(cs.v);
@@ -125,14 +60,14 @@ Test(range, one_owner_change_is_reported_with_both_owners)
     /* Part of a range, at each end of the space. */
     const dch_range c[] = {{0, MAX, 1}};
     const dch_range d[] = {{0, 9, 2}, {10, MAX - 10, 1}, {MAX - 9, MAX, NONE}};
-    cs = diff(c, 1, d, 3);
+    cs = changes_between(c, 1, d, 3);
     cr_assert_eq(cs.n, 2, "two changes");
     expect_change(&cs, 0, 0, 9, 1, 2);
     expect_change(&cs, 1, MAX - 9, MAX, 1, NONE);
     free(cs.v);
 
     const dch_range e[] = {{0, MAX, 5}};
-    cs = diff(c, 1, e, 1);
+    cs = changes_between(c, 1, e, 1);
     cr_assert_eq(cs.n, 1, "one change of the whole space");
     expect_change(&cs, 0, 0, MAX, 1, 5);
     free(cs.v);
@@ -143,7 +78,7 @@ Test(range, adjacent_changes_with_one_pair_are_coalesced)
     /* a's and b's cuts fall at different places; every step is 1 -> 2. */
     const dch_range a[] = {{0, 9, 1}, {10, 19, 1}, {20, 29, 1}, {30, MAX, 3}};
     const dch_range b[] = {{0, 4, 2}, {5, 24, 2}, {25, 29, 2}, {30, MAX, 3}};
-    changes cs = diff(a, 4, b, 4);
+    change_list cs = changes_between(a, 4, b, 4);
     cr_assert_eq(cs.n, 1, "one coalesced change, got %zu", cs.n);
     expect_change(&cs, 0, 0, 29, 1, 2);
     free(cs.v);
@@ -153,7 +88,7 @@ Test(range, changes_with_different_pairs_or_a_gap_stay_apart)
 {
     const dch_range a[] = {{0, 9, 1}, {10, 19, 2}, {20, 29, 1}, {30, 39, 1}, {40, MAX, 1}};
     const dch_range b[] = {{0, 9, 3}, {10, 19, 3}, {20, 29, 3}, {30, 39, 1}, {40, MAX, 3}};
-    changes cs = diff(a, 5, b, 5);
+    change_list cs = changes_between(a, 5, b, 5);
     cr_assert_eq(cs.n, 4, "four changes, got %zu", cs.n);
     expect_change(&cs, 0, 0, 9, 1, 3);
     expect_change(&cs, 1, 10, 19, 2, 3);
@@ -261,7 +196,7 @@ static uint32_t owner_in(const dch_range *list, size_t n, uint64_t h)
 }
 
 /* The reported change holding h, or NULL. */
-static const dch_range_change *change_at(const changes *cs, uint64_t h)
+static const dch_range_change *change_at(const change_list *cs, uint64_t h)
 {
     size_t lo = 0, hi = cs->n;
     while (lo < hi) {
@@ -276,7 +211,7 @@ static const dch_range_change *change_at(const changes *cs, uint64_t h)
 
 /* Changes are non-empty, ascending, disjoint, from != to, and maximal:
  * touching changes differ in their pair. */
-static void check_shape(const changes *cs, uint64_t seed)
+static void check_shape(const change_list *cs, uint64_t seed)
 {
     for (size_t i = 0; i < cs->n; i++) {
         const dch_range_change *c = &cs->v[i];
@@ -304,7 +239,7 @@ typedef struct owners {
 /* A changed key lies in exactly one change, with its from and to; an
  * unchanged key lies in none. Changes are disjoint, so "exactly one" is the
  * one change_at finds. */
-static void check_key(const changes *cs, const owners *o, uint64_t h, uint64_t seed)
+static void check_key(const change_list *cs, const owners *o, uint64_t h, uint64_t seed)
 {
     uint32_t from = o->old_owner(o->old_ctx, h), to = o->new_owner(o->new_ctx, h);
     const dch_range_change *c = change_at(cs, h);
@@ -320,7 +255,7 @@ static void check_key(const changes *cs, const owners *o, uint64_t h, uint64_t s
 }
 
 /* Random keys plus every change's ends and their outer neighbours. */
-static void check_keys(const changes *cs, const owners *o, rng *g, size_t keys,
+static void check_keys(const change_list *cs, const owners *o, uint64_t *g, size_t keys,
                        uint64_t seed)
 {
     check_shape(cs, seed);
@@ -346,7 +281,7 @@ static uint32_t list_owner(const void *ctx, uint64_t h)
 }
 
 /* A random well-formed list: few owners, so neighbours often repeat one. */
-static dch_range *random_list(rng *g, size_t *n_out)
+static dch_range *random_list(uint64_t *g, size_t *n_out)
 {
     size_t n = 1 + rng_below(g, 40);
     dch_range *v = malloc(n * sizeof *v);
@@ -384,12 +319,12 @@ static dch_range *random_list(rng *g, size_t *n_out)
 Test(range, diff_of_random_lists_matches_key_by_key_comparison)
 {
     uint64_t seed = test_seed(0xd1ffu);
-    rng g = {seed};
-    size_t rounds = scaled(2000);
+    uint64_t g = seed;
+    size_t rounds = test_scaled(2000, 1);
     for (size_t r = 0; r < rounds; r++) {
         size_t na, nb;
         dch_range *a = random_list(&g, &na), *b = random_list(&g, &nb);
-        changes cs = diff(a, na, b, nb);
+        change_list cs = changes_between(a, na, b, nb);
         list la = {a, na}, lb = {b, nb};
         owners o = {list_owner, list_owner, &la, &lb};
         check_keys(&cs, &o, &g, 200, seed);
@@ -411,24 +346,13 @@ static uint32_t ring_owner(const void *ctx, uint64_t h)
     return dch_ring_lookup_hash(ctx, h);
 }
 
-static dch_range *ranges_of(const dch_ring *r, size_t *count)
-{
-    size_t n = 0;
-    int rc = dch_ring_ranges(r, NULL, 0, &n);
-    cr_assert(rc == DCH_EFULL && n >= 1, "sizing call: rc %d", rc);
-    dch_range *out = malloc(n * sizeof *out);
-    cr_assert(out != NULL, "out of memory");
-    cr_assert_eq(dch_ring_ranges(r, out, n, count), DCH_OK, "ranges");
-    return out;
-}
-
 /* Diff `before` against `after` and check it on `keys` keys. */
-static void check_ring_change(const dch_ring *before, const dch_ring *after, rng *g,
+static void check_ring_change(const dch_ring *before, const dch_ring *after, uint64_t *g,
                               size_t keys, uint64_t seed, const char *what)
 {
     size_t na, nb;
-    dch_range *a = ranges_of(before, &na), *b = ranges_of(after, &nb);
-    changes cs = diff(a, na, b, nb);
+    dch_range *a = ring_ranges_of(before, &na), *b = ring_ranges_of(after, &nb);
+    change_list cs = changes_between(a, na, b, nb);
     cr_assert(cs.n > 0, "seed %llu: %s moved nothing", (unsigned long long)seed, what);
     owners o = {ring_owner, ring_owner, before, after};
     check_keys(&cs, &o, g, keys, seed);
@@ -440,16 +364,12 @@ static void check_ring_change(const dch_ring *before, const dch_ring *after, rng
 Test(range, diff_of_ring_ranges_matches_key_by_key_comparison)
 {
     uint64_t seed = test_seed(0x41e6u);
-    rng g = {seed};
-    size_t keys = scaled(1000000);
+    uint64_t g = seed;
+    size_t keys = test_scaled(1000000, 1);
     dch_ring *r;
     cr_assert_eq(dch_ring_new(&r, NULL), DCH_OK, "new");
     uint32_t ids[40];
-    for (int i = 0; i < 40; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "node-%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, 1 + rng_below(&g, 3), &ids[i]), DCH_OK, "add");
-    }
+    ring_add_members(r, "node-", 40, 3, &g, ids);
     dch_ring *before;
 
     cr_assert_eq(dch_ring_clone(&before, r), DCH_OK, "clone");

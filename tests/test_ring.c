@@ -15,53 +15,12 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- scale, seeds, random numbers ---------------------------------------- */
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    if (s == NULL)
-        return 1.0;
-    char *end;
-    double v = strtod(s, &end);
-    return (end != s && v > 0.0) ? v : 1.0;
-}
-
-static size_t scaled(size_t n)
-{
-    double v = (double)n * test_scale();
-    return v < 1.0 ? 1 : (size_t)v;
-}
-
-static uint64_t test_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s != NULL ? strtoull(s, NULL, 0) : fallback;
-}
-
-typedef struct rng {
-    uint64_t s;
-} rng;
-
-/* SplitMix64: every seed, zero included, gives a full-period stream. */
-static uint64_t rng_next(rng *g)
-{
-    uint64_t z = (g->s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t rng_below(rng *g, uint32_t n)
-{
-    return (uint32_t)(rng_next(g) % n);
-}
 
 /* ---- the oracle ----------------------------------------------------------- */
 
@@ -243,58 +202,31 @@ static dch_ring *new_ring(uint32_t ppw, const uint8_t key[16],
     return r;
 }
 
-static dch_range *ranges_of(const dch_ring *r, size_t *count)
-{
-    size_t n = 0;
-    int rc = dch_ring_ranges(r, NULL, 0, &n);
-    cr_assert(rc == DCH_EFULL && n >= 1, "sizing call: rc %d, %zu ranges", rc, n);
-    dch_range *out = malloc(n * sizeof *out);
-    cr_assert(out != NULL, "out of memory");
-    size_t again = 0;
-    cr_assert_eq(dch_ring_ranges(r, out, n, &again), DCH_OK, "ranges");
-    cr_assert_eq(again, n, "count changed between calls");
-    *count = n;
-    return out;
-}
-
-/* Field by field: dch_range has padding that memcmp would read. */
-static bool ranges_equal(const dch_range *a, const dch_range *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i].lo != b[i].lo || a[i].hi != b[i].hi || a[i].owner != b[i].owner)
-            return false;
-    return true;
-}
-
-typedef struct changes {
-    dch_range_change *v;
-    size_t n;
-    size_t cap;
-} changes;
-
-static int collect_change(const dch_range_change *c, void *ctx)
-{
-    changes *cs = ctx;
-    if (cs->n == cs->cap) {
-        cs->cap = cs->cap ? cs->cap * 2 : 64;
-        cs->v = realloc(cs->v, cs->cap * sizeof *cs->v);
-        if (cs->v == NULL)
-            return -100;
-    }
-    cs->v[cs->n++] = *c;
-    return 0;
-}
-
 /* Changes between two rings' ownership. */
-static changes diff_rings(const dch_ring *before, const dch_ring *after)
+static change_list diff_rings(const dch_ring *before, const dch_ring *after)
 {
     size_t na, nb;
-    dch_range *a = ranges_of(before, &na);
-    dch_range *b = ranges_of(after, &nb);
-    changes cs = {NULL, 0, 0};
-    cr_assert_eq(dch_range_diff(a, na, b, nb, collect_change, &cs), DCH_OK, "diff");
+    dch_range *a = ring_ranges_of(before, &na);
+    dch_range *b = ring_ranges_of(after, &nb);
+    change_list cs = changes_between(a, na, b, nb);
     free(a);
     free(b);
+    return cs;
+}
+
+/* A copy of r, to diff against once r has changed. */
+static dch_ring *copy_of(const dch_ring *r)
+{
+    dch_ring *c;
+    cr_assert_eq(dch_ring_clone(&c, r), DCH_OK, "clone");
+    return c;
+}
+
+/* The changes from `before` (a copy_of, freed here) to `after`. */
+static change_list changes_since(dch_ring *before, const dch_ring *after)
+{
+    change_list cs = diff_rings(before, after);
+    dch_ring_free(before);
     return cs;
 }
 
@@ -334,7 +266,7 @@ static void check_state(const dch_ring *r, const oracle *o, uint64_t seed)
  * `point_cap`, else an even sample). Returns the random hashes checked.
  */
 static size_t check_lookups(const dch_ring *r, const opoint *pts, size_t n,
-                            rng *g, size_t random, size_t point_cap,
+                            uint64_t *g, size_t random, size_t point_cap,
                             uint64_t seed)
 {
     for (size_t q = 0; q < random; q++) {
@@ -367,7 +299,7 @@ static size_t check_lookups(const dch_ring *r, const opoint *pts, size_t n,
 
 /* A name the ring has not seen: varied lengths and bytes, prefixes of each
  * other, a few near DCH_NAME_MAX. */
-static void random_name(rng *g, char *buf, size_t size, unsigned serial)
+static void random_name(uint64_t *g, char *buf, size_t size, unsigned serial)
 {
     int kind = (int)rng_below(g, 6);
     if (kind == 0) {
@@ -384,7 +316,7 @@ static void random_name(rng *g, char *buf, size_t size, unsigned serial)
 }
 
 /* One random add, remove or set_weight, applied to ring and oracle alike. */
-static void random_op(dch_ring *r, oracle *o, rng *g, unsigned *serial,
+static void random_op(dch_ring *r, oracle *o, uint64_t *g, unsigned *serial,
                       size_t max_members, uint32_t max_weight, uint64_t seed)
 {
     uint32_t choice = rng_below(g, 10);
@@ -432,7 +364,7 @@ Test(ring, lookup_matches_brute_force_oracle)
     size_t checked = 0;
     for (size_t c = 0; c < 4; c++) {
         uint64_t seed = test_seed(0x5eed0000u) + c;
-        rng g = {seed};
+        uint64_t g = seed;
         uint8_t key[16];
         for (size_t i = 0; i < 16; i++)
             key[i] = (uint8_t)rng_next(&g);
@@ -449,21 +381,21 @@ Test(ring, lookup_matches_brute_force_oracle)
             check_state(r, &o, seed);
             size_t n;
             opoint *pts = oracle_points(&o, &n);
-            checked += check_lookups(r, pts, n, &g, scaled(4000), 4000, seed);
+            checked += check_lookups(r, pts, n, &g, test_scaled(4000, 1), 4000, seed);
             free(pts);
         }
         oracle_free(&o);
         dch_ring_free(r);
     }
-    cr_assert(checked >= scaled(100000), "only %zu random hashes checked", checked);
+    cr_assert(checked >= test_scaled(100000, 1), "only %zu random hashes checked", checked);
 }
 
 Test(ring, lookup_matches_oracle_when_buckets_hold_many_points)
 {
     /* About 4 points a bucket, so the in-bucket search does real work. */
     uint64_t seed = test_seed(0xb0c4e7u);
-    rng g = {seed};
-    size_t want = scaled(64);
+    uint64_t g = seed;
+    size_t want = test_scaled(64, 1);
     uint32_t members = want < 8 ? 8 : want > 64 ? 64 : (uint32_t)want;
     dch_ring *r = new_ring(4096, NULL, NULL);
     dch_ring_config cfg;
@@ -481,7 +413,7 @@ Test(ring, lookup_matches_oracle_when_buckets_hold_many_points)
         check_state(r, &o, seed);
         size_t n;
         opoint *pts = oracle_points(&o, &n);
-        check_lookups(r, pts, n, &g, scaled(40000), scaled(20000), seed);
+        check_lookups(r, pts, n, &g, test_scaled(40000, 1), test_scaled(20000, 1), seed);
         free(pts);
         /* Lower one weight, raise another, drop a member. */
         size_t i = rng_below(&g, (uint32_t)o.n);
@@ -512,7 +444,7 @@ Test(ring, placement_matches_published_positions)
     const dch_range want[] = {
         {0, a0, a}, {a0 + 1, b1, b}, {b1 + 1, a1, a}, {a1 + 1, b0, b}, {b0 + 1, UINT64_MAX, a}};
     size_t n;
-    dch_range *got = ranges_of(r, &n);
+    dch_range *got = ring_ranges_of(r, &n);
     cr_assert(n == 5 && ranges_equal(got, want, 5), "ranges of a and b");
     free(got);
     dch_ring_free(r);
@@ -521,7 +453,7 @@ Test(ring, placement_matches_published_positions)
 Test(ring, ranges_match_oracle_and_lookups_at_every_boundary)
 {
     uint64_t seed = test_seed(0x7a9e5u);
-    rng g = {seed};
+    uint64_t g = seed;
     dch_ring *r = new_ring(20, NULL, NULL);
     dch_ring_config cfg;
     dch_ring_get_config(r, &cfg);
@@ -532,7 +464,7 @@ Test(ring, ranges_match_oracle_and_lookups_at_every_boundary)
         random_op(r, &o, &g, &serial, 16, 6, seed);
         size_t n, nr, no;
         opoint *pts = oracle_points(&o, &n);
-        dch_range *got = ranges_of(r, &nr);
+        dch_range *got = ring_ranges_of(r, &nr);
         dch_range *want = oracle_ranges(pts, n, &no);
         cr_assert_eq(nr, no, "seed %llu step %d: range count", (unsigned long long)seed, step);
         double covered = 0.0;
@@ -572,7 +504,7 @@ Test(ring, empty_and_weightless_rings_have_one_unowned_range)
     dch_ring *r = new_ring(160, NULL, NULL);
     for (int round = 0; round < 2; round++) {
         size_t n;
-        dch_range *rg = ranges_of(r, &n);
+        dch_range *rg = ring_ranges_of(r, &n);
         cr_assert(n == 1 && rg[0].lo == 0 && rg[0].hi == UINT64_MAX &&
                       rg[0].owner == DCH_NODE_NONE,
                   "round %d: one unowned range", round);
@@ -589,7 +521,7 @@ Test(ring, empty_and_weightless_rings_have_one_unowned_range)
     cr_assert_eq(dch_ring_add_node(r, "c", 1, &id), DCH_OK, "add");
     cr_assert_eq(dch_ring_lookup_hash(r, 12345), id, "sole owner");
     size_t n;
-    dch_range *rg = ranges_of(r, &n);
+    dch_range *rg = ring_ranges_of(r, &n);
     cr_assert(n == 1 && rg[0].owner == id, "one member owns one range");
     free(rg);
     cr_assert_eq(dch_ring_set_weight(r, id, 0), DCH_OK, "drain");
@@ -601,7 +533,7 @@ Test(ring, empty_and_weightless_rings_have_one_unowned_range)
 Test(ring, ownership_depends_only_on_the_member_set)
 {
     uint64_t seed = test_seed(0x0bde4u);
-    rng g = {seed};
+    uint64_t g = seed;
     enum { N = 12 };
     char names[N][16];
     uint32_t weights[N];
@@ -623,7 +555,7 @@ Test(ring, ownership_depends_only_on_the_member_set)
     }
     cr_assert_eq(dch_ring_remove_node(b, extra), DCH_OK, "remove extra");
     size_t na, nb;
-    dch_range *ra = ranges_of(a, &na), *rb = ranges_of(b, &nb);
+    dch_range *ra = ring_ranges_of(a, &na), *rb = ring_ranges_of(b, &nb);
     cr_assert_eq(na, nb, "seed %llu: range counts", (unsigned long long)seed);
     for (size_t i = 0; i < na; i++)
         cr_assert(ra[i].lo == rb[i].lo && ra[i].hi == rb[i].hi &&
@@ -686,7 +618,7 @@ Test(ring, tied_points_go_to_the_bytewise_smaller_name)
             size_t n, nr, no;
             opoint *pts = oracle_points(&o, &n);
             cr_assert_eq(oracle_lookup(pts, n, TIE_POS), want, "the oracle agrees");
-            dch_range *got = ranges_of(r, &nr);
+            dch_range *got = ring_ranges_of(r, &nr);
             dch_range *exp = oracle_ranges(pts, n, &no);
             cr_assert(nr == no && ranges_equal(got, exp, nr), "order %d step %d: ranges",
                       order, step);
@@ -722,18 +654,13 @@ Test(ring, tied_points_go_to_the_bytewise_smaller_name)
 Test(ring, add_moves_arcs_only_to_the_new_member)
 {
     uint64_t seed = test_seed(0xadd0u);
-    rng g = {seed};
+    uint64_t g = seed;
     dch_ring *r = new_ring(160, NULL, NULL);
     uint32_t id;
-    for (int i = 0; i < 20; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, 1 + rng_below(&g, 3), &id), DCH_OK, "add");
-    }
-    dch_ring *before;
-    cr_assert_eq(dch_ring_clone(&before, r), DCH_OK, "clone");
+    ring_add_members(r, "n", 20, 3, &g, NULL);
+    dch_ring *before = copy_of(r);
     cr_assert_eq(dch_ring_add_node(r, "joiner", 2, &id), DCH_OK, "add joiner");
-    changes cs = diff_rings(before, r);
+    change_list cs = changes_since(before, r);
     cr_assert(cs.n > 0, "the joiner takes something");
     double moved = 0.0;
     for (size_t i = 0; i < cs.n; i++) {
@@ -743,7 +670,7 @@ Test(ring, add_moves_arcs_only_to_the_new_member)
     }
     /* Everything that moved is what the joiner now owns. */
     size_t n;
-    dch_range *rg = ranges_of(r, &n);
+    dch_range *rg = ring_ranges_of(r, &n);
     double owned = 0.0;
     for (size_t i = 0; i < n; i++)
         if (rg[i].owner == id)
@@ -752,35 +679,28 @@ Test(ring, add_moves_arcs_only_to_the_new_member)
               moved, owned);
     free(rg);
     free(cs.v);
-    dch_ring_free(before);
     dch_ring_free(r);
 }
 
 Test(ring, remove_moves_arcs_only_from_the_leaver)
 {
     uint64_t seed = test_seed(0x4e30u);
-    rng g = {seed};
+    uint64_t g = seed;
     dch_ring *r = new_ring(160, NULL, NULL);
     uint32_t ids[20];
-    for (int i = 0; i < 20; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, 1 + rng_below(&g, 3), &ids[i]), DCH_OK, "add");
-    }
+    ring_add_members(r, "n", 20, 3, &g, ids);
     for (int round = 0; round < 5; round++) {
         uint32_t leaver = ids[rng_below(&g, 20)];
         if (dch_ring_node_name(r, leaver) == NULL)
             continue;
-        dch_ring *before;
-        cr_assert_eq(dch_ring_clone(&before, r), DCH_OK, "clone");
+        dch_ring *before = copy_of(r);
         cr_assert_eq(dch_ring_remove_node(r, leaver), DCH_OK, "remove");
-        changes cs = diff_rings(before, r);
+        change_list cs = changes_since(before, r);
         cr_assert(cs.n > 0, "the leaver gives something up");
         for (size_t i = 0; i < cs.n; i++)
             cr_assert_eq(cs.v[i].from, leaver, "seed %llu: change %zu comes from %u",
                          (unsigned long long)seed, i, cs.v[i].from);
         free(cs.v);
-        dch_ring_free(before);
     }
     dch_ring_free(r);
 }
@@ -788,21 +708,16 @@ Test(ring, remove_moves_arcs_only_from_the_leaver)
 Test(ring, set_weight_moves_arcs_only_to_or_from_the_member)
 {
     uint64_t seed = test_seed(0x3e16u);
-    rng g = {seed};
+    uint64_t g = seed;
     dch_ring *r = new_ring(40, NULL, NULL);
     uint32_t ids[10];
-    for (int i = 0; i < 10; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, 1 + rng_below(&g, 4), &ids[i]), DCH_OK, "add");
-    }
+    ring_add_members(r, "n", 10, 4, &g, ids);
     for (int round = 0; round < 20; round++) {
         uint32_t id = ids[rng_below(&g, 10)];
         uint32_t old = dch_ring_node_weight(r, id), w = rng_below(&g, 7);
-        dch_ring *before;
-        cr_assert_eq(dch_ring_clone(&before, r), DCH_OK, "clone");
+        dch_ring *before = copy_of(r);
         cr_assert_eq(dch_ring_set_weight(r, id, w), DCH_OK, "set_weight");
-        changes cs = diff_rings(before, r);
+        change_list cs = changes_since(before, r);
         cr_assert(w == old ? cs.n == 0 : cs.n > 0, "seed %llu: %u -> %u moved %zu ranges",
                   (unsigned long long)seed, old, w, cs.n);
         for (size_t i = 0; i < cs.n; i++)
@@ -810,7 +725,6 @@ Test(ring, set_weight_moves_arcs_only_to_or_from_the_member)
                       "seed %llu: weight %u -> %u, change %u -> %u",
                       (unsigned long long)seed, old, w, cs.v[i].from, cs.v[i].to);
         free(cs.v);
-        dch_ring_free(before);
     }
     dch_ring_free(r);
 }
@@ -822,13 +736,13 @@ Test(ring, set_weight_there_and_back_restores_the_ring)
     cr_assert_eq(dch_ring_add_node(r, "a", 3, &a), DCH_OK, "add");
     cr_assert_eq(dch_ring_add_node(r, "b", 2, &b), DCH_OK, "add");
     size_t n0;
-    dch_range *r0 = ranges_of(r, &n0);
+    dch_range *r0 = ring_ranges_of(r, &n0);
     const uint32_t detours[] = {7, 1, 0, 3};
     for (size_t d = 0; d < 4; d++) {
         cr_assert_eq(dch_ring_set_weight(r, a, detours[d]), DCH_OK, "detour");
         cr_assert_eq(dch_ring_set_weight(r, a, 3), DCH_OK, "back");
         size_t n;
-        dch_range *rg = ranges_of(r, &n);
+        dch_range *rg = ring_ranges_of(r, &n);
         cr_assert(n == n0 && ranges_equal(rg, r0, n),
                   "weight 3 -> %u -> 3 changed the ring", detours[d]);
         free(rg);
@@ -846,7 +760,7 @@ static double *shares_of(const dch_ring *r)
     double *share = calloc(limit ? limit : 1, sizeof *share);
     cr_assert(share != NULL, "out of memory");
     size_t n;
-    dch_range *rg = ranges_of(r, &n);
+    dch_range *rg = ring_ranges_of(r, &n);
     for (size_t i = 0; i < n; i++)
         if (rg[i].owner != DCH_NODE_NONE)
             share[rg[i].owner] += dch_range_fraction(rg[i].lo, rg[i].hi);
@@ -859,7 +773,7 @@ Test(ring, shares_are_balanced_with_160_points_per_weight)
     /* With 160 points a member's share has a relative standard deviation of
      * about 1/sqrt(160) = 8%, so a max/avg of 1.5 is over six deviations. */
     uint64_t seed = test_seed(0xba1a4ceu);
-    rng g = {seed};
+    uint64_t g = seed;
     uint8_t key[16];
     for (size_t i = 0; i < 16; i++)
         key[i] = (uint8_t)rng_next(&g);
@@ -1003,7 +917,7 @@ Test(ring, ranges_reports_count_and_efull_when_cap_is_short)
     cr_assert_eq(dch_ring_add_node(r, "a", 1, &id), DCH_OK, "add");
     cr_assert_eq(dch_ring_add_node(r, "b", 1, &id), DCH_OK, "add");
     size_t n;
-    dch_range *all = ranges_of(r, &n);
+    dch_range *all = ring_ranges_of(r, &n);
     cr_assert(n > 2, "two members of 8 points interleave");
     dch_range part[2];
     size_t count = 0;
@@ -1050,7 +964,7 @@ Test(ring, clone_is_equal_and_independent)
     cr_assert_eq(dch_ring_remove_node(r, 4), DCH_OK, "leave a hole");
     dch_ring *c;
     cr_assert_eq(dch_ring_clone(&c, r), DCH_OK, "clone");
-    changes cs = diff_rings(r, c);
+    change_list cs = diff_rings(r, c);
     cr_assert_eq(cs.n, 0, "same ownership");
     free(cs.v);
     cr_assert_eq(dch_ring_id_limit(c), dch_ring_id_limit(r), "same ids");
@@ -1113,70 +1027,13 @@ Test(ring, getters_tolerate_null_and_non_members)
 
 /* ---- errors leave the ring unchanged ------------------------------------------- */
 
-typedef struct snapshot {
-    uint32_t count, id_limit, total_weight, points;
-    size_t memory;
-    char **names;
-    uint32_t *weights;
-    dch_range *ranges;
-    size_t nranges;
-} snapshot;
-
-static snapshot snap(const dch_ring *r)
-{
-    snapshot s;
-    s.count = dch_ring_node_count(r);
-    s.id_limit = dch_ring_id_limit(r);
-    s.total_weight = dch_ring_total_weight(r);
-    s.points = dch_ring_point_count(r);
-    s.memory = dch_ring_memory(r);
-    s.names = calloc(s.id_limit + 1, sizeof *s.names);
-    s.weights = calloc(s.id_limit + 1, sizeof *s.weights);
-    cr_assert(s.names != NULL && s.weights != NULL, "out of memory");
-    for (uint32_t id = 0; id < s.id_limit; id++) {
-        const char *name = dch_ring_node_name(r, id);
-        s.names[id] = NULL;
-        if (name != NULL) {
-            s.names[id] = malloc(strlen(name) + 1);
-            cr_assert(s.names[id] != NULL, "out of memory");
-            strcpy(s.names[id], name);
-        }
-        s.weights[id] = dch_ring_node_weight(r, id);
-    }
-    s.ranges = ranges_of(r, &s.nranges);
-    return s;
-}
-
-static void snap_free(snapshot *s)
-{
-    for (uint32_t id = 0; id < s->id_limit; id++)
-        free(s->names[id]);
-    free(s->names);
-    free(s->weights);
-    free(s->ranges);
-}
-
-/* The ring now matches the snapshot: members, ids, weights, ownership, and
- * (when `memory` is set) the bytes it holds. */
-static void expect_snap(const dch_ring *r, const snapshot *want, bool memory,
+/* The ring now matches the snapshot: config, members, ids, weights, points,
+ * ownership, and (when `memory` is set) the bytes it holds. */
+static void expect_snap(const dch_ring *r, const ring_snap *want, bool memory,
                         const char *what)
 {
-    snapshot got = snap(r);
-    cr_assert(got.count == want->count && got.id_limit == want->id_limit &&
-                  got.total_weight == want->total_weight && got.points == want->points,
-              "%s: counts changed", what);
-    if (memory)
-        cr_assert_eq(got.memory, want->memory, "%s: memory changed", what);
-    for (uint32_t id = 0; id < got.id_limit; id++) {
-        cr_assert((got.names[id] == NULL) == (want->names[id] == NULL) &&
-                      (got.names[id] == NULL || strcmp(got.names[id], want->names[id]) == 0),
-                  "%s: member %u changed", what, id);
-        cr_assert_eq(got.weights[id], want->weights[id], "%s: weight of %u changed", what, id);
-    }
-    cr_assert(got.nranges == want->nranges &&
-                  ranges_equal(got.ranges, want->ranges, got.nranges),
-              "%s: ownership changed", what);
-    snap_free(&got);
+    const char *why = ring_snap_differs(want, r, memory);
+    cr_assert_null(why, "%s: %s changed", what, why);
 }
 
 Test(ring, null_arguments_are_rejected_and_change_nothing)
@@ -1184,7 +1041,8 @@ Test(ring, null_arguments_are_rejected_and_change_nothing)
     dch_ring *r = new_ring(10, NULL, NULL);
     uint32_t id = 77;
     cr_assert_eq(dch_ring_add_node(r, "a", 2, &id), DCH_OK, "add");
-    snapshot s = snap(r);
+    ring_snap s;
+    ring_snap_take(&s, r);
     cr_assert_eq(dch_ring_add_node(NULL, "b", 1, &id), DCH_EINVAL, "add to NULL");
     cr_assert_eq(dch_ring_add_node(r, NULL, 1, &id), DCH_EINVAL, "add NULL name");
     cr_assert_eq(dch_ring_remove_node(NULL, 0), DCH_EINVAL, "remove from NULL");
@@ -1194,7 +1052,7 @@ Test(ring, null_arguments_are_rejected_and_change_nothing)
     cr_assert_eq(dch_ring_find_node(r, "a", NULL), DCH_EINVAL, "find into NULL");
     cr_assert_eq(id, 0, "id_out untouched on error");
     expect_snap(r, &s, true, "NULL arguments");
-    snap_free(&s);
+    ring_snap_free(&s);
     dch_ring_free(r);
 }
 
@@ -1203,7 +1061,8 @@ Test(ring, bad_names_are_rejected_and_change_nothing)
     dch_ring *r = new_ring(10, NULL, NULL);
     uint32_t id = 77;
     cr_assert_eq(dch_ring_add_node(r, "a", 2, &id), DCH_OK, "add");
-    snapshot s = snap(r);
+    ring_snap s;
+    ring_snap_take(&s, r);
     /* 256 bytes with no NUL among them: the ring must not read further. */
     char *long_name = malloc(DCH_NAME_MAX + 1);
     cr_assert(long_name != NULL, "out of memory");
@@ -1220,7 +1079,7 @@ Test(ring, bad_names_are_rejected_and_change_nothing)
     cr_assert_eq(dch_ring_add_node(r, long_name, 1, &id), DCH_OK, "255-byte name");
     cr_assert_eq(strcmp(dch_ring_node_name(r, id), long_name), 0, "name copied");
     free(long_name);
-    snap_free(&s);
+    ring_snap_free(&s);
     dch_ring_free(r);
 }
 
@@ -1230,11 +1089,12 @@ Test(ring, duplicate_name_is_rejected_and_changes_nothing)
     uint32_t id;
     cr_assert_eq(dch_ring_add_node(r, "a", 2, &id), DCH_OK, "add");
     cr_assert_eq(dch_ring_add_node(r, "ab", 0, &id), DCH_OK, "add");
-    snapshot s = snap(r);
+    ring_snap s;
+    ring_snap_take(&s, r);
     cr_assert_eq(dch_ring_add_node(r, "a", 1, &id), DCH_EEXIST, "duplicate");
     cr_assert_eq(dch_ring_add_node(r, "ab", 3, &id), DCH_EEXIST, "weightless duplicate");
     expect_snap(r, &s, true, "duplicate");
-    snap_free(&s);
+    ring_snap_free(&s);
     dch_ring_free(r);
 }
 
@@ -1246,7 +1106,8 @@ Test(ring, unknown_ids_are_rejected_and_change_nothing)
     cr_assert_eq(dch_ring_add_node(r, "b", 2, &id), DCH_OK, "add");
     cr_assert_eq(dch_ring_add_node(r, "c", 2, &id), DCH_OK, "add");
     cr_assert_eq(dch_ring_remove_node(r, 1), DCH_OK, "remove");
-    snapshot s = snap(r);
+    ring_snap s;
+    ring_snap_take(&s, r);
     const uint32_t bad[] = {1, 3, 1000, DCH_RING_MAX_NODES, DCH_NODE_NONE};
     for (size_t i = 0; i < 5; i++) {
         cr_assert_eq(dch_ring_remove_node(r, bad[i]), DCH_ENOENT, "remove %u", bad[i]);
@@ -1254,7 +1115,7 @@ Test(ring, unknown_ids_are_rejected_and_change_nothing)
     }
     cr_assert_eq(dch_ring_find_node(r, "b", &id), DCH_ENOENT, "find removed");
     expect_snap(r, &s, true, "unknown ids");
-    snap_free(&s);
+    ring_snap_free(&s);
     dch_ring_free(r);
 }
 
@@ -1265,7 +1126,8 @@ Test(ring, weight_and_point_limits_give_efull_and_change_nothing)
     uint32_t a, b;
     cr_assert_eq(dch_ring_add_node(r, "a", 1, &a), DCH_OK, "add");
     cr_assert_eq(dch_ring_add_node(r, "b", 0, &b), DCH_OK, "add");
-    snapshot s = snap(r);
+    ring_snap s;
+    ring_snap_take(&s, r);
     uint32_t id = 77;
     cr_assert_eq(dch_ring_add_node(r, "c", 256, &id), DCH_EFULL, "points past the limit");
     cr_assert_eq(dch_ring_add_node(r, "c", UINT32_MAX, &id), DCH_EFULL, "weight past the limit");
@@ -1274,7 +1136,7 @@ Test(ring, weight_and_point_limits_give_efull_and_change_nothing)
     cr_assert_eq(dch_ring_set_weight(r, b, UINT32_MAX), DCH_EFULL, "weight sum past UINT32_MAX");
     cr_assert_eq(id, 77, "id_out untouched");
     expect_snap(r, &s, true, "limits");
-    snap_free(&s);
+    ring_snap_free(&s);
     dch_ring_free(r);
 
     /* One point per weight: the point limit is a weight limit too. */
@@ -1295,54 +1157,17 @@ Test(ring, member_limit_gives_efull_and_changes_nothing)
         cr_assert_eq(dch_ring_add_node(r, name, i < 100 ? 1u : 0u, &id), DCH_OK, "add %u", i);
     }
     cr_assert_eq(id, DCH_RING_MAX_NODES - 1, "the last id");
-    snapshot s = snap(r);
+    ring_snap s;
+    ring_snap_take(&s, r);
     cr_assert_eq(dch_ring_add_node(r, "one-more", 1, &id), DCH_EFULL, "member limit");
     expect_snap(r, &s, true, "member limit");
-    snap_free(&s);
+    ring_snap_free(&s);
     /* The last id holds points like any other. */
     cr_assert_eq(dch_ring_set_weight(r, DCH_RING_MAX_NODES - 1, 1000), DCH_OK, "raise");
     double *share = shares_of(r);
     cr_assert(share[DCH_RING_MAX_NODES - 1] > 0.5, "the highest id owns its share");
     free(share);
     dch_ring_free(r);
-}
-
-/* Fails the fail_at-th allocation call (counting from 1; 0: never). */
-typedef struct fault {
-    long calls;
-    long fail_at;
-    long live;
-} fault;
-
-static void *fault_alloc(void *ctx, size_t size)
-{
-    fault *f = ctx;
-    if (++f->calls == f->fail_at)
-        return NULL;
-    void *p = malloc(size);
-    if (p != NULL)
-        f->live++;
-    return p;
-}
-
-static void *fault_realloc(void *ctx, void *ptr, size_t size)
-{
-    fault *f = ctx;
-    if (++f->calls == f->fail_at)
-        return NULL;
-    void *p = realloc(ptr, size);
-    if (p != NULL && ptr == NULL)
-        f->live++;
-    return p;
-}
-
-static void fault_free(void *ctx, void *ptr)
-{
-    fault *f = ctx;
-    if (ptr != NULL) {
-        f->live--;
-        free(ptr);
-    }
 }
 
 enum op {
@@ -1392,8 +1217,8 @@ static bool must_allocate(enum op op)
 
 Test(ring, every_failed_allocation_leaves_the_ring_unchanged_and_leaks_nothing)
 {
-    fault f = {0, 0, 0};
-    dch_allocator alloc = {fault_alloc, fault_realloc, fault_free, &f};
+    faulty f = {0, 0, false, 0};
+    dch_allocator alloc = faulty_allocator(&f);
     const size_t sizes[] = {0, 1, 5, 12};
     for (size_t si = 0; si < 4; si++) {
         size_t members = sizes[si];
@@ -1419,15 +1244,16 @@ Test(ring, every_failed_allocation_leaves_the_ring_unchanged_and_leaks_nothing)
             long calls = f.calls;
             cr_assert(!must_allocate((enum op)op) || calls > 0,
                       "%s with %zu members allocates", op_names[op], members);
-            snapshot want = snap(op == OP_CLONE ? ref_clone : ref);
+            ring_snap want;
+            ring_snap_take(&want, op == OP_CLONE ? ref_clone : ref);
             for (long k = 1; k <= calls; k++) {
                 dch_ring *c, *c_clone = (dch_ring *)&f;
                 cr_assert_eq(dch_ring_clone(&c, base), DCH_OK, "clone");
-                snapshot before = snap(c);
-                f.calls = 0;
-                f.fail_at = k;
+                ring_snap before;
+                ring_snap_take(&before, c);
+                faulty_arm(&f, k, false);
                 int rc = apply(c, (enum op)op, target, &c_clone);
-                f.fail_at = 0;
+                faulty_arm(&f, 0, false);
                 if (rc == DCH_ENOMEM) {
                     expect_snap(c, &before, true, op_names[op]);
                     cr_assert(c_clone == (dch_ring *)&f, "%s: out untouched", op_names[op]);
@@ -1440,19 +1266,20 @@ Test(ring, every_failed_allocation_leaves_the_ring_unchanged_and_leaks_nothing)
                     expect_snap(c, &want, false, op_names[op]);
                     cr_assert_eq(dch_ring_add_node(c, "later", 1, NULL), DCH_OK, "later");
                     cr_assert_eq(dch_ring_add_node(ref, "later", 1, NULL), DCH_OK, "later");
-                    snapshot later = snap(ref);
+                    ring_snap later;
+                    ring_snap_take(&later, ref);
                     expect_snap(c, &later, false, "a change after a failed shrink");
-                    snap_free(&later);
+                    ring_snap_free(&later);
                     uint32_t later_id;
                     cr_assert_eq(dch_ring_find_node(ref, "later", &later_id), DCH_OK, "find");
                     cr_assert_eq(dch_ring_remove_node(ref, later_id), DCH_OK, "undo");
                 }
-                snap_free(&before);
+                ring_snap_free(&before);
                 if (c_clone != (dch_ring *)&f)
                     dch_ring_free(c_clone);
                 dch_ring_free(c);
             }
-            snap_free(&want);
+            ring_snap_free(&want);
             dch_ring_free(ref_clone);
             dch_ring_free(ref);
         }
@@ -1465,10 +1292,9 @@ Test(ring, every_failed_allocation_leaves_the_ring_unchanged_and_leaks_nothing)
     dch_ring_config_default(&cfg);
     cfg.allocator = &alloc;
     dch_ring *r = (dch_ring *)&f;
-    f.calls = 0;
-    f.fail_at = 1;
+    faulty_arm(&f, 1, false);
     cr_assert_eq(dch_ring_new(&r, &cfg), DCH_ENOMEM, "new fails");
     cr_assert(r == (dch_ring *)&f, "out untouched");
-    f.fail_at = 0;
+    faulty_arm(&f, 0, false);
     cr_assert_eq(f.live, 0, "nothing leaked");
 }

@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 #include "md5.h"
 
 #include <inttypes.h>
@@ -19,33 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t seed_of(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s ? strtoull(s, NULL, 0) : fallback;
-}
-
-static unsigned scaled(unsigned n, unsigned floor)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    double k = s ? atof(s) : 1.0;
-    double v = k > 0 ? n * k : n;
-    return v < floor ? floor : (unsigned)v;
-}
-
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(next_u64(s) % n);
-}
 
 static dch_ring *ketama_ring(const dch_allocator *a)
 {
@@ -157,9 +131,9 @@ static void check_against_oracle(const dch_ring *r, const oracle *o, uint64_t *r
         cr_assert_eq(dch_ring_find_node(r, o->m[i].name, &ids[i]), DCH_OK);
     for (unsigned k = 0; k < 300; k++) {
         char key[40];
-        size_t len = below(rng, sizeof key);
+        size_t len = rng_below(rng, sizeof key);
         for (size_t b = 0; b < len; b++)
-            key[b] = (char)next_u64(rng);
+            key[b] = (char)rng_next(rng);
         uint32_t got = dch_ring_lookup(r, key, len);
         if (np == 0) {
             cr_assert_eq(got, DCH_NODE_NONE);
@@ -172,11 +146,11 @@ static void check_against_oracle(const dch_ring *r, const oracle *o, uint64_t *r
         cr_assert_eq(got, ids[oracle_owner(p, np, h)],
                      "key of %zu bytes (seed %#" PRIx64 ")", len, seed);
         /* Any hash with the same top 32 bits has the same owner. */
-        uint64_t any = (uint64_t)h << 32 | (next_u64(rng) & 0xffffffffu);
+        uint64_t any = (uint64_t)h << 32 | (rng_next(rng) & 0xffffffffu);
         cr_assert_eq(dch_ring_lookup_hash(r, any), got, "low bits matter (seed %#" PRIx64 ")",
                      seed);
         /* At and just past a point. */
-        size_t at = below(rng, (uint32_t)np);
+        size_t at = rng_below(rng, (uint32_t)np);
         uint32_t v = p[at].value;
         cr_assert_eq(dch_ring_lookup_hash(r, (uint64_t)v << 32), ids[oracle_owner(p, np, v)]);
         if (v != UINT32_MAX)
@@ -200,36 +174,36 @@ static void check_against_oracle(const dch_ring *r, const oracle *o, uint64_t *r
 
 Test(ring_ketama, lookups_match_a_brute_force_continuum_through_changes)
 {
-    uint64_t seed = seed_of(UINT64_C(0x6b65746100000001));
+    uint64_t seed = test_seed(UINT64_C(0x6b65746100000001));
     uint64_t rng = seed;
     dch_ring *r = ketama_ring(NULL);
     oracle o = {.n = 0};
     unsigned serial = 0;
-    const unsigned steps = scaled(60, 12);
+    const unsigned steps = test_scaled(60, 12);
     for (unsigned step = 0; step < steps; step++) {
-        unsigned op = o.n < 2 ? 0 : below(&rng, 4);
+        unsigned op = o.n < 2 ? 0 : rng_below(&rng, 4);
         if (op == 0 && o.n < MAX_MEMBERS) {
             omember *m = &o.m[o.n];
-            if (below(&rng, 2))
+            if (rng_below(&rng, 2))
                 snprintf(m->name, sizeof m->name, "10.0.%u.%u", serial / 200, serial % 200);
             else
-                snprintf(m->name, sizeof m->name, "mc%u:%u", serial, 11212 + below(&rng, 99));
+                snprintf(m->name, sizeof m->name, "mc%u:%u", serial, 11212 + rng_below(&rng, 99));
             serial++;
-            m->weight = below(&rng, 8) == 0 ? 0 : 1 + below(&rng, 5);
+            m->weight = rng_below(&rng, 8) == 0 ? 0 : 1 + rng_below(&rng, 5);
             cr_assert_eq(dch_ring_add_node(r, m->name, m->weight, NULL), DCH_OK);
             o.n++;
         } else if (op == 1) {
-            unsigned i = below(&rng, o.n);
+            unsigned i = rng_below(&rng, o.n);
             uint32_t id;
             cr_assert_eq(dch_ring_find_node(r, o.m[i].name, &id), DCH_OK);
             cr_assert_eq(dch_ring_remove_node(r, id), DCH_OK);
             memmove(&o.m[i], &o.m[i + 1], (o.n - i - 1) * sizeof o.m[0]);
             o.n--;
         } else {
-            unsigned i = below(&rng, o.n);
+            unsigned i = rng_below(&rng, o.n);
             uint32_t id;
             cr_assert_eq(dch_ring_find_node(r, o.m[i].name, &id), DCH_OK);
-            o.m[i].weight = below(&rng, 6);
+            o.m[i].weight = rng_below(&rng, 6);
             cr_assert_eq(dch_ring_set_weight(r, id, o.m[i].weight), DCH_OK);
         }
         check_against_oracle(r, &o, &rng, seed);
@@ -319,74 +293,24 @@ Test(ring_ketama, config_checks_placement)
 
 /* ---- failed allocations --------------------------------------------------- */
 
-typedef struct fault {
-    long calls, fail_at, live;
-} fault;
-
-static void *fault_alloc(void *ctx, size_t size)
-{
-    fault *f = ctx;
-    if (++f->calls == f->fail_at)
-        return NULL;
-    void *p = malloc(size);
-    f->live += p != NULL;
-    return p;
-}
-
-static void *fault_realloc(void *ctx, void *ptr, size_t size)
-{
-    fault *f = ctx;
-    if (++f->calls == f->fail_at)
-        return NULL;
-    void *p = realloc(ptr, size);
-    f->live += p != NULL && ptr == NULL;
-    return p;
-}
-
-static void fault_free(void *ctx, void *ptr)
-{
-    fault *f = ctx;
-    f->live -= ptr != NULL;
-    free(ptr);
-}
-
-/* Ownership as ranges, with member names and weights: what must not change. */
-static char *state_of(const dch_ring *r)
-{
-    size_t nr = 0;
-    (void)dch_ring_ranges(r, NULL, 0, &nr);
-    dch_range *rg = malloc(nr * sizeof *rg);
-    cr_assert_not_null(rg);
-    cr_assert_eq(dch_ring_ranges(r, rg, nr, &nr), DCH_OK);
-    size_t cap = 64 + nr * 48 + dch_ring_id_limit(r) * 300;
-    char *s = malloc(cap);
-    cr_assert_not_null(s);
-    size_t at = 0;
-    for (uint32_t id = 0; id < dch_ring_id_limit(r); id++)
-        at += (size_t)snprintf(s + at, cap - at, "%u=%s/%u ", id,
-                               dch_ring_node_name(r, id) ? dch_ring_node_name(r, id) : "-",
-                               dch_ring_node_weight(r, id));
-    for (size_t i = 0; i < nr; i++)
-        at += (size_t)snprintf(s + at, cap - at, "%" PRIx64 ":%u ", rg[i].hi, rg[i].owner);
-    free(rg);
-    return s;
-}
-
 Test(ring_ketama, every_failed_allocation_leaves_the_ring_unchanged)
 {
-    fault f = {0, 0, 0};
-    dch_allocator alloc = {fault_alloc, fault_realloc, fault_free, &f};
+    faulty f = {0, 0, false, 0};
+    dch_allocator alloc = faulty_allocator(&f);
     for (int op = 0; op < 5; op++) {
-        for (long k = 1;; k++) {
+        fault_sweep sw;
+        for (fault_sweep_start(&sw, &f, SWEEP_ALONE, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+            const long k = sw.at;
+            faulty_arm(&f, 0, false);
             dch_ring *r = ketama_ring(&alloc);
             for (unsigned i = 0; i < 5; i++) {
                 char name[16];
                 snprintf(name, sizeof name, "h%u:1%u", i, i);
                 cr_assert_eq(dch_ring_add_node(r, name, 1 + i % 2, NULL), DCH_OK);
             }
-            char *before = state_of(r);
-            f.calls = 0;
-            f.fail_at = k;
+            ring_snap before;
+            ring_snap_take(&before, r);
+            faulty_arm(&f, k, false);
             int rc;
             switch (op) {
             case 0: rc = dch_ring_add_node(r, "joiner", 2, NULL); break;
@@ -395,20 +319,15 @@ Test(ring_ketama, every_failed_allocation_leaves_the_ring_unchanged)
             case 3: rc = dch_ring_set_weight(r, 1, 0); break;
             default: rc = dch_ring_remove_node(r, 0); break;
             }
-            f.fail_at = 0;
-            bool done = rc == DCH_OK;
-            if (!done) {
+            fault_sweep_done(&sw, rc);
+            if (rc != DCH_OK) {
                 cr_assert_eq(rc, DCH_ENOMEM, "op %d, allocation %ld", op, k);
-                char *after = state_of(r);
-                cr_assert_str_eq(after, before, "op %d, allocation %ld changed the ring",
-                                 op, k);
-                free(after);
+                const char *why = ring_snap_differs(&before, r, false);
+                cr_assert_null(why, "op %d, allocation %ld changed the ring's %s", op, k, why);
             }
-            free(before);
+            ring_snap_free(&before);
             dch_ring_free(r);
             cr_assert_eq(f.live, 0, "op %d, allocation %ld: %ld blocks leaked", op, k, f.live);
-            if (done)
-                break;
         }
     }
 }

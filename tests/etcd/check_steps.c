@@ -13,6 +13,7 @@
  *     epoch is at least ORIG + n, is TARGET byte for byte.
  */
 #include "dch/dch.h"
+#include "support.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,15 +30,6 @@ static const char *owner(const dch_map *m, uint32_t slot)
 {
     const uint32_t id = dch_map_slot_owner(m, slot);
     return id == DCH_NODE_NONE ? "" : dch_map_node_name(m, id);
-}
-
-static uint8_t *bytes_of(const dch_map *m, size_t *n)
-{
-    dch_map_save(m, NULL, 0, n);
-    uint8_t *b = malloc(*n);
-    if (b != NULL)
-        dch_map_save(m, b, *n, n);
-    return b;
 }
 
 /* Per-member counts of one step, by name; a small map is enough. */
@@ -116,12 +108,8 @@ int main(int argc, char **argv)
     if (dch_map_fingerprint(prev) != dch_map_fingerprint(target))
         return fail("the last step does not route like TARGET", n);
     if (dch_map_epoch(target) >= dch_map_epoch(orig) + (uint64_t)n) {
-        size_t na, nb;
-        uint8_t *a = bytes_of(prev, &na), *b = bytes_of(target, &nb);
-        if (a == NULL || b == NULL || na != nb || memcmp(a, b, na) != 0)
+        if (!same_map_bytes(prev, target))
             return fail("the last step is not TARGET byte for byte", n);
-        free(a);
-        free(b);
     }
     for (int j = 0; j < n; j++)
         dch_map_free(steps[j]);

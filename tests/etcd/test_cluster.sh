@@ -5,29 +5,7 @@
 # epochs up to the target; the stopped member, started again, catches up.
 #
 # Usage: test_cluster.sh DCH CHECK_STEPS   Environment: ETCD, ETCDCTL.
-set -euo pipefail
-dch=$(readlink -f "$1")
-check=$(readlink -f "$2")
-here=$(dirname "${BASH_SOURCE[0]}")
-. "$here/etcd_ctl.sh"
-watcher=
-stop_all() {
-    [ -n "$watcher" ] && kill "$watcher" 2>/dev/null || true
-    [ -n "$watcher" ] && wait "$watcher" 2>/dev/null || true
-    etcd_cleanup
-}
-trap stop_all EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-work=$ETCD_WORK/cluster
-mkdir -p "$work/steps"
-cd "$work"
-# A rollout keeps its step files in $TMPDIR; a killed one leaves them there.
-export TMPDIR=$work
-K=512
+. "$(dirname "${BASH_SOURCE[0]}")/tool_test.sh" "$@" cluster
 key=/dch/test/cluster-map
 
 etcd_start 3
@@ -36,14 +14,10 @@ leader=$(etcd_leader) || fail "no leader"
 urls=${ETCD_URL[$leader]}
 for i in 0 1 2; do [ "$i" = "$leader" ] || urls+=",${ETCD_URL[$i]}"; done
 
-"$dch" init orig.map >/dev/null
-for i in 1 2 3 4 5 6 7 8; do "$dch" add orig.map "n$i" >/dev/null; done
-cp orig.map join.map
-"$dch" add join.map n9 >/dev/null
+make_join_maps
 "$dch" publish --etcd "$urls" --key $key orig.map >/dev/null
 
-"$dch" watch --etcd "$urls" --key $key --timeout 60000 >watch.out 2>watch.err &
-watcher=$!
+start_watcher "$urls" $key 60000
 
 # The migrator keeps each step's map and stops the leader at step 4.
 cat >migrator.sh <<'SH'
@@ -68,17 +42,7 @@ cmp -s final.map "$last" || fail "etcd does not hold the last step"
 new_leader=$(etcd_leader) || fail "no leader after the stop"
 [ "$new_leader" != "$leader" ] || fail "the leader did not change"
 
-final_fp=$("$dch" fingerprint join.map)
-for _ in $(seq 1 100); do
-    tail -n 1 watch.out | grep -q "fingerprint $final_fp" && break
-    sleep 0.1
-done
-kill "$watcher"
-wait "$watcher" 2>/dev/null || true
-watcher=
-tail -n 1 watch.out | grep -q "fingerprint $final_fp" || fail "the watcher missed the last map"
-awk '{ if (NR > 1 && $2 <= last) { print "epoch " $2 " after " last; bad = 1 } last = $2 }
-     END { exit bad }' watch.out || fail "the watcher stepped back"
+finish_watcher join.map
 
 # The old leader, back, serves the map the cluster agreed on.
 etcd_restart "$leader" || fail "the old leader did not restart"

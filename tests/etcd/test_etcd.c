@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "dch/dch.h"
+#include "support.h"
 #include "dch/etcd.h"
 
 static const char *live_url(void)
@@ -44,6 +45,15 @@ static void test_key(char *buf, size_t cap, const char *name)
     snprintf(buf, cap, "/dch-test/%ld-%ld/%s", (long)getpid(), (long)ts.tv_nsec, name);
 }
 
+#define KEY_SIZE 128
+
+/* A client of the live member, and in `key` a key for the test `name`. */
+static dch_etcd *live_client(char key[KEY_SIZE], const char *name)
+{
+    test_key(key, KEY_SIZE, name);
+    return client(live_url(), 0);
+}
+
 /* A map of `n` members named prefix-i; epoch n. */
 static dch_map *map_with(unsigned n, const char *prefix)
 {
@@ -65,28 +75,10 @@ static dch_map *with_member(const dch_map *base, const char *name)
     return m;
 }
 
-static int same_bytes(const dch_map *a, const dch_map *b)
-{
-    size_t na, nb;
-    dch_map_save(a, NULL, 0, &na);
-    dch_map_save(b, NULL, 0, &nb);
-    if (na != nb)
-        return 0;
-    unsigned char *x = malloc(na), *y = malloc(nb);
-    cr_assert(x && y);
-    dch_map_save(a, x, na, &na);
-    dch_map_save(b, y, nb, &nb);
-    const int same = memcmp(x, y, na) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 Test(etcd, publish_then_fetch_gives_the_same_bytes)
 {
-    char key[128];
-    test_key(key, sizeof key, "roundtrip");
-    dch_etcd *c = client(live_url(), 0);
+    char key[KEY_SIZE];
+    dch_etcd *c = live_client(key, "roundtrip");
     dch_map *m = map_with(5, "a");
     uint64_t stored = 99;
     cr_assert_eq(dch_etcd_publish(c, key, m, 0, &stored), DCH_OK, "%s", dch_etcd_errmsg(c));
@@ -95,7 +87,7 @@ Test(etcd, publish_then_fetch_gives_the_same_bytes)
     uint64_t rev = 0;
     cr_assert_eq(dch_etcd_fetch(c, key, &got, &rev), DCH_OK);
     cr_assert(rev > 0);
-    cr_assert(same_bytes(got, m));
+    cr_assert(same_map_bytes(got, m));
     dch_map_free(got);
     dch_map_free(m);
     dch_etcd_free(c);
@@ -103,9 +95,8 @@ Test(etcd, publish_then_fetch_gives_the_same_bytes)
 
 Test(etcd, a_stale_epoch_conflicts_and_changes_nothing)
 {
-    char key[128];
-    test_key(key, sizeof key, "stale");
-    dch_etcd *c = client(live_url(), 0);
+    char key[KEY_SIZE];
+    dch_etcd *c = live_client(key, "stale");
     dch_map *m1 = map_with(3, "b"); /* epoch 3 */
     dch_map *m2 = with_member(m1, "late"); /* epoch 4 */
     cr_assert_eq(dch_etcd_publish(c, key, m1, 0, NULL), DCH_OK);
@@ -118,7 +109,7 @@ Test(etcd, a_stale_epoch_conflicts_and_changes_nothing)
     cr_assert_eq(dch_etcd_publish(c, key, m2, 2, &stored), DCH_ECONFLICT);
     dch_map *got;
     cr_assert_eq(dch_etcd_fetch(c, key, &got, NULL), DCH_OK);
-    cr_assert(same_bytes(got, m1));
+    cr_assert(same_map_bytes(got, m1));
     dch_map_free(got);
     /* From the right epoch it goes through. */
     cr_assert_eq(dch_etcd_publish(c, key, m2, 3, &stored), DCH_OK);
@@ -130,9 +121,8 @@ Test(etcd, a_stale_epoch_conflicts_and_changes_nothing)
 
 Test(etcd, publishing_the_stored_bytes_again_succeeds)
 {
-    char key[128];
-    test_key(key, sizeof key, "again");
-    dch_etcd *c = client(live_url(), 0);
+    char key[KEY_SIZE];
+    dch_etcd *c = live_client(key, "again");
     dch_map *m = map_with(4, "c");
     cr_assert_eq(dch_etcd_publish(c, key, m, 0, NULL), DCH_OK);
     uint64_t stored = 0;
@@ -144,9 +134,8 @@ Test(etcd, publishing_the_stored_bytes_again_succeeds)
 
 Test(etcd, bad_arguments_are_einval)
 {
-    char key[128];
-    test_key(key, sizeof key, "args");
-    dch_etcd *c = client(live_url(), 0);
+    char key[KEY_SIZE];
+    dch_etcd *c = live_client(key, "args");
     dch_map *m = map_with(2, "d");
     cr_assert_eq(dch_etcd_publish(c, key, m, 2, NULL), DCH_EINVAL, "epoch not above expected");
     cr_assert_eq(dch_etcd_publish(c, "", m, 0, NULL), DCH_EINVAL);
@@ -186,15 +175,22 @@ typedef struct racer {
     char msg[256];
 } racer;
 
+/* A client of the live member for a thread, which cannot assert: the
+ * dch_etcd_new code. */
+static int thread_client(dch_etcd **c)
+{
+    dch_etcd_config cfg;
+    dch_etcd_config_default(&cfg);
+    cfg.endpoints = getenv("DCH_ETCD_URL");
+    return dch_etcd_new(c, &cfg);
+}
+
 /* Threads report through their struct; only the test's thread asserts. */
 static void *race(void *arg)
 {
     racer *r = arg;
-    dch_etcd_config cfg;
-    dch_etcd_config_default(&cfg);
-    cfg.endpoints = getenv("DCH_ETCD_URL");
     dch_etcd *c = NULL;
-    const int made = dch_etcd_new(&c, &cfg);
+    const int made = thread_client(&c);
     pthread_barrier_wait(r->start);
     if (made != DCH_OK) {
         r->rc = made;
@@ -208,9 +204,8 @@ static void *race(void *arg)
 
 Test(etcd, racing_operators_from_one_epoch_exactly_one_wins)
 {
-    char key[128];
-    test_key(key, sizeof key, "race");
-    dch_etcd *c = client(live_url(), 0);
+    char key[KEY_SIZE];
+    dch_etcd *c = live_client(key, "race");
     dch_map *base = map_with(6, "e");
     cr_assert_eq(dch_etcd_publish(c, key, base, 0, NULL), DCH_OK);
     unsigned lost_in_txn = 0;
@@ -248,7 +243,7 @@ Test(etcd, racing_operators_from_one_epoch_exactly_one_wins)
         cr_assert_neq(winner, -1, "round %d: nobody won", round);
         dch_map *got;
         cr_assert_eq(dch_etcd_fetch(c, key, &got, NULL), DCH_OK);
-        cr_assert(same_bytes(got, mine[winner]), "round %d: stored map is not the winner's",
+        cr_assert(same_map_bytes(got, mine[winner]), "round %d: stored map is not the winner's",
                   round);
         dch_map_free(base);
         base = got;
@@ -316,11 +311,8 @@ typedef struct publisher {
 static void *publish_many(void *arg)
 {
     publisher *p = arg;
-    dch_etcd_config cfg;
-    dch_etcd_config_default(&cfg);
-    cfg.endpoints = getenv("DCH_ETCD_URL");
     dch_etcd *c = NULL;
-    p->rc = dch_etcd_new(&c, &cfg);
+    p->rc = thread_client(&c);
     uint64_t expected = 0;
     for (int i = 0; i < WATCHED && p->rc == DCH_OK; i++) {
         p->rc = dch_etcd_publish(c, p->key, p->m, expected, NULL);
@@ -404,15 +396,14 @@ Test(etcd, watch_and_publish_pass_over_a_value_that_is_not_a_map)
 
 Test(etcd, fetch_previous_reads_the_version_before)
 {
-    char key[128];
-    test_key(key, sizeof key, "previous");
-    dch_etcd *c = client(live_url(), 0);
+    char key[KEY_SIZE];
+    dch_etcd *c = live_client(key, "previous");
     dch_map *m1 = map_with(3, "p"), *m2 = with_member(m1, "p-more"), *got;
     cr_assert_eq(dch_etcd_publish(c, key, m1, 0, NULL), DCH_OK);
     cr_assert_eq(dch_etcd_fetch_previous(c, key, &got), DCH_ENOENT);
     cr_assert_eq(dch_etcd_publish(c, key, m2, 3, NULL), DCH_OK);
     cr_assert_eq(dch_etcd_fetch_previous(c, key, &got), DCH_OK);
-    cr_assert(same_bytes(got, m1));
+    cr_assert(same_map_bytes(got, m1));
     dch_map_free(got);
     dch_map_free(m1);
     dch_map_free(m2);

@@ -8,42 +8,13 @@
 # time (a clear error, nothing changed); and a stale --expect (exit status 3).
 #
 # Usage: test_rollout.sh DCH CHECK_STEPS   Environment: ETCD, ETCDCTL.
-set -euo pipefail
-dch=$(readlink -f "$1")
-check=$(readlink -f "$2")
-here=$(dirname "${BASH_SOURCE[0]}")
-. "$here/etcd_ctl.sh"
-watcher=
-holder=
-stop_all() {
-    [ -n "$watcher" ] && kill "$watcher" 2>/dev/null || true
-    [ -n "$watcher" ] && wait "$watcher" 2>/dev/null || true
-    [ -n "$holder" ] && kill "$holder" 2>/dev/null || true
-    [ -n "$holder" ] && wait "$holder" 2>/dev/null || true
-    etcd_cleanup
-}
-trap stop_all EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-work=$ETCD_WORK/rollout
-mkdir -p "$work/steps"
-cd "$work"
-# A rollout keeps its step files in $TMPDIR; a killed one leaves them there
-# for the next rollout to remove.
-export TMPDIR=$work
-K=512
+. "$(dirname "${BASH_SOURCE[0]}")/tool_test.sh" "$@" rollout
 key=/dch/test/map
 
 etcd_start 1
 url=${ETCD_URLS}
 
-"$dch" init orig.map >/dev/null
-for i in 1 2 3 4 5 6 7 8; do "$dch" add orig.map "n$i" >/dev/null; done
-cp orig.map join.map
-"$dch" add join.map n9 >/dev/null
+make_join_maps
 
 # Usage errors: exit status 2, before any contact with etcd.
 usage_case() {
@@ -68,8 +39,7 @@ cmp -s ./-x.map orig.map || fail "fetch -- -x.map did not write the stored map t
 orig_epoch=$("$dch" show orig.map --json | sed -n 's/.*"epoch": *\([0-9]*\).*/\1/p' | head -1)
 [ "$orig_epoch" = 8 ] || fail "orig epoch is $orig_epoch"
 
-"$dch" watch --etcd "$url" --key $key --timeout 90000 >watch.out 2>watch.err &
-watcher=$!
+start_watcher "$url" $key 90000
 
 # The migrator: keeps each step's map, checks that the step it is called for
 # is the one stored in etcd, and kills its rollout once at step 5.
@@ -177,15 +147,5 @@ cmp -s before.map after.map || fail "the stored map changed while etcd was down"
 
 # The watcher lived through the restart: a map published now reaches it.
 "$dch" publish --etcd "$url" --key $key down.map --expect "$before_epoch" >/dev/null
-final_fp=$("$dch" fingerprint down.map)
-for _ in $(seq 1 100); do
-    tail -n 1 watch.out | grep -q "fingerprint $final_fp" && break
-    sleep 0.1
-done
-kill "$watcher"
-wait "$watcher" 2>/dev/null || true
-watcher=
-tail -n 1 watch.out | grep -q "fingerprint $final_fp" || fail "the watcher missed the last map"
-awk '{ if (NR > 1 && $2 <= last) { print "epoch " $2 " after " last; bad = 1 } last = $2 }
-     END { exit bad }' watch.out || fail "the watcher stepped back"
+finish_watcher down.map
 echo "rollout: join $nsteps steps, leave $(ls "$work/steps/leave" | wc -l) steps, watcher saw $(wc -l <watch.out) epochs"

@@ -13,6 +13,7 @@
  * Run:   build-fuzz/tests/fuzz/fuzz_map_load NEW_CORPUS_DIR tests/fuzz/corpus_map_load
  */
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,11 +27,7 @@ static const uint8_t checksum_key[16] = {'d', 'c', 'h', ' ', 'm', 'a', 'p', ' ',
 static void check_map(const dch_map *m)
 {
     size_t len;
-    if (dch_map_save(m, NULL, 0, &len) != DCH_OK)
-        abort();
-    uint8_t *buf = malloc(len);
-    if (buf == NULL || dch_map_save(m, buf, len, &len) != DCH_OK)
-        abort();
+    uint8_t *buf = map_bytes(m, &len);
     dch_map *back = NULL;
     if (dch_map_load(&back, buf, len) != DCH_OK ||
         dch_map_fingerprint(back) != dch_map_fingerprint(m) ||

@@ -84,6 +84,7 @@
  * applied to the ring (only to the map).
  */
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -114,22 +115,6 @@ static void fail(const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     abort();
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL)
-        fail("out of memory in the harness");
-    return p;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-    void *p = calloc(n ? n : 1, size);
-    if (p == NULL)
-        fail("out of memory in the harness");
-    return p;
 }
 
 /* ---- Input ------------------------------------------------------------ */
@@ -480,11 +465,7 @@ static void check_ranges_of_map(const dch_map *m)
 static dch_map *save_and_load(const dch_map *m)
 {
     size_t len = 0;
-    if (dch_map_save(m, NULL, 0, &len) != DCH_OK)
-        fail("save: sizing failed");
-    uint8_t *buf = xmalloc(len);
-    if (dch_map_save(m, buf, len, &len) != DCH_OK)
-        fail("save failed");
+    uint8_t *buf = map_bytes(m, &len);
     dch_map *back = NULL;
     const int rc = dch_map_load(&back, buf, len);
     if (rc != DCH_OK)
@@ -504,30 +485,11 @@ static dch_map *save_and_load(const dch_map *m)
 
 /* ---- Ring checks ------------------------------------------------------ */
 
-typedef struct collected {
-    dch_range *v;
-    size_t n, cap;
-} collected;
-
-static int collect(const dch_range *rg, void *ctx)
-{
-    collected *c = ctx;
-    if (c->n == c->cap) {
-        c->cap = c->cap ? 2 * c->cap : 64;
-        dch_range *grown = realloc(c->v, c->cap * sizeof *grown);
-        if (grown == NULL)
-            fail("out of memory in the harness");
-        c->v = grown;
-    }
-    c->v[c->n++] = *rg;
-    return 0;
-}
-
 /* One walk: a ring's walk visits all 2^16 index buckets, the cost of a step. */
 static dch_range *ring_ranges(const dch_ring *r, size_t *n)
 {
-    collected c = {NULL, 0, 0};
-    if (dch_ring_foreach_range(r, collect, &c) != DCH_OK || c.n == 0)
+    range_list c = {NULL, 0, 0};
+    if (dch_ring_foreach_range(r, ranges_push, &c) != DCH_OK || c.n == 0)
         fail("ring ranges: the walk failed or gave no range");
     *n = c.n;
     return c.v;

@@ -17,46 +17,23 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "support.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    size_t len = 0;
+    char *text = slurp(path, &len);
+    if (text == NULL) {
         perror(path);
-        return -1;
-    }
-    size_t cap = 4096, len = 0;
-    uint8_t *buf = malloc(cap);
-    for (size_t got; buf != NULL && (got = fread(buf + len, 1, cap - len, f)) > 0;) {
-        len += got;
-        if (len == cap) {
-            uint8_t *grown = realloc(buf, cap * 2);
-            if (grown == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = grown;
-            cap *= 2;
-        }
-    }
-    const int bad = buf == NULL || ferror(f);
-    fclose(f);
-    if (bad) {
-        fprintf(stderr, "%s: cannot read\n", path);
-        free(buf);
         return -1;
     }
     fprintf(stderr, "replay %s (%zu bytes)\n", path, len);
     /* An exact-size copy, so that a sanitizer sees any read past the end. */
-    uint8_t *exact = malloc(len ? len : 1);
-    if (exact == NULL) {
-        free(buf);
-        return -1;
-    }
-    memcpy(exact, buf, len);
-    free(buf);
+    uint8_t *exact = xmalloc(len);
+    memcpy(exact, text, len);
+    free(text);
     LLVMFuzzerTestOneInput(exact, len);
     free(exact);
     return 0;
