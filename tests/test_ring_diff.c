@@ -16,45 +16,12 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "support.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static double test_scale(void)
-{
-    const char *s = getenv("DCH_TEST_SCALE");
-    char *end;
-    double v = s ? strtod(s, &end) : 1.0;
-    return (s == NULL || end == s || v <= 0.0) ? 1.0 : v;
-}
-
-static size_t scaled(size_t n)
-{
-    double v = (double)n * test_scale();
-    return v < 1.0 ? 1 : (size_t)v;
-}
-
-static uint64_t base_seed(uint64_t fallback)
-{
-    const char *s = getenv("DCH_TEST_SEED");
-    return s != NULL ? strtoull(s, NULL, 0) : fallback;
-}
-
-/* SplitMix64. */
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-static uint32_t below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(next_u64(s) % n);
-}
 
 /* ---- collecting and checking a diff --------------------------------------- */
 
@@ -76,8 +43,7 @@ static int keep(const dch_move *mv, void *ctx)
     plan *p = ctx;
     if (p->n == p->cap) {
         p->cap = p->cap ? 2 * p->cap : 64;
-        p->v = realloc(p->v, p->cap * sizeof *p->v);
-        cr_assert(p->v != NULL);
+        p->v = xrealloc(p->v, p->cap * sizeof *p->v);
     }
     kept *k = &p->v[p->n++];
     k->lo = mv->lo;
@@ -97,18 +63,18 @@ static bool same_name(const char *a, const char *b)
 static const char *kept_from(const kept *k) { return k->has_from ? k->from : NULL; }
 static const char *kept_to(const kept *k) { return k->has_to ? k->to : NULL; }
 
-/* The move holding h, or NULL. */
+/* bsearch order of a hash (key) and a move: before it, inside it, after it. */
+static int hash_vs_move(const void *key, const void *elem)
+{
+    const uint64_t h = *(const uint64_t *)key;
+    const kept *k = elem;
+    return h < k->lo ? -1 : h > k->hi ? 1 : 0;
+}
+
+/* The move holding h, or NULL: the moves are ascending and disjoint. */
 static const kept *move_at(const plan *p, uint64_t h)
 {
-    size_t lo = 0, hi = p->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->v[mid].hi < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < p->n && p->v[lo].lo <= h ? &p->v[lo] : NULL;
+    return p->n == 0 ? NULL : bsearch(&h, p->v, p->n, sizeof *p->v, hash_vs_move);
 }
 
 static void check_hash(const dch_ring *a, const dch_ring *b, const plan *p,
@@ -145,11 +111,8 @@ static void check_around(const dch_ring *a, const dch_ring *b, const plan *p,
 static void check_boundaries_of(const dch_ring *r, const dch_ring *a,
                                  const dch_ring *b, const plan *p, uint64_t seed)
 {
-    size_t n = 0;
-    cr_assert_eq(dch_ring_ranges(r, NULL, 0, &n), n == 0 ? DCH_OK : DCH_EFULL);
-    dch_range *rs = malloc(n * sizeof *rs);
-    cr_assert(rs != NULL);
-    cr_assert_eq(dch_ring_ranges(r, rs, n, &n), DCH_OK);
+    size_t n;
+    dch_range *rs = ring_ranges_of(r, &n);
     for (size_t i = 0; i < n; i++)
         check_around(a, b, p, rs[i].lo, rs[i].hi, seed);
     free(rs);
@@ -182,7 +145,7 @@ static size_t check_diff(const dch_ring *a, const dch_ring *b, uint64_t seed,
     check_boundaries_of(b, a, b, &p, seed);
     uint64_t s = seed;
     for (size_t i = 0; i < samples; i++)
-        check_hash(a, b, &p, next_u64(&s), seed);
+        check_hash(a, b, &p, rng_next(&s), seed);
     size_t n = p.n;
     free(p.v);
     return n;
@@ -208,12 +171,12 @@ static dch_ring *new_ring(uint32_t placement, uint32_t ppw, uint8_t key0,
 static void random_op(dch_ring *r, uint64_t *s)
 {
     char name[32];
-    snprintf(name, sizeof name, "node-%u", (unsigned)below(s, 24));
+    snprintf(name, sizeof name, "node-%u", (unsigned)rng_below(s, 24));
     uint32_t id;
-    const uint32_t weight = below(s, 5);
+    const uint32_t weight = rng_below(s, 5);
     if (dch_ring_find_node(r, name, &id) != DCH_OK) {
         cr_assert_eq(dch_ring_add_node(r, name, weight, NULL), DCH_OK);
-    } else if (below(s, 3) == 0) {
+    } else if (rng_below(s, 3) == 0) {
         cr_assert_eq(dch_ring_remove_node(r, id), DCH_OK);
     } else {
         cr_assert_eq(dch_ring_set_weight(r, id, weight), DCH_OK);
@@ -222,23 +185,23 @@ static void random_op(dch_ring *r, uint64_t *s)
 
 static void random_histories(uint32_t placement, uint32_t ppw, uint64_t fallback)
 {
-    const uint64_t base = base_seed(fallback);
-    const size_t runs = scaled(40);
+    const uint64_t base = test_seed(fallback);
+    const size_t runs = test_scaled(40, 1);
     for (size_t run = 0; run < runs; run++) {
         uint64_t seed = base + run, s = seed;
         dch_ring *a = new_ring(placement, ppw, 3, NULL);
-        const uint32_t before = 1 + below(&s, 12);
+        const uint32_t before = 1 + rng_below(&s, 12);
         for (uint32_t i = 0; i < before; i++)
             random_op(a, &s);
         dch_ring *b = NULL;
         cr_assert_eq(dch_ring_clone(&b, a), DCH_OK);
         cr_assert_eq(check_diff(a, b, seed, 200), 0, "seed %llu: a clone differs",
                      (unsigned long long)seed);
-        const uint32_t after = 1 + below(&s, 6);
+        const uint32_t after = 1 + rng_below(&s, 6);
         for (uint32_t i = 0; i < after; i++)
             random_op(b, &s);
-        (void)check_diff(a, b, seed, scaled(4000));
-        (void)check_diff(b, a, seed, scaled(1000));
+        (void)check_diff(a, b, seed, test_scaled(4000, 1));
+        (void)check_diff(b, a, seed, test_scaled(1000, 1));
         dch_ring_free(a);
         dch_ring_free(b);
     }
@@ -337,14 +300,6 @@ Test(ring_diff, a_nonzero_return_stops_the_walk)
     dch_ring_free(b);
 }
 
-static int never(const dch_move *mv, void *ctx)
-{
-    (void)mv;
-    (void)ctx;
-    cr_assert_fail("fn called on a refused diff");
-    return 0;
-}
-
 Test(ring_diff, refuses_rings_that_hash_keys_differently)
 {
     dch_ring *a = new_ring(DCH_RING_PLACE_SIPHASH, 10, 0, NULL);
@@ -352,13 +307,15 @@ Test(ring_diff, refuses_rings_that_hash_keys_differently)
     dch_ring *ppw = new_ring(DCH_RING_PLACE_SIPHASH, 11, 0, NULL);
     dch_ring *ket = new_ring(DCH_RING_PLACE_KETAMA, 10, 0, NULL);
     dch_ring *ket_key = new_ring(DCH_RING_PLACE_KETAMA, 10, 9, NULL);
-    cr_assert_eq(dch_ring_diff(a, key, never, NULL), DCH_EINVAL, "another hash key");
-    cr_assert_eq(dch_ring_diff(a, ket, never, NULL), DCH_EINVAL, "another placement");
-    cr_assert_eq(dch_ring_diff(ket, a, never, NULL), DCH_EINVAL, "another placement");
-    cr_assert_eq(dch_ring_diff(NULL, a, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_ring_diff(a, NULL, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_ring_diff(a, a, NULL, NULL), DCH_EINVAL);
+    /* A refused diff calls fn for nothing: `p` stays empty. */
     plan p = {0};
+    cr_assert_eq(dch_ring_diff(a, key, keep, &p), DCH_EINVAL, "another hash key");
+    cr_assert_eq(dch_ring_diff(a, ket, keep, &p), DCH_EINVAL, "another placement");
+    cr_assert_eq(dch_ring_diff(ket, a, keep, &p), DCH_EINVAL, "another placement");
+    cr_assert_eq(dch_ring_diff(NULL, a, keep, &p), DCH_EINVAL);
+    cr_assert_eq(dch_ring_diff(a, NULL, keep, &p), DCH_EINVAL);
+    cr_assert_eq(dch_ring_diff(a, a, NULL, NULL), DCH_EINVAL);
+    cr_assert_eq(p.n, 0, "fn called on a refused diff");
     cr_assert_eq(dch_ring_diff(a, ppw, keep, &p), DCH_OK, "points per weight may differ");
     cr_assert_eq(dch_ring_diff(ket, ket_key, keep, &p), DCH_OK, "ketama ignores the key");
     cr_assert_eq(p.n, 0);
@@ -372,72 +329,35 @@ Test(ring_diff, refuses_rings_that_hash_keys_differently)
 
 /* ---- allocation --------------------------------------------------------- */
 
-typedef struct counting {
-    dch_allocator a;
-    size_t calls, live;
-    bool fail;
-} counting;
-
-static void *c_malloc(void *ctx, size_t n)
-{
-    counting *c = ctx;
-    c->calls++;
-    if (c->fail)
-        return NULL;
-    void *p = malloc(n);
-    c->live += p != NULL;
-    return p;
-}
-
-static void *c_realloc(void *ctx, void *p, size_t n)
-{
-    counting *c = ctx;
-    c->calls++;
-    if (c->fail)
-        return NULL;
-    void *q = realloc(p, n);
-    c->live += p == NULL && q != NULL;
-    return q;
-}
-
-static void c_free(void *ctx, void *p)
-{
-    counting *c = ctx;
-    c->live -= p != NULL;
-    free(p);
-}
-
 Test(ring_diff, allocates_nothing_and_works_when_every_allocation_fails)
 {
-    counting c = {{NULL, NULL, NULL, NULL}, 0, 0, false};
-    c.a.ctx = &c;
-    c.a.alloc = c_malloc;
-    c.a.realloc = c_realloc;
-    c.a.free = c_free;
-    uint64_t s = base_seed(77);
-    dch_ring *a = new_ring(DCH_RING_PLACE_SIPHASH, 9, 0, &c.a);
-    dch_ring *b = new_ring(DCH_RING_PLACE_SIPHASH, 9, 0, &c.a);
+    faulty f = {0, 0, false, 0};
+    const dch_allocator alloc = faulty_allocator(&f);
+    const uint64_t seed = test_seed(77);
+    uint64_t s = seed;
+    dch_ring *a = new_ring(DCH_RING_PLACE_SIPHASH, 9, 0, &alloc);
+    dch_ring *b = new_ring(DCH_RING_PLACE_SIPHASH, 9, 0, &alloc);
     for (int i = 0; i < 12; i++) {
         random_op(a, &s);
         random_op(b, &s);
     }
     plan want = {0}, got = {0};
     cr_assert_eq(dch_ring_diff(a, b, keep, &want), DCH_OK);
-    const size_t calls = c.calls, live = c.live;
-    c.fail = true;
+    const long live = f.live;
+    faulty_arm(&f, 1, true); /* from here on every allocation fails */
     cr_assert_eq(dch_ring_diff(a, b, keep, &got), DCH_OK);
-    cr_assert_eq(c.calls, calls, "the diff called the allocator");
-    cr_assert_eq(c.live, live);
-    cr_assert_eq(got.n, want.n);
+    cr_assert_eq(f.calls, 0, "the diff called the allocator");
+    cr_assert_eq(f.live, live);
+    cr_assert_eq(got.n, want.n, "seed %llu", (unsigned long long)seed);
     for (size_t i = 0; i < got.n; i++)
         cr_assert(got.v[i].lo == want.v[i].lo && got.v[i].hi == want.v[i].hi &&
                       same_name(kept_from(&got.v[i]), kept_from(&want.v[i])) &&
                       same_name(kept_to(&got.v[i]), kept_to(&want.v[i])),
-                  "move %zu", i);
+                  "seed %llu: move %zu", (unsigned long long)seed, i);
     free(want.v);
     free(got.v);
-    c.fail = false;
+    faulty_arm(&f, 0, false);
     dch_ring_free(a);
     dch_ring_free(b);
-    cr_assert_eq(c.live, 0, "every block given back");
+    cr_assert_eq(f.live, 0, "every block given back");
 }
