@@ -310,52 +310,30 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
 
 /*
  * The best receiver holding nothing in the unit, found without changing the
- * heap: a best-first walk down from its root, with the positions still to
- * look at in a small heap of their own (park), stops at the first receiver
- * not present in the unit. Every position it expands holds a present
- * receiver, so park holds at most one more than those (S + 1).
+ * heap: a walk down from its root that stops at absent receivers and at
+ * subtrees that cannot beat the best found so far. The best absent receiver
+ * is one the walk stops at, since an absent receiver below an absent one
+ * comes after it. The walk expands present receivers only, so its stack
+ * (park) holds at most one more than those (S + 1).
  */
-static int park_before(const dch__engine *g, uint32_t a, uint32_t b)
-{
-    return before_absent(g, g->mv->heap[a], g->mv->heap[b]);
-}
-
 static uint32_t best_absent(const dch__engine *g, uint32_t n)
 {
     dch__move *mv = g->mv;
-    uint32_t *q = mv->park, len = 0;
+    uint32_t *stack = mv->park, len = 0, best = UINT32_MAX;
     if (n > 0)
-        q[len++] = 0;
+        stack[len++] = 0;
     while (len > 0) {
-        const uint32_t p = q[0];
-        if (mv->cnt[mv->heap[p]] == 0)
-            return mv->heap[p];
-        /* Replace the root by p's first child, or by the last entry. */
-        const uint32_t c1 = 2 * p + 1, c2 = 2 * p + 2;
-        uint32_t i = 0, item = c1 < n ? c1 : q[--len];
-        for (;;) { /* sift item down from the root */
-            uint32_t c = 2 * i + 1;
-            if (c >= len)
-                break;
-            if (c + 1 < len && park_before(g, q[c + 1], q[c]))
-                c++;
-            if (!park_before(g, q[c], item))
-                break;
-            q[i] = q[c];
-            i = c;
+        const uint32_t p = stack[--len], id = mv->heap[p];
+        if (best != UINT32_MAX && !before_absent(g, id, best))
+            continue; /* nothing below p comes before best */
+        if (mv->cnt[id] == 0) {
+            best = id;
+            continue;
         }
-        if (len > 0)
-            q[i] = item;
-        if (c2 < n) { /* and sift p's second child up */
-            i = len++;
-            while (i > 0 && park_before(g, c2, q[(i - 1) / 2])) {
-                q[i] = q[(i - 1) / 2];
-                i = (i - 1) / 2;
-            }
-            q[i] = c2;
-        }
+        for (uint32_t c = 2 * p + 1; c <= 2 * p + 2 && c < n; c++)
+            stack[len++] = c;
     }
-    return UINT32_MAX;
+    return best;
 }
 
 /* The heap of receivers with quota left, ordered by before_absent. */
