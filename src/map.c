@@ -9,28 +9,18 @@
  * in proportion to its weight), slices are whole slots, and weights are
  * supported.
  *
- * Every change is one of two moves, both monotone:
- *   grow(x):   x's weight rises; slots move only from other members to x;
- *   shrink(x): x's weight falls; slots move only from x to other members.
- * Add is grow from weight 0, remove is shrink to 0, set_weight is either.
- *
- * With W the new weight sum, a member of weight w has the exact per-unit
- * share s = S*w/W and the global share q = P*w/W; its soft band in a unit is
- * [floor(s), ceil(s)] and its hard band one wider each side, which still
- * keeps |count - s| < 2. A move runs four passes (NOTES.md states them bit
- * for bit):
- *   1. per unit, the moves the bands force (kmin) and the further moves x's
- *      band allows (room); x's total is its rounded share, clamped;
- *   2. the forced moves, unit by unit, counterparties ranked by band tier,
- *      then global need, then per-unit need, then id;
- *   3. the remaining moves, each to the counterparty of greatest global need
- *      that can make it inside its soft (then hard) band, in a unit with
- *      room, starting from points spread evenly round the ring;
- *   4. repair: chains of take-overs between counterparties while one is a
- *      slot (two, with unequal weights) needier than another.
- * Ranking by global need keeps counts within a slot of their shares; the
- * bands keep every unit's slices equal. With equal weights the soft bands
- * always hold; with unequal weights only the hard bands force moves.
+ * Every call changes one member x's weight: add raises it from 0, remove
+ * lowers it to 0, set_weight does either. The move is the placement
+ * engine's (map_engine.c, map_engine_slots.c, map_engine_chains.c; NOTES.md,
+ * "The placement engine", states it step by step and proves its promises):
+ * step 1 decides every count against the shares P*w/W of the new weights,
+ * step 2 chooses which slots carry those counts, aiming at per-unit slices
+ * of S*w/W, and step 3 repairs any member 2 or more slots from its share.
+ * With equal weights step 3 never runs, so slots move only to x or only from
+ * x; with unequal weights its moves between two other members are what
+ * keeps |count - P*w/W| < 2 after every call, which no engine moving only
+ * x's slots can. This file is the object around the engine: members, the
+ * slot table, lookups, ranges and clones.
  * All arithmetic is exact (64-bit integers) and ties fall to the lower id,
  * so the table is a pure function of the config and the call sequence.
  */

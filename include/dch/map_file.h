@@ -16,7 +16,8 @@
  * map_stage.h). All integers are little-endian; uleb is unsigned LEB128
  * (7 bits per byte, low group first, high bit set on every byte but the
  * last) in its shortest form, so its last byte is non-zero unless the value
- * is 0 and it is one byte long.
+ * is 0 and it is one byte long (an owner takes at most 3 bytes, 65535 being
+ * FF FF 03, and a run length at most 4).
  *
  *   offset size  field
  *   0      8     magic 89 44 43 48 0D 0A 1A 0A ("\x89DCH\r\n\x1a\n")
