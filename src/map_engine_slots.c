@@ -205,17 +205,28 @@ static uint32_t count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
     uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
     const uint32_t *quota = g->mv->quota;
-    const uint32_t spu = g->v->spu, x = g->x;
-    const int donors = g->grow && !all, grow = g->grow;
+    const uint32_t spu = g->v->spu, x = g->x, ids = g->v->id_limit;
     uint32_t np = 0;
-    for (uint32_t i = 0; i < spu; i++) {
-        const uint32_t o = base[i];
-        if (o == DCH__MAP_UNOWNED || o == x || (donors && quota[o] == 0))
-            continue;
-        if (cnt[o]++ == 0)
-            present[np++] = o;
-        if (grow)
-            slot[o] = i; /* on a lowering slot[] holds heap positions */
+    /* DCH__MAP_UNOWNED is at least id_limit, and x's quota is 0. */
+    if (g->grow && !all) {
+        for (uint32_t i = 0; i < spu; i++) {
+            const uint32_t o = base[i];
+            if (o >= ids || quota[o] == 0)
+                continue;
+            present[np] = o;
+            np += cnt[o]++ == 0;
+            slot[o] = i;
+        }
+    } else {
+        for (uint32_t i = 0; i < spu; i++) {
+            const uint32_t o = base[i];
+            if (o >= ids || o == x)
+                continue;
+            present[np] = o;
+            np += cnt[o]++ == 0;
+            if (g->grow)
+                slot[o] = i; /* on a lowering slot[] holds heap positions */
+        }
     }
     return np;
 }
