@@ -29,8 +29,8 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 60 bytes per id, 8 per unit, 8 per slot of a unit and 8 per slot
- * that can move.
+ * Size: 60 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * 8 per slot that can move.
  */
 typedef struct dch__move {
     const dch_allocator *alloc;

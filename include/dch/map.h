@@ -48,8 +48,8 @@
  * far each is proven, tested and measured.
  *
  * Changes allocate their scratch up front and free it before returning:
- * 60 bytes per member id, 8 per unit, 8 per slot of a unit and 8 per slot
- * that can move (512 KiB for a join at the default 65,536 slots, most of it
+ * 60 bytes per member id, 8 per unit, 8 per slot of a unit (and 4 more)
+ * and 8 per slot that can move (512 KiB for a join at the default 65,536 slots, most of it
  * never touched), which is what lets a failed allocation leave the map as
  * it was.
  *
