@@ -199,6 +199,36 @@ static uint64_t pick_key(const dch__engine *g, uint32_t id, int t)
     const uint64_t fq = (uint64_t)((INT64_C(1) << 25) - free_quota(g, id));
     return (uint64_t)t << 60 | fq << 16 | id;
 }
+/*
+ * The least of `best` and the pick_key() of the members present in the unit
+ * (counted into cnt/present) that hold a slot there and have quota left,
+ * with a tier of at most max_tier; on the first pass of a raise, a tier-1
+ * pick must also leave quota beyond what later units force. The same
+ * arithmetic as tier() and pick_key(), on arrays read once a member.
+ */
+static uint64_t best_present(const dch__engine *g, uint32_t np, uint64_t best,
+                             int max_tier, int first)
+{
+    const dch__move *mv = g->mv;
+    const uint32_t *present = mv->present, *cnt = mv->cnt, *quota = mv->quota;
+    const uint32_t *lo = mv->band_lo, *hi = mv->band_hi, *forced = mv->forced;
+    const int grow = g->grow;
+    for (uint32_t k = 0; k < np; k++) {
+        const uint32_t id = present[k], c = cnt[id], q = quota[id];
+        if (c == 0 || q == 0)
+            continue;
+        const int t = grow ? (c > hi[id] ? 0 : c > lo[id] ? 1 : 2)
+                           : (c < lo[id] ? 0 : c < hi[id] ? 1 : 2);
+        const int64_t spare = (int64_t)q - forced[id];
+        if (t > max_tier || (t == 1 && first && spare <= 0))
+            continue;
+        const uint64_t key =
+            (uint64_t)t << 60 | (uint64_t)((INT64_C(1) << 25) - spare) << 16 | id;
+        best = key < best ? key : best;
+    }
+    return best;
+}
+
 /* Count unit u's owners other than x into cnt/present; slot[id] is the last
  * slot of the unit id holds. Only donors with quota left, on a raise. */
 static uint32_t count_unit(const dch__engine *g, const uint16_t *base, int all)
@@ -284,18 +314,7 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
             if (mv->surveyed)
                 tally_forced(g, np, -1);
         while (mv->xcnt[u] < limit && left > 0) {
-            uint64_t best_key = UINT64_MAX;
-            for (uint32_t k = 0; k < np; k++) {
-                const uint32_t id = mv->present[k];
-                if (mv->cnt[id] == 0 || mv->quota[id] == 0)
-                    continue;
-                const int t = tier(g, id, mv->cnt[id]);
-                /* A free pick must not spend what later units force. */
-                if (t > max_tier || (t == 1 && first && free_quota(g, id) <= 0))
-                    continue;
-                const uint64_t key = pick_key(g, id, t);
-                best_key = key < best_key ? key : best_key;
-            }
+            const uint64_t best_key = best_present(g, np, UINT64_MAX, max_tier, first);
             if (best_key == UINT64_MAX)
                 break;
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
@@ -378,15 +397,9 @@ static void give_pass(const dch__engine *g, uint32_t n)
             if (base[i] != g->x)
                 continue;
             uint32_t best = best_absent(g, n);
-            uint64_t best_key = best == UINT32_MAX ? UINT64_MAX
-                                                   : pick_key(g, best, tier(g, best, 0));
-            for (uint32_t k = 0; k < np; k++) {
-                const uint32_t id = mv->present[k];
-                if (mv->quota[id] == 0)
-                    continue;
-                const uint64_t key = pick_key(g, id, tier(g, id, mv->cnt[id]));
-                best_key = key < best_key ? key : best_key;
-            }
+            const uint64_t best_key = best_present(
+                g, np, best == UINT32_MAX ? UINT64_MAX : pick_key(g, best, tier(g, best, 0)),
+                2, 0);
             best = best_key == UINT64_MAX ? UINT32_MAX : (uint32_t)(best_key & 0xFFFF);
             if (tier(g, best, mv->cnt[best]) == 2) {
                 /* No receiver with quota fits here: trade moves along a
