@@ -51,7 +51,7 @@ typedef struct dch__move {
     uint32_t *band_lo, *band_hi; /* per id: floor and ceil of S*w/W */
     uint32_t level; /* on a raise, x ends every unit it fills at level or level + 1 */
     int surveyed; /* forced[] was planned for this move */
-    uint32_t max_band_lo; /* the highest floor of S*w/W among the others */
+    uint32_t max_band_lo, max_band_hi; /* the highest floor, ceil of S*w/W among the others */
     int64_t lo_count, hi_count; /* least and most final count, for partner() */
     int64_t x_final; /* the count phase 1 planned for x */
     int allow_fit; /* partner() may pick a swap that is not exact */

@@ -25,7 +25,7 @@ static void plan_bands(const dch__engine *g)
 {
     const dch__map_view *v = g->v;
     uint32_t last_w = 0, lo = 0, hi = 0;
-    g->mv->max_band_lo = 0;
+    g->mv->max_band_lo = g->mv->max_band_hi = 0;
     for (uint32_t id = 0; id < v->id_limit; id++) {
         const uint32_t w = v->members[id].weight;
         if (w != last_w) {
@@ -40,6 +40,8 @@ static void plan_bands(const dch__engine *g)
         g->mv->band_hi[id] = hi;
         if (id != g->x && lo > g->mv->max_band_lo)
             g->mv->max_band_lo = lo;
+        if (id != g->x && hi > g->mv->max_band_hi)
+            g->mv->max_band_hi = hi;
     }
 }
 
@@ -397,9 +399,13 @@ static void give_pass(const dch__engine *g, uint32_t n)
             if (base[i] != g->x)
                 continue;
             uint32_t best = best_absent(g, n);
-            const uint64_t best_key = best_present(
-                g, np, best == UINT32_MAX ? UINT64_MAX : pick_key(g, best, tier(g, best, 0)),
-                2, 0);
+            uint64_t best_key =
+                best == UINT32_MAX ? UINT64_MAX : pick_key(g, best, tier(g, best, 0));
+            /* A receiver present holds a slot of the unit, so where no band
+             * passes one slot each present one would leave its band (tier
+             * 2), and an absent one of tier 0 or 1 comes first. */
+            if (best_key >> 60 > 1 || mv->max_band_hi > 1)
+                best_key = best_present(g, np, best_key, 2, 0);
             best = best_key == UINT64_MAX ? UINT32_MAX : (uint32_t)(best_key & 0xFFFF);
             if (tier(g, best, mv->cnt[best]) == 2) {
                 /* No receiver with quota fits here: trade moves along a
