@@ -94,7 +94,7 @@ static int before_global(const dch__engine *g, uint32_t a, uint32_t b)
  * of at least one slot per unit) before tier 1, then the larger quota, then
  * the lower id; the same order pick_key() gives them.
  */
-void dch__heap_set(const dch__engine *g, uint32_t i, uint32_t id)
+static void heap_set(const dch__engine *g, uint32_t i, uint32_t id)
 {
     g->mv->heap[i] = id;
     g->mv->slot[id] = i;
@@ -112,27 +112,27 @@ void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uin
             c++;
         if (!before(g, h[c], id))
             break;
-        dch__heap_set(g, i, h[c]);
+        heap_set(g, i, h[c]);
         i = c;
     }
-    dch__heap_set(g, i, id);
+    heap_set(g, i, id);
 }
 
-void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i)
+static void sift_up(const dch__engine *g, dch__before_fn before, uint32_t i)
 {
     uint32_t *h = g->mv->heap;
     const uint32_t id = h[i];
     while (i > 0 && before(g, id, h[(i - 1) / 2])) {
-        dch__heap_set(g, i, h[(i - 1) / 2]);
+        heap_set(g, i, h[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
-    dch__heap_set(g, i, id);
+    heap_set(g, i, id);
 }
 
 void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        dch__heap_set(g, i, g->mv->heap[i]);
+        heap_set(g, i, g->mv->heap[i]);
     for (uint32_t i = n / 2; i-- > 0;)
         dch__sift_down(g, before, n, i);
 }
@@ -143,8 +143,8 @@ uint32_t dch__heap_remove(const dch__engine *g, dch__before_fn before, uint32_t 
     n--;
     if (i < n) {
         const uint32_t last = g->mv->heap[n];
-        dch__heap_set(g, i, last);
-        dch__sift_up(g, before, i);
+        heap_set(g, i, last);
+        sift_up(g, before, i);
         dch__sift_down(g, before, n, g->mv->slot[last]);
     }
     return n;
@@ -191,7 +191,7 @@ static uint32_t candidates(const dch__engine *g, int64_t ex)
             continue;
         if (n < k) {
             h[n] = id;
-            dch__sift_up(g, after_global, n++);
+            sift_up(g, after_global, n++);
         } else if (before_global(g, id, h[0])) {
             h[0] = id;
             dch__sift_down(g, after_global, n, 0);

@@ -101,9 +101,7 @@ static inline int64_t dch__deviation(const dch__engine *g, uint32_t id)
 }
 
 /* Binary heaps over mv->heap, with mv->slot[id] id's position (map_engine.c). */
-void dch__heap_set(const dch__engine *g, uint32_t i, uint32_t id);
 void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i);
-void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i);
 void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n);
 /** Remove the entry at position i; returns the new size. */
 uint32_t dch__heap_remove(const dch__engine *g, dch__before_fn before, uint32_t n,

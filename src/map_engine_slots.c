@@ -163,13 +163,19 @@ static void plan_targets(const dch__engine *g, uint32_t moved)
  * it (a donor above ceil(s), a receiver below floor(s)), 1 when the band
  * allows it, 2 when it leaves the band.
  */
+/* tier() from the values: c slots held, band [lo, hi]. */
+static int tier_of(int grow, uint32_t c, uint32_t lo, uint32_t hi)
+{
+    if (grow) /* after giving: c - 1 */
+        return c > hi ? 0 : c > lo ? 1 : 2;
+    return c < lo ? 0 : c < hi ? 1 : 2; /* after receiving: c + 1 */
+}
+
 static int tier(const dch__engine *g, uint32_t id, uint32_t c)
 {
     uint32_t lo, hi;
     band(g, id, &lo, &hi);
-    if (g->grow) /* after giving: c - 1 */
-        return c > hi ? 0 : c > lo ? 1 : 2;
-    return c < lo ? 0 : c < hi ? 1 : 2; /* after receiving: c + 1 */
+    return tier_of(g->grow, c, lo, hi);
 }
 
 /* Moves the band forces on a member holding c slots of a unit. */
@@ -196,17 +202,21 @@ static int64_t free_quota(const dch__engine *g, uint32_t id)
  * id; packed as tier (2 bits), free quota descending (|free quota| < 2^25)
  * and id (16 bits).
  */
+static uint64_t key_of(int t, int64_t spare, uint32_t id)
+{
+    return (uint64_t)t << 60 | (uint64_t)((INT64_C(1) << 25) - spare) << 16 | id;
+}
+
 static uint64_t pick_key(const dch__engine *g, uint32_t id, int t)
 {
-    const uint64_t fq = (uint64_t)((INT64_C(1) << 25) - free_quota(g, id));
-    return (uint64_t)t << 60 | fq << 16 | id;
+    return key_of(t, free_quota(g, id), id);
 }
 /*
  * The least of `best` and the pick_key() of the members present in the unit
  * (counted into cnt/present) that hold a slot there and have quota left,
  * with a tier of at most max_tier; on the first pass of a raise, a tier-1
- * pick must also leave quota beyond what later units force. The same
- * arithmetic as tier() and pick_key(), on arrays read once a member.
+ * pick must also leave quota beyond what later units force. Each array is
+ * read once a member.
  */
 static uint64_t best_present(const dch__engine *g, uint32_t np, uint64_t best,
                              int max_tier, int first)
@@ -219,13 +229,11 @@ static uint64_t best_present(const dch__engine *g, uint32_t np, uint64_t best,
         const uint32_t id = present[k], c = cnt[id], q = quota[id];
         if (c == 0 || q == 0)
             continue;
-        const int t = grow ? (c > hi[id] ? 0 : c > lo[id] ? 1 : 2)
-                           : (c < lo[id] ? 0 : c < hi[id] ? 1 : 2);
+        const int t = tier_of(grow, c, lo[id], hi[id]);
         const int64_t spare = (int64_t)q - forced[id];
         if (t > max_tier || (t == 1 && first && spare <= 0))
             continue;
-        const uint64_t key =
-            (uint64_t)t << 60 | (uint64_t)((INT64_C(1) << 25) - spare) << 16 | id;
+        const uint64_t key = key_of(t, spare, id);
         best = key < best ? key : best;
     }
     return best;
