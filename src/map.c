@@ -32,6 +32,8 @@
 #include "alloc.h"
 #include "map_engine.h"
 #include "map_internal.h"
+#include "map_replicas.h"
+#include "map_zones.h"
 #include "members.h"
 #include "range_sink.h"
 
@@ -53,8 +55,14 @@ struct dch_map {
     uint32_t spu; /* slots per unit, S */
     uint32_t slots; /* P = units * spu */
     unsigned shift; /* slot = (hash >> 32) >> shift; 32 - log2(P) */
-    uint16_t *owner; /* P entries */
+    uint16_t *owner; /* P entries: the primaries */
+    /* replicas >= 2: P blocks of `stride` entries (replicas rounded up to a
+     * power of two), a slot's copies primary first, DCH__MAP_UNOWNED past
+     * its copy count; owner[s] is copies[s * stride]. NULL for 1 replica. */
+    uint16_t *copies;
+    uint32_t replicas, stride;
     dch__members mt; /* entries are `member`s */
+    dch__zones zones;
     uint32_t total_weight;
     uint64_t epoch;
     /* The transition record of a step map (map_stage.h), valid only while
@@ -87,6 +95,7 @@ void dch_map_config_default(dch_map_config *cfg)
     cfg->units = 1024;
     cfg->slots_per_unit = 64;
     cfg->allocator = NULL;
+    cfg->replicas = 1;
 }
 
 int dch_map_new(dch_map **out, const dch_map_config *cfg)
@@ -99,7 +108,7 @@ int dch_map_new(dch_map **out, const dch_map_config *cfg)
         cfg = &def;
     }
     if (!is_pow2(cfg->units) || !is_pow2(cfg->slots_per_unit) ||
-        !dch__allocator_valid(cfg->allocator))
+        cfg->replicas > DCH_MAP_MAX_REPLICAS || !dch__allocator_valid(cfg->allocator))
         return DCH_EINVAL;
     if ((uint64_t)cfg->units * cfg->slots_per_unit > DCH_MAP_MAX_SLOTS)
         return DCH_EFULL;
@@ -110,18 +119,30 @@ int dch_map_new(dch_map **out, const dch_map_config *cfg)
         return DCH_ENOMEM;
     memset(m, 0, sizeof *m);
     m->cfg = *cfg;
+    m->cfg.replicas = cfg->replicas ? cfg->replicas : 1;
+    m->replicas = m->cfg.replicas;
+    m->stride = 1;
+    while (m->stride < m->replicas)
+        m->stride *= 2;
     m->units = cfg->units;
     m->spu = cfg->slots_per_unit;
     m->slots = cfg->units * cfg->slots_per_unit;
     m->shift = 32u - log2u(m->slots);
     m->owner = dch__alloc_array(a, m->slots, sizeof *m->owner);
-    if (m->owner == NULL) {
+    if (m->replicas > 1)
+        m->copies = dch__alloc_array(a, (size_t)m->slots * m->stride, sizeof *m->copies);
+    if (m->owner == NULL || (m->replicas > 1 && m->copies == NULL)) {
+        dch__free(a, m->owner);
+        dch__free(a, m->copies);
         dch__free(a, m);
         return DCH_ENOMEM;
     }
     for (uint32_t s = 0; s < m->slots; s++)
         m->owner[s] = NONE16;
+    for (size_t i = 0; m->copies != NULL && i < (size_t)m->slots * m->stride; i++)
+        m->copies[i] = NONE16;
     dch__members_init(&m->mt, a, sizeof(member));
+    dch__zones_init(&m->zones, a);
     *out = m;
     return DCH_OK;
 }
@@ -138,7 +159,9 @@ void dch_map_free(dch_map *m)
         return;
     const dch_allocator *a = m->cfg.allocator;
     dch__members_free(&m->mt);
+    dch__zones_free(&m->zones);
     dch__free(a, m->owner);
+    dch__free(a, m->copies);
     dch__free(a, m);
 }
 
@@ -151,13 +174,26 @@ int dch_map_clone(dch_map **out, const dch_map *m)
     if (c == NULL)
         return DCH_ENOMEM;
     *c = *m;
+    const size_t ncopies = m->copies ? (size_t)m->slots * m->stride : 0;
     c->owner = dch__alloc_array(a, m->slots, sizeof *c->owner);
-    if (c->owner == NULL || dch__members_clone(&c->mt, &m->mt) != DCH_OK) {
+    c->copies = ncopies ? dch__alloc_array(a, ncopies, sizeof *c->copies) : NULL;
+    if (c->owner == NULL || (ncopies && c->copies == NULL) ||
+        dch__zones_clone(&c->zones, &m->zones) != DCH_OK) {
         dch__free(a, c->owner);
+        dch__free(a, c->copies);
+        dch__free(a, c);
+        return DCH_ENOMEM;
+    }
+    if (dch__members_clone(&c->mt, &m->mt) != DCH_OK) {
+        dch__zones_free(&c->zones);
+        dch__free(a, c->owner);
+        dch__free(a, c->copies);
         dch__free(a, c);
         return DCH_ENOMEM;
     }
     memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
+    if (ncopies)
+        memcpy(c->copies, m->copies, ncopies * sizeof *c->copies);
     *out = c;
     return DCH_OK;
 }
@@ -185,6 +221,20 @@ uint32_t dch_map_node_slots(const dch_map *m, uint32_t id)
 {
     const member *mb = member_of(m, id);
     return mb ? mb->slots : 0;
+}
+
+uint32_t dch_map_node_copies(const dch_map *m, uint32_t id)
+{
+    const member *mb = member_of(m, id);
+    if (mb == NULL)
+        return 0;
+    return m->replicas > 1 ? mb->copies : mb->slots;
+}
+
+const char *dch_map_node_zone(const dch_map *m, uint32_t id)
+{
+    const member *mb = member_of(m, id);
+    return mb && mb->zone ? dch__zones_name(&m->zones, mb->zone - 1) : NULL;
 }
 
 uint32_t dch_map_node_count(const dch_map *m)
@@ -218,6 +268,41 @@ uint32_t dch_map_slot_owner(const dch_map *m, uint32_t slot)
     if (m == NULL || slot >= m->slots || m->owner[slot] == NONE16)
         return DCH_NODE_NONE;
     return m->owner[slot];
+}
+
+/* The copies of slot s into ids (at most cap); their number. */
+static size_t copies_of(const dch_map *m, uint32_t s, uint32_t *ids, size_t cap)
+{
+    if (m->copies == NULL) {
+        if (m->owner[s] == NONE16)
+            return 0;
+        if (cap > 0)
+            ids[0] = m->owner[s];
+        return 1;
+    }
+    const uint16_t *c = m->copies + (size_t)s * m->stride;
+    size_t n = 0;
+    while (n < m->replicas && c[n] != NONE16) {
+        if (n < cap)
+            ids[n] = c[n];
+        n++;
+    }
+    return n;
+}
+
+size_t dch_map_slot_replicas(const dch_map *m, uint32_t slot, uint32_t *ids, size_t cap)
+{
+    if (m == NULL || slot >= m->slots || (ids == NULL && cap > 0))
+        return 0;
+    return copies_of(m, slot, ids, cap);
+}
+
+size_t dch_map_lookup_replicas_hash(const dch_map *m, uint64_t hash, uint32_t *ids,
+                                    size_t cap)
+{
+    if (m == NULL || (ids == NULL && cap > 0))
+        return 0;
+    return copies_of(m, (uint32_t)((hash >> 32) >> m->shift), ids, cap);
 }
 
 uint32_t dch_map_slot_of(const dch_map *m, uint64_t hash)
@@ -255,8 +340,10 @@ size_t dch_map_memory(const dch_map *m)
 {
     if (m == NULL)
         return 0;
+    const size_t ncopies = m->copies ? (size_t)m->slots * m->stride : 0;
     return sizeof *m + (size_t)m->slots * sizeof *m->owner +
-           dch__members_memory(&m->mt);
+           ncopies * sizeof *m->copies + dch__members_memory(&m->mt) +
+           dch__zones_memory(&m->zones);
 }
 
 /* First hash of slot s; slots are contiguous arcs covering the ring once. */
@@ -310,26 +397,71 @@ int dch_map_find_node(const dch_map *m, const char *name, uint32_t *id_out)
 /*
  * Whether changing x's weight to w moves slots between members, and so needs
  * move scratch: only when another member has weight (otherwise x alone owns
- * everything or nothing).
+ * everything or nothing). With replicas the replica engine runs on every
+ * change of weight, since copy counts and zones decide what moves.
  */
 static int needs_move(const dch_map *m, uint32_t x, uint32_t w)
 {
     const uint32_t others = m->total_weight - entry(m, x)->weight;
-    return w != entry(m, x)->weight && others > 0;
+    return w != entry(m, x)->weight && (others > 0 || m->replicas > 1);
+}
+
+/* Scratch of one change: the engine's for 1 replica, the replica engine's
+ * for more. */
+typedef struct change {
+    dch__move mv;
+    dch__rep_move rm;
+} change;
+
+static dch__rep_view rep_view(dch_map *m)
+{
+    dch__rep_view v;
+    v.owner = m->owner;
+    v.copies = m->copies;
+    v.slots = m->slots;
+    v.replicas = m->replicas;
+    v.stride = m->stride;
+    v.id_limit = m->mt.id_limit;
+    v.members = m->mt.entries;
+    return v;
+}
+
+/* Scratch for changing x's weight to w in a map with id_limit ids. */
+static int change_alloc(change *c, const dch_map *m, uint32_t id_limit, uint32_t x,
+                        uint32_t w)
+{
+    const member *xm = member_of(m, x);
+    const uint32_t held = xm ? xm->slots : 0;
+    const uint32_t weight = xm ? xm->weight : 0;
+    if (m->replicas > 1)
+        return dch__rep_alloc(&c->rm, m->cfg.allocator, id_limit, m->slots, m->replicas);
+    return dch__move_alloc(&c->mv, m->cfg.allocator, id_limit, m->units, m->spu,
+                           w > weight ? m->slots - held : held);
+}
+
+static void change_release(const dch_map *m, change *c)
+{
+    if (m->replicas > 1)
+        dch__rep_release(&c->rm);
+    else
+        dch__move_release(&c->mv);
 }
 
 /*
  * Change x's weight to w (x already a member), moving slots monotonically.
- * Cannot fail: mv was allocated by the caller when needs_move() said so.
+ * Cannot fail: c was allocated by the caller when needs_move() said so.
  * The caller checked that the weight sum stays within UINT32_MAX.
  */
-static void reweigh(dch_map *m, uint32_t x, uint32_t w, dch__move *mv)
+static void reweigh(dch_map *m, uint32_t x, uint32_t w, change *c)
 {
     member *xm = entry(m, x);
     const uint32_t others = m->total_weight - xm->weight;
     if (w == xm->weight)
         return;
-    if (others == 0) {
+    if (m->replicas > 1) {
+        const dch__rep_view v = rep_view(m);
+        dch__rep_apply(&c->rm, &v, x, w);
+    } else if (others == 0) {
         /* x is the only member that can own slots: all or nothing. */
         const uint16_t o = w > 0 ? (uint16_t)x : NONE16;
         for (uint32_t s = 0; s < m->slots; s++)
@@ -344,26 +476,18 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, dch__move *mv)
         v.slots = m->slots;
         v.id_limit = m->mt.id_limit;
         v.members = m->mt.entries;
-        dch__move_apply(mv, &v, x, w);
+        dch__move_apply(&c->mv, &v, x, w);
     }
     m->total_weight = others + w;
 }
 
-/* Scratch for changing x's weight to w in a map with id_limit ids. */
-static int move_alloc(dch__move *mv, const dch_map *m, uint32_t id_limit, uint32_t x,
-                      uint32_t w)
-{
-    const member *xm = member_of(m, x);
-    const uint32_t held = xm ? xm->slots : 0;
-    const uint32_t weight = xm ? xm->weight : 0;
-    return dch__move_alloc(mv, m->cfg.allocator, id_limit, m->units, m->spu,
-                           w > weight ? m->slots - held : held);
-}
-
-int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
-                     uint32_t *id_out)
+int dch_map_add_node_in_zone(dch_map *m, const char *name, const char *zone,
+                             uint32_t weight, uint32_t *id_out)
 {
     if (m == NULL)
+        return DCH_EINVAL;
+    const int zoned = zone != NULL && zone[0] != '\0';
+    if (zoned && dch__name_length(zone) == SIZE_MAX)
         return DCH_EINVAL;
     dch__member_add add;
     int rc = dch__members_plan(&m->mt, name, DCH__MEMBERS_ANY_ID, &add);
@@ -375,21 +499,36 @@ int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
     /* Everything that can fail, before anything changes. */
     if (dch__members_reserve(&m->mt, &add) != DCH_OK)
         return DCH_ENOMEM;
-    dch__move mv;
-    const int moving = weight > 0 && m->total_weight > 0;
-    if (moving && move_alloc(&mv, m, add.limit, add.id, weight) != DCH_OK) {
+    dch__zone_add zadd;
+    if (zoned && dch__zones_reserve(&m->zones, zone, &zadd) != DCH_OK) {
+        dch__members_cancel(&m->mt, &add);
+        return DCH_ENOMEM;
+    }
+    change c;
+    const int moving = weight > 0 && (m->total_weight > 0 || m->replicas > 1);
+    if (moving && change_alloc(&c, m, add.limit, add.id, weight) != DCH_OK) {
+        if (zoned)
+            dch__zones_cancel(&m->zones, &zadd);
         dch__members_cancel(&m->mt, &add);
         return DCH_ENOMEM;
     }
 
-    (void)dch__members_commit(&m->mt, &add);
-    reweigh(m, add.id, weight, moving ? &mv : NULL);
+    member *mb = dch__members_commit(&m->mt, &add);
+    if (zoned)
+        mb->zone = 1 + dch__zones_commit(&m->zones, &zadd);
+    reweigh(m, add.id, weight, moving ? &c : NULL);
     if (moving)
-        dch__move_release(&mv);
+        change_release(m, &c);
     m->epoch++;
     if (id_out != NULL)
         *id_out = add.id;
     return DCH_OK;
+}
+
+int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
+                     uint32_t *id_out)
+{
+    return dch_map_add_node_in_zone(m, name, NULL, weight, id_out);
 }
 
 int dch_map_remove_node(dch_map *m, uint32_t id)
@@ -398,13 +537,15 @@ int dch_map_remove_node(dch_map *m, uint32_t id)
         return DCH_EINVAL;
     if (member_of(m, id) == NULL)
         return DCH_ENOENT;
-    dch__move mv;
+    change c;
     const int moving = needs_move(m, id, 0);
-    if (moving && move_alloc(&mv, m, m->mt.id_limit, id, 0) != DCH_OK)
+    if (moving && change_alloc(&c, m, m->mt.id_limit, id, 0) != DCH_OK)
         return DCH_ENOMEM;
-    reweigh(m, id, 0, moving ? &mv : NULL);
+    reweigh(m, id, 0, moving ? &c : NULL);
     if (moving)
-        dch__move_release(&mv);
+        change_release(m, &c);
+    if (entry(m, id)->zone)
+        dch__zones_release(&m->zones, entry(m, id)->zone - 1);
     dch__members_remove(&m->mt, id);
     m->epoch++;
     return DCH_OK;
@@ -421,13 +562,13 @@ int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
         return DCH_OK;
     if ((uint64_t)m->total_weight - mb->weight + weight > UINT32_MAX)
         return DCH_EFULL;
-    dch__move mv;
+    change c;
     const int moving = needs_move(m, id, weight);
-    if (moving && move_alloc(&mv, m, m->mt.id_limit, id, weight) != DCH_OK)
+    if (moving && change_alloc(&c, m, m->mt.id_limit, id, weight) != DCH_OK)
         return DCH_ENOMEM;
-    reweigh(m, id, weight, moving ? &mv : NULL);
+    reweigh(m, id, weight, moving ? &c : NULL);
     if (moving)
-        dch__move_release(&mv);
+        change_release(m, &c);
     m->epoch++;
     return DCH_OK;
 }
@@ -444,12 +585,73 @@ const dch_map_transition *dch__map_transition(const dch_map *m)
     return m->tr.steps != 0 && m->tr_epoch == m->epoch ? &m->tr : NULL;
 }
 
+/* Zone key of a member for equality tests: a zone of its own is keyed by
+ * its id, above every zone index. */
+static uint32_t zone_key(const dch_map *m, uint32_t id)
+{
+    const uint32_t z = entry(m, id)->zone;
+    return z ? z - 1 : DCH_MAP_MAX_NODES + id;
+}
+
+/* Whether the copies of every slot are min(R, M) distinct members of
+ * positive weight, in min(copies, Z) distinct zones, the rest unowned
+ * (map.h, "Replicas", promises 1 and 2); also counts every member's copies. */
+static int copies_valid(dch_map *m)
+{
+    uint32_t M = 0, Z = 0;
+    for (uint32_t id = 0; id < m->mt.id_limit; id++) {
+        const member *mb = member_of(m, id);
+        if (mb == NULL || mb->weight == 0)
+            continue;
+        M++;
+        /* A zone counts once: at its member of lowest id. */
+        uint32_t first = id;
+        for (uint32_t j = 0; j < id && mb->zone; j++)
+            if (member_of(m, j) && entry(m, j)->weight > 0 && entry(m, j)->zone == mb->zone) {
+                first = j;
+                break;
+            }
+        Z += first == id;
+    }
+    const uint32_t n = M < m->replicas ? M : m->replicas;
+    const uint32_t want_zones = n < Z ? n : Z;
+    for (uint32_t s = 0; s < m->slots; s++) {
+        const uint16_t *c = m->copies + (size_t)s * m->stride;
+        uint32_t zones = 0;
+        for (uint32_t k = 0; k < m->stride; k++) {
+            if (k >= n) {
+                if (c[k] != NONE16)
+                    return 0;
+                continue;
+            }
+            const member *mb = member_of(m, c[k]);
+            if (mb == NULL || mb->weight == 0)
+                return 0;
+            int new_zone = 1;
+            for (uint32_t j = 0; j < k; j++) {
+                if (c[j] == c[k])
+                    return 0;
+                if (zone_key(m, c[j]) == zone_key(m, c[k]))
+                    new_zone = 0;
+            }
+            zones += (uint32_t)new_zone;
+        }
+        if (zones != want_zones)
+            return 0;
+        if (n > 0 && c[0] != m->owner[s])
+            return 0;
+        for (uint32_t k = 0; k < n; k++)
+            entry(m, c[k])->copies++;
+    }
+    return 1;
+}
+
 int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
                       uint32_t id_limit, const char *const *names,
-                      const uint32_t *weights, const uint16_t *owner,
-                      const dch_map_transition *tr)
+                      const char *const *zones, const uint32_t *weights,
+                      const uint16_t *table, const dch_map_transition *tr)
 {
-    if (out == NULL || cfg == NULL || owner == NULL ||
+    if (out == NULL || cfg == NULL || table == NULL ||
         (id_limit > 0 && (names == NULL || weights == NULL)))
         return DCH_EINVAL;
     if (id_limit > DCH_MAP_MAX_NODES || (id_limit > 0 && names[id_limit - 1] == NULL))
@@ -457,6 +659,9 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
     uint64_t total = 0;
     for (uint32_t id = 0; id < id_limit; id++) {
         if (names[id] == NULL ? weights[id] != 0 : dch__name_length(names[id]) == SIZE_MAX)
+            return DCH_ECORRUPT;
+        if (zones != NULL && zones[id] != NULL &&
+            (names[id] == NULL || dch__name_length(zones[id]) == SIZE_MAX))
             return DCH_ECORRUPT;
         total += weights[id];
     }
@@ -467,8 +672,13 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
     int rc = dch_map_new(&m, cfg);
     if (rc != DCH_OK)
         return rc;
+    const uint32_t R = m->replicas;
+    if (tr != NULL && R > 1) { /* staging keeps to one copy (map_stage.h) */
+        dch_map_free(m);
+        return DCH_ECORRUPT;
+    }
     for (uint32_t s = 0; s < m->slots; s++) {
-        const uint16_t o = owner[s];
+        const uint16_t o = table[(size_t)s * R];
         if (total == 0 ? o != NONE16 : (o >= id_limit || names[o] == NULL || weights[o] == 0)) {
             dch_map_free(m);
             return DCH_ECORRUPT;
@@ -482,18 +692,33 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
         rc = dch__members_plan(&m->mt, names[id], id, &add);
         if (rc == DCH_OK)
             rc = dch__members_reserve(&m->mt, &add);
+        const char *zone = zones ? zones[id] : NULL;
+        dch__zone_add zadd;
+        if (rc == DCH_OK && zone != NULL &&
+            (rc = dch__zones_reserve(&m->zones, zone, &zadd)) != DCH_OK)
+            dch__members_cancel(&m->mt, &add);
         if (rc != DCH_OK) {
             dch_map_free(m);
             return rc == DCH_ENOMEM ? rc : DCH_ECORRUPT;
         }
         member *mb = dch__members_commit(&m->mt, &add);
         mb->weight = weights[id];
+        if (zone != NULL)
+            mb->zone = 1 + dch__zones_commit(&m->zones, &zadd);
     }
     m->total_weight = (uint32_t)total;
-    memcpy(m->owner, owner, (size_t)m->slots * sizeof *owner);
     for (uint32_t s = 0; s < m->slots; s++)
-        if (owner[s] != NONE16)
-            entry(m, owner[s])->slots++;
+        m->owner[s] = table[(size_t)s * R];
+    for (uint32_t s = 0; R > 1 && s < m->slots; s++)
+        for (uint32_t k = 0; k < m->stride; k++)
+            m->copies[(size_t)s * m->stride + k] = k < R ? table[(size_t)s * R + k] : NONE16;
+    for (uint32_t s = 0; s < m->slots; s++)
+        if (m->owner[s] != NONE16)
+            entry(m, m->owner[s])->slots++;
+    if (R > 1 && !copies_valid(m)) {
+        dch_map_free(m);
+        return DCH_ECORRUPT;
+    }
     /* A settled map keeps the global bound every call keeps (map.h); a
      * step map is between two such maps and need not. */
     for (uint32_t id = 0; tr == NULL && total > 0 && id < id_limit; id++) {

@@ -465,7 +465,7 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
     rc = read_table(p, table_at, end, P, sc.owner);
     dch_map *m = NULL;
     if (rc == DCH_OK)
-        rc = dch__map_assemble(&m, &cfg, epoch, limit, sc.names, sc.weights, sc.owner,
+        rc = dch__map_assemble(&m, &cfg, epoch, limit, sc.names, NULL, sc.weights, sc.owner,
                                trailer != 0 ? &tr : NULL);
     if (rc == DCH_OK) {
         rc = check_counts(m, sc.slots);

@@ -89,7 +89,7 @@ static int check_args(const dch_map *cur, const dch_map *target, uint32_t k)
     dch_map_get_config(target, &b);
     if (a.units != b.units || a.slots_per_unit != b.slots_per_unit ||
         memcmp(a.hash_key, b.hash_key, sizeof a.hash_key) != 0 ||
-        dch__map_transition(target) != NULL)
+        a.replicas > 1 || b.replicas > 1 || dch__map_transition(target) != NULL)
         return DCH_EINVAL;
     const dch_map_transition *tr = dch__map_transition(cur);
     if (tr == NULL)
@@ -316,7 +316,7 @@ static int make_last(dch_map **out, const stage *st, uint64_t epoch)
         }
         dch_map_config cfg;
         dch_map_get_config(st->cur, &cfg);
-        rc = dch__map_assemble(out, &cfg, epoch, limit, names, weights,
+        rc = dch__map_assemble(out, &cfg, epoch, limit, names, NULL, weights,
                                dch__map_owner_table(target), NULL);
     }
     dch__free(st->a, names);
@@ -356,7 +356,7 @@ static int make_next(dch_map **out, stage *st, uint32_t base, uint64_t epoch)
                                        base + 1 + left};
         dch_map_config cfg;
         dch_map_get_config(st->cur, &cfg);
-        rc = dch__map_assemble(out, &cfg, epoch, st->limit, st->names, st->weights,
+        rc = dch__map_assemble(out, &cfg, epoch, st->limit, st->names, NULL, st->weights,
                                owner, &tr);
     }
     dch__free(st->a, owner);

@@ -302,7 +302,7 @@ Test(map_diff, members_are_matched_by_name_not_id)
     dch_map_config cfg;
     dch_map_get_config(a, &cfg);
     dch_map *b;
-    cr_assert_eq(dch__map_assemble(&b, &cfg, 99, 5, names, weights, owner, NULL), DCH_OK);
+    cr_assert_eq(dch__map_assemble(&b, &cfg, 99, 5, names, NULL, weights, owner, NULL), DCH_OK);
     moves got = diff_of(a, b);
     cr_assert_eq(got.n, 0, "renumbering alone moves nothing");
     moves_free(&got);
@@ -313,7 +313,7 @@ Test(map_diff, members_are_matched_by_name_not_id)
     /* A member renamed is a move of all its slots. */
     names[1] = "cyan"; /* was blue */
     dch_map *c;
-    cr_assert_eq(dch__map_assemble(&c, &cfg, 100, 5, names, weights, owner, NULL), DCH_OK);
+    cr_assert_eq(dch__map_assemble(&c, &cfg, 100, 5, names, NULL, weights, owner, NULL), DCH_OK);
     got = diff_of(a, c);
     uint64_t moved = 0;
     for (size_t i = 0; i < got.n; i++) {

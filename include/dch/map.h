@@ -81,6 +81,8 @@ extern "C" {
 #define DCH_MAP_MAX_NODES 65535u
 /** Most slots (units * slots_per_unit) a map may have. */
 #define DCH_MAP_MAX_SLOTS (1u << 24)
+/** Most copies of every slot (dch_map_config.replicas); see "Replicas" above. */
+#define DCH_MAP_MAX_REPLICAS 8u
 
 /** Opaque partition map. */
 typedef struct dch_map dch_map;
@@ -95,12 +97,15 @@ typedef struct dch_map_config {
     uint8_t hash_key[16];
     /** Allocator for everything the map holds; NULL means libc. */
     const dch_allocator *allocator;
+    /** Copies of every slot, 1 .. DCH_MAP_MAX_REPLICAS. Default 1; 0 is read
+     *  as 1, so a config zeroed before this field existed keeps working. */
+    uint32_t replicas;
 } dch_map_config;
 
 /**
  * Fill `cfg` with the defaults: 1024 units of 64 slots (65,536 slots, a
- * 128 KiB table that stays cache-resident), a zero hash key, libc allocation.
- * NULL is a no-op.
+ * 128 KiB table that stays cache-resident), a zero hash key, libc
+ * allocation, one copy of every slot. NULL is a no-op.
  */
 DCH_API void dch_map_config_default(dch_map_config *cfg);
 
@@ -110,7 +115,8 @@ DCH_API void dch_map_config_default(dch_map_config *cfg);
  * @param[out] out  the new map, owned by the caller (free with dch_map_free).
  * @param cfg       the config, copied; NULL means dch_map_config_default.
  * @return DCH_OK; DCH_EINVAL if out is NULL, units or slots_per_unit is not a
- *         power of two, or an allocator lacks a function; DCH_EFULL if
+ *         power of two, replicas is above DCH_MAP_MAX_REPLICAS, or an
+ *         allocator lacks a function; DCH_EFULL if
  *         units * slots_per_unit exceeds DCH_MAP_MAX_SLOTS; DCH_ENOMEM.
  *         On error *out is left untouched.
  */
@@ -147,6 +153,20 @@ DCH_API int dch_map_clone(dch_map **out, const dch_map *m);
  */
 DCH_API int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
                              uint32_t *id_out);
+
+/**
+ * Add a member in a failure domain (zone): dch_map_add_node with a zone.
+ * Copies of a slot go to distinct zones (see "Replicas" above). A zone is
+ * a name that members share; it is copied, and kept while a member has it.
+ * With one copy per slot zones are recorded but change nothing.
+ *
+ * @param zone  NULL or "": the member is a zone of its own; otherwise a
+ *              name under the member name rules (non-empty, at most
+ *              DCH_NAME_MAX bytes, no control byte).
+ * @return as dch_map_add_node; DCH_EINVAL also for an invalid zone name.
+ */
+DCH_API int dch_map_add_node_in_zone(dch_map *m, const char *name, const char *zone,
+                                     uint32_t weight, uint32_t *id_out);
 
 /**
  * Remove a member. Its slots are shared out over all the remaining members of
@@ -189,8 +209,18 @@ DCH_API const char *dch_map_node_name(const dch_map *m, uint32_t id);
 /** A member's weight; 0 if `id` is not a member (or m is NULL). */
 DCH_API uint32_t dch_map_node_weight(const dch_map *m, uint32_t id);
 
-/** How many slots a member owns; 0 if `id` is not a member (or m is NULL). */
+/** How many slots a member owns; 0 if `id` is not a member (or m is NULL).
+ *  With replicas, the slots it is the primary of. */
 DCH_API uint32_t dch_map_node_slots(const dch_map *m, uint32_t id);
+
+/** How many copies a member holds over all positions (primaries included);
+ *  dch_map_node_slots when replicas is 1; 0 if `id` is not a member (or m
+ *  is NULL). */
+DCH_API uint32_t dch_map_node_copies(const dch_map *m, uint32_t id);
+
+/** A member's zone; NULL if it is a zone of its own or not a member (or m
+ *  is NULL). Borrowed: valid until the member is removed or the map freed. */
+DCH_API const char *dch_map_node_zone(const dch_map *m, uint32_t id);
 
 /** Number of members, including those of weight 0; 0 for NULL. */
 DCH_API uint32_t dch_map_node_count(const dch_map *m);
@@ -211,8 +241,18 @@ DCH_API void dch_map_get_config(const dch_map *m, dch_map_config *cfg);
 /** P, the number of slots (units * slots_per_unit); 0 for NULL. */
 DCH_API uint32_t dch_map_slot_count(const dch_map *m);
 
-/** Owner of slot `slot`; DCH_NODE_NONE if unowned, slot >= P or m is NULL. */
+/** Owner of slot `slot` (its primary, with replicas); DCH_NODE_NONE if
+ *  unowned, slot >= P or m is NULL. */
 DCH_API uint32_t dch_map_slot_owner(const dch_map *m, uint32_t slot);
+
+/**
+ * The copies of a slot, primary first: writes min(cap, n) member ids to
+ * ids and returns n, the slot's copy count: min(replicas, members of
+ * positive weight). 0 for a slot out of range or a NULL map. ids may be
+ * NULL when cap is 0. O(replicas).
+ */
+DCH_API size_t dch_map_slot_replicas(const dch_map *m, uint32_t slot, uint32_t *ids,
+                                     size_t cap);
 
 /** The slot a hash falls in: its top log2(P) bits; 0 for a NULL map. */
 DCH_API uint32_t dch_map_slot_of(const dch_map *m, uint64_t hash);
@@ -232,6 +272,16 @@ DCH_API uint32_t dch_map_lookup_hash(const dch_map *m, uint64_t hash);
 /** dch_map_lookup_hash(m, dch_map_hash(m, key, len)); DCH_NODE_NONE for a
  *  NULL map. */
 DCH_API uint32_t dch_map_lookup(const dch_map *m, const void *key, size_t len);
+
+/**
+ * Every copy of a hash, primary first: dch_map_slot_replicas of its slot.
+ * O(replicas), one table read: a slot's copies sit together in a block of
+ * 2, 4, 8 or 16 bytes aligned to its size, so they share a cache line
+ * whenever the allocator returns 16-byte aligned memory (libc does).
+ * Returns 0 for a NULL map.
+ */
+DCH_API size_t dch_map_lookup_replicas_hash(const dch_map *m, uint64_t hash,
+                                            uint32_t *ids, size_t cap);
 
 /**
  * Ownership as ranges (see range.h): ascending, adjacent slots of one owner

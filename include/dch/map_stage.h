@@ -113,7 +113,8 @@ DCH_API int dch_map_in_transition(const dch_map *m, dch_map_transition *tr);
  * @param max_slots K, at least 1.
  * @param[out] steps_out  the steps left, at least 1; untouched on error.
  * @return DCH_OK; DCH_EINVAL (a NULL argument, max_slots 0, configs that
- *         differ, a target in transition, a settled cur whose epoch is not
+ *         differ, a map with more than one replica (staging moves single
+ *         owners), a target in transition, a settled cur whose epoch is not
  *         below the target's, or a cur in transition towards another
  *         fingerprint); DCH_EFULL (the union of the two memberships passes
  *         DCH_MAP_MAX_NODES ids or a weight sum of UINT32_MAX, or an epoch

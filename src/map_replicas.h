@@ -1,0 +1,57 @@
+/*
+ * The replica engine of the DCH map: R copies of every slot, in distinct
+ * zones, for maps made with dch_map_config.replicas >= 2. Internal to
+ * libdch; NOTES.md ("Replicas") states the rule and the proofs of the
+ * promises map.h makes.
+ */
+#ifndef DCH_SRC_MAP_REPLICAS_H
+#define DCH_SRC_MAP_REPLICAS_H
+
+#include "dch/common.h"
+
+#include "map_engine.h"
+
+#include <stdint.h>
+
+/** What the replica engine reads and changes of a map. */
+typedef struct dch__rep_view {
+    uint16_t *owner; /* P primaries: owner[s] == copies[s * stride] */
+    uint16_t *copies; /* P blocks of stride entries, DCH__MAP_UNOWNED past n */
+    uint32_t slots, replicas, stride; /* P, R, R rounded up to a power of two */
+    uint32_t id_limit;
+    dch__member *members; /* weight, slots (primaries), copies, zone */
+} dch__rep_view;
+
+/**
+ * Scratch for one weight change, allocated before the map changes so that
+ * applying cannot fail: 64 bytes per member id and nothing per slot.
+ */
+typedef struct dch__rep_move {
+    const dch_allocator *alloc;
+    int64_t *dev; /* per id: copies*2^32 - copy share*2^32 */
+    int64_t *pdev; /* per id: primaries*W - P*w */
+    int64_t *share; /* per id: copy share * 2^32 */
+    uint32_t *quota; /* per id: copies it gives (raise) or receives (lowering) */
+    uint32_t *heap, *pos; /* per id: a binary heap of ids and their places */
+    uint32_t *pair; /* per id: slots it shares with the changing member */
+    uint32_t *zone; /* per id: its zone key (equal keys, same zone) */
+    uint32_t *stuck; /* per id: found no slot it may trade in this call */
+    uint32_t *from, *mark; /* per id: the search's parent slot, visited stamp */
+    uint32_t *queue; /* per id: the search's queue */
+    uint32_t stamp;
+} dch__rep_move;
+
+/** DCH_OK or DCH_ENOMEM (nothing allocated). */
+int dch__rep_alloc(dch__rep_move *rm, const dch_allocator *a, uint32_t id_limit,
+                   uint32_t slots, uint32_t replicas);
+
+void dch__rep_release(dch__rep_move *rm);
+
+/**
+ * Change member x's weight to w (w != its weight), moving copies only to x
+ * (raise) or only from x (lowering), then choose the primaries; updates the
+ * member's weight and every member's slots and copies. Cannot fail.
+ */
+void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint32_t w);
+
+#endif /* DCH_SRC_MAP_REPLICAS_H */
