@@ -434,7 +434,11 @@ static int change_alloc(change *c, const dch_map *m, uint32_t id_limit, uint32_t
     const uint32_t held = xm ? xm->slots : 0;
     const uint32_t weight = xm ? xm->weight : 0;
     if (m->replicas > 1)
-        return dch__rep_alloc(&c->rm, m->cfg.allocator, id_limit, m->slots, m->replicas);
+        return dch__rep_alloc(&c->rm, m->cfg.allocator, id_limit,
+                              dch__rep_rows(id_limit, m->replicas, xm ? xm->copies : 0,
+                                            w > weight),
+                              w > weight ? m->slots - (xm ? xm->copies : 0)
+                                         : (xm ? xm->copies : 0));
     return dch__move_alloc(&c->mv, m->cfg.allocator, id_limit, m->units, m->spu,
                            w > weight ? m->slots - held : held);
 }
