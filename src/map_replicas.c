@@ -457,18 +457,21 @@ static int build_rows(const eng *e, int all)
     return 1;
 }
 
-/* ---- Rerouting a move of this call (augmenting swaps) ------------------ */
+/* ---- Rerouting moves of this call (augmenting paths) ------------------- */
 
 /*
- * A member with quota left that no remaining slot admits can often still
- * trade through a slot this call already used: on a raise, x took c's
- * copy in slot s' where d also sits, so x takes d's there instead and c
- * gives in another slot; on a lowering, x's copy in s' went to c, so it
- * goes to d instead and c takes another of x's slots. Each reroute moves
- * one unit of quota and changes no count but d's and x's, so the counts
- * phase 1 planned stay exact. Tries at most AUG_TRIES used slots a unit.
+ * A member d with quota left that no remaining slot admits can often still
+ * trade through slots this call already used. On a lowering, x's copy in
+ * slot s1 went to c1: d takes it instead, and c1 takes another of x's
+ * slots, or in turn displaces c2 from a slot x gave it, and so on until
+ * someone takes a fresh slot. On a raise, x took c1's copy in s1 where d
+ * also sits: x takes d's copy there instead (c1 keeps its own), and c1
+ * gives in a fresh slot or displaces the same way. A path changes only d's
+ * and x's counts, by one, so the counts phase 1 planned stay exact. The
+ * search is breadth-first over members, each reached through one used
+ * slot, and gives up after AUG_NODES members.
  */
-#define AUG_TRIES 1000000u
+#define AUG_NODES 64u
 
 /* Whether ids[0 .. count) are distinct and hold min(count, zones) zones. */
 static int set_ok(const eng *e, const uint16_t *ids, uint32_t count)
@@ -486,8 +489,8 @@ static int set_ok(const eng *e, const uint16_t *ids, uint32_t count)
     return distinct == (count < e->zones ? count : e->zones);
 }
 
-/* A slot, other than those in used, where x may take a copy from c on a
- * raise (grow) or give one to c on a lowering; its position in *k. */
+/* A slot where x may take a copy from c on a raise (grow) or give one to
+ * c on a lowering; its position in *k; -1 if none. */
 static int find_slot(const eng *e, int grow, uint32_t c, uint32_t *k)
 {
     for (uint32_t i = 0; i < e->v->slots; i++) {
@@ -509,63 +512,89 @@ static int find_slot(const eng *e, int grow, uint32_t c, uint32_t *k)
     return -1;
 }
 
-/* One reroute for member d (see above); 1 when done. */
+/*
+ * Whether u can take over used slot j (see above): the member it displaces
+ * in *c, and on a raise u's position there in *q.
+ */
+static int can_displace(const eng *e, int grow, uint32_t u, uint32_t j, uint32_t *c,
+                        uint32_t *q)
+{
+    const dch__rep_move *rm = e->rm;
+    const uint32_t s1 = rm->rec_at[j] >> 3, k1 = rm->rec_at[j] & 7, n = e->n;
+    const uint16_t *b = block(e, s1);
+    uint16_t t[DCH_MAP_MAX_REPLICAS];
+    memcpy(t, b, n * sizeof *t);
+    if (grow) { /* x sits at k1 in place of c; u must sit here too */
+        *c = rm->rec_from[j];
+        const int at = place_of(b, n, u);
+        if (at < 0 || *c == u)
+            return 0;
+        *q = (uint32_t)at;
+        t[k1] = (uint16_t)*c;
+        t[*q] = (uint16_t)e->x;
+    } else { /* c sits at k1 in place of x; u takes it instead */
+        *c = b[k1];
+        if (*c == u || *c == e->x)
+            return 0;
+        t[k1] = (uint16_t)u;
+    }
+    return set_ok(e, t, n);
+}
+
+/* One augmenting path for member d; 1 when applied. Uses heap[] as the
+ * queue, pos[] for the used slot a member was reached through and avail[]
+ * for the member it was reached from. */
 static int augment(const eng *e, int grow, uint32_t d)
 {
     dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n;
-    uint32_t tries = 0;
-    for (uint32_t j = rm->nrec; j-- > 0 && tries < AUG_TRIES;) {
-        const uint32_t s1 = rm->rec_at[j] >> 3, k1 = rm->rec_at[j] & 7;
-        uint16_t *b = block(e, s1);
-        uint16_t t[DCH_MAP_MAX_REPLICAS];
-        memcpy(t, b, n * sizeof *t);
-        uint32_t c, kd = k1;
-        if (grow) { /* x sits at k1 in place of c; d must sit here too */
-            c = rm->rec_from[j];
-            const int at = place_of(b, n, d);
-            if (at < 0)
-                continue;
-            kd = (uint32_t)at;
-            t[k1] = (uint16_t)c;
-            t[kd] = (uint16_t)e->x;
-        } else { /* c sits at k1 in place of x; d takes it instead */
-            c = b[k1];
-            if (c == d)
-                continue;
-            t[k1] = (uint16_t)d;
-        }
-        if (!set_ok(e, t, n))
-            continue;
-        tries++;
-        /* c trades in another slot; undo the first swap if none. */
-        memcpy(t, b, n * sizeof *t);
-        if (grow) {
-            b[k1] = (uint16_t)c;
-            b[kd] = (uint16_t)e->x;
-        } else {
-            b[k1] = (uint16_t)d;
-        }
+    const uint32_t stamp = ++rm->stamp;
+    uint32_t head = 0, tail = 0;
+    rm->heap[tail++] = d;
+    rm->mark[d] = stamp;
+    while (head < tail && head < AUG_NODES) {
+        const uint32_t u = rm->heap[head++];
         uint32_t k2;
-        const int s2 = find_slot(e, grow, c, &k2);
-        if (s2 < 0) {
-            memcpy(b, t, n * sizeof *t);
-            continue;
+        const int s2 = u == d ? -1 : find_slot(e, grow, u, &k2);
+        if (s2 >= 0) {
+            /* u trades in the fresh slot; each member on the path back to d
+             * takes over the used slot it was reached through. */
+            if (grow) {
+                record(e, (uint32_t)s2, k2, u);
+                trade(e, (uint32_t)s2, k2, e->x);
+            } else {
+                record(e, (uint32_t)s2, k2, e->x);
+                trade(e, (uint32_t)s2, k2, u);
+            }
+            for (uint32_t cur = u; cur != d;) {
+                const uint32_t j = rm->pos[cur], prev = rm->avail[cur];
+                const uint32_t s1 = rm->rec_at[j] >> 3, k1 = rm->rec_at[j] & 7;
+                uint16_t *b = block(e, s1);
+                if (grow) { /* cur's copy comes back; x takes prev's */
+                    const uint32_t q = (uint32_t)place_of(b, e->n, prev);
+                    b[k1] = (uint16_t)cur;
+                    b[q] = (uint16_t)e->x;
+                    rm->rec_at[j] = s1 << 3 | q;
+                    rm->rec_from[j] = prev;
+                    e->v->members[cur].copies++;
+                    e->v->members[prev].copies--;
+                } else { /* prev takes the copy cur had */
+                    b[k1] = (uint16_t)prev;
+                    e->v->members[cur].copies--;
+                    e->v->members[prev].copies++;
+                }
+                cur = prev;
+            }
+            return 1;
         }
-        /* Counts of the swap at s1 (c back in and d out on a raise, c out
-         * and d in on a lowering); the trade at s2 then moves x's and c's. */
-        e->v->members[d].copies += grow ? -1u : 1u;
-        e->v->members[c].copies += grow ? 1u : -1u;
-        if (grow) {
-            rm->rec_from[j] = d;
-            rm->rec_at[j] = s1 << 3 | kd;
-            record(e, (uint32_t)s2, k2, c);
-            trade(e, (uint32_t)s2, k2, e->x);
-        } else {
-            record(e, (uint32_t)s2, k2, e->x);
-            trade(e, (uint32_t)s2, k2, c);
+        for (uint32_t j = 0; j < rm->nrec && tail < e->v->id_limit; j++) {
+            uint32_t c, q;
+            if (!can_displace(e, grow, u, j, &c, &q) || rm->mark[c] == stamp)
+                continue;
+            rm->mark[c] = stamp;
+            rm->pos[c] = j;
+            rm->avail[c] = u;
+            rm->heap[tail++] = c;
         }
-        return 1;
     }
     return 0;
 }
@@ -1161,7 +1190,10 @@ void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint3
         e.key = (uint32_t)h;
     }
     rm->nrec = 0;
+    rm->stamp = 0;
     plan_shares(&e);
+    for (uint32_t id = 0; id < v->id_limit; id++)
+        rm->mark[id] = 0;
     for (uint32_t id = 0; id < v->id_limit; id++)
         rm->dev[id] = (int64_t)v->members[id].copies * ONE - rm->share[id];
 
