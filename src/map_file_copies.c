@@ -1,0 +1,143 @@
+/*
+ * The copy table of a version 3 map file (map_file.h): every slot's copies,
+ * primary first, either raw (n u16 a slot) or as runs of slots holding the
+ * same copy tuple (n uleb ids and a uleb length a run).
+ *
+ * A tuple run is version 1's owner run with n owners instead of one, so the
+ * two encodings of one table decode alike and the writer keeps version 1's
+ * rule: runs when strictly smaller than raw. Copies vary from slot to slot
+ * far more than primaries do, so runs of length 1 are common; runs still
+ * win while ids fit one uleb byte (fewer than 128 ids), which halves the
+ * table against raw, and raw wins beyond. The writer reads the map only
+ * through dch_map_slot_replicas, so it needs no scratch.
+ */
+#include "dch/error.h"
+
+#include "map_file_internal.h"
+#include "map_internal.h"
+
+#include <string.h>
+
+/* The copies of slot s into c[0 .. n-1], DCH__MAP_UNOWNED past its copy
+ * count (every slot of a map has the same count: n, or 0 when no member has
+ * weight, which a version 1 table writes as one unowned entry a slot). */
+static void load_tuple(const dch_map *m, uint32_t s, uint32_t n, uint32_t *c)
+{
+    const size_t have = dch_map_slot_replicas(m, s, c, DCH_MAP_MAX_REPLICAS);
+    for (size_t k = have; k < n; k++)
+        c[k] = DCH__MAP_UNOWNED;
+}
+
+static int same_tuple(const uint32_t *a, const uint32_t *b, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++)
+        if (a[k] != b[k])
+            return 0;
+    return 1;
+}
+
+/* The end of the run that starts at slot s, whose copies are in c. */
+static uint32_t run_end(const dch_map *m, uint32_t s, uint32_t n, const uint32_t *c)
+{
+    const uint32_t P = dch_map_slot_count(m);
+    uint32_t d[DCH_MAP_MAX_REPLICAS];
+    uint32_t e = s + 1;
+    while (e < P) {
+        load_tuple(m, e, n, d);
+        if (!same_tuple(c, d, n))
+            break;
+        e++;
+    }
+    return e;
+}
+
+size_t dch__copy_table_size(const dch_map *m, uint32_t n, unsigned *encoding)
+{
+    const uint32_t P = dch_map_slot_count(m);
+    uint32_t c[DCH_MAP_MAX_REPLICAS];
+    size_t runs = 4;
+    for (uint32_t s = 0; s < P;) {
+        load_tuple(m, s, n, c);
+        const uint32_t e = run_end(m, s, n, c);
+        for (uint32_t k = 0; k < n; k++)
+            runs += dch__uleb_size(c[k]);
+        runs += dch__uleb_size(e - s);
+        s = e;
+    }
+    const size_t raw = (size_t)P * n * 2;
+    *encoding = runs < raw ? DCH__MAP_ENC_RUNS : DCH__MAP_ENC_RAW;
+    return 1 + (runs < raw ? runs : raw);
+}
+
+size_t dch__copy_table_write(const dch_map *m, uint32_t n, unsigned encoding, uint8_t *p)
+{
+    const uint32_t P = dch_map_slot_count(m);
+    uint32_t c[DCH_MAP_MAX_REPLICAS];
+    size_t at = 0;
+    p[at++] = (uint8_t)encoding;
+    if (encoding == DCH__MAP_ENC_RAW) {
+        for (uint32_t s = 0; s < P; s++) {
+            load_tuple(m, s, n, c);
+            for (uint32_t k = 0; k < n; k++, at += 2)
+                dch__put_u16(p + at, (uint16_t)c[k]);
+        }
+        return at;
+    }
+    const size_t count_at = at;
+    at += 4;
+    uint32_t runs = 0;
+    for (uint32_t s = 0; s < P; runs++) {
+        load_tuple(m, s, n, c);
+        const uint32_t e = run_end(m, s, n, c);
+        for (uint32_t k = 0; k < n; k++)
+            at += dch__put_uleb(p + at, c[k]);
+        at += dch__put_uleb(p + at, e - s);
+        s = e;
+    }
+    dch__put_u32(p + count_at, runs);
+    return at;
+}
+
+int dch__copy_table_read(const uint8_t *p, size_t at, size_t end, uint32_t P, uint32_t R,
+                         uint32_t n, uint16_t *table)
+{
+    if (at >= end || n > R)
+        return DCH_ECORRUPT;
+    for (size_t i = 0; i < (size_t)P * R; i++)
+        table[i] = DCH__MAP_UNOWNED;
+    const uint8_t encoding = p[at++];
+    if (encoding == DCH__MAP_ENC_RAW) {
+        if (end - at != (size_t)P * n * 2)
+            return DCH_ECORRUPT;
+        for (uint32_t s = 0; s < P; s++)
+            for (uint32_t k = 0; k < n; k++, at += 2)
+                table[(size_t)s * R + k] = dch__get_u16(p + at);
+        return DCH_OK;
+    }
+    if (encoding != DCH__MAP_ENC_RUNS || end - at < 4)
+        return DCH_ECORRUPT;
+    /* A run count outside 1 .. P fails below: every run holds at least one
+     * slot and the runs must fill exactly P. */
+    const uint32_t runs = dch__get_u32(p + at);
+    at += 4;
+    uint32_t s = 0;
+    for (uint32_t r = 0; r < runs; r++) {
+        uint16_t *t = table + (size_t)s * R;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t id;
+            if (s >= P || dch__get_uleb(p, end, &at, UINT16_MAX, &id) != 0)
+                return DCH_ECORRUPT;
+            t[k] = (uint16_t)id;
+        }
+        uint32_t len;
+        if (s >= P || dch__get_uleb(p, end, &at, P - s, &len) != 0 || len == 0)
+            return DCH_ECORRUPT;
+        /* Adjacent runs hold different tuples, so the runs are unique. */
+        if (s > 0 && memcmp(t - R, t, (size_t)n * sizeof *t) == 0)
+            return DCH_ECORRUPT;
+        for (uint32_t j = 1; j < len; j++)
+            memcpy(t + (size_t)j * R, t, (size_t)n * sizeof *t);
+        s += len;
+    }
+    return s == P && at == end ? DCH_OK : DCH_ECORRUPT;
+}
