@@ -174,8 +174,8 @@ static void fixture_free(fixture *fx)
 typedef enum fn_id {
     F_MAP_NEW, F_MAP_CLONE, F_MAP_ADD, F_MAP_REMOVE, F_MAP_SET_WEIGHT, F_MAP_FIND,
     F_MAP_RANGES, F_MAP_FOREACH, F_MAP_SAVE, F_MAP_LOAD, F_MAP_LOAD_WITH, F_MAP_SAVE_FILE,
-    F_MAP_LOAD_FILE, F_MAP_DIFF, F_RING_NEW, F_RING_CLONE, F_RING_ADD, F_RING_REMOVE,
-    F_RING_SET_WEIGHT, F_RING_FIND, F_RING_RANGES, F_RING_FOREACH, F_RANGE_DIFF,
+    F_MAP_LOAD_FILE, F_MAP_DIFF, F_MAP_DIFF_COPIES, F_RING_NEW, F_RING_CLONE, F_RING_ADD,
+    F_RING_REMOVE, F_RING_SET_WEIGHT, F_RING_FIND, F_RING_RANGES, F_RING_FOREACH, F_RANGE_DIFF,
 } fn_id;
 
 /* Argument classes; the first of each is a valid argument. */
@@ -392,6 +392,16 @@ static const bad_case bad_cases[] = {
     {"map_diff: other units", F_MAP_DIFF, .pair = PAIR_UNITS, .expect = DCH_EINVAL},
     {"map_diff: other slots per unit", F_MAP_DIFF, .pair = PAIR_SPU, .expect = DCH_EINVAL},
     {"map_diff: other hash key", F_MAP_DIFF, .pair = PAIR_KEY, .expect = DCH_EINVAL},
+    /* map_diff.h: dch_map_diff_copies */
+    {"map_diff_copies: NULL from", F_MAP_DIFF_COPIES, .obj = OBJ_NULL, .expect = DCH_EINVAL},
+    {"map_diff_copies: NULL to", F_MAP_DIFF_COPIES, .obj2 = OBJ_NULL, .expect = DCH_EINVAL},
+    {"map_diff_copies: NULL fn", F_MAP_DIFF_COPIES, .cb = CB_NULL, .expect = DCH_EINVAL},
+    {"map_diff_copies: other units", F_MAP_DIFF_COPIES, .pair = PAIR_UNITS,
+     .expect = DCH_EINVAL},
+    {"map_diff_copies: other slots per unit", F_MAP_DIFF_COPIES, .pair = PAIR_SPU,
+     .expect = DCH_EINVAL},
+    {"map_diff_copies: other hash key", F_MAP_DIFF_COPIES, .pair = PAIR_KEY,
+     .expect = DCH_EINVAL},
     /* ring.h: dch_ring_new */
     {"ring_new: NULL out", F_RING_NEW, .out = OUT_NULL, .expect = DCH_EINVAL},
     {"ring_new: points_per_weight 0", F_RING_NEW, .cfg = CFG_PPW_0, .expect = DCH_EINVAL},
@@ -536,6 +546,13 @@ static int count_range(const dch_range *r, void *ctx)
 }
 
 static int count_move(const dch_move *m, void *ctx)
+{
+    (void)m;
+    ((call_env *)ctx)->callbacks++;
+    return 0;
+}
+
+static int count_copy_move(const dch_copy_move *m, void *ctx)
 {
     (void)m;
     ((call_env *)ctx)->callbacks++;
@@ -807,7 +824,8 @@ static int call_case(const bad_case *c, call_env *e, bool *out_kept)
         *out_kept = map_out == (dch_map *)e;
         break;
     }
-    case F_MAP_DIFF: {
+    case F_MAP_DIFF:
+    case F_MAP_DIFF_COPIES: {
         dch_map *to = fx->map;
         if (c->pair == PAIR_UNITS)
             to = fx->other_units;
@@ -815,8 +833,12 @@ static int call_case(const bad_case *c, call_env *e, bool *out_kept)
             to = fx->other_spu;
         else if (c->pair == PAIR_KEY)
             to = fx->other_key;
-        rc = dch_map_diff(map, c->obj2 == OBJ_NULL ? NULL : to,
-                          c->cb == CB_NULL ? NULL : count_move, e);
+        if (c->fn == F_MAP_DIFF)
+            rc = dch_map_diff(map, c->obj2 == OBJ_NULL ? NULL : to,
+                              c->cb == CB_NULL ? NULL : count_move, e);
+        else
+            rc = dch_map_diff_copies(map, c->obj2 == OBJ_NULL ? NULL : to,
+                                     c->cb == CB_NULL ? NULL : count_copy_move, e);
         break;
     }
     case F_RING_CLONE:
