@@ -1,15 +1,18 @@
 /*
- * The copy table of a version 3 map file (map_file.h): every slot's copies,
- * primary first, either raw (n u16 a slot) or as runs of slots holding the
- * same copy tuple (n uleb ids and a uleb length a run).
+ * The table of a map file (map_file.h): every slot's n entries, primary
+ * first, either raw (n u16 a slot) or as runs of slots holding the same
+ * entries (n uleb ids and a uleb length a run). Version 3 stores a slot's
+ * copies; versions 1 and 2 are the case n = 1, a slot's owner (65535 for
+ * unowned), so one reader and one writer serve every version.
  *
- * A tuple run is version 1's owner run with n owners instead of one, so the
- * two encodings of one table decode alike and the writer keeps version 1's
- * rule: runs when strictly smaller than raw. Copies vary from slot to slot
- * far more than primaries do, so runs of length 1 are common; runs still
- * win while ids fit one uleb byte (fewer than 128 ids), which halves the
- * table against raw, and raw wins beyond. The writer reads the map only
- * through dch_map_slot_replicas, so it needs no scratch.
+ * A tuple run is version 1's owner run with n owners instead of one, and
+ * the writer keeps version 1's rule: runs when strictly smaller than raw.
+ * Copies vary from slot to slot far more than primaries do, so runs of one
+ * slot are the rule at R >= 2; runs still win while ids fit one uleb byte
+ * (below 128), saving a quarter to a third of raw at 65,536 slots, and raw
+ * wins beyond. The writer reads a map with one copy a slot from its owner
+ * table and any other through dch_map_slot_replicas, so it needs no
+ * scratch.
  */
 #include "dch/error.h"
 

@@ -104,22 +104,23 @@ static inline int dch__get_uleb(const uint8_t *p, size_t end, size_t *pos, uint3
     return -1;
 }
 
-/* ---- The copy table of version 3 (map_file_copies.c) -------------------- */
+/* ---- The table: copies (version 3) or owners (1, 2), map_file_copies.c -- */
 
 /**
- * Bytes the copy table of `m` takes (its encoding byte included), n copies a
- * slot (every slot of a map has the same copy count), and the encoding the
- * writer uses: runs when strictly smaller than raw. O(P * n).
+ * Bytes the table of `m` takes (its encoding byte included) with n entries
+ * a slot: the slot's copies, DCH__MAP_UNOWNED past its copy count (every
+ * slot of a map has the same count), and the encoding the writer uses: runs
+ * when strictly smaller than raw. O(P * n).
  */
 size_t dch__copy_table_size(const dch_map *m, uint32_t n, unsigned *encoding);
 
-/** Write the copy table measured by dch__copy_table_size at p; the bytes
+/** Write the table measured by dch__copy_table_size at p; the bytes
  *  written. */
 size_t dch__copy_table_write(const dch_map *m, uint32_t n, unsigned encoding, uint8_t *p);
 
 /**
- * Decode a copy table of P slots with n copies each from p[at .. end-1],
- * which it must fill exactly, into table (P * R entries, slot-major, R >= n):
+ * Decode a table of P slots with n entries each from p[at .. end-1], which
+ * it must fill exactly, into table (P * R entries, slot-major, R >= n):
  * entries past n are set to DCH__MAP_UNOWNED. Checks only the encoding (run
  * counts and lengths, shortest ulebs, adjacent runs differing, ids at most
  * 65535); what the ids mean is dch__map_assemble's to check.

@@ -88,10 +88,12 @@ typedef struct shape {
 static const shape shapes[] = {{1, 1}, {1, 4}, {2, 2}, {4, 4}, {8, 8}, {16, 4}, {4, 32}, {32, 16}};
 
 /* A map with `R` copies a slot built by a random history of adds (in up to
- * `zones` zones), removals and weight changes, weight 0 included. */
-static dch_map *random_map(uint64_t *rng, uint32_t R, uint32_t zones)
+ * `zones` zones), removals and weight changes, weight 0 included; `big`
+ * gives it the default 65,536 slots. */
+static dch_map *random_map_sized(uint64_t *rng, uint32_t R, uint32_t zones, bool big)
 {
-    const shape sh = shapes[rng_below(rng, sizeof shapes / sizeof shapes[0])];
+    const shape sh = big ? (shape){1024, 64}
+                         : shapes[rng_below(rng, sizeof shapes / sizeof shapes[0])];
     dch_map_config cfg = map_config(sh.units, sh.spu);
     cfg.replicas = R;
     for (int i = 0; i < 16; i++)
@@ -102,6 +104,11 @@ static dch_map *random_map(uint64_t *rng, uint32_t R, uint32_t zones)
     for (uint32_t op = 0; op < ops; op++)
         map_random_zoned_change(m, rng, 12, zones);
     return m;
+}
+
+static dch_map *random_map(uint64_t *rng, uint32_t R, uint32_t zones)
+{
+    return random_map_sized(rng, R, zones, false);
 }
 
 /* Every getter agrees, the epoch, zones and every slot's copies included. */
@@ -378,7 +385,7 @@ Test(map_file_replicas, random_histories_round_trip_in_every_getter)
                 const uint64_t seed = base + i + 1000 * (R * 4 + zones);
                 const unsigned long long sd = (unsigned long long)seed;
                 uint64_t rng = seed;
-                dch_map *m = random_map(&rng, R, zones);
+                dch_map *m = random_map_sized(&rng, R, zones, i == 0);
                 size_t len;
                 uint8_t *bytes = map_bytes(m, &len);
                 bool zoned = false;

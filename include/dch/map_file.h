@@ -115,7 +115,8 @@ extern "C" {
  *
  * Always sets *len_out to the size of the serialisation; writes it to buf
  * only when buf is not NULL, so a first call with buf = NULL sizes the
- * buffer. Deterministic: the same map state gives the same bytes. O(P + N).
+ * buffer. Deterministic: the same map state gives the same bytes.
+ * O(P * R + N), R the copies a slot.
  *
  * @param m        the map.
  * @param buf      where to write; NULL to only measure.
