@@ -99,7 +99,7 @@ void rep_history_after(rep_history *h, const dch_map *m)
     const uint64_t W = dch_map_total_weight(m);
     if (M <= cfg.replicas)
         h->capped = false; /* every member holds every slot: no memory */
-    else if (Z < cfg.replicas || zmax * (cfg.replicas + 1) >= W)
+    else if (Z < cfg.replicas || zmax * (cfg.replicas + 1) > W)
         h->capped = true;
 }
 
@@ -147,7 +147,7 @@ const char *rep_check_state(const dch_map *m, const rep_table *t, const rep_hist
     }
     /* Promise 4 applies with R zones or more, each under W/(R+1), after
      * every call since M was last at most R. */
-    const bool cond = W > 0 && Z >= R && zmax * (R + 1) < W && (h == NULL || !h->capped);
+    const bool cond = W > 0 && Z >= R && zmax * (R + 1) <= W && (h == NULL || !h->capped);
     for (uint32_t id = 0; id < L && bad == NULL; id++) {
         if (dch_map_node_name(m, id) == NULL)
             continue;
