@@ -841,6 +841,75 @@ static bool is_png(const char *path)
     return n == 8 && memcmp(buf, sig, 8) == 0;
 }
 
+/*
+ * The replica section of a run grown to `nodes` and shrunk to `stop`
+ * members: its two CSVs have the columns the page and programs read; DCH
+ * and the ring's zone walk never put two copies in one zone when the zones
+ * could hold them apart, while next-3, blind to zones, does somewhere; a
+ * DCH join creates close to its R/N part of the copies and every DCH or
+ * next-3 removal exactly the leaver's copies; a failed member's reads and
+ * new copies reach some survivor.
+ */
+static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
+{
+    csv st = read_csv(rdir, "replica_steps.csv");
+    const char *step_cols[] = {"case", "zones", "scheme", "step", "change",
+                               "n_before", "n_after", "member", "new_copies",
+                               "optimum", "new_copies_over_optimum",
+                               "copy_max_over_mean", "copy_min_over_mean",
+                               "zone_violations"};
+    cr_assert_eq(st.cols, sizeof step_cols / sizeof step_cols[0]);
+    for (size_t i = 0; i < st.cols; i++)
+        cr_assert_str_eq(st.field[i], step_cols[i], "replica_steps.csv column %zu", i);
+    /* 3 schemes, 2 zone counts; joins 4 .. nodes, removals down to stop. */
+    cr_assert_eq(st.rows, 6u * ((nodes - 3) + (nodes - stop)));
+    size_t cc = csv_col(&st, "case"), ch = csv_col(&st, "change"),
+           cr = csv_col(&st, "new_copies_over_optimum"),
+           cv = csv_col(&st, "zone_violations"), cn = csv_col(&st, "new_copies");
+    double next_violations = 0.0;
+    for (size_t r = 0; r < st.rows; r++) {
+        const char *c = csv_at(&st, r, cc);
+        const bool join = strcmp(csv_at(&st, r, ch), "join") == 0;
+        const double ratio = csv_num(&st, r, cr), v = csv_num(&st, r, cv);
+        cr_assert(join || strcmp(csv_at(&st, r, ch), "remove") == 0, "row %zu", r);
+        cr_assert(csv_num(&st, r, cn) > 0.0, "row %zu: a change with no new copy", r);
+        if (strncmp(c, "next-3", 6) == 0)
+            next_violations = fmax(next_violations, v);
+        else
+            cr_assert_eq(v, 0.0, "row %zu (%s): copies share a zone", r, c);
+        if (strncmp(c, "dch", 3) == 0 && join)
+            cr_assert(ratio > 0.3 && ratio < 1.25,
+                      "row %zu: a DCH join made %.3f times its part", r, ratio);
+        if (!join && strncmp(c, "zone walk", 9) != 0)
+            cr_assert_float_eq(ratio, 1.0, 1e-9,
+                               "row %zu (%s): a removal made %.6f times the "
+                               "leaver's copies", r, c, ratio);
+    }
+    cr_assert(next_violations > 0.0, "next-3 never put two copies in one zone");
+    free_csv(&st);
+
+    csv sm = read_csv(rdir, "replicas.csv");
+    cr_assert_eq(sm.rows, 6);
+    size_t sc = csv_col(&sm, "case"), sv = csv_col(&sm, "zone_violations_max"),
+           sx = csv_col(&sm, "copy_max_over_mean"),
+           sn = csv_col(&sm, "copy_min_over_mean"),
+           srr = csv_col(&sm, "read_receivers"), src = csv_col(&sm, "recopy_receivers"),
+           srm = csv_col(&sm, "read_max_over_mean"),
+           scm = csv_col(&sm, "recopy_max_over_mean");
+    for (size_t r = 0; r < sm.rows; r++) {
+        const char *c = csv_at(&sm, r, sc);
+        if (strncmp(c, "next-3", 6) != 0)
+            cr_assert_eq(csv_num(&sm, r, sv), 0.0, "%s", c);
+        cr_assert(csv_num(&sm, r, sx) >= 1.0 - 1e-12 && csv_num(&sm, r, sn) <= 1.0 + 1e-12,
+                  "%s: the fullest member below the mean", c);
+        cr_assert(csv_num(&sm, r, srr) >= 1 && csv_num(&sm, r, srr) <= nodes - 1, "%s", c);
+        cr_assert(csv_num(&sm, r, src) >= 1 && csv_num(&sm, r, src) <= nodes - 1, "%s", c);
+        cr_assert(csv_num(&sm, r, srm) >= 1.0 - 1e-12 && csv_num(&sm, r, scm) >= 1.0 - 1e-12,
+                  "%s: the busiest survivor below the mean", c);
+    }
+    free_csv(&sm);
+}
+
 Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
 {
     const unsigned nodes = 8, units = 16, slots = 16; /* as in args */
@@ -863,7 +932,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     cr_assert_not_null(text);
     const char *titles[] = {"1. Growth", "2. Shrink", "3. Weights",
                             "4a. Balance", "4c. Balance", "5. Karger",
-                            "6. Sampled keys"};
+                            "6. Sampled keys", "7. Replicas"};
     for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
         cr_assert_not_null(strstr(text, titles[i]), "no '%s' on stdout",
                            titles[i]);
@@ -950,6 +1019,8 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     }
     free_csv(&u);
 
+    check_replicas(rdir, nodes, 3);
+
     /* The shared DCH map: every view agrees, spread exactly 1. */
     csv kg = read_csv(rdir, "karger.csv");
     size_t ks = csv_col(&kg, "scheme"), kx = csv_col(&kg, "spread_max");
@@ -969,6 +1040,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
         "balance_cv.csv",       "balance_points.csv",
         "karger.csv",           "history.csv",
         "sampled.csv",          "index.html",           "units.csv",
+        "replicas.csv",         "replica_steps.csv",
         "diagram_join_dch.svg", "diagram_join_ring-160.svg",
         "diagram_join_ring-1.svg", "diagram_remove_dch.svg",
         "diagram_join_libmemcached.svg"};
