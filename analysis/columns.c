@@ -133,6 +133,8 @@ static const an_column REPLICAS[] = {
     {"failed", "failed", NULL},
     {"reads max/mean", "read_max_over_mean", "%.3f"},
     {"reads to", "read_receivers", NULL},
+    {"new primaries max/mean", "primary_max_over_mean", "%.3f"},
+    {"new primaries to", "primary_receivers", NULL},
     {"new copies max/mean", "recopy_max_over_mean", "%.3f"},
     {"new copies to", "recopy_receivers", NULL},
 };

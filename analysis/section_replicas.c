@@ -18,19 +18,18 @@
 #include "sections.h"
 
 #include "progress.h"
+#include "replica_figures.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define R 3u
 /* Members the zone walk reads before it asks for the whole ring: with Z >= 3
  * zones of similar size the first eight nearly always hold three zones. */
 #define WALK_FIRST 8u
 /* The seeded stream of the removal order. */
 #define STREAM_REPLICAS UINT64_C(0x7265706c69636173)
-#define TWO_64 18446744073709551616.0
 
 enum { S_DCH, S_NEXT, S_ZONES, SCHEMES };
 /* The text reads case 0 as 3 zones (every zone full with 3 copies) and
@@ -38,53 +37,6 @@ enum { S_DCH, S_NEXT, S_ZONES, SCHEMES };
 static const unsigned ZONE_COUNTS[] = {3, 4};
 #define ZONE_CASES (sizeof ZONE_COUNTS / sizeof ZONE_COUNTS[0])
 #define CASES (ZONE_CASES * SCHEMES)
-
-/* Pieces [lo, hi] covering the hash space in order, each with R member
- * numbers (DCH_NODE_NONE past its copy count). */
-typedef struct placement {
-    size_t n, cap;
-    uint64_t *lo, *hi;
-    uint32_t *ids;
-} placement;
-
-static void placement_free(placement *p)
-{
-    free(p->lo);
-    free(p->hi);
-    free(p->ids);
-    *p = (placement){0};
-}
-
-static int placement_push(placement *p, uint64_t lo, uint64_t hi,
-                          const uint32_t *ids, size_t n)
-{
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 1024;
-        uint64_t *l = realloc(p->lo, cap * sizeof *l);
-        if (l != NULL)
-            p->lo = l;
-        uint64_t *h = realloc(p->hi, cap * sizeof *h);
-        if (h != NULL)
-            p->hi = h;
-        uint32_t *d = realloc(p->ids, cap * R * sizeof *d);
-        if (d != NULL)
-            p->ids = d;
-        if (l == NULL || h == NULL || d == NULL)
-            return DCH_ENOMEM;
-        p->cap = cap;
-    }
-    p->lo[p->n] = lo;
-    p->hi[p->n] = hi;
-    for (size_t k = 0; k < R; k++)
-        p->ids[p->n * R + k] = k < n ? ids[k] : DCH_NODE_NONE;
-    p->n++;
-    return DCH_OK;
-}
-
-static double width_of(uint64_t lo, uint64_t hi)
-{
-    return ((double)(hi - lo) + 1.0) / TWO_64;
-}
 
 /* One scheme under one zone count: the object and how it places copies. */
 typedef struct subject {
@@ -103,7 +55,7 @@ static uint32_t number_of(const subject *sj, uint32_t id)
     return name ? an_node_number(name) : DCH_NODE_NONE;
 }
 
-static int snap_map(const subject *sj, placement *p)
+static int snap_map(const subject *sj, an_placement *p)
 {
     const uint32_t slots = dch_map_slot_count(sj->map);
     unsigned bits = 0;
@@ -111,51 +63,20 @@ static int snap_map(const subject *sj, placement *p)
         bits++;
     for (uint32_t s = 0; s < slots; s++) {
         uint32_t ids[DCH_MAP_MAX_REPLICAS];
-        size_t n = dch_map_slot_replicas(sj->map, s, ids, R);
-        n = n < R ? n : R;
+        size_t n = dch_map_slot_replicas(sj->map, s, ids, AN_COPIES);
+        n = n < AN_COPIES ? n : AN_COPIES;
         for (size_t k = 0; k < n; k++)
             ids[k] = number_of(sj, ids[k]);
         const uint64_t lo = bits ? (uint64_t)s << (64 - bits) : 0;
         const uint64_t hi = s + 1 == slots ? UINT64_MAX
                                            : ((uint64_t)(s + 1) << (64 - bits)) - 1;
-        if (placement_push(p, lo, hi, ids, n) != DCH_OK)
+        if (an_placement_push(p, lo, hi, ids, n) != DCH_OK)
             return DCH_ENOMEM;
     }
     return DCH_OK;
 }
 
-/* The zone-aware walk: the first member of each zone not yet used, in walk
- * order; when the walk is complete and fewer zones than R exist, the members
- * it passed over fill the rest, in walk order. Returns the count, or 0 when
- * an incomplete walk found too few zones. */
-static size_t pick_zones(const uint32_t *walk, size_t n, bool complete,
-                         unsigned zones, uint32_t *out)
-{
-    size_t k = 0;
-    bool used_zone[8] = {false};
-    for (size_t i = 0; i < n && k < R; i++) {
-        const unsigned z = walk[i] % zones;
-        if (!used_zone[z]) {
-            used_zone[z] = true;
-            out[k++] = walk[i];
-        }
-    }
-    if (k == R)
-        return k;
-    if (!complete)
-        return 0;
-    const size_t first = k;
-    for (size_t i = 0; i < n && k < R; i++) {
-        bool taken = false;
-        for (size_t q = 0; q < first; q++)
-            taken = taken || out[q] == walk[i];
-        if (!taken)
-            out[k++] = walk[i];
-    }
-    return k;
-}
-
-static int snap_ring(subject *sj, placement *p)
+static int snap_ring(subject *sj, an_placement *p)
 {
     size_t count = 0;
     (void)dch_ring_ranges(sj->ring, NULL, 0, &count);
@@ -166,33 +87,33 @@ static int snap_ring(subject *sj, placement *p)
     }
     int rc = DCH_OK;
     for (size_t i = 0; i < count && rc == DCH_OK; i++) {
-        uint32_t walk[WALK_FIRST], ids[R];
+        uint32_t walk[WALK_FIRST], ids[AN_COPIES];
         size_t n = 0;
         if (sj->scheme == S_NEXT) {
-            n = dch_ring_successors_hash(sj->ring, rs[i].lo, walk, R);
+            n = dch_ring_successors_hash(sj->ring, rs[i].lo, walk, AN_COPIES);
             memcpy(ids, walk, n * sizeof *ids);
         } else {
             size_t w = dch_ring_successors_hash(sj->ring, rs[i].lo, walk, WALK_FIRST);
             for (size_t k = 0; k < w; k++)
                 walk[k] = number_of(sj, walk[k]);
-            n = pick_zones(walk, w, w < WALK_FIRST, sj->zones, ids);
+            n = an_pick_zones(walk, w, w < WALK_FIRST, sj->zones, ids);
             if (n == 0 && w > 0) {
                 w = dch_ring_successors_hash(sj->ring, rs[i].lo, sj->walk, sj->walk_cap);
                 for (size_t k = 0; k < w; k++)
                     sj->walk[k] = number_of(sj, sj->walk[k]);
-                n = pick_zones(sj->walk, w, true, sj->zones, ids);
+                n = an_pick_zones(sj->walk, w, true, sj->zones, ids);
             }
         }
         if (sj->scheme == S_NEXT)
             for (size_t k = 0; k < n; k++)
                 ids[k] = number_of(sj, ids[k]);
-        rc = placement_push(p, rs[i].lo, rs[i].hi, ids, n);
+        rc = an_placement_push(p, rs[i].lo, rs[i].hi, ids, n);
     }
     free(rs);
     return rc;
 }
 
-static int snapshot(subject *sj, placement *p)
+static int snapshot(subject *sj, an_placement *p)
 {
     p->n = 0;
     return sj->map ? snap_map(sj, p) : snap_ring(sj, p);
@@ -217,140 +138,20 @@ static int subject_remove(subject *sj, const char *name)
     return sj->map ? dch_map_remove_node(sj->map, id) : dch_ring_remove_node(sj->ring, id);
 }
 
-/* ---- Figures of one state and of one change ---------------------------------- */
-
-/* Copy balance and zone violations of a state whose members are present[]. */
-typedef struct state_figs {
-    double copy_max, copy_min; /* over the mean copies of a member */
-    double violations;         /* share of the hash space short of zones */
-} state_figs;
-
-static state_figs state_of(const placement *p, const bool *present,
-                           uint32_t nodes, unsigned zones, double *copies)
-{
-    bool zone_there[8] = {false};
-    unsigned zp = 0, members = 0;
-    for (uint32_t i = 0; i < nodes; i++) {
-        copies[i] = 0.0;
-        if (present[i]) {
-            members++;
-            zp += !zone_there[i % zones];
-            zone_there[i % zones] = true;
-        }
-    }
-    state_figs f = {0.0, INFINITY, 0.0};
-    double total = 0.0;
-    for (size_t k = 0; k < p->n; k++) {
-        const double w = width_of(p->lo[k], p->hi[k]);
-        const uint32_t *ids = p->ids + k * R;
-        bool seen[8] = {false};
-        unsigned c = 0, d = 0;
-        for (size_t q = 0; q < R && ids[q] != DCH_NODE_NONE; q++, c++) {
-            if (ids[q] < nodes)
-                copies[ids[q]] += w;
-            total += w;
-            d += !seen[ids[q] % zones];
-            seen[ids[q] % zones] = true;
-        }
-        if (d < (c < zp ? c : zp))
-            f.violations += w;
-    }
-    const double mean = members ? total / members : 0.0;
-    f.copy_min = members ? INFINITY : 0.0;
-    for (uint32_t i = 0; i < nodes; i++)
-        if (present[i] && mean > 0.0) {
-            f.copy_max = fmax(f.copy_max, copies[i] / mean);
-            f.copy_min = fmin(f.copy_min, copies[i] / mean);
-        }
-    return f;
-}
-
-static bool holds(const uint32_t *ids, uint32_t id)
-{
-    for (size_t q = 0; q < R; q++)
-        if (ids[q] == id)
-            return true;
-    return false;
-}
-
-/* Copies that `b` has and `a` has not, as a share of the hash space; each
- * member's new copies are added to gain[] when it is not NULL. */
-static double new_copies(const placement *a, const placement *b, double *gain,
-                         uint32_t nodes)
-{
-    double moved = 0.0;
-    size_t i = 0, j = 0;
-    uint64_t at = 0;
-    while (i < a->n && j < b->n) {
-        const uint64_t end = a->hi[i] < b->hi[j] ? a->hi[i] : b->hi[j];
-        const double w = width_of(at, end);
-        const uint32_t *before = a->ids + i * R, *after = b->ids + j * R;
-        for (size_t q = 0; q < R && after[q] != DCH_NODE_NONE; q++)
-            if (!holds(before, after[q])) {
-                moved += w;
-                if (gain != NULL && after[q] < nodes)
-                    gain[after[q]] += w;
-            }
-        if (end == UINT64_MAX)
-            break;
-        at = end + 1;
-        i += a->hi[i] == end;
-        j += b->hi[j] == end;
-    }
-    return moved;
-}
-
-/* How one member's share spreads over the survivors: most over the mean,
- * and how many receive any of it. */
-typedef struct spread {
-    double max_over_mean;
-    uint32_t receivers;
-} spread;
-
-static spread spread_of(const double *got, const bool *present, uint32_t nodes,
-                        uint32_t failed)
-{
-    double total = 0.0, most = 0.0;
-    uint32_t survivors = 0;
-    spread s = {0.0, 0};
-    for (uint32_t i = 0; i < nodes; i++) {
-        if (!present[i] || i == failed)
-            continue;
-        survivors++;
-        total += got[i];
-        most = fmax(most, got[i]);
-        s.receivers += got[i] > 0.0;
-    }
-    s.max_over_mean = total > 0.0 ? most / (total / survivors) : NAN;
-    return s;
-}
-
-/* Who serves the failed member's reads: the next copy of every piece it is
- * the first copy of. */
-static void read_load(const placement *p, uint32_t failed, uint32_t nodes,
-                      double *got)
-{
-    for (uint32_t i = 0; i < nodes; i++)
-        got[i] = 0.0;
-    for (size_t k = 0; k < p->n; k++) {
-        const uint32_t *ids = p->ids + k * R;
-        if (ids[0] == failed && ids[1] != DCH_NODE_NONE && ids[1] < nodes)
-            got[ids[1]] += width_of(p->lo[k], p->hi[k]);
-    }
-}
-
 /* ---- One scheme under one zone count, through growth and shrink -------------- */
 
-_Static_assert(R <= DCH_MAP_MAX_REPLICAS, "the map holds R copies");
+_Static_assert(AN_COPIES <= DCH_MAP_MAX_REPLICAS, "the map holds AN_COPIES copies");
 
 /* What the section's text and summary table say about one case. */
 typedef struct case_summary {
-    double join_min, join_max;   /* new copies of a join over R/N */
+    double join_min, join_max;   /* new copies of a join over AN_COPIES/N */
     double leave_min, leave_max; /* of a removal over the leaver's copies */
-    state_figs at_n;             /* after growth */
+    an_state_figs at_n;             /* after growth */
     double violations_max;       /* over every state measured */
     uint32_t failed;             /* the first leaver, read as a failure */
-    spread read, recopy;
+    an_spread read;     /* its reads, to the next copy, before any change */
+    an_spread promoted; /* its first copies, once it is removed */
+    an_spread recopy;   /* the copies made for it, once it is removed */
 } case_summary;
 
 static const char *const SCHEME_LABEL[SCHEMES] = {"dch", "next-3", "zone walk"};
@@ -366,7 +167,7 @@ typedef struct case_ctx {
 
 static int step_row(case_ctx *c, const char *phase, uint32_t n_before,
                     uint32_t n_after, const char *member, double moved,
-                    double optimum, const state_figs *f)
+                    double optimum, const an_state_figs *f)
 {
     return an_table_add(c->t, "tititiitnnnnnn", c->label, (long long)c->zones,
                         c->scheme, (long long)++c->step, phase,
@@ -386,7 +187,7 @@ static int subject_new(subject *sj, const an_run *r, int scheme, unsigned zones)
         mc.units = r->opt.units;
         mc.slots_per_unit = r->opt.slots;
         memcpy(mc.hash_key, r->hash_key, sizeof mc.hash_key);
-        mc.replicas = R;
+        mc.replicas = AN_COPIES;
         return dch_map_new(&sj->map, &mc);
     }
     dch_ring_config gc;
@@ -410,12 +211,12 @@ static void subject_free(subject *sj)
 typedef struct case_work {
     bool *present;
     double *copies, *got;
-    placement before, after;
+    an_placement before, after;
 } case_work;
 
 static void swap_placements(case_work *w)
 {
-    placement t = w->before;
+    an_placement t = w->before;
     w->before = w->after;
     w->after = t;
 }
@@ -431,16 +232,16 @@ static int grow(case_ctx *c, subject *sj, case_work *w, case_summary *cs)
         if (rc != DCH_OK)
             return rc;
         w->present[n - 1] = true;
-        if (n < R)
+        if (n < AN_COPIES)
             continue;
         if ((rc = snapshot(sj, &w->after)) != DCH_OK)
             return rc;
-        const state_figs f = state_of(&w->after, w->present, nodes, c->zones, w->copies);
+        const an_state_figs f = an_state_of(&w->after, w->present, nodes, c->zones, w->copies);
         cs->violations_max = fmax(cs->violations_max, f.violations);
         cs->at_n = f;
-        if (n > R) {
-            const double moved = new_copies(&w->before, &w->after, NULL, nodes);
-            const double opt = (double)R / n;
+        if (n > AN_COPIES) {
+            const double moved = an_new_copies(&w->before, &w->after, NULL, nodes);
+            const double opt = (double)AN_COPIES / n;
             cs->join_min = fmin(cs->join_min, moved / opt);
             cs->join_max = fmax(cs->join_max, moved / opt);
             if ((rc = step_row(c, "join", n - 1, n, name, moved, opt, &f)) != DCH_OK)
@@ -465,8 +266,8 @@ static int shrink(case_ctx *c, subject *sj, case_work *w, const uint32_t *order,
         const double held = w->copies[leaver];
         if (k == 0) {
             cs->failed = leaver;
-            read_load(&w->before, leaver, nodes, w->got);
-            cs->read = spread_of(w->got, w->present, nodes, leaver);
+            an_read_load(&w->before, leaver, nodes, w->got);
+            cs->read = an_spread_of(w->got, w->present, nodes, leaver);
         }
         int rc = subject_remove(sj, name);
         if (rc == DCH_OK)
@@ -476,10 +277,13 @@ static int shrink(case_ctx *c, subject *sj, case_work *w, const uint32_t *order,
         w->present[leaver] = false;
         for (uint32_t i = 0; i < nodes; i++)
             w->got[i] = 0.0;
-        const double moved = new_copies(&w->before, &w->after, w->got, nodes);
-        if (k == 0)
-            cs->recopy = spread_of(w->got, w->present, nodes, leaver);
-        const state_figs f = state_of(&w->after, w->present, nodes, c->zones, w->copies);
+        const double moved = an_new_copies(&w->before, &w->after, w->got, nodes);
+        if (k == 0) {
+            cs->recopy = an_spread_of(w->got, w->present, nodes, leaver);
+            an_new_primaries(&w->before, &w->after, leaver, w->got, nodes);
+            cs->promoted = an_spread_of(w->got, w->present, nodes, leaver);
+        }
+        const an_state_figs f = an_state_of(&w->after, w->present, nodes, c->zones, w->copies);
         cs->violations_max = fmax(cs->violations_max, f.violations);
         if (held > 0.0) {
             cs->leave_min = fmin(cs->leave_min, moved / held);
@@ -498,7 +302,7 @@ static int run_case(case_ctx *c, int scheme, const uint32_t *order,
 {
     const uint32_t nodes = c->r->opt.nodes;
     *cs = (case_summary){INFINITY, 0.0, INFINITY, 0.0, {0.0, 0.0, 0.0}, 0.0,
-                         DCH_NODE_NONE, {NAN, 0}, {NAN, 0}};
+                         DCH_NODE_NONE, {NAN, 0}, {NAN, 0}, {NAN, 0}};
     subject sj;
     int rc = subject_new(&sj, c->r, scheme, c->zones);
     case_work w = {calloc(nodes, sizeof(bool)), calloc(nodes, sizeof(double)),
@@ -509,8 +313,8 @@ static int run_case(case_ctx *c, int scheme, const uint32_t *order,
         rc = grow(c, &sj, &w, cs);
     if (rc == DCH_OK)
         rc = shrink(c, &sj, &w, order, removals, cs);
-    placement_free(&w.before);
-    placement_free(&w.after);
+    an_placement_free(&w.before);
+    an_placement_free(&w.after);
     free(w.present);
     free(w.copies);
     free(w.got);
@@ -551,12 +355,13 @@ static int summary_row(an_table *t, const char *label, unsigned zones,
     if (cs->failed != DCH_NODE_NONE)
         an_node_name(failed, sizeof failed, width, cs->failed + 1);
     const bool joins = cs->join_max > 0.0, leaves = cs->leave_max > 0.0;
-    return an_table_add(t, "tit" "nnnn" "nnn" "t" "ni" "ni", label, (long long)zones,
+    return an_table_add(t, "tit" "nnnn" "nnn" "t" "ni" "ni" "ni", label, (long long)zones,
                         scheme, joins ? cs->join_min : NAN,
                         joins ? cs->join_max : NAN, leaves ? cs->leave_min : NAN,
                         leaves ? cs->leave_max : NAN, cs->at_n.copy_max,
                         cs->at_n.copy_min, cs->violations_max, failed,
                         cs->read.max_over_mean, (long long)cs->read.receivers,
+                        cs->promoted.max_over_mean, (long long)cs->promoted.receivers,
                         cs->recopy.max_over_mean, (long long)cs->recopy.receivers) == 0
                ? DCH_OK
                : DCH_ENOMEM;
@@ -587,7 +392,7 @@ static void intro(an_buf *h, const an_run *r, const case_summary *cs,
               "then loses %u members chosen by a seeded draw (the same for every "
               "scheme), down to %u. Every state's copies are compared exactly "
               "with the state before it.</p>"
-              "<p>Per change: <i>new copies</i>, the share of the hash space "
+              "<p>Per change (every one in <a href=\"replica_steps.csv\">replica_steps.csv</a>): <i>new copies</i>, the share of the hash space "
               "copied to a member that did not hold it, counted once a copy, "
               "against the optimum: %u/N for a join (the joiner's fair part of "
               "the copies) and the leaver's own copies for a removal. Per state: "
@@ -595,15 +400,16 @@ static void intro(an_buf *h, const an_run *r, const case_summary *cs,
               "and <i>zone violations</i>, the share of the hash space whose "
               "copies sit in fewer zones than they could (min(copies, zones "
               "present)). The first leaver is also read as a failure: who serves "
-              "its reads (the next copy of every key it was first for) and who "
+              "its reads (the next copy of every key it was first for), who holds "
+              "the first copies of those keys once it is removed, and who "
               "receives its new copies, each as the largest part over the mean "
               "part of the N&minus;1 survivors, with the number of survivors "
               "that get any.</p>",
-              R, R, ring, R, (unsigned)r->opt.nodes, (unsigned)removals,
-              (unsigned)(r->opt.nodes - removals), R);
+              AN_COPIES, AN_COPIES, ring, AN_COPIES, (unsigned)r->opt.nodes, (unsigned)removals,
+              (unsigned)(r->opt.nodes - removals), AN_COPIES);
     if (cs_of(cs, 1, S_DCH)->join_max <= 0.0) {
         an_buf_printf(h, "<p><b>In this run.</b> There are too few members "
-                         "(--nodes) for more than %u: nothing to measure.</p>", R);
+                         "(--nodes) for more than %u: nothing to measure.</p>", AN_COPIES);
         return;
     }
     for (int s = 0; s < SCHEMES; s++) {
@@ -635,10 +441,10 @@ static void intro(an_buf *h, const an_run *r, const case_summary *cs,
               "walk; a removal created %s times the leaver's copies in every "
               "case with copies to lose. A join below 1 saves nothing: %u/N "
               "assumes the joiner may take a full part, but a zone holds at "
-              "most one copy of a key when the copies can spread over enough "
+              "most one copy of a key when the copies can an_spread over enough "
               "zones, so a joiner whose zone is already full shares that "
               "zone's copies with its members and takes less. ",
-              jr[0], jr[1], jr[2], an_ratio_range(lr, sizeof lr, llo, lhi), R);
+              jr[0], jr[1], jr[2], an_ratio_range(lr, sizeof lr, llo, lhi), AN_COPIES);
     an_buf_printf(h,
               "At %u members with 4 zones the member with the most copies held "
               "%.3f times the mean under DCH, %.3f under next-3 and %.3f under "
@@ -659,8 +465,11 @@ static void intro(an_buf *h, const an_run *r, const case_summary *cs,
               "When one member fails (4 zones), its reads go to %u survivors "
               "under DCH, with the busiest taking %.2f times the mean, against "
               "%u (%.2f times) under next-3 and %u (%.2f times) under the zone "
-              "walk; its new copies go to %u survivors under DCH (%.2f times the "
-              "mean), %u (%.2f) and %u (%.2f) on the ring. With 3 zones and 3 "
+              "walk. Once the map or ring without it is published, the first "
+              "copies of its keys are held by %u survivors under DCH (busiest "
+              "%.2f times the mean), %u (%.2f) under next-3 and %u (%.2f) under "
+              "the zone walk. Its new copies go to %u survivors under DCH (%.2f "
+              "times the mean), %u (%.2f) and %u (%.2f) on the ring. With 3 zones and 3 "
               "copies every zone holds one copy of every key, so a failed "
               "member's copies can only be rebuilt in its own zone, by its %u "
               "survivors, and %.2f times the mean over all %u survivors is then "
@@ -669,6 +478,9 @@ static void intro(an_buf *h, const an_run *r, const case_summary *cs,
               (unsigned)d4->read.receivers, d4->read.max_over_mean,
               (unsigned)n4->read.receivers, n4->read.max_over_mean,
               (unsigned)z4->read.receivers, z4->read.max_over_mean,
+              (unsigned)d4->promoted.receivers, d4->promoted.max_over_mean,
+              (unsigned)n4->promoted.receivers, n4->promoted.max_over_mean,
+              (unsigned)z4->promoted.receivers, z4->promoted.max_over_mean,
               (unsigned)d4->recopy.receivers, d4->recopy.max_over_mean,
               (unsigned)n4->recopy.receivers, n4->recopy.max_over_mean,
               (unsigned)z4->recopy.receivers, z4->recopy.max_over_mean,
@@ -705,10 +517,11 @@ static void charts(an_run *r, char labels[CASES][48])
         "replicas_balance", "Copies of the fullest member over the mean, after each change",
         "change (joins 4 .. N, then removals)", "most copies / mean",
         "set key outside right\nset yrange [0.9:*]\n", sr, CASES + 1});
-    static const an_series bars[2] = {
+    static const an_series bars[3] = {
         {"replicas.csv", "12:xtic(1)", NULL, NULL, NULL, "#1f77b4",
-         "reads: busiest survivor / mean"},
-        {"", "14", NULL, NULL, NULL, "#ff7f0e", "new copies: busiest survivor / mean"},
+         "reads (next copy)"},
+        {"", "14", NULL, NULL, NULL, "#aec7e8", "new primaries (after removal)"},
+        {"", "16", NULL, NULL, NULL, "#ff7f0e", "new copies"},
     };
     an_report_chart(r->report, &(an_chart){
         "replicas_failure",
@@ -717,7 +530,7 @@ static void charts(an_run *r, char labels[CASES][48])
         "set style data histograms\nset style histogram clustered gap 1\n"
         "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset yrange [0:*]\n"
         "set key outside top center horizontal\nset xtics noenhanced rotate by -20\n",
-        bars, 2});
+        bars, 3});
 }
 
 static int write_steps(an_run *r, an_table *t)
@@ -732,14 +545,14 @@ static int write_steps(an_run *r, an_table *t)
 int an_section_replicas(an_run *r)
 {
     const uint32_t nodes = r->opt.nodes;
-    const uint32_t stop = r->opt.shrink_to > R ? r->opt.shrink_to : R;
+    const uint32_t stop = r->opt.shrink_to > AN_COPIES ? r->opt.shrink_to : AN_COPIES;
     const uint32_t removals = nodes > stop ? nodes - stop : 0;
     uint32_t *order = removal_order(r, removals);
     an_table *t = an_table_for(AN_TABLE_REPLICA_STEPS,
-                               "7. Replicas: every join and removal, R = %u", R);
+                               "7. Replicas: every join and removal, AN_COPIES = %u", AN_COPIES);
     an_table *sum = an_table_for(AN_TABLE_REPLICAS,
                                  "7. Replicas: %u copies, 1 -> %u -> %u members",
-                                 R, (unsigned)nodes, (unsigned)(nodes - removals));
+                                 AN_COPIES, (unsigned)nodes, (unsigned)(nodes - removals));
     case_summary cs[CASES];
     char labels[CASES][48];
     int rc = order && t && sum ? DCH_OK : DCH_ENOMEM;

@@ -894,6 +894,7 @@ static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
            sx = csv_col(&sm, "copy_max_over_mean"),
            sn = csv_col(&sm, "copy_min_over_mean"),
            srr = csv_col(&sm, "read_receivers"), src = csv_col(&sm, "recopy_receivers"),
+           spr = csv_col(&sm, "primary_receivers"),
            srm = csv_col(&sm, "read_max_over_mean"),
            scm = csv_col(&sm, "recopy_max_over_mean");
     for (size_t r = 0; r < sm.rows; r++) {
@@ -904,6 +905,7 @@ static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
                   "%s: the fullest member below the mean", c);
         cr_assert(csv_num(&sm, r, srr) >= 1 && csv_num(&sm, r, srr) <= nodes - 1, "%s", c);
         cr_assert(csv_num(&sm, r, src) >= 1 && csv_num(&sm, r, src) <= nodes - 1, "%s", c);
+        cr_assert(csv_num(&sm, r, spr) >= 1 && csv_num(&sm, r, spr) <= nodes - 1, "%s", c);
         cr_assert(csv_num(&sm, r, srm) >= 1.0 - 1e-12 && csv_num(&sm, r, scm) >= 1.0 - 1e-12,
                   "%s: the busiest survivor below the mean", c);
     }
