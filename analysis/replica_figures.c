@@ -49,10 +49,7 @@ double an_width_of(uint64_t lo, uint64_t hi)
     return ((double)(hi - lo) + 1.0) / TWO_64;
 }
 
-/* The zone-aware walk: the first member of each zone not yet used, in walk
- * order; when the walk is complete and fewer zones than AN_COPIES exist, the members
- * it passed over fill the rest, in walk order. Returns the count, or 0 when
- * an incomplete walk found too few zones. */
+/* Zones are few (at most 8, the size of used_zone), walks short. */
 size_t an_pick_zones(const uint32_t *walk, size_t n, bool complete,
                          unsigned zones, uint32_t *out)
 {

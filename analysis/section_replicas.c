@@ -140,11 +140,11 @@ static int subject_remove(subject *sj, const char *name)
 
 /* ---- One scheme under one zone count, through growth and shrink -------------- */
 
-_Static_assert(AN_COPIES <= DCH_MAP_MAX_REPLICAS, "the map holds AN_COPIES copies");
+_Static_assert(AN_COPIES <= DCH_MAP_MAX_REPLICAS, "the map holds AN_COPIES copies of a slot");
 
 /* What the section's text and summary table say about one case. */
 typedef struct case_summary {
-    double join_min, join_max;   /* new copies of a join over AN_COPIES/N */
+    double join_min, join_max;   /* new copies of a join over 3/N */
     double leave_min, leave_max; /* of a removal over the leaver's copies */
     an_state_figs at_n;             /* after growth */
     double violations_max;       /* over every state measured */
@@ -441,7 +441,7 @@ static void intro(an_buf *h, const an_run *r, const case_summary *cs,
               "walk; a removal created %s times the leaver's copies in every "
               "case with copies to lose. A join below 1 saves nothing: %u/N "
               "assumes the joiner may take a full part, but a zone holds at "
-              "most one copy of a key when the copies can an_spread over enough "
+              "most one copy of a key when the copies can spread over enough "
               "zones, so a joiner whose zone is already full shares that "
               "zone's copies with its members and takes less. ",
               jr[0], jr[1], jr[2], an_ratio_range(lr, sizeof lr, llo, lhi), AN_COPIES);
@@ -549,7 +549,7 @@ int an_section_replicas(an_run *r)
     const uint32_t removals = nodes > stop ? nodes - stop : 0;
     uint32_t *order = removal_order(r, removals);
     an_table *t = an_table_for(AN_TABLE_REPLICA_STEPS,
-                               "7. Replicas: every join and removal, AN_COPIES = %u", AN_COPIES);
+                               "7. Replicas: every join and removal, %u copies", AN_COPIES);
     an_table *sum = an_table_for(AN_TABLE_REPLICAS,
                                  "7. Replicas: %u copies, 1 -> %u -> %u members",
                                  AN_COPIES, (unsigned)nodes, (unsigned)(nodes - removals));
