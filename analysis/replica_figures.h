@@ -41,6 +41,7 @@ double an_width_of(uint64_t lo, uint64_t hi);
  * (the walk holds every member) and fewer zones exist, the members passed
  * over fill the rest in walk order. @return the count, or 0 when an
  * incomplete walk found too few zones (walk further and call again).
+ * zones is 1 .. 8.
  */
 size_t an_pick_zones(const uint32_t *walk, size_t n, bool complete,
                      unsigned zones, uint32_t *out);
