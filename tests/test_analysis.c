@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "support.h"
 #include "scheme.h"
+#include "replica_figures.h"
 #include "sections.h"
 #include "table.h"
 #include "text.h"
@@ -700,6 +701,75 @@ Test(analysis, html_escape_writes_the_four_entities)
                      "&lt;a href=&quot;x&quot;&gt;R&amp;D&lt;/a&gt;");
     an_buf_free(&b);
     cr_assert_str_eq(an_buf_str(&b), "");
+}
+
+/* Two hand-built placements of 3 copies: a = [0, 2^63) {0,1,2},
+ * [2^63, 2^64) {0,1,3}; b = [0, 2^62) {0,1,2}, [2^62, 2^64) {4,0,3}. */
+static void replica_pair(an_placement *a, an_placement *b)
+{
+    const uint64_t h = UINT64_C(1) << 63, q = UINT64_C(1) << 62;
+    *a = (an_placement){0};
+    *b = (an_placement){0};
+    cr_assert_eq(an_placement_push(a, 0, h - 1, (const uint32_t[]){0, 1, 2}, 3), DCH_OK);
+    cr_assert_eq(an_placement_push(a, h, UINT64_MAX, (const uint32_t[]){0, 1, 3}, 3), DCH_OK);
+    cr_assert_eq(an_placement_push(b, 0, q - 1, (const uint32_t[]){0, 1, 2}, 3), DCH_OK);
+    cr_assert_eq(an_placement_push(b, q, UINT64_MAX, (const uint32_t[]){4, 0, 3}, 3), DCH_OK);
+}
+
+Test(analysis, replica_figures_of_hand_built_placements)
+{
+    an_placement a, b;
+    replica_pair(&a, &b);
+    /* [2^62, 2^63): 4 and 3 are new (2 x 1/4); [2^63, 2^64): 4 (1/2). */
+    double gain[6] = {0};
+    const double moved = an_new_copies(&a, &b, gain, 6); /* once: the asserts
+                                                              expand their
+                                                              arguments twice */
+    cr_assert_float_eq(moved, 1.0, 1e-12);
+    cr_assert_float_eq(gain[4], 0.75, 1e-12);
+    cr_assert_float_eq(gain[3], 0.25, 1e-12);
+    cr_assert_eq(gain[0] + gain[1] + gain[2], 0.0);
+    const double none = an_new_copies(&a, &a, NULL, 6);
+    cr_assert_float_eq(none, 0.0, 1e-12);
+    /* 0 was first everywhere; 4 is first on [2^62, 2^64). */
+    double got[6];
+    an_new_primaries(&a, &b, 0, got, 6);
+    cr_assert_float_eq(got[4], 0.75, 1e-12);
+    cr_assert_float_eq(got[0], 0.25, 1e-12);
+    /* Reads of 0 go to the second copy, 1, everywhere. */
+    an_read_load(&a, 0, 6, got);
+    cr_assert_float_eq(got[1], 1.0, 1e-12);
+    const bool present[6] = {true, true, true, true, false, false};
+    const an_spread sp = an_spread_of(got, present, 6, 0);
+    cr_assert_eq(sp.receivers, 1);
+    cr_assert_float_eq(sp.max_over_mean, 3.0, 1e-12, "1 of 3 survivors takes all");
+    /* With 3 zones (i mod 3), {0,1,3} puts 0 and 3 in zone 0 although
+     * three zones are present: half the space. Copies 1, 1, 1/2, 1/2 over
+     * a mean of 3/4. */
+    double copies[6];
+    const an_state_figs f = an_state_of(&a, present, 6, 3, copies);
+    cr_assert_float_eq(f.violations, 0.5, 1e-12);
+    cr_assert_float_eq(f.copy_max, 4.0 / 3.0, 1e-12);
+    cr_assert_float_eq(f.copy_min, 2.0 / 3.0, 1e-12);
+    /* With 4 zones nothing shares one. */
+    const an_state_figs f4 = an_state_of(&a, present, 6, 4, copies);
+    cr_assert_eq(f4.violations, 0.0);
+    an_placement_free(&a);
+    an_placement_free(&b);
+}
+
+Test(analysis, zone_walk_takes_the_first_member_of_each_new_zone)
+{
+    uint32_t out[3] = {9, 9, 9};
+    /* Zones (mod 3) of the walk: 0, 0, 1, 1, 2. */
+    cr_assert_eq(an_pick_zones((const uint32_t[]){0, 3, 1, 4, 2}, 5, false, 3, out), 3);
+    cr_assert_arr_eq(out, ((uint32_t[]){0, 1, 2}), sizeof out);
+    /* Two zones for three copies: an incomplete walk asks for more, a
+     * complete one fills from the members it passed over. */
+    cr_assert_eq(an_pick_zones((const uint32_t[]){0, 2, 1}, 3, false, 2, out), 0);
+    cr_assert_eq(an_pick_zones((const uint32_t[]){0, 2, 1}, 3, true, 2, out), 3);
+    cr_assert_arr_eq(out, ((uint32_t[]){0, 1, 2}), sizeof out);
+    cr_assert_eq(an_pick_zones((const uint32_t[]){5, 2}, 2, true, 3, out), 2);
 }
 
 Test(analysis, every_section_need_names_another_section)
