@@ -65,8 +65,8 @@
  *     share, |slots - P*w/W| < 2, as with one copy.
  *  4. Copies: every member holds within 2R copies of its copy share,
  *     |copies - R*P*w/W| < 2R, provided every call since the map last had
- *     at most R members of positive weight has left at least R zones, each
- *     with less than W/(R+1) of the weight. Otherwise minimal movement (5)
+ *     at most R members of positive weight has left at least R zones, none
+ *     with more than W/(R+1) of the weight. Otherwise minimal movement (5)
  *     comes first: a zone whose share nears P (one copy a slot) cannot gain
  *     in a slot without evicting a member that has not changed, and the
  *     copies stay where the calls left them (NOTES.md gives the example and

@@ -145,7 +145,7 @@ const char *rep_check_state(const dch_map *m, const rep_table *t, const rep_hist
         if (bad == NULL && n > 0 && dch_map_slot_owner(m, s) != row[0])
             bad = FAILF("slot %u: owner %u is not its first copy %u", s, dch_map_slot_owner(m, s), row[0]);
     }
-    /* Promise 4 applies with R zones or more, each under W/(R+1), after
+    /* Promise 4 applies with R zones or more, none over W/(R+1), after
      * every call since M was last at most R. */
     const bool cond = W > 0 && Z >= R && zmax * (R + 1) <= W && (h == NULL || !h->capped);
     for (uint32_t id = 0; id < L && bad == NULL; id++) {

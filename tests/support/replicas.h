@@ -31,7 +31,7 @@ typedef struct rep_history {
     bool unequal; /* two different positive weights have been set */
     bool zoned; /* a member with a zone has been added */
     bool capped; /* a call since M last was at most R left fewer than R zones
-                    or a zone with W/(R+1) of the weight or more */
+                    or a zone with more than W/(R+1) of the weight */
 } rep_history;
 
 /* Note a weight set (add or set_weight) and whether the member has a zone. */
@@ -55,7 +55,7 @@ typedef struct rep_worst {
  * min(copies, Z) distinct zones; dch_map_node_copies and dch_map_node_slots
  * agree with the table; every member's primaries within 2 of P*w/W; and,
  * when every call since the map last had at most R members of positive
- * weight has left at least R zones, each with less than W/(R+1) of the
+ * weight has left at least R zones, none with more than W/(R+1) of the
  * weight (h->capped false; h NULL: judge the map alone), every member's
  * copies within 2R of R*P*w/W.
  */
