@@ -602,6 +602,22 @@ static int augment(const eng *e, int grow, uint32_t d)
 /* ---- Raise: x takes copies --------------------------------------------- */
 
 /* Copies x takes from the heap's members by the rule; their quotas. */
+/*
+ * The fewest copies member id may keep: its primary share P*w/W rounded
+ * up, less one, so that it can still be the primary of all but at most one
+ * slot of its share. Copy shares are never below that where zones leave
+ * room; when fewer zones than copies make a zone's members share a floor of
+ * P copies, the rule alone could drain one of them. Over a zone these sum
+ * to at most the zone's primary share, which one copy a slot can hold.
+ */
+static uint32_t keep_of(const eng *e, uint32_t id)
+{
+    const uint64_t w = e->v->members[id].weight, P = e->v->slots;
+    if (w == 0)
+        return 0;
+    return (uint32_t)((P * w + (uint64_t)e->W - 1) / (uint64_t)e->W - 1);
+}
+
 static uint64_t plan_raise(const eng *e)
 {
     dch__rep_move *rm = e->rm;
@@ -612,6 +628,11 @@ static uint64_t plan_raise(const eng *e)
         const uint32_t d = rm->heap[0];
         if (rm->dev[d] <= rm->dev[e->x] + ONE)
             break;
+        if (e->v->members[d].copies - rm->quota[d] <= keep_of(e, d)) {
+            rm->heap[0] = rm->heap[--n]; /* d keeps the rest */
+            sift_down(e, 1, n, 0);
+            continue;
+        }
         rm->quota[d]++;
         rm->dev[d] -= ONE;
         rm->dev[e->x] += ONE;
@@ -799,7 +820,8 @@ static uint64_t plan_lower(const eng *e, uint64_t held)
     uint32_t n = build_heap(e, 0);
     uint64_t total = 0;
     const int all = e->v->members[e->x].weight == 0;
-    while (n > 0 && total < held) {
+    const uint32_t keep = keep_of(e, e->x);
+    while (n > 0 && total + keep < held) {
         const uint32_t r = rm->heap[0];
         if (!all && rm->dev[e->x] <= rm->dev[r] + ONE)
             break;
@@ -1156,6 +1178,44 @@ static void balance_primaries(const eng *e)
     }
 }
 
+/* ---- The order of secondaries ------------------------------------------ */
+
+/* A fixed pseudo-random key of member id in slot s. */
+static uint32_t order_key(uint32_t s, uint32_t id)
+{
+    uint32_t h = s * UINT32_C(0x9E3779B1) ^ (id + 1) * UINT32_C(0x85EBCA6B);
+    h ^= h >> 15;
+    h *= UINT32_C(0x2C1B3C6D);
+    h ^= h >> 12;
+    return h;
+}
+
+/*
+ * Positions 1 .. n-1 are where reads go when the primary fails, in order.
+ * They are sorted by a key of (slot, member), so that the second copies of
+ * a member's primaries are its co-holders in no particular order: its read
+ * load spreads over them as evenly as diversity spreads the co-holders,
+ * instead of following which member each copy replaced or was promoted
+ * over. The order depends only on the slot's members, so it changes only
+ * where copies or the primary change.
+ */
+static void order_secondaries(const eng *e)
+{
+    for (uint32_t s = 0; s < e->v->slots && e->n > 2; s++) {
+        uint16_t *b = block(e, s);
+        for (uint32_t i = 2; i < e->n; i++) {
+            const uint16_t id = b[i];
+            const uint32_t key = order_key(s, id);
+            uint32_t j = i;
+            while (j > 1 && order_key(s, b[j - 1]) > key) {
+                b[j] = b[j - 1];
+                j--;
+            }
+            b[j] = id;
+        }
+    }
+}
+
 /* ---- The call ---------------------------------------------------------- */
 
 void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint32_t w)
@@ -1215,6 +1275,7 @@ void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint3
         shrink(&e);
 
     balance_primaries(&e);
+    order_secondaries(&e);
     for (uint32_t s = 0; s < v->slots; s++)
         v->owner[s] = e.n > 0 ? block(&e, s)[0] : NONE16;
 }

@@ -265,11 +265,16 @@ static void run_history(uint64_t seed, const history_opts *o, rep_worst *w)
 
 static void report(const char *name, unsigned n, const rep_worst *w)
 {
+    char rec[32] = "not measured", div[32] = "not measured";
+    if (w->recovery > -1e8)
+        snprintf(rec, sizeof rec, "%+.2f", w->recovery);
+    if (w->diversity > -1e8)
+        snprintf(div, sizeof div, "%+.2f", w->diversity);
     fprintf(stderr,
-            "progress: map_replicas %s: %u histories; worst |primaries - share| %.3f, "
-            "|copies - share| %.3f where promised (%.1f with R zones or more), recovery %.2f "
-            "and diversity %.2f from their bounds\n",
-            name, n, w->primary, w->copies_cond, w->copies_all, w->recovery, w->diversity);
+            "progress: map_replicas %s: %u histories; worst |primaries - share| %.4f, "
+            "|copies - share| %.4f where promised (%.1f elsewhere with R zones or more); most "
+            "received and most shared against their bounds: %s, %s\n",
+            name, n, w->primary, w->copies_cond, w->copies_all, rec, div);
 }
 
 /* Shapes from 1 slot to 4,096, R from 1 to 4, N from below R to far above S. */

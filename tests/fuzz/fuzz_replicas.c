@@ -112,7 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (rc == DCH_OK)
                 rep_history_note(&h, to, false);
             if (trace)
-                fprintf(stderr, "%d: set_weight %u %u -> %d\n", step, x, to, rc);
+                fprintf(stderr, "%d: set_weight %u %u -> %d (copies %u, slots %u)\n", step, x, to,
+                        rc, dch_map_node_copies(m, x), dch_map_node_slots(m, x));
         } else if (op == 5) {
             dch_map *c;
             if (dch_map_clone(&c, m) != DCH_OK)
