@@ -905,6 +905,40 @@ static void unpool(const eng *e)
     rm->npools = 0;
 }
 
+/* A fixed pseudo-random key of member id in slot s. */
+static uint32_t order_key(uint32_t s, uint32_t id)
+{
+    uint32_t h = s * UINT32_C(0x9E3779B1) ^ (id + 1) * UINT32_C(0x85EBCA6B);
+    h ^= h >> 15;
+    h *= UINT32_C(0x2C1B3C6D);
+    h ^= h >> 12;
+    return h;
+}
+
+/*
+ * Where x was a primary, its place goes to one of the slot's copies picked
+ * by a key of (slot, member) rather than to the member that took x's copy:
+ * a leaving member's primaries then spread over all its co-holders, not
+ * over the few that could take its copies (with as many zones as copies,
+ * only members of its own zone). Counts are balanced afterwards anyway.
+ */
+static void hand_over_primaries(const eng *e)
+{
+    const dch__rep_move *rm = e->rm;
+    for (uint32_t j = 0; j < rm->nrec; j++) {
+        if ((rm->rec_at[j] & 7) != 0)
+            continue;
+        uint16_t *b = block(e, rm->rec_at[j] >> 3);
+        uint32_t best = 0;
+        for (uint32_t k = 1; k < e->n; k++)
+            if (order_key(rm->rec_at[j] >> 3, b[k]) < order_key(rm->rec_at[j] >> 3, b[best]))
+                best = k;
+        const uint16_t t = b[0];
+        b[0] = b[best];
+        b[best] = t;
+    }
+}
+
 static void shrink(const eng *e)
 {
     const dch__rep_view *v = e->v;
@@ -1009,8 +1043,10 @@ static void shrink(const eng *e)
             }
         }
     }
-    if (v->members[x].weight > 0 || v->members[x].copies == 0)
+    if (v->members[x].weight > 0 || v->members[x].copies == 0) {
+        hand_over_primaries(e);
         return;
+    }
     /* Leaving, with copies no planned receiver could take: each goes to the
      * member furthest below its share that the slot allows (one always
      * does: NOTES.md, "Replicas"). */
@@ -1026,9 +1062,11 @@ static void shrink(const eng *e)
                 best = r;
         if (best != NONE16) {
             rm->dev[best] += ONE;
+            record(e, s, (uint32_t)at, x);
             trade(e, s, (uint32_t)at, best);
         }
     }
+    hand_over_primaries(e);
 }
 
 /* ---- Primaries --------------------------------------------------------- */
@@ -1179,16 +1217,6 @@ static void balance_primaries(const eng *e)
 }
 
 /* ---- The order of secondaries ------------------------------------------ */
-
-/* A fixed pseudo-random key of member id in slot s. */
-static uint32_t order_key(uint32_t s, uint32_t id)
-{
-    uint32_t h = s * UINT32_C(0x9E3779B1) ^ (id + 1) * UINT32_C(0x85EBCA6B);
-    h ^= h >> 15;
-    h *= UINT32_C(0x2C1B3C6D);
-    h ^= h >> 12;
-    return h;
-}
 
 /*
  * Positions 1 .. n-1 are where reads go when the primary fails, in order.
