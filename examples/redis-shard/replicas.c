@@ -47,6 +47,7 @@ typedef struct scenario {
     uint32_t keys, replicas;
     uint32_t *gens;   /* each key's last written generation */
     uint64_t *expect; /* per shard: keys it should hold under the map checked */
+    uint64_t *sent, *received; /* per shard: key copies the fill read, wrote */
 } scenario;
 
 /* What a read-back found. */
@@ -216,16 +217,25 @@ static int has(const uint32_t *ids, size_t n, uint32_t id)
     return 0;
 }
 
-/* The clone keeps every survivor's id, so copies compare by id. */
+/*
+ * The clone keeps every survivor's id, so copies compare by id. Of a slot's
+ * surviving old copies, the one that sources the fewest slots so far fills
+ * it, so the reads spread over the survivors instead of falling on the
+ * primaries.
+ */
 static int plan_fill(fill_plan *fp, const dch_map *from, const dch_map *to, uint32_t leaver)
 {
+    const uint32_t limit = dch_map_id_limit(from);
+    uint64_t *sourced = calloc(limit ? limit : 1, sizeof *sourced);
+
     memset(fp, 0, sizeof *fp);
     fp->P = dch_map_slot_count(from);
     fp->R = DCH_MAP_MAX_REPLICAS;
     fp->source = malloc(fp->P * sizeof *fp->source);
     fp->targets = malloc((size_t)fp->P * fp->R * sizeof *fp->targets);
     fp->ntargets = calloc(fp->P, 1);
-    if (fp->source == NULL || fp->targets == NULL || fp->ntargets == NULL) {
+    if (sourced == NULL || fp->source == NULL || fp->targets == NULL || fp->ntargets == NULL) {
+        free(sourced);
         fill_plan_free(fp);
         fprintf(stderr, "redis-shard: out of memory\n");
         return -1;
@@ -237,7 +247,8 @@ static int plan_fill(fill_plan *fp, const dch_map *from, const dch_map *to, uint
 
         fp->source[slot] = DCH_NODE_NONE;
         for (size_t i = 0; i < na; i++) {
-            if (fp->source[slot] == DCH_NODE_NONE && a[i] != leaver)
+            if (a[i] != leaver && (fp->source[slot] == DCH_NODE_NONE ||
+                                   sourced[a[i]] < sourced[fp->source[slot]]))
                 fp->source[slot] = a[i];
             if (!has(b, nb, a[i])) {
                 fp->dropped++;
@@ -250,10 +261,16 @@ static int plan_fill(fill_plan *fp, const dch_map *from, const dch_map *to, uint
         fp->created += fp->ntargets[slot];
         if (fp->ntargets[slot] > 0 && fp->source[slot] == DCH_NODE_NONE) {
             fprintf(stderr, "redis-shard: slot %" PRIu32 " has no surviving copy\n", slot);
+            free(sourced);
             fill_plan_free(fp);
             return -1;
         }
+        if (fp->ntargets[slot] > 0)
+            sourced[fp->source[slot]]++;
+        else
+            fp->source[slot] = DCH_NODE_NONE;
     }
+    free(sourced);
     return 0;
 }
 
@@ -306,6 +323,8 @@ static int on_source_value(size_t k, const char *val, size_t len, void *ctx)
         if (queue_set(f->s, to, b->keys[k], b->klen[k], val, len) != 0)
             return -1;
         f->written++;
+        f->s->sent[f->src]++;
+        f->s->received[to]++;
     }
     return 0;
 }
@@ -529,6 +548,10 @@ static int run(scenario *s, const options *o, dch_map *m)
            o->leave, fp.created, fp.dropped, fp.dropped_elsewhere, expect_fill, filled,
            fill_seconds);
     failed |= !o->no_fill && filled != expect_fill;
+    for (uint32_t c = 0; c < s->n; c++)
+        if (c != leaver)
+            printf("@replicas shard name=%s sent=%" PRIu64 " received=%" PRIu64 "\n",
+                   s->ms[c].name, s->sent[c], s->received[c]);
 
     /* Publish: from here on, writes and reads use the new map. */
     printf("published epoch %" PRIu64 ", fingerprint %016" PRIx64 "\n", dch_map_epoch(next),
@@ -572,7 +595,9 @@ int cmd_replicas(int argc, char **argv)
     s.batch = calloc(s.n, sizeof *s.batch);
     s.gens = calloc(s.keys, sizeof *s.gens);
     s.expect = calloc(s.n, sizeof *s.expect);
-    if (!s.conns || !s.batch || !s.gens || !s.expect)
+    s.sent = calloc(s.n, sizeof *s.sent);
+    s.received = calloc(s.n, sizeof *s.received);
+    if (!s.conns || !s.batch || !s.gens || !s.expect || !s.sent || !s.received)
         goto out;
     dch_map_config_default(&cfg);
     memcpy(cfg.hash_key, o.hash_key, sizeof cfg.hash_key);
@@ -606,6 +631,8 @@ out:
     free(s.batch);
     free(s.gens);
     free(s.expect);
+    free(s.sent);
+    free(s.received);
     free(s.ms);
     dch_map_free(m);
     return status;
