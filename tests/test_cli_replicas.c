@@ -496,6 +496,20 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
     cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
     cr_assert_eq(dropped, dch_map_node_copies(m, 2), "a leaver's copies are dropped");
     result_free(&r);
+
+    /* diff counts the same copies between the two files. */
+    char old[256];
+    path_in(old, sizeof old, "old.dchmap");
+    cr_assert_eq(dch_map_save_file(m, old), DCH_OK);
+    r = RUN("diff", old, map, "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
+    result_free(&r);
+    r = RUN("diff", old, map);
+    snprintf(want, sizeof want, "copies: %" PRIu64 " created, %" PRIu64 " dropped", created,
+             dropped);
+    cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
+    result_free(&r);
     dch_map_free(after);
     dch_map_free(m);
     dch_map_free(lib);

@@ -70,7 +70,9 @@ static const command commands[] = {
     {"diff", "OLD NEW [--json]", "the migration plan from OLD to NEW",
      "  totals per (from -> to) pair as slots and percent of the ring, then every\n"
      "  hash range that moves; members are matched by name; '-' is no owner.\n"
-     "  Both maps need the same units, slots per unit and hash key.\n",
+     "  Both maps need the same units, slots per unit and hash key. With\n"
+     "  replicas, first the copies created and dropped (matched by name per\n"
+     "  slot); the plan is the primaries'.\n",
      2, 2, OPT_JSON, MAP(cmd_diff)},
     {"plan", "OLD NEW --max-slots K [--write-dir DIR] [--json]",
      "stage the change from OLD to NEW in bounded steps",

@@ -190,17 +190,30 @@ int cmd_diff(const command *cmd, const args *a)
     memset(&p, 0, sizeof p);
     if (status == 0)
         status = make_plan(from, to, &p);
+    /* With replicas the ranges are the primaries'; the copies are counted
+     * beside them. */
+    const int replicas = status == 0 && (map_replicas(from) > 1 || map_replicas(to) > 1);
+    uint64_t created = 0, dropped = 0;
+    if (replicas)
+        copy_changes(from, to, &created, &dropped);
     if (status == 0) {
         if (a->given & OPT_JSON) {
             print_old_new_json(a->pos[0], a->pos[1]);
             printf(", \"old_fingerprint\": \"%016" PRIx64 "\", \"new_fingerprint\": \"%016" PRIx64
                    "\",\n  ",
                    dch_map_fingerprint(from), dch_map_fingerprint(to));
+            if (replicas)
+                printf("\"copies_created\": %" PRIu64 ", \"copies_dropped\": %" PRIu64 ",\n  ",
+                       created, dropped);
             status = print_plan(&p, 1, 1);
             printf("}\n");
         } else {
             printf("%s (epoch %" PRIu64 ") -> %s (epoch %" PRIu64 ")\n", a->pos[0],
                    dch_map_epoch(from), a->pos[1], dch_map_epoch(to));
+            if (replicas)
+                printf("copies: %" PRIu64 " created, %" PRIu64
+                       " dropped (the plan below is the primaries')\n",
+                       created, dropped);
             status = print_plan(&p, 0, 1);
         }
     }
