@@ -102,6 +102,43 @@ static const an_column SAMPLED[] = {
     {"keys moved between others", "moved_between_others_keys", NULL},
 };
 
+static const an_column REPLICA_STEPS[] = {
+    {"case", "case", NULL},
+    {"zones", "zones", NULL},
+    {"scheme", "scheme", NULL},
+    {"step", "step", NULL},
+    {"change", "change", NULL},
+    {"N before", "n_before", NULL},
+    {"N after", "n_after", NULL},
+    {"member", "member", NULL},
+    {"new copies", "new_copies", "%.5f"},
+    {"optimum", "optimum", "%.5f"},
+    {"new/optimum", "new_copies_over_optimum", "%.4f"},
+    {"copies max/mean", "copy_max_over_mean", "%.4f"},
+    {"copies min/mean", "copy_min_over_mean", "%.4f"},
+    {"zone violations", "zone_violations", "%.4g"},
+};
+
+static const an_column REPLICAS[] = {
+    {"case", "case", NULL},
+    {"zones", "zones", NULL},
+    {"scheme", "scheme", NULL},
+    {"join new/opt min", "join_over_optimum_min", "%.4f"},
+    {"join new/opt max", "join_over_optimum_max", "%.4f"},
+    {"removal new/opt min", "removal_over_optimum_min", "%.4f"},
+    {"removal new/opt max", "removal_over_optimum_max", "%.4f"},
+    {"copies max/mean at N", "copy_max_over_mean", "%.4f"},
+    {"copies min/mean at N", "copy_min_over_mean", "%.4f"},
+    {"zone violations max", "zone_violations_max", "%.4g"},
+    {"failed", "failed", NULL},
+    {"reads max/mean", "read_max_over_mean", "%.3f"},
+    {"reads to", "read_receivers", NULL},
+    {"new primaries max/mean", "primary_max_over_mean", "%.3f"},
+    {"new primaries to", "primary_receivers", NULL},
+    {"new copies max/mean", "recopy_max_over_mean", "%.3f"},
+    {"new copies to", "recopy_receivers", NULL},
+};
+
 typedef struct table_spec {
     const char *id; /* the CSV's file stem */
     const an_column *cols;
@@ -118,6 +155,8 @@ static const table_spec SPECS[] = {
     [AN_TABLE_KARGER] = SPEC("karger", KARGER),
     [AN_TABLE_HISTORY] = SPEC("history", HISTORY),
     [AN_TABLE_SAMPLED] = SPEC("sampled", SAMPLED),
+    [AN_TABLE_REPLICAS] = SPEC("replicas", REPLICAS),
+    [AN_TABLE_REPLICA_STEPS] = SPEC("replica_steps", REPLICA_STEPS),
 };
 
 an_table *an_table_for(an_table_kind kind, const char *fmt, ...)

@@ -14,7 +14,9 @@ typedef enum an_table_kind {
     AN_TABLE_UNITS,   /* units.csv: per-unit deviation, per config and mix */
     AN_TABLE_KARGER,  /* karger.csv: spread and load, per scheme */
     AN_TABLE_HISTORY, /* history.csv: disagreement of two histories */
-    AN_TABLE_SAMPLED  /* sampled.csv: sampled keys against the exact figures */
+    AN_TABLE_SAMPLED, /* sampled.csv: sampled keys against the exact figures */
+    AN_TABLE_REPLICAS, /* replicas.csv: R copies in zones, per scheme and zone count */
+    AN_TABLE_REPLICA_STEPS /* replica_steps.csv: each change of those cases */
 } an_table_kind;
 
 /**

@@ -21,6 +21,7 @@ const an_section an_sections[] = {
     {"karger", "5. Karger's properties", an_section_karger, {"growth"}},
     {"sampled", "6. Sampled keys", an_section_sampled,
      {"growth", "shrink", "weights"}},
+    {"replicas", "7. Replicas", an_section_replicas, {NULL}},
 };
 const size_t an_sections_count = sizeof an_sections / sizeof an_sections[0];
 

@@ -32,7 +32,8 @@ enum {
     SEC_MEMORY = 1u << 3,  /* bytes held */
     SEC_SWEEP = 1u << 4,   /* map lookups at P = 2^12 .. 2^22 */
     SEC_PUBLISH = 1u << 5, /* changes on a fresh clone, against an O(P) floor */
-    SEC_ALL = (1u << 6) - 1
+    SEC_REPLICAS = 1u << 6, /* every copy of a hash against its primary alone */
+    SEC_ALL = (1u << 7) - 1
 };
 
 /* The hash set: enough hashes that a large table is touched all over. */
@@ -101,6 +102,37 @@ typedef struct contender {
  */
 void bench_run_group(bench *b, contender *c, size_t nc, uint64_t mask);
 
+/*
+ * The two loops every lookup contender runs, identical but for the call,
+ * and each starting on a 64-byte boundary so that all of them sit the same
+ * way across instruction fetch blocks. Independent: the hashes are read in
+ * order, so calls overlap as far as the core allows. Dependent: the index of
+ * the next hash adds the previous answer, so each call waits for the one
+ * before it.
+ */
+#define BENCH_LOOPS(name, type, call)                                          \
+    __attribute__((aligned(64))) static uint64_t name##_independent(           \
+        const void *obj, const uint64_t *h, uint64_t mask, uint64_t ops)       \
+    {                                                                          \
+        const type *o = obj;                                                   \
+        uint64_t acc = 0;                                                      \
+        for (uint64_t i = 0; i < ops; i++)                                     \
+            acc += call(o, h[i & mask]);                                       \
+        return acc;                                                            \
+    }                                                                          \
+    __attribute__((aligned(64))) static uint64_t name##_dependent(             \
+        const void *obj, const uint64_t *h, uint64_t mask, uint64_t ops)       \
+    {                                                                          \
+        const type *o = obj;                                                   \
+        uint64_t acc = 0;                                                      \
+        uint32_t a = 0;                                                        \
+        for (uint64_t i = 0; i < ops; i++) {                                   \
+            a = call(o, h[(i + a) & mask]);                                    \
+            acc += a;                                                          \
+        }                                                                      \
+        return acc;                                                            \
+    }
+
 /* ---- Recording (record.c) ---------------------------------------------- */
 
 /** A lookup or hash contender's trials, as a measurement (unit ns/op). */
@@ -154,6 +186,10 @@ void bench_section_lookup(bench *b, const dch_map *m, const dch_ring *r, uint32_
 
 /** Map lookups at P = 2^12 .. 2^22 against the floor (lookup.c). */
 void bench_section_sweep(bench *b);
+
+/** All copies of a hash against its primary alone, on one map with 3 copies
+ *  of every slot (replicas.c). */
+void bench_section_replicas(bench *b);
 
 /**
  * Grow a map and a ring to each checkpoint (10 .. 10,000 members) and run

@@ -8,11 +8,25 @@
  */
 #include "kernels.h"
 
+#include <stddef.h>
+
 #define BENCH_NOINLINE __attribute__((noinline, aligned(64)))
 
 BENCH_NOINLINE uint32_t bench_floor_lookup(const bench_floor *f, uint64_t hash)
 {
     return f->table[(hash >> 32) >> f->shift];
+}
+
+BENCH_NOINLINE uint32_t bench_copies_floor_lookup(const bench_copies_floor *f,
+                                                  uint64_t hash, uint32_t *ids)
+{
+    const uint16_t *c = f->table + (size_t)((hash >> 32) >> f->shift) * f->stride;
+    uint32_t sum = 0;
+    for (unsigned k = 0; k < f->copies; k++) {
+        ids[k] = c[k];
+        sum += c[k];
+    }
+    return sum;
 }
 
 /* The comparison is left as a branch on purpose: this is the search a ring

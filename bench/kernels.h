@@ -18,6 +18,20 @@ typedef struct bench_floor {
 /** table[(hash >> 32) >> shift]: one shift and one load, nothing else. */
 uint32_t bench_floor_lookup(const bench_floor *f, uint64_t hash);
 
+/** The floor of a map with copies: a bare table of P blocks of `stride`
+ *  owner ids, a slot's copies first in its block. */
+typedef struct bench_copies_floor {
+    const uint16_t *table;
+    unsigned shift;  /* as bench_floor's */
+    unsigned stride; /* ids a block, a power of two >= copies */
+    unsigned copies;
+} bench_copies_floor;
+
+/** The ids of a hash's block written to ids[0 .. copies-1], and their sum:
+ *  one shift, one block read, nothing checked. */
+uint32_t bench_copies_floor_lookup(const bench_copies_floor *f, uint64_t hash,
+                                   uint32_t *ids);
+
 /** Point positions of a ring, ascending, with the owner of each point. */
 typedef struct bench_sorted {
     const uint64_t *pos;

@@ -19,37 +19,6 @@
  * it, and building a 2^22-slot map costs O(P) per member. */
 #define SWEEP_NODES 10u
 
-/*
- * The two loops every lookup contender runs, identical but for the call,
- * and each starting on a 64-byte boundary so that all of them sit the same
- * way across instruction fetch blocks. Independent: the hashes are read in
- * order, so calls overlap as far as the core allows. Dependent: the index of
- * the next hash adds the previous answer, so each call waits for the one
- * before it.
- */
-#define BENCH_LOOPS(name, type, call)                                          \
-    __attribute__((aligned(64))) static uint64_t name##_independent(           \
-        const void *obj, const uint64_t *h, uint64_t mask, uint64_t ops)       \
-    {                                                                          \
-        const type *o = obj;                                                   \
-        uint64_t acc = 0;                                                      \
-        for (uint64_t i = 0; i < ops; i++)                                     \
-            acc += call(o, h[i & mask]);                                       \
-        return acc;                                                            \
-    }                                                                          \
-    __attribute__((aligned(64))) static uint64_t name##_dependent(             \
-        const void *obj, const uint64_t *h, uint64_t mask, uint64_t ops)       \
-    {                                                                          \
-        const type *o = obj;                                                   \
-        uint64_t acc = 0;                                                      \
-        uint32_t a = 0;                                                        \
-        for (uint64_t i = 0; i < ops; i++) {                                   \
-            a = call(o, h[(i + a) & mask]);                                    \
-            acc += a;                                                          \
-        }                                                                      \
-        return acc;                                                            \
-    }
-
 BENCH_LOOPS(dch, dch_map, dch_map_lookup_hash)
 BENCH_LOOPS(floor, bench_floor, bench_floor_lookup)
 BENCH_LOOPS(ring, dch_ring, dch_ring_lookup_hash)

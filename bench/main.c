@@ -86,7 +86,9 @@ static void usage(FILE *f)
             "SipHash-2-4 against libsodium; add_node, remove_node and clone; memory;\n"
             "add_node and remove_node on a freshly cloned map (the publish pattern)\n"
             "against the floor of cloning it and counting its owners once, at N = 100\n"
-            "to 10,000 and over P = 2^14 .. 2^22 (1,000 members, or --max-nodes).\n"
+            "to 10,000 and over P = 2^14 .. 2^22 (1,000 members, or --max-nodes);\n"
+            "every copy of a hash (dch_map_lookup_replicas_hash, 3 copies) against\n"
+            "its primary alone on the same map.\n"
             "\n"
             "Options (default in brackets):\n"
             "  --lookups N    calls per trial, fewer if a trial would pass --trial-ms\n"
@@ -96,7 +98,7 @@ static void usage(FILE *f)
             "  --max-nodes N  grow to the checkpoints 10, 100, 1000, 10000 up to N\n"
             "                 [10000]\n"
             "  --only LIST    comma-separated sections: hash, lookup, change, memory,\n"
-            "                 sweep, publish [all]\n"
+            "                 sweep, publish, replicas [all]\n"
             "  --cpu N        pin the process to CPU N [not pinned]\n"
             "  --seed N       seed of the hashes and keys [1]\n"
             "  --json PATH    write the results as JSON [bench.json]\n"
@@ -118,7 +120,8 @@ static int parse_sections(const char *s, unsigned *out)
         unsigned bit;
     } names[] = {{"hash", SEC_HASH},     {"lookup", SEC_LOOKUP},
                  {"change", SEC_CHANGE}, {"memory", SEC_MEMORY},
-                 {"sweep", SEC_SWEEP},   {"publish", SEC_PUBLISH}};
+                 {"sweep", SEC_SWEEP},   {"publish", SEC_PUBLISH},
+                 {"replicas", SEC_REPLICAS}};
     unsigned bits = 0;
     while (*s) {
         const size_t len = strcspn(s, ",");
@@ -331,6 +334,8 @@ int main(int argc, char **argv)
         bench_section_sweep(&b);
     if (!b.failed && (b.o.sections & SEC_PUBLISH))
         bench_section_publish_sweep(&b);
+    if (!b.failed && (b.o.sections & SEC_REPLICAS))
+        bench_section_replicas(&b);
     bench_note_unmeasured(&b);
     bench_publish_unmeasured(&b);
 

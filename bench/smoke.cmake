@@ -72,7 +72,9 @@ endif()
 
 # The fresh-clone section's figures are there under their stable keys: at
 # N = 100 each change carries the goal (judged only in a full run), and the
-# goals at N the quick run does not reach are listed as not measured.
+# goals at N the quick run does not reach are listed as not measured. So are
+# the replica section's: all copies of a hash against its primary alone,
+# with the goal, and against the floor.
 string(JSON n LENGTH "${json}" checks)
 math(EXPR last "${n} - 1")
 set(found "")
@@ -88,7 +90,10 @@ foreach(want
         publish_floor_us_n100::NUMBER publish_bare_us_n100::NUMBER
         publish_join_us_p2e14::NUMBER publish_bare_growth_p2e14_p2e16::NUMBER
         publish_join_over_floor_p2e16::NUMBER publish_join_growth_p2e14_p2e16::NUMBER
-        publish_join_us_n1000:<=:NULL publish_remove_us_n10000:<=:NULL)
+        publish_join_us_n1000:<=:NULL publish_remove_us_n10000:<=:NULL
+        replicas_over_primary_independent_n100:<=:NUMBER
+        replicas_over_primary_dependent_n100:<=:NUMBER
+        replicas_over_floor_independent_n100::NUMBER)
     list(FIND found "${want}" at)
     if(at EQUAL -1)
         message(FATAL_ERROR "bench.json: no check ${want} (key:goal:median type)")

@@ -61,6 +61,7 @@ struct dch_map {
      * its copy count; owner[s] is copies[s * stride]. NULL for 1 replica. */
     uint16_t *copies;
     uint32_t replicas, stride;
+    uint32_t ncopies; /* copies a slot holds: min(replicas, members of positive weight) */
     dch__members mt; /* entries are `member`s */
     dch__zones zones;
     uint32_t total_weight;
@@ -281,11 +282,23 @@ static size_t copies_of(const dch_map *m, uint32_t s, uint32_t *ids, size_t cap)
         return 1;
     }
     const uint16_t *c = m->copies + (size_t)s * m->stride;
-    size_t n = 0;
-    while (n < m->replicas && c[n] != NONE16) {
-        if (n < cap)
-            ids[n] = c[n];
-        n++;
+    const size_t n = m->ncopies, w = n < cap ? n : cap;
+    /* The common cases unrolled: one load of the block each. */
+    switch (w) {
+    case 3:
+        ids[2] = c[2];
+        /* fall through */
+    case 2:
+        ids[1] = c[1];
+        /* fall through */
+    case 1:
+        ids[0] = c[0];
+        /* fall through */
+    case 0:
+        break;
+    default:
+        for (size_t k = 0; k < w; k++)
+            ids[k] = c[k];
     }
     return n;
 }
@@ -413,6 +426,15 @@ typedef struct change {
     dch__rep_move rm;
 } change;
 
+/* Copies a slot holds (every slot holds as many). */
+static uint32_t copy_count(const dch_map *m)
+{
+    uint32_t n = 0;
+    while (n < m->replicas && m->copies[n] != NONE16)
+        n++;
+    return n;
+}
+
 static dch__rep_view rep_view(dch_map *m)
 {
     dch__rep_view v;
@@ -434,7 +456,11 @@ static int change_alloc(change *c, const dch_map *m, uint32_t id_limit, uint32_t
     const uint32_t held = xm ? xm->slots : 0;
     const uint32_t weight = xm ? xm->weight : 0;
     if (m->replicas > 1)
-        return dch__rep_alloc(&c->rm, m->cfg.allocator, id_limit, m->slots, m->replicas);
+        return dch__rep_alloc(&c->rm, m->cfg.allocator, id_limit,
+                              dch__rep_rows(id_limit, m->replicas, xm ? xm->copies : 0,
+                                            w > weight),
+                              w > weight ? m->slots - (xm ? xm->copies : 0)
+                                         : (xm ? xm->copies : 0));
     return dch__move_alloc(&c->mv, m->cfg.allocator, id_limit, m->units, m->spu,
                            w > weight ? m->slots - held : held);
 }
@@ -461,6 +487,7 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, change *c)
     if (m->replicas > 1) {
         const dch__rep_view v = rep_view(m);
         dch__rep_apply(&c->rm, &v, x, w);
+        m->ncopies = copy_count(m);
     } else if (others == 0) {
         /* x is the only member that can own slots: all or nothing. */
         const uint16_t o = w > 0 ? (uint16_t)x : NONE16;
@@ -715,6 +742,8 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
     for (uint32_t s = 0; s < m->slots; s++)
         if (m->owner[s] != NONE16)
             entry(m, m->owner[s])->slots++;
+    if (R > 1)
+        m->ncopies = copy_count(m);
     if (R > 1 && !copies_valid(m)) {
         dch_map_free(m);
         return DCH_ECORRUPT;

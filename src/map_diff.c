@@ -11,25 +11,19 @@
 
 #include "dch/error.h"
 
+#include "map_diff_internal.h"
 #include "map_internal.h"
 
 #include <string.h>
-
-/* First hash of slot s of a table of 2^bits slots. */
-static uint64_t slot_lo(unsigned bits, uint32_t s)
-{
-    return bits == 0 ? 0 : (uint64_t)s << (64u - bits);
-}
 
 static const char *owner_name(const dch_map *m, uint16_t id)
 {
     return id == DCH__MAP_UNOWNED ? NULL : dch_map_node_name(m, id);
 }
 
-int dch_map_diff(const dch_map *from, const dch_map *to,
-                 int (*fn)(const dch_move *mv, void *ctx), void *ctx)
+int dch__map_diff_check(const dch_map *from, const dch_map *to, unsigned *bits)
 {
-    if (from == NULL || to == NULL || fn == NULL)
+    if (from == NULL || to == NULL)
         return DCH_EINVAL;
     dch_map_config a, b;
     dch_map_get_config(from, &a);
@@ -37,11 +31,20 @@ int dch_map_diff(const dch_map *from, const dch_map *to,
     if (a.units != b.units || a.slots_per_unit != b.slots_per_unit ||
         memcmp(a.hash_key, b.hash_key, sizeof a.hash_key) != 0)
         return DCH_EINVAL;
-
     const uint32_t P = dch_map_slot_count(from);
-    unsigned bits = 0;
-    while ((UINT32_C(1) << bits) < P)
-        bits++;
+    *bits = 0;
+    while ((UINT32_C(1) << *bits) < P)
+        (*bits)++;
+    return DCH_OK;
+}
+
+int dch_map_diff(const dch_map *from, const dch_map *to,
+                 int (*fn)(const dch_move *mv, void *ctx), void *ctx)
+{
+    unsigned bits;
+    if (fn == NULL || dch__map_diff_check(from, to, &bits) != DCH_OK)
+        return DCH_EINVAL;
+    const uint32_t P = dch_map_slot_count(from);
     const uint16_t *oa = dch__map_owner_table(from);
     const uint16_t *ob = dch__map_owner_table(to);
 
@@ -57,8 +60,8 @@ int dch_map_diff(const dch_map *from, const dch_map *to,
             continue;
         /* The pair changes at s (or the table ends): close any open move. */
         if (open) {
-            mv.lo = slot_lo(bits, start);
-            mv.hi = s == P ? UINT64_MAX : slot_lo(bits, s) - 1;
+            mv.lo = dch__map_slot_lo(bits, start);
+            mv.hi = s == P ? UINT64_MAX : dch__map_slot_lo(bits, s) - 1;
             const int rc = fn(&mv, ctx);
             if (rc != 0)
                 return rc;

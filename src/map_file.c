@@ -1,17 +1,23 @@
 /*
- * Map files, versions 1 and 2: the byte format documented in map_file.h, its
- * writer, its hostile-input reader, and the routing fingerprint. Version 2 is
- * version 1 with a transition record before the checksum; a settled map is
- * always written as version 1, so its bytes do not depend on this library
- * knowing version 2.
+ * Map files, versions 1, 2 and 3: the byte format documented in map_file.h,
+ * its writer, its hostile-input reader, and the routing fingerprint.
+ * Version 2 is version 1 with a transition record before the checksum;
+ * version 3 adds the copies a slot has (R), every member's zone and copy
+ * count, and a table of every slot's copies instead of its owner. The writer
+ * picks the oldest version that holds the map: a settled map with one copy
+ * a slot and no zone is always version 1, so its bytes do not depend on this
+ * library knowing versions 2 or 3. The slot table of versions 1 and 2 is the
+ * copy table (map_file_copies.c) with one entry a slot.
  *
  * The reader checks structure first (magic, version, length, checksum), then
  * parses every record with an explicit bounds check against the bytes left,
  * and only then allocates, with sizes that the checks have already bounded
- * (at most DCH_MAP_MAX_NODES members and DCH_MAP_MAX_SLOTS slots). The map
- * itself is built by dch__map_assemble, which checks names, weights,
- * coverage and, for a settled map, the global balance bound; the stored slot
- * counts are checked here, on the assembled map, before it is handed out.
+ * (at most DCH_MAP_MAX_NODES members, DCH_MAP_MAX_SLOTS slots and
+ * DCH_MAP_MAX_REPLICAS copies a slot). The map itself is built by
+ * dch__map_assemble, which checks names, zones, weights, coverage, the
+ * replica rules and, for a settled map, the global balance bound; the
+ * stored slot and copy counts are checked here, on the assembled map,
+ * before it is handed out.
  */
 #include "dch/map_file.h"
 
@@ -30,135 +36,72 @@ static const uint8_t checksum_key[16] = {'d', 'c', 'h', ' ', 'm', 'a', 'p', ' ',
                                          'c', 'h', 'e', 'c', 'k', 's', 'u', 'm'};
 static const uint8_t fingerprint_key[16] = {'d', 'c', 'h', ' ', 'f', 'i', 'n', 'g',
                                             'e', 'r', 'p', 'r', 'i', 'n', 't', '1'};
+static const uint8_t fingerprint_key_copies[16] = {'d', 'c', 'h', ' ', 'f', 'i', 'n', 'g',
+                                                   'e', 'r', 'p', 'r', 'i', 'n', 't', 'R'};
 
 #define HEADER_SIZE DCH__MAP_FILE_HEADER
 #define RECORD_FIXED 11u /* u16 id, u32 weight, u32 slots, u8 length */
+#define RECORD_FIXED_V3 15u /* and u32 copies before the length */
+#define REPLICAS_SIZE 4u /* version 3: u32 R after the header */
 #define CHECKSUM_SIZE 8u
 #define TRANSITION_SIZE 16u /* u64 target fingerprint, u32 step, u32 steps */
-#define ENC_RAW 0u
-#define ENC_RUNS 1u
 
-/* ---- Little-endian bytes ---------------------------------------------- */
-
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    for (unsigned i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *p, uint64_t v)
-{
-    for (unsigned i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint16_t get_u16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
-static size_t uleb_size(uint32_t v)
-{
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static size_t put_uleb(uint8_t *p, uint32_t v)
-{
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-/*
- * Read a shortest-form uleb of at most `max` from p[*pos .. end-1]. Returns 0
- * on success; -1 when it runs past end, is longer than needed, or exceeds
- * max. Values here are below 2^25, so at most 4 bytes are ever read.
- */
-static int get_uleb(const uint8_t *p, size_t end, size_t *pos, uint32_t max,
-                    uint32_t *out)
-{
-    uint32_t v = 0;
-    for (unsigned shift = 0; shift < 28; shift += 7) {
-        if (*pos >= end)
-            return -1;
-        const uint8_t b = p[(*pos)++];
-        v |= (uint32_t)(b & 0x7f) << shift;
-        if ((b & 0x80) == 0) {
-            if (b == 0 && shift > 0)
-                return -1; /* a trailing zero group: not the shortest form */
-            if (v > max)
-                return -1;
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
-}
+#define V1 DCH_MAP_FORMAT_VERSION
+#define V2 DCH_MAP_FORMAT_VERSION_STEP
+#define V3 DCH_MAP_FORMAT_VERSION_REPLICAS
 
 /* ---- Writing ---------------------------------------------------------- */
 
 typedef struct layout {
+    uint32_t version;
+    uint32_t replicas; /* R */
+    uint32_t copies; /* n: entries a slot in the table */
     size_t members; /* bytes of the member records */
-    uint32_t runs; /* R */
-    size_t runs_bytes; /* bytes of the runs after R */
     unsigned encoding;
-    const dch_map_transition *tr; /* NULL: settled, version 1 */
+    size_t table; /* bytes of the table, its encoding byte included */
+    const dch_map_transition *tr; /* version 2 only */
     size_t total;
 } layout;
 
+/* Whether any member has a zone. */
+static int has_zones(const dch_map *m)
+{
+    for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
+        if (dch_map_node_zone(m, id) != NULL)
+            return 1;
+    return 0;
+}
+
 static void measure(const dch_map *m, layout *l)
 {
+    dch_map_config cfg;
+    dch_map_get_config(m, &cfg);
     const uint32_t limit = dch_map_id_limit(m);
-    const uint32_t P = dch_map_slot_count(m);
-    const uint16_t *own = dch__map_owner_table(m);
+    l->replicas = cfg.replicas;
+    l->tr = dch__map_transition(m);
+    /* A step map has one copy a slot and no zone (staging keeps to one copy
+     * and builds its steps without zones), so version 2 holds it. */
+    l->version = l->tr != NULL                          ? V2
+                 : l->replicas > 1 || has_zones(m)      ? V3
+                                                        : V1;
     l->members = 0;
     for (uint32_t id = 0; id < limit; id++) {
         const char *name = dch_map_node_name(m, id);
-        if (name != NULL)
+        if (name == NULL)
+            continue;
+        if (l->version == V3) {
+            const char *zone = dch_map_node_zone(m, id);
+            l->members += RECORD_FIXED_V3 + strlen(name) + 1 + (zone ? strlen(zone) : 0);
+        } else {
             l->members += RECORD_FIXED + strlen(name);
+        }
     }
-    l->runs = 0;
-    l->runs_bytes = 0;
-    for (uint32_t s = 0; s < P;) {
-        uint32_t e = s + 1;
-        while (e < P && own[e] == own[s])
-            e++;
-        l->runs++;
-        l->runs_bytes += uleb_size(own[s]) + uleb_size(e - s);
-        s = e;
-    }
-    const size_t raw = (size_t)P * 2;
-    const size_t runs = 4 + l->runs_bytes;
-    l->encoding = runs < raw ? ENC_RUNS : ENC_RAW;
-    l->tr = dch__map_transition(m);
-    l->total = HEADER_SIZE + l->members + 1 + (l->encoding == ENC_RUNS ? runs : raw) +
-               (l->tr != NULL ? TRANSITION_SIZE : 0) + CHECKSUM_SIZE;
+    /* Versions 1 and 2 keep one entry a slot even when nobody owns it; in
+     * version 3 a slot has as many entries as copies. */
+    l->copies = l->version == V3 ? (uint32_t)dch_map_slot_replicas(m, 0, NULL, 0) : 1;
+    l->table = dch__copy_table_size(m, l->copies, &l->encoding);
+    l->total = HEADER_SIZE + (l->version == V3 ? REPLICAS_SIZE : 0) + l->members + l->table +
+               (l->version == V2 ? TRANSITION_SIZE : 0) + CHECKSUM_SIZE;
 }
 
 int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
@@ -176,54 +119,54 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
     dch_map_config cfg;
     dch_map_get_config(m, &cfg);
     const uint32_t limit = dch_map_id_limit(m);
-    const uint32_t P = dch_map_slot_count(m);
-    const uint16_t *own = dch__map_owner_table(m);
     uint8_t *p = buf;
 
     memcpy(p, file_magic, 8);
-    put_u32(p + 8, l.tr != NULL ? DCH_MAP_FORMAT_VERSION_STEP : DCH_MAP_FORMAT_VERSION);
-    put_u32(p + 12, dch_map_node_count(m));
-    put_u64(p + 16, (uint64_t)l.total);
-    put_u32(p + 24, cfg.units);
-    put_u32(p + 28, cfg.slots_per_unit);
+    dch__put_u32(p + 8, l.version);
+    dch__put_u32(p + 12, dch_map_node_count(m));
+    dch__put_u64(p + 16, (uint64_t)l.total);
+    dch__put_u32(p + 24, cfg.units);
+    dch__put_u32(p + 28, cfg.slots_per_unit);
     memcpy(p + 32, cfg.hash_key, 16);
-    put_u64(p + 48, dch_map_epoch(m));
+    dch__put_u64(p + 48, dch_map_epoch(m));
     size_t at = HEADER_SIZE;
+    if (l.version == V3) {
+        dch__put_u32(p + at, l.replicas);
+        at += REPLICAS_SIZE;
+    }
     for (uint32_t id = 0; id < limit; id++) {
         const char *name = dch_map_node_name(m, id);
         if (name == NULL)
             continue;
         const size_t len = strlen(name);
-        put_u16(p + at, (uint16_t)id);
-        put_u32(p + at + 2, dch_map_node_weight(m, id));
-        put_u32(p + at + 6, dch_map_node_slots(m, id));
-        p[at + 10] = (uint8_t)len;
-        memcpy(p + at + RECORD_FIXED, name, len);
-        at += RECORD_FIXED + len;
-    }
-    p[at++] = (uint8_t)l.encoding;
-    if (l.encoding == ENC_RAW) {
-        for (uint32_t s = 0; s < P; s++, at += 2)
-            put_u16(p + at, own[s]);
-    } else {
-        put_u32(p + at, l.runs);
-        at += 4;
-        for (uint32_t s = 0; s < P;) {
-            uint32_t e = s + 1;
-            while (e < P && own[e] == own[s])
-                e++;
-            at += put_uleb(p + at, own[s]);
-            at += put_uleb(p + at, e - s);
-            s = e;
+        dch__put_u16(p + at, (uint16_t)id);
+        dch__put_u32(p + at + 2, dch_map_node_weight(m, id));
+        dch__put_u32(p + at + 6, dch_map_node_slots(m, id));
+        at += 10;
+        if (l.version == V3) {
+            dch__put_u32(p + at, dch_map_node_copies(m, id));
+            at += 4;
+        }
+        p[at++] = (uint8_t)len;
+        memcpy(p + at, name, len);
+        at += len;
+        if (l.version == V3) {
+            const char *zone = dch_map_node_zone(m, id);
+            const size_t zlen = zone ? strlen(zone) : 0;
+            p[at++] = (uint8_t)zlen;
+            if (zlen > 0)
+                memcpy(p + at, zone, zlen);
+            at += zlen;
         }
     }
+    at += dch__copy_table_write(m, l.copies, l.encoding, p + at);
     if (l.tr != NULL) {
-        put_u64(p + at, l.tr->target_fingerprint);
-        put_u32(p + at + 8, l.tr->step);
-        put_u32(p + at + 12, l.tr->steps);
+        dch__put_u64(p + at, l.tr->target_fingerprint);
+        dch__put_u32(p + at + 8, l.tr->step);
+        dch__put_u32(p + at + 12, l.tr->steps);
         at += TRANSITION_SIZE;
     }
-    put_u64(p + at, dch_siphash24(checksum_key, p, at));
+    dch__put_u64(p + at, dch_siphash24(checksum_key, p, at));
     return DCH_OK;
 }
 
@@ -238,109 +181,142 @@ static int is_pow2(uint32_t v)
 typedef struct scratch {
     const dch_allocator *a;
     const char **names; /* id_limit entries, pointing into blob */
+    const char **zones; /* id_limit entries (version 3), into blob */
     uint32_t *weights; /* id_limit */
     uint32_t *slots; /* id_limit: the stored slot counts */
-    char *blob; /* every name, NUL-terminated */
-    uint16_t *owner; /* P */
+    uint32_t *copies; /* id_limit: the stored copy counts (version 3) */
+    char *blob; /* every name and zone, NUL-terminated */
+    uint16_t *table; /* P * R */
 } scratch;
 
 static void scratch_free(scratch *sc)
 {
-    void *const blocks[] = {sc->names, sc->weights, sc->slots, sc->blob, sc->owner};
+    void *const blocks[] = {sc->names, sc->zones, sc->weights, sc->slots,
+                            sc->copies, sc->blob, sc->table};
     dch__free_all(sc->a, blocks, sizeof blocks / sizeof *blocks);
+}
+
+/* What the member records hold, found before anything is allocated. */
+typedef struct records {
+    uint32_t limit; /* one past the highest id */
+    uint32_t weighted; /* members of positive weight, M */
+    int zoned; /* some member has a zone */
+    size_t blob; /* bytes of the names and zones with their NULs */
+} records;
+
+/* A name or zone of len bytes at p[at ..] inside end, without a 00 byte. */
+static int string_fits(const uint8_t *p, size_t at, size_t end, size_t len)
+{
+    return end - at >= len && memchr(p + at, 0, len) == NULL;
 }
 
 /*
  * Walk the member records from `at` without storing anything: every record
  * inside `end`, ids strictly ascending and below DCH_MAP_MAX_NODES, names 1
- * .. 255 bytes without a 00. Sets the id limit, the bytes the names need with
- * their NULs, and where the table starts.
+ * .. 255 bytes and zones 0 .. 255 bytes without a 00. Fills *r and moves
+ * `at` to where the table starts.
  */
-static int scan_members(const uint8_t *p, size_t end, uint32_t n, size_t *at,
-                        uint32_t *limit, size_t *blob)
+static int scan_members(const uint8_t *p, size_t end, uint32_t version, uint32_t n,
+                        size_t *at, records *r)
 {
+    const size_t fixed = version == V3 ? RECORD_FIXED_V3 : RECORD_FIXED;
     uint32_t next = 0; /* the lowest id the next record may have */
-    *blob = 0;
+    memset(r, 0, sizeof *r);
     for (uint32_t i = 0; i < n; i++) {
-        if (end - *at < RECORD_FIXED)
+        if (end - *at < fixed)
             return DCH_ECORRUPT;
-        const uint32_t id = get_u16(p + *at);
-        const size_t len = p[*at + 10];
+        const uint32_t id = dch__get_u16(p + *at);
+        const size_t len = p[*at + fixed - 1];
         if (id < next || id >= DCH_MAP_MAX_NODES || len == 0 ||
-            end - *at - RECORD_FIXED < len ||
-            memchr(p + *at + RECORD_FIXED, 0, len) != NULL)
+            !string_fits(p, *at + fixed, end, len))
             return DCH_ECORRUPT;
+        r->weighted += dch__get_u32(p + *at + 2) > 0;
         next = id + 1;
-        *blob += len + 1;
-        *at += RECORD_FIXED + len;
+        r->blob += len + 1;
+        *at += fixed + len;
+        if (version == V3) {
+            if (*at >= end)
+                return DCH_ECORRUPT;
+            const size_t zlen = p[(*at)++];
+            if (!string_fits(p, *at, end, zlen))
+                return DCH_ECORRUPT;
+            r->zoned |= zlen > 0;
+            r->blob += zlen + 1;
+            *at += zlen;
+        }
     }
-    *limit = next;
+    r->limit = next;
     return DCH_OK;
 }
 
-/* Decode the slot table at p[at .. end-1], which it must fill exactly. */
-static int read_table(const uint8_t *p, size_t at, size_t end, uint32_t P,
-                      uint16_t *owner)
+/* Store the records scan_members checked, from `at`. */
+static void store_members(const uint8_t *p, size_t at, uint32_t version, uint32_t n,
+                          scratch *sc)
 {
-    if (at >= end)
-        return DCH_ECORRUPT;
-    const uint8_t encoding = p[at++];
-    if (encoding == ENC_RAW) {
-        if (end - at != (size_t)P * 2)
-            return DCH_ECORRUPT;
-        for (uint32_t s = 0; s < P; s++, at += 2)
-            owner[s] = get_u16(p + at);
-        return DCH_OK;
+    const size_t fixed = version == V3 ? RECORD_FIXED_V3 : RECORD_FIXED;
+    size_t b = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint16_t id = dch__get_u16(p + at);
+        const size_t nlen = p[at + fixed - 1];
+        sc->weights[id] = dch__get_u32(p + at + 2);
+        sc->slots[id] = dch__get_u32(p + at + 6);
+        if (version == V3)
+            sc->copies[id] = dch__get_u32(p + at + 10);
+        memcpy(sc->blob + b, p + at + fixed, nlen);
+        sc->blob[b + nlen] = '\0';
+        sc->names[id] = sc->blob + b;
+        b += nlen + 1;
+        at += fixed + nlen;
+        if (version == V3) {
+            const size_t zlen = p[at++];
+            memcpy(sc->blob + b, p + at, zlen);
+            sc->blob[b + zlen] = '\0';
+            sc->zones[id] = zlen > 0 ? sc->blob + b : NULL;
+            b += zlen + 1;
+            at += zlen;
+        }
     }
-    if (encoding != ENC_RUNS || end - at < 4)
-        return DCH_ECORRUPT;
-    /* R outside 1 .. P fails below: every run holds at least one slot and
-     * the runs must fill exactly P. */
-    const uint32_t runs = get_u32(p + at);
-    at += 4;
-    uint32_t s = 0;
-    for (uint32_t r = 0; r < runs; r++) {
-        uint32_t o, len;
-        if (get_uleb(p, end, &at, UINT16_MAX, &o) != 0 ||
-            get_uleb(p, end, &at, P - s, &len) != 0 || len == 0 ||
-            (s > 0 && owner[s - 1] == o))
-            return DCH_ECORRUPT;
-        for (uint32_t k = 0; k < len; k++)
-            owner[s + k] = (uint16_t)o;
-        s += len;
-    }
-    return s == P && at == end ? DCH_OK : DCH_ECORRUPT;
 }
 
 /*
- * What the assembled map must also satisfy: each stored slot count is the
- * member's count in the table. The balance bound of a settled map
- * (|slots - P*w/W| < 2, which map.h promises after every call) was checked
- * by dch__map_assemble, which rejects a settled map outside it with
- * DCH_ECORRUPT.
+ * What the assembled map must also satisfy: each stored slot count (and, in
+ * version 3, copy count) is the member's count in the table. The balance
+ * bound of a settled map (|slots - P*w/W| < 2, which map.h promises after
+ * every call) and the replica rules were checked by dch__map_assemble,
+ * which rejects a map outside them with DCH_ECORRUPT.
  */
-static int check_counts(const dch_map *m, const uint32_t *slots)
+static int check_counts(const dch_map *m, const uint32_t *slots, const uint32_t *copies)
 {
     for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
-        if (dch_map_node_name(m, id) != NULL && dch_map_node_slots(m, id) != slots[id])
+        if (dch_map_node_name(m, id) != NULL &&
+            (dch_map_node_slots(m, id) != slots[id] ||
+             (copies != NULL && dch_map_node_copies(m, id) != copies[id])))
             return DCH_ECORRUPT;
     return DCH_OK;
 }
 
 /*
- * The largest file a version 1 map can take: the header, DCH_MAP_MAX_NODES
- * records with 255-byte names, a table of DCH_MAP_MAX_SLOTS runs of at most
- * 3 + 4 uleb bytes each (a valid table is never larger; the writer uses runs
- * only when they beat the raw 2 bytes a slot), and the checksum. Version 2
- * adds the transition record.
+ * The largest file a map of `version` can take: the header, DCH_MAP_MAX_NODES
+ * records with 255-byte names (and zones), a table of DCH_MAP_MAX_SLOTS runs
+ * of at most 3 uleb bytes an id and 4 a length (a valid table is never
+ * larger; the writer uses runs only when they beat the raw 2 bytes an
+ * entry), and the checksum. Version 2 adds the transition record.
  */
-#define MAX_FILE ((uint64_t)HEADER_SIZE + (uint64_t)DCH_MAP_MAX_NODES * (RECORD_FIXED + 255) + \
-                  1 + 4 + (uint64_t)DCH_MAP_MAX_SLOTS * 7 + CHECKSUM_SIZE)
-
-/* Bytes between the slot table and the checksum in a file of `version`. */
-static size_t trailer_size(uint32_t version)
+static uint64_t max_file(uint32_t version)
 {
-    return version == DCH_MAP_FORMAT_VERSION_STEP ? TRANSITION_SIZE : 0;
+    const uint64_t per_slot = version == V3 ? 3 * DCH_MAP_MAX_REPLICAS + 4 : 7;
+    const uint64_t record = version == V3 ? RECORD_FIXED_V3 + 255 + 1 + 255 : RECORD_FIXED + 255;
+    return (uint64_t)HEADER_SIZE + (version == V3 ? REPLICAS_SIZE : 0) +
+           (uint64_t)DCH_MAP_MAX_NODES * record + 1 + 4 +
+           (uint64_t)DCH_MAP_MAX_SLOTS * per_slot +
+           (version == V2 ? TRANSITION_SIZE : 0) + CHECKSUM_SIZE;
+}
+
+/* The smallest: no member, and a table of its encoding byte alone. */
+static uint64_t min_file(uint32_t version)
+{
+    return HEADER_SIZE + (version == V3 ? REPLICAS_SIZE : 0) + 1 +
+           (version == V2 ? TRANSITION_SIZE : 0) + CHECKSUM_SIZE;
 }
 
 /*
@@ -351,8 +327,8 @@ static int check_start(const uint8_t *p, size_t len, uint32_t *version)
 {
     if (len < 12 || memcmp(p, file_magic, 8) != 0)
         return DCH_ECORRUPT;
-    *version = get_u32(p + 8);
-    if (*version != DCH_MAP_FORMAT_VERSION && *version != DCH_MAP_FORMAT_VERSION_STEP)
+    *version = dch__get_u32(p + 8);
+    if (*version != V1 && *version != V2 && *version != V3)
         return DCH_EVERSION;
     return DCH_OK;
 }
@@ -365,9 +341,8 @@ int dch__map_file_length(const uint8_t *head, size_t len, uint64_t *file_len)
         return rc;
     if (len < HEADER_SIZE)
         return DCH_ECORRUPT;
-    const uint64_t n = get_u64(head + 16);
-    const size_t trailer = trailer_size(version);
-    if (n < HEADER_SIZE + 1 + trailer + CHECKSUM_SIZE || n > MAX_FILE + trailer)
+    const uint64_t n = dch__get_u64(head + 16);
+    if (n < min_file(version) || n > max_file(version))
         return DCH_ECORRUPT;
     *file_len = n;
     return DCH_OK;
@@ -388,87 +363,91 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
     const int start = check_start(p, len, &version);
     if (start != DCH_OK)
         return start;
-    const size_t trailer = trailer_size(version);
-    if (len < HEADER_SIZE + 1 + trailer + CHECKSUM_SIZE ||
-        get_u64(p + 16) != (uint64_t)len)
+    if (len < min_file(version) || dch__get_u64(p + 16) != (uint64_t)len)
         return DCH_ECORRUPT;
-    if (dch_siphash24(checksum_key, p, len - CHECKSUM_SIZE) != get_u64(p + len - CHECKSUM_SIZE))
+    if (dch_siphash24(checksum_key, p, len - CHECKSUM_SIZE) !=
+        dch__get_u64(p + len - CHECKSUM_SIZE))
         return DCH_ECORRUPT;
-    /* `end` is where the slot table must end: the transition record, if
-     * any, sits between it and the checksum. A step map is never the first
-     * or the last step (those are settled maps). */
-    const size_t end = len - CHECKSUM_SIZE - trailer;
+    /* `end` is where the table must end: the transition record, if any,
+     * sits between it and the checksum. A step map is never the first or
+     * the last step (those are settled maps). */
+    const size_t end = len - CHECKSUM_SIZE - (version == V2 ? TRANSITION_SIZE : 0);
     dch_map_transition tr = {0, 0, 0};
-    if (trailer != 0) {
-        tr.target_fingerprint = get_u64(p + end);
-        tr.step = get_u32(p + end + 8);
-        tr.steps = get_u32(p + end + 12);
+    if (version == V2) {
+        tr.target_fingerprint = dch__get_u64(p + end);
+        tr.step = dch__get_u32(p + end + 8);
+        tr.steps = dch__get_u32(p + end + 12);
         if (tr.step == 0 || tr.step >= tr.steps)
             return DCH_ECORRUPT;
     }
 
     dch_map_config cfg;
     dch_map_config_default(&cfg);
-    const uint32_t n = get_u32(p + 12);
-    cfg.units = get_u32(p + 24);
-    cfg.slots_per_unit = get_u32(p + 28);
+    const uint32_t n = dch__get_u32(p + 12);
+    cfg.units = dch__get_u32(p + 24);
+    cfg.slots_per_unit = dch__get_u32(p + 28);
     memcpy(cfg.hash_key, p + 32, 16);
     cfg.allocator = allocator;
-    const uint64_t epoch = get_u64(p + 48);
+    cfg.replicas = version == V3 ? dch__get_u32(p + HEADER_SIZE) : 1;
+    const uint64_t epoch = dch__get_u64(p + 48);
     if (!is_pow2(cfg.units) || !is_pow2(cfg.slots_per_unit) ||
         (uint64_t)cfg.units * cfg.slots_per_unit > DCH_MAP_MAX_SLOTS ||
-        n > DCH_MAP_MAX_NODES)
+        n > DCH_MAP_MAX_NODES || cfg.replicas == 0 || cfg.replicas > DCH_MAP_MAX_REPLICAS)
         return DCH_ECORRUPT;
     const uint32_t P = cfg.units * cfg.slots_per_unit;
+    const uint32_t R = cfg.replicas;
 
-    size_t at = HEADER_SIZE;
-    uint32_t limit;
-    size_t blob_size;
-    int rc = scan_members(p, end, n, &at, &limit, &blob_size);
+    size_t at = HEADER_SIZE + (version == V3 ? REPLICAS_SIZE : 0);
+    const size_t members_at = at;
+    records r;
+    int rc = scan_members(p, end, version, n, &at, &r);
     if (rc != DCH_OK)
         return rc;
+    /* The writer uses version 3 only for what version 1 cannot hold, so a
+     * version 3 map with one copy a slot and no zone was not written by it. */
+    if (version == V3 && R == 1 && !r.zoned)
+        return DCH_ECORRUPT;
     const size_t table_at = at;
+    /* Entries a slot: versions 1 and 2 keep one even for an unowned slot. */
+    const uint32_t copies = version == V3 ? (r.weighted < R ? r.weighted : R) : 1;
 
-    scratch sc = {allocator, NULL, NULL, NULL, NULL, NULL};
-    sc.owner = dch__alloc_array(allocator, P, sizeof *sc.owner);
-    if (limit > 0) {
-        sc.names = dch__alloc_array(allocator, limit, sizeof *sc.names);
-        sc.weights = dch__alloc_array(allocator, limit, sizeof *sc.weights);
-        sc.slots = dch__alloc_array(allocator, limit, sizeof *sc.slots);
-        sc.blob = dch__alloc(allocator, blob_size);
+    scratch sc = {allocator, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    sc.table = dch__alloc_array(allocator, P, (size_t)R * sizeof *sc.table);
+    const int v3 = version == V3;
+    if (r.limit > 0) {
+        sc.names = dch__alloc_array(allocator, r.limit, sizeof *sc.names);
+        sc.weights = dch__alloc_array(allocator, r.limit, sizeof *sc.weights);
+        sc.slots = dch__alloc_array(allocator, r.limit, sizeof *sc.slots);
+        sc.blob = dch__alloc(allocator, r.blob);
+        if (v3) {
+            sc.zones = dch__alloc_array(allocator, r.limit, sizeof *sc.zones);
+            sc.copies = dch__alloc_array(allocator, r.limit, sizeof *sc.copies);
+        }
     }
-    if (sc.owner == NULL ||
-        (limit > 0 && (!sc.names || !sc.weights || !sc.slots || !sc.blob))) {
+    if (sc.table == NULL ||
+        (r.limit > 0 && (!sc.names || !sc.weights || !sc.slots || !sc.blob ||
+                         (v3 && (!sc.zones || !sc.copies))))) {
         scratch_free(&sc);
         return DCH_ENOMEM;
     }
-    for (uint32_t id = 0; id < limit; id++) {
+    for (uint32_t id = 0; id < r.limit; id++) {
         sc.names[id] = NULL;
         sc.weights[id] = 0;
         sc.slots[id] = 0;
+        if (v3) {
+            sc.zones[id] = NULL;
+            sc.copies[id] = 0;
+        }
     }
-    /* The records were checked by scan_members; now store them. */
-    at = HEADER_SIZE;
-    size_t b = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint16_t id = get_u16(p + at);
-        const size_t nlen = p[at + 10];
-        sc.weights[id] = get_u32(p + at + 2);
-        sc.slots[id] = get_u32(p + at + 6);
-        memcpy(sc.blob + b, p + at + RECORD_FIXED, nlen);
-        sc.blob[b + nlen] = '\0';
-        sc.names[id] = sc.blob + b;
-        b += nlen + 1;
-        at += RECORD_FIXED + nlen;
-    }
+    store_members(p, members_at, version, n, &sc);
 
-    rc = read_table(p, table_at, end, P, sc.owner);
+    rc = dch__copy_table_read(p, table_at, end, P, R, copies, sc.table);
     dch_map *m = NULL;
     if (rc == DCH_OK)
-        rc = dch__map_assemble(&m, &cfg, epoch, limit, sc.names, NULL, sc.weights, sc.owner,
-                               trailer != 0 ? &tr : NULL);
+        rc = dch__map_assemble(&m, &cfg, epoch, r.limit, sc.names, sc.zones, sc.weights,
+                               sc.table, version == V2 ? &tr : NULL);
     if (rc == DCH_OK) {
-        rc = check_counts(m, sc.slots);
+        rc = check_counts(m, sc.slots, sc.copies);
         if (rc != DCH_OK)
             dch_map_free(m);
     }
@@ -490,11 +469,14 @@ uint64_t dch_map_fingerprint(const dch_map *m)
         return 0;
     dch_map_config cfg;
     dch_map_get_config(m, &cfg);
+    const uint32_t R = cfg.replicas;
     dch__sipstream st;
-    dch__sipstream_init(&st, fingerprint_key);
+    dch__sipstream_init(&st, R > 1 ? fingerprint_key_copies : fingerprint_key);
     dch__sipstream_u32(&st, cfg.units);
     dch__sipstream_u32(&st, cfg.slots_per_unit);
     dch__sipstream_update(&st, cfg.hash_key, 16);
+    if (R > 1)
+        dch__sipstream_u32(&st, R);
     dch__sipstream_u32(&st, dch_map_node_count(m));
     for (uint32_t id = 0; id < dch_map_id_limit(m); id++) {
         const char *name = dch_map_node_name(m, id);
@@ -505,15 +487,31 @@ uint64_t dch_map_fingerprint(const dch_map *m)
         dch__sipstream_u32(&st, dch_map_node_weight(m, id));
         dch__sipstream_u8(&st, (uint8_t)len);
         dch__sipstream_update(&st, name, len);
+        if (R > 1) {
+            const char *zone = dch_map_node_zone(m, id);
+            const size_t zlen = zone ? strlen(zone) : 0;
+            dch__sipstream_u8(&st, (uint8_t)zlen);
+            dch__sipstream_update(&st, zone, zlen);
+        }
     }
-    /* The table in chunks of little-endian u16, so no allocation. */
-    const uint16_t *own = dch__map_owner_table(m);
+    /* The table, R entries a slot, in chunks of little-endian u16, so no
+     * allocation; with one copy a slot, straight from the owner table. */
+    const uint16_t *own = R == 1 ? dch__map_owner_table(m) : NULL;
     const uint32_t P = dch_map_slot_count(m);
     uint8_t chunk[512];
     for (uint32_t s = 0; s < P;) {
         size_t n = 0;
-        for (; s < P && n < sizeof chunk; s++, n += 2)
-            put_u16(chunk + n, own[s]);
+        for (; s < P && n + 2 * R <= sizeof chunk; s++) {
+            if (own != NULL) {
+                dch__put_u16(chunk + n, own[s]);
+                n += 2;
+                continue;
+            }
+            uint32_t c[DCH_MAP_MAX_REPLICAS];
+            const size_t have = dch_map_slot_replicas(m, s, c, DCH_MAP_MAX_REPLICAS);
+            for (uint32_t k = 0; k < R; k++, n += 2)
+                dch__put_u16(chunk + n, k < have ? (uint16_t)c[k] : DCH__MAP_UNOWNED);
+        }
         dch__sipstream_update(&st, chunk, n);
     }
     return dch__sipstream_final(&st);

@@ -283,10 +283,8 @@ void dch__points_replace(const dch_allocator *a, dch__ring_points *p,
     *p = *built;
 }
 
-uint32_t dch__points_lookup(const dch__ring_points *r, uint64_t hash)
+uint32_t dch__points_first(const dch__ring_points *r, uint64_t hash)
 {
-    if (r->npoints == 0)
-        return DCH_NODE_NONE;
     const uint64_t *p = r->points;
     uint32_t b = (uint32_t)(hash >> LOW_BITS);
     uint32_t lo = r->index[b];
@@ -303,9 +301,14 @@ uint32_t dch__points_lookup(const dch__ring_points *r, uint64_t hash)
             len = half;
         }
     }
-    if (lo == r->npoints)
-        lo = 0;
-    return (uint32_t)(p[lo] & ID_MASK);
+    return lo == r->npoints ? 0 : lo;
+}
+
+uint32_t dch__points_lookup(const dch__ring_points *r, uint64_t hash)
+{
+    if (r->npoints == 0)
+        return DCH_NODE_NONE;
+    return (uint32_t)(r->points[dch__points_first(r, hash)] & ID_MASK);
 }
 
 void dch__points_cursor_init(dch__points_cursor *c, const dch__ring_points *p)

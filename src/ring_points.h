@@ -67,6 +67,10 @@ void dch__points_drop(const dch_allocator *a, dch__ring_points *p,
 void dch__points_replace(const dch_allocator *a, dch__ring_points *p,
                          dch__ring_points *built);
 
+/** The index of the entry owning a hash: the first at or after it, wrapping
+ *  to 0. Only for npoints > 0. */
+uint32_t dch__points_first(const dch__ring_points *p, uint64_t hash);
+
 /** The id owning a hash; DCH_NODE_NONE when there are no points. */
 uint32_t dch__points_lookup(const dch__ring_points *p, uint64_t hash);
 

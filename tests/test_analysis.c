@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "support.h"
 #include "scheme.h"
+#include "replica_figures.h"
 #include "sections.h"
 #include "table.h"
 #include "text.h"
@@ -702,6 +703,75 @@ Test(analysis, html_escape_writes_the_four_entities)
     cr_assert_str_eq(an_buf_str(&b), "");
 }
 
+/* Two hand-built placements of 3 copies: a = [0, 2^63) {0,1,2},
+ * [2^63, 2^64) {0,1,3}; b = [0, 2^62) {0,1,2}, [2^62, 2^64) {4,0,3}. */
+static void replica_pair(an_placement *a, an_placement *b)
+{
+    const uint64_t h = UINT64_C(1) << 63, q = UINT64_C(1) << 62;
+    *a = (an_placement){0};
+    *b = (an_placement){0};
+    cr_assert_eq(an_placement_push(a, 0, h - 1, (const uint32_t[]){0, 1, 2}, 3), DCH_OK);
+    cr_assert_eq(an_placement_push(a, h, UINT64_MAX, (const uint32_t[]){0, 1, 3}, 3), DCH_OK);
+    cr_assert_eq(an_placement_push(b, 0, q - 1, (const uint32_t[]){0, 1, 2}, 3), DCH_OK);
+    cr_assert_eq(an_placement_push(b, q, UINT64_MAX, (const uint32_t[]){4, 0, 3}, 3), DCH_OK);
+}
+
+Test(analysis, replica_figures_of_hand_built_placements)
+{
+    an_placement a, b;
+    replica_pair(&a, &b);
+    /* [2^62, 2^63): 4 and 3 are new (2 x 1/4); [2^63, 2^64): 4 (1/2). */
+    double gain[6] = {0};
+    const double moved = an_new_copies(&a, &b, gain, 6); /* once: the asserts
+                                                              expand their
+                                                              arguments twice */
+    cr_assert_float_eq(moved, 1.0, 1e-12);
+    cr_assert_float_eq(gain[4], 0.75, 1e-12);
+    cr_assert_float_eq(gain[3], 0.25, 1e-12);
+    cr_assert_eq(gain[0] + gain[1] + gain[2], 0.0);
+    const double none = an_new_copies(&a, &a, NULL, 6);
+    cr_assert_float_eq(none, 0.0, 1e-12);
+    /* 0 was first everywhere; 4 is first on [2^62, 2^64). */
+    double got[6];
+    an_new_primaries(&a, &b, 0, got, 6);
+    cr_assert_float_eq(got[4], 0.75, 1e-12);
+    cr_assert_float_eq(got[0], 0.25, 1e-12);
+    /* Reads of 0 go to the second copy, 1, everywhere. */
+    an_read_load(&a, 0, 6, got);
+    cr_assert_float_eq(got[1], 1.0, 1e-12);
+    const bool present[6] = {true, true, true, true, false, false};
+    const an_spread sp = an_spread_of(got, present, 6, 0);
+    cr_assert_eq(sp.receivers, 1);
+    cr_assert_float_eq(sp.max_over_mean, 3.0, 1e-12, "1 of 3 survivors takes all");
+    /* With 3 zones (i mod 3), {0,1,3} puts 0 and 3 in zone 0 although
+     * three zones are present: half the space. Copies 1, 1, 1/2, 1/2 over
+     * a mean of 3/4. */
+    double copies[6];
+    const an_state_figs f = an_state_of(&a, present, 6, 3, copies);
+    cr_assert_float_eq(f.violations, 0.5, 1e-12);
+    cr_assert_float_eq(f.copy_max, 4.0 / 3.0, 1e-12);
+    cr_assert_float_eq(f.copy_min, 2.0 / 3.0, 1e-12);
+    /* With 4 zones nothing shares one. */
+    const an_state_figs f4 = an_state_of(&a, present, 6, 4, copies);
+    cr_assert_eq(f4.violations, 0.0);
+    an_placement_free(&a);
+    an_placement_free(&b);
+}
+
+Test(analysis, zone_walk_takes_the_first_member_of_each_new_zone)
+{
+    uint32_t out[3] = {9, 9, 9};
+    /* Zones (mod 3) of the walk: 0, 0, 1, 1, 2. */
+    cr_assert_eq(an_pick_zones((const uint32_t[]){0, 3, 1, 4, 2}, 5, false, 3, out), 3);
+    cr_assert_arr_eq(out, ((uint32_t[]){0, 1, 2}), sizeof out);
+    /* Two zones for three copies: an incomplete walk asks for more, a
+     * complete one fills from the members it passed over. */
+    cr_assert_eq(an_pick_zones((const uint32_t[]){0, 2, 1}, 3, false, 2, out), 0);
+    cr_assert_eq(an_pick_zones((const uint32_t[]){0, 2, 1}, 3, true, 2, out), 3);
+    cr_assert_arr_eq(out, ((uint32_t[]){0, 1, 2}), sizeof out);
+    cr_assert_eq(an_pick_zones((const uint32_t[]){5, 2}, 2, true, 3, out), 2);
+}
+
 Test(analysis, every_section_need_names_another_section)
 {
     cr_assert_str_eq(an_sections[0].name, "glance", "the summary comes first");
@@ -841,6 +911,77 @@ static bool is_png(const char *path)
     return n == 8 && memcmp(buf, sig, 8) == 0;
 }
 
+/*
+ * The replica section of a run grown to `nodes` and shrunk to `stop`
+ * members: its two CSVs have the columns the page and programs read; DCH
+ * and the ring's zone walk never put two copies in one zone when the zones
+ * could hold them apart, while next-3, blind to zones, does somewhere; a
+ * DCH join creates close to its R/N part of the copies and every DCH or
+ * next-3 removal exactly the leaver's copies; a failed member's reads and
+ * new copies reach some survivor.
+ */
+static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
+{
+    csv st = read_csv(rdir, "replica_steps.csv");
+    const char *step_cols[] = {"case", "zones", "scheme", "step", "change",
+                               "n_before", "n_after", "member", "new_copies",
+                               "optimum", "new_copies_over_optimum",
+                               "copy_max_over_mean", "copy_min_over_mean",
+                               "zone_violations"};
+    cr_assert_eq(st.cols, sizeof step_cols / sizeof step_cols[0]);
+    for (size_t i = 0; i < st.cols; i++)
+        cr_assert_str_eq(st.field[i], step_cols[i], "replica_steps.csv column %zu", i);
+    /* 3 schemes, 2 zone counts; joins 4 .. nodes, removals down to stop. */
+    cr_assert_eq(st.rows, 6u * ((nodes - 3) + (nodes - stop)));
+    size_t cc = csv_col(&st, "case"), ch = csv_col(&st, "change"),
+           cr = csv_col(&st, "new_copies_over_optimum"),
+           cv = csv_col(&st, "zone_violations"), cn = csv_col(&st, "new_copies");
+    double next_violations = 0.0;
+    for (size_t r = 0; r < st.rows; r++) {
+        const char *c = csv_at(&st, r, cc);
+        const bool join = strcmp(csv_at(&st, r, ch), "join") == 0;
+        const double ratio = csv_num(&st, r, cr), v = csv_num(&st, r, cv);
+        cr_assert(join || strcmp(csv_at(&st, r, ch), "remove") == 0, "row %zu", r);
+        cr_assert(csv_num(&st, r, cn) > 0.0, "row %zu: a change with no new copy", r);
+        if (strncmp(c, "next-3", 6) == 0)
+            next_violations = fmax(next_violations, v);
+        else
+            cr_assert_eq(v, 0.0, "row %zu (%s): copies share a zone", r, c);
+        if (strncmp(c, "dch", 3) == 0 && join)
+            cr_assert(ratio > 0.3 && ratio < 1.25,
+                      "row %zu: a DCH join made %.3f times its part", r, ratio);
+        if (!join && strncmp(c, "zone walk", 9) != 0)
+            cr_assert_float_eq(ratio, 1.0, 1e-9,
+                               "row %zu (%s): a removal made %.6f times the "
+                               "leaver's copies", r, c, ratio);
+    }
+    cr_assert(next_violations > 0.0, "next-3 never put two copies in one zone");
+    free_csv(&st);
+
+    csv sm = read_csv(rdir, "replicas.csv");
+    cr_assert_eq(sm.rows, 6);
+    size_t sc = csv_col(&sm, "case"), sv = csv_col(&sm, "zone_violations_max"),
+           sx = csv_col(&sm, "copy_max_over_mean"),
+           sn = csv_col(&sm, "copy_min_over_mean"),
+           srr = csv_col(&sm, "read_receivers"), src = csv_col(&sm, "recopy_receivers"),
+           spr = csv_col(&sm, "primary_receivers"),
+           srm = csv_col(&sm, "read_max_over_mean"),
+           scm = csv_col(&sm, "recopy_max_over_mean");
+    for (size_t r = 0; r < sm.rows; r++) {
+        const char *c = csv_at(&sm, r, sc);
+        if (strncmp(c, "next-3", 6) != 0)
+            cr_assert_eq(csv_num(&sm, r, sv), 0.0, "%s", c);
+        cr_assert(csv_num(&sm, r, sx) >= 1.0 - 1e-12 && csv_num(&sm, r, sn) <= 1.0 + 1e-12,
+                  "%s: the fullest member below the mean", c);
+        cr_assert(csv_num(&sm, r, srr) >= 1 && csv_num(&sm, r, srr) <= nodes - 1, "%s", c);
+        cr_assert(csv_num(&sm, r, src) >= 1 && csv_num(&sm, r, src) <= nodes - 1, "%s", c);
+        cr_assert(csv_num(&sm, r, spr) >= 1 && csv_num(&sm, r, spr) <= nodes - 1, "%s", c);
+        cr_assert(csv_num(&sm, r, srm) >= 1.0 - 1e-12 && csv_num(&sm, r, scm) >= 1.0 - 1e-12,
+                  "%s: the busiest survivor below the mean", c);
+    }
+    free_csv(&sm);
+}
+
 Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
 {
     const unsigned nodes = 8, units = 16, slots = 16; /* as in args */
@@ -863,7 +1004,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     cr_assert_not_null(text);
     const char *titles[] = {"1. Growth", "2. Shrink", "3. Weights",
                             "4a. Balance", "4c. Balance", "5. Karger",
-                            "6. Sampled keys"};
+                            "6. Sampled keys", "7. Replicas"};
     for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
         cr_assert_not_null(strstr(text, titles[i]), "no '%s' on stdout",
                            titles[i]);
@@ -950,6 +1091,8 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     }
     free_csv(&u);
 
+    check_replicas(rdir, nodes, 3);
+
     /* The shared DCH map: every view agrees, spread exactly 1. */
     csv kg = read_csv(rdir, "karger.csv");
     size_t ks = csv_col(&kg, "scheme"), kx = csv_col(&kg, "spread_max");
@@ -969,6 +1112,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
         "balance_cv.csv",       "balance_points.csv",
         "karger.csv",           "history.csv",
         "sampled.csv",          "index.html",           "units.csv",
+        "replicas.csv",         "replica_steps.csv",
         "diagram_join_dch.svg", "diagram_join_ring-160.svg",
         "diagram_join_ring-1.svg", "diagram_remove_dch.svg",
         "diagram_join_libmemcached.svg"};

@@ -122,8 +122,8 @@ static void fixture_init(fixture *fx, bool files)
     more[fx->len] = 0;
     snprintf(path, sizeof path, "%s/trailing.dchmap", fx->dir);
     write_file(path, more, fx->len + 1);
-    more[8] = 3; /* format version 3, which no library reads yet */
-    snprintf(path, sizeof path, "%s/version3.dchmap", fx->dir);
+    more[8] = 4; /* format version 4, which no library reads yet */
+    snprintf(path, sizeof path, "%s/version4.dchmap", fx->dir);
     write_file(path, more, fx->len);
     free(more);
     snprintf(path, sizeof path, "%s/garbage", fx->dir);
@@ -158,7 +158,7 @@ static void fixture_free(fixture *fx)
     if (fx->dir[0] == '\0')
         return;
     const char *names[] = {"good.dchmap", "truncated.dchmap", "trailing.dchmap",
-                           "version3.dchmap", "garbage", "empty"};
+                           "version4.dchmap", "garbage", "empty"};
     char path[128];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", fx->dir, names[i]);
@@ -174,8 +174,8 @@ static void fixture_free(fixture *fx)
 typedef enum fn_id {
     F_MAP_NEW, F_MAP_CLONE, F_MAP_ADD, F_MAP_REMOVE, F_MAP_SET_WEIGHT, F_MAP_FIND,
     F_MAP_RANGES, F_MAP_FOREACH, F_MAP_SAVE, F_MAP_LOAD, F_MAP_LOAD_WITH, F_MAP_SAVE_FILE,
-    F_MAP_LOAD_FILE, F_MAP_DIFF, F_RING_NEW, F_RING_CLONE, F_RING_ADD, F_RING_REMOVE,
-    F_RING_SET_WEIGHT, F_RING_FIND, F_RING_RANGES, F_RING_FOREACH, F_RANGE_DIFF,
+    F_MAP_LOAD_FILE, F_MAP_DIFF, F_MAP_DIFF_COPIES, F_RING_NEW, F_RING_CLONE, F_RING_ADD,
+    F_RING_REMOVE, F_RING_SET_WEIGHT, F_RING_FIND, F_RING_RANGES, F_RING_FOREACH, F_RANGE_DIFF,
 } fn_id;
 
 /* Argument classes; the first of each is a valid argument. */
@@ -214,12 +214,12 @@ typedef enum cfg_arg {
 } cfg_arg;
 typedef enum bytes_arg {
     BYTES_GOOD, BYTES_NULL, BYTES_NULL_EMPTY, BYTES_EMPTY, BYTES_11, BYTES_TRUNCATED,
-    BYTES_TRAILING, BYTES_MAGIC, BYTES_VERSION_0, BYTES_VERSION_3, BYTES_VERSION_3_SHORT,
+    BYTES_TRAILING, BYTES_MAGIC, BYTES_VERSION_0, BYTES_VERSION_4, BYTES_VERSION_4_SHORT,
     BYTES_CHECKSUM, BYTES_HEADER_ONLY,
 } bytes_arg;
 typedef enum path_arg {
     PATH_GOOD, PATH_NULL, PATH_EMPTY, PATH_MISSING, PATH_NO_DIR, PATH_DIR, PATH_GARBAGE,
-    PATH_EMPTY_FILE, PATH_VERSION_3, PATH_TRUNCATED, PATH_TRAILING,
+    PATH_EMPTY_FILE, PATH_VERSION_4, PATH_TRUNCATED, PATH_TRAILING,
 } path_arg;
 typedef enum buf_arg {
     BUF_ENOUGH,
@@ -349,8 +349,8 @@ static const bad_case bad_cases[] = {
     {"map_load: a byte too many", F_MAP_LOAD, .bytes = BYTES_TRAILING, .expect = DCH_ECORRUPT},
     {"map_load: bad magic", F_MAP_LOAD, .bytes = BYTES_MAGIC, .expect = DCH_ECORRUPT},
     {"map_load: version 0", F_MAP_LOAD, .bytes = BYTES_VERSION_0, .expect = DCH_EVERSION},
-    {"map_load: version 3", F_MAP_LOAD, .bytes = BYTES_VERSION_3, .expect = DCH_EVERSION},
-    {"map_load: version 3, 12 bytes", F_MAP_LOAD, .bytes = BYTES_VERSION_3_SHORT,
+    {"map_load: version 4", F_MAP_LOAD, .bytes = BYTES_VERSION_4, .expect = DCH_EVERSION},
+    {"map_load: version 4, 12 bytes", F_MAP_LOAD, .bytes = BYTES_VERSION_4_SHORT,
      .expect = DCH_EVERSION},
     {"map_load: bad checksum", F_MAP_LOAD, .bytes = BYTES_CHECKSUM, .expect = DCH_ECORRUPT},
     {"map_load: header only", F_MAP_LOAD, .bytes = BYTES_HEADER_ONLY, .expect = DCH_ECORRUPT},
@@ -379,7 +379,7 @@ static const bad_case bad_cases[] = {
     {"map_load_file: not a map", F_MAP_LOAD_FILE, .path = PATH_GARBAGE, .expect = DCH_ECORRUPT},
     {"map_load_file: empty file", F_MAP_LOAD_FILE, .path = PATH_EMPTY_FILE,
      .expect = DCH_ECORRUPT},
-    {"map_load_file: version 3", F_MAP_LOAD_FILE, .path = PATH_VERSION_3,
+    {"map_load_file: version 4", F_MAP_LOAD_FILE, .path = PATH_VERSION_4,
      .expect = DCH_EVERSION},
     {"map_load_file: last byte missing", F_MAP_LOAD_FILE, .path = PATH_TRUNCATED,
      .expect = DCH_ECORRUPT},
@@ -392,6 +392,16 @@ static const bad_case bad_cases[] = {
     {"map_diff: other units", F_MAP_DIFF, .pair = PAIR_UNITS, .expect = DCH_EINVAL},
     {"map_diff: other slots per unit", F_MAP_DIFF, .pair = PAIR_SPU, .expect = DCH_EINVAL},
     {"map_diff: other hash key", F_MAP_DIFF, .pair = PAIR_KEY, .expect = DCH_EINVAL},
+    /* map_diff.h: dch_map_diff_copies */
+    {"map_diff_copies: NULL from", F_MAP_DIFF_COPIES, .obj = OBJ_NULL, .expect = DCH_EINVAL},
+    {"map_diff_copies: NULL to", F_MAP_DIFF_COPIES, .obj2 = OBJ_NULL, .expect = DCH_EINVAL},
+    {"map_diff_copies: NULL fn", F_MAP_DIFF_COPIES, .cb = CB_NULL, .expect = DCH_EINVAL},
+    {"map_diff_copies: other units", F_MAP_DIFF_COPIES, .pair = PAIR_UNITS,
+     .expect = DCH_EINVAL},
+    {"map_diff_copies: other slots per unit", F_MAP_DIFF_COPIES, .pair = PAIR_SPU,
+     .expect = DCH_EINVAL},
+    {"map_diff_copies: other hash key", F_MAP_DIFF_COPIES, .pair = PAIR_KEY,
+     .expect = DCH_EINVAL},
     /* ring.h: dch_ring_new */
     {"ring_new: NULL out", F_RING_NEW, .out = OUT_NULL, .expect = DCH_EINVAL},
     {"ring_new: points_per_weight 0", F_RING_NEW, .cfg = CFG_PPW_0, .expect = DCH_EINVAL},
@@ -542,6 +552,13 @@ static int count_move(const dch_move *m, void *ctx)
     return 0;
 }
 
+static int count_copy_move(const dch_copy_move *m, void *ctx)
+{
+    (void)m;
+    ((call_env *)ctx)->callbacks++;
+    return 0;
+}
+
 static int count_change(const dch_range_change *c, void *ctx)
 {
     (void)c;
@@ -594,7 +611,7 @@ static uint8_t *bytes_of(const fixture *fx, bytes_arg b, size_t *len)
     case BYTES_11: n = 11; break;
     case BYTES_TRUNCATED: n = fx->len - 1; break;
     case BYTES_TRAILING: n = fx->len + 1; break;
-    case BYTES_VERSION_3_SHORT: n = 12; break;
+    case BYTES_VERSION_4_SHORT: n = 12; break;
     case BYTES_HEADER_ONLY: n = 56; break;
     default: break;
     }
@@ -605,8 +622,8 @@ static uint8_t *bytes_of(const fixture *fx, bytes_arg b, size_t *len)
         p[1] = 'd';
     else if (b == BYTES_VERSION_0)
         p[8] = 0;
-    else if (b == BYTES_VERSION_3 || b == BYTES_VERSION_3_SHORT)
-        p[8] = 3;
+    else if (b == BYTES_VERSION_4 || b == BYTES_VERSION_4_SHORT)
+        p[8] = 4;
     else if (b == BYTES_CHECKSUM)
         p[n - 1] ^= 1;
     *len = n;
@@ -619,7 +636,7 @@ static const char *path_of(const fixture *fx, path_arg p, char *buf, size_t cap)
         [PATH_GOOD] = "good.dchmap",          [PATH_MISSING] = "missing.dchmap",
         [PATH_NO_DIR] = "no-such-dir/m.dchmap", [PATH_DIR] = "a-directory",
         [PATH_GARBAGE] = "garbage",           [PATH_EMPTY_FILE] = "empty",
-        [PATH_VERSION_3] = "version3.dchmap", [PATH_TRUNCATED] = "truncated.dchmap",
+        [PATH_VERSION_4] = "version4.dchmap", [PATH_TRUNCATED] = "truncated.dchmap",
         [PATH_TRAILING] = "trailing.dchmap",
     };
     if (p == PATH_NULL)
@@ -807,7 +824,8 @@ static int call_case(const bad_case *c, call_env *e, bool *out_kept)
         *out_kept = map_out == (dch_map *)e;
         break;
     }
-    case F_MAP_DIFF: {
+    case F_MAP_DIFF:
+    case F_MAP_DIFF_COPIES: {
         dch_map *to = fx->map;
         if (c->pair == PAIR_UNITS)
             to = fx->other_units;
@@ -815,8 +833,12 @@ static int call_case(const bad_case *c, call_env *e, bool *out_kept)
             to = fx->other_spu;
         else if (c->pair == PAIR_KEY)
             to = fx->other_key;
-        rc = dch_map_diff(map, c->obj2 == OBJ_NULL ? NULL : to,
-                          c->cb == CB_NULL ? NULL : count_move, e);
+        if (c->fn == F_MAP_DIFF)
+            rc = dch_map_diff(map, c->obj2 == OBJ_NULL ? NULL : to,
+                              c->cb == CB_NULL ? NULL : count_move, e);
+        else
+            rc = dch_map_diff_copies(map, c->obj2 == OBJ_NULL ? NULL : to,
+                                     c->cb == CB_NULL ? NULL : count_copy_move, e);
         break;
     }
     case F_RING_CLONE:

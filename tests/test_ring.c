@@ -430,6 +430,152 @@ Test(ring, lookup_matches_oracle_when_buckets_hold_many_points)
     dch_ring_free(r);
 }
 
+/* ---- the successor walk ------------------------------------------------------- */
+
+/* The walk by definition: from the first sorted point at or after h
+ * (wrapping), each member the first time its point is met, at most cap. */
+static size_t oracle_successors(const opoint *pts, size_t n, uint64_t h,
+                                uint32_t *ids, size_t cap)
+{
+    size_t lo = 0, hi = n, k = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pts[mid].pos < h)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t w = 0; w < n && k < cap; w++) {
+        uint32_t id = pts[(lo + w) % n].id;
+        bool seen = false;
+        for (size_t q = 0; q < k && !seen; q++)
+            seen = ids[q] == id;
+        if (!seen)
+            ids[k++] = id;
+    }
+    return k;
+}
+
+/* One hash: the ring's walk equals the oracle's for cap, and writes nothing
+ * past what it returns. */
+static void check_successors(const dch_ring *r, const opoint *pts, size_t n,
+                             uint64_t h, size_t cap, uint64_t seed)
+{
+    uint32_t got[40], want[40];
+    cr_assert(cap + 1 <= 40);
+    for (size_t k = 0; k < 40; k++)
+        got[k] = 0xdeadbeefu;
+    size_t gn = dch_ring_successors_hash(r, h, got, cap);
+    size_t wn = oracle_successors(pts, n, h, want, cap);
+    cr_assert_eq(gn, wn, "seed %llu: hash %016llx cap %zu: %zu members, want %zu",
+                 (unsigned long long)seed, (unsigned long long)h, cap, gn, wn);
+    for (size_t k = 0; k < wn; k++)
+        cr_assert_eq(got[k], want[k], "seed %llu: hash %016llx cap %zu: member %zu",
+                     (unsigned long long)seed, (unsigned long long)h, cap, k);
+    cr_assert_eq(got[gn], 0xdeadbeefu, "seed %llu: wrote past the count",
+                 (unsigned long long)seed);
+}
+
+Test(ring, successors_match_a_walk_over_the_oracle_points)
+{
+    const uint32_t ppws[] = {1, 3, 40, 160};
+    for (size_t c = 0; c < 4; c++) {
+        uint64_t seed = test_seed(0x5ccc0000u) + c;
+        uint64_t g = seed;
+        dch_ring *r = new_ring(ppws[c], NULL, NULL);
+        dch_ring_config cfg;
+        dch_ring_get_config(r, &cfg);
+        oracle o;
+        oracle_init(&o, &cfg);
+        unsigned serial = 0;
+        for (int step = 0; step < 40; step++) {
+            random_op(r, &o, &g, &serial, 30, 4, seed);
+            if (step % 5 != 4)
+                continue;
+            size_t n;
+            opoint *pts = oracle_points(&o, &n);
+            const size_t hashes = test_scaled(600, 1);
+            for (size_t q = 0; q < hashes; q++) {
+                /* Random hashes, and hashes at, just past and just before
+                 * points, where the walk starts on a tie or a wrap. */
+                uint64_t h = rng_next(&g);
+                if (n > 0 && q % 3 != 0)
+                    h = pts[rng_below(&g, (uint32_t)n)].pos + (q % 3 == 1 ? 0 : 1);
+                if (q == 0)
+                    h = 0;
+                if (q == 1)
+                    h = UINT64_MAX;
+                check_successors(r, pts, n, h, rng_below(&g, (uint32_t)o.n + 3), seed);
+            }
+            free(pts);
+        }
+        oracle_free(&o);
+        dch_ring_free(r);
+    }
+}
+
+Test(ring, successors_of_a_null_ring_buffer_or_empty_ring_are_none)
+{
+    uint32_t ids[4] = {7, 7, 7, 7};
+    cr_assert_eq(dch_ring_successors_hash(NULL, 1, ids, 4), 0);
+    dch_ring *r = new_ring(160, NULL, NULL);
+    cr_assert_eq(dch_ring_successors_hash(r, 1, ids, 4), 0, "no members");
+    cr_assert_eq(dch_ring_add_node(r, "light", 0, NULL), DCH_OK);
+    cr_assert_eq(dch_ring_successors_hash(r, 1, ids, 4), 0, "no points");
+    cr_assert_eq(dch_ring_add_node(r, "a", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_ring_add_node(r, "b", 2, NULL), DCH_OK);
+    cr_assert_eq(dch_ring_successors_hash(r, 1, NULL, 4), 0, "NULL ids");
+    cr_assert_eq(dch_ring_successors_hash(r, 1, ids, 0), 0, "cap 0");
+    for (size_t k = 0; k < 4; k++)
+        cr_assert_eq(ids[k], 7, "nothing written");
+    /* Two members with points: a cap of 4 gets both, the weightless one
+     * never. */
+    cr_assert_eq(dch_ring_successors_hash(r, 1, ids, 4), 2);
+    cr_assert_eq(ids[0], dch_ring_lookup_hash(r, 1));
+    cr_assert_neq(ids[0], ids[1]);
+    cr_assert_eq(ids[2], 7);
+    dch_ring_free(r);
+}
+
+Test(ring, ketama_successors_start_at_the_owner_and_extend_each_other)
+{
+    uint64_t seed = test_seed(0x6e7a3au);
+    uint64_t g = seed;
+    dch_ring_config cfg;
+    dch_ring_config_default(&cfg);
+    cfg.placement = DCH_RING_PLACE_KETAMA;
+    dch_ring *r = NULL;
+    cr_assert_eq(dch_ring_new(&r, &cfg), DCH_OK);
+    uint32_t with_points = 0;
+    for (uint32_t i = 0; i < 12; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "10.0.0.%u:11211", (unsigned)i);
+        uint32_t w = i == 5 ? 0 : 1 + rng_below(&g, 3);
+        with_points += w > 0;
+        cr_assert_eq(dch_ring_add_node(r, name, w, NULL), DCH_OK);
+    }
+    for (size_t q = 0; q < test_scaled(2000, 1); q++) {
+        uint64_t h = rng_next(&g);
+        uint32_t all[16], some[16];
+        size_t n = dch_ring_successors_hash(r, h, all, 16);
+        cr_assert_eq(n, with_points, "seed %llu: every member with points",
+                     (unsigned long long)seed);
+        cr_assert_eq(all[0], dch_ring_lookup_hash(r, h), "seed %llu: the owner first",
+                     (unsigned long long)seed);
+        for (size_t a = 0; a < n; a++) {
+            cr_assert_gt(dch_ring_node_weight(r, all[a]), 0);
+            for (size_t b = a + 1; b < n; b++)
+                cr_assert_neq(all[a], all[b], "seed %llu: distinct",
+                              (unsigned long long)seed);
+        }
+        size_t cap = rng_below(&g, with_points) + 1;
+        cr_assert_eq(dch_ring_successors_hash(r, h, some, cap), cap);
+        cr_assert_arr_eq(some, all, cap * sizeof *some, "seed %llu: a prefix",
+                         (unsigned long long)seed);
+    }
+    dch_ring_free(r);
+}
+
 Test(ring, placement_matches_published_positions)
 {
     /* Positions of "a#0", "b#1", "a#1", "b#0" under the zero key, computed

@@ -47,6 +47,54 @@
  * while N <= S, and at most ceil(S/N) + 1 while N > S; NOTES.md says how
  * far each is proven, tested and measured.
  *
+ * Replicas. A map made with dch_map_config.replicas = R >= 2 keeps R copies
+ * of every slot: dch_map_slot_replicas lists them, primary first, and the
+ * primary is what dch_map_slot_owner, dch_map_lookup_hash, dch_map_node_slots
+ * and dch_map_diff report (dch_map_node_copies counts all positions,
+ * dch_map_diff_copies in map_diff.h lists the copies a change moves). A
+ * member may name a zone (a failure domain: a rack, a host); a member with
+ * none is a zone of its own. The engine is its own (NOTES.md, "Replicas",
+ * proves each promise); with R = 1 everything is as above and zones change
+ * nothing. With M members of positive weight, Z zones among them, and a
+ * member's copy share R*P*w/W, after every call and for every history:
+ *  1. Distinct: every slot holds n = min(R, M) distinct members of positive
+ *     weight.
+ *  2. Zones: a slot's copies lie in min(n, Z) distinct zones: all distinct
+ *     while Z >= n, every zone present otherwise.
+ *  3. Primaries: every member is the primary of within 2 slots of its
+ *     share, |slots - P*w/W| < 2, as with one copy.
+ *  4. Copies: every member holds within 2R copies of its copy share,
+ *     |copies - R*P*w/W| < 2R, provided every call since the map last had
+ *     at most R members of positive weight has left at least R zones, none
+ *     with more than W/(R+1) of the weight. Otherwise minimal movement (5)
+ *     comes first: a zone whose share nears P (one copy a slot) cannot gain
+ *     in a slot without evicting a member that has not changed, and the
+ *     copies stay where the calls left them (NOTES.md gives the example and
+ *     the measured deviations).
+ *  5. Minimal movement: a call that raises x's weight (add included)
+ *     creates copies only on x and drops only those x replaces; a call that
+ *     lowers it (remove included) drops only x's copies and, unless n
+ *     changes, creates exactly as many on other members. When n changes (M
+ *     crosses R) x joins or leaves every slot and nothing else moves. Which
+ *     copy is the primary may change anywhere (promotion moves no data).
+ *  6. Even recovery: while every positive weight ever set has been equal
+ *     and no member has a zone, the copies a removal re-creates land evenly:
+ *     no survivor receives more than 1.25 times the mean plus 2.
+ *  7. Diversity: under the same condition, with R >= 2 and at least 16
+ *     copies a member on average (R*P >= 16*M), the members sharing a
+ *     member's slots share about equally many: the most any one shares is
+ *     at most 1.5 times the mean plus 2, so a failed member's reads and
+ *     re-copies fall on all survivors.
+ *  8. Determinism, as above; clones, saves and loads keep R, the zones and
+ *     every copy (map file format version 3, map_file.h).
+ * A slot's copies sit in one block of 2, 4, 8 or 16 bytes aligned to its
+ * size, so dch_map_lookup_replicas_hash reads one cache line. Changes with
+ * replicas allocate 72 bytes per member id and 8 per copy that can move,
+ * plus diversity counters of 4 bytes per id and member involved (at most
+ * 16 MiB; beyond that diversity is pursued without them), and cost
+ * O(P * R^2 + N log N) and more when zones constrain the slots; staging
+ * (map_stage.h) handles one copy only.
+ *
  * Changes allocate their scratch up front and free it before returning:
  * 60 bytes per member id, 8 per unit, 8 per slot of a unit (and 4 more)
  * and 8 per slot that can move (512 KiB for a join at the default 65,536 slots, most of it

@@ -12,16 +12,17 @@
  * decides routing, so two clients know in one comparison that they route
  * every key the same way.
  *
- * Format, version 1 (a settled map) and 2 (a map in transition, see
- * map_stage.h). All integers are little-endian; uleb is unsigned LEB128
- * (7 bits per byte, low group first, high bit set on every byte but the
- * last) in its shortest form, so its last byte is non-zero unless the value
- * is 0 and it is one byte long (an owner takes at most 3 bytes, 65535 being
- * FF FF 03, and a run length at most 4).
+ * Format, version 1 (a settled map with one copy a slot and no zone), 2 (a
+ * map in transition, see map_stage.h) and 3 (a settled map with replicas or
+ * zones, see map.h). All integers are little-endian; uleb is unsigned
+ * LEB128 (7 bits per byte, low group first, high bit set on every byte but
+ * the last) in its shortest form, so its last byte is non-zero unless the
+ * value is 0 and it is one byte long (an id takes at most 3 bytes, 65535
+ * being FF FF 03, and a run length at most 4).
  *
  *   offset size  field
  *   0      8     magic 89 44 43 48 0D 0A 1A 0A ("\x89DCH\r\n\x1a\n")
- *   8      4     u32 format version, 1 or 2
+ *   8      4     u32 format version, 1, 2 or 3
  *   12     4     u32 N, member count, 0 .. DCH_MAP_MAX_NODES
  *   16     8     u64 file length in bytes, checksum included
  *   24     4     u32 units, a power of two
@@ -29,16 +30,25 @@
  *                unit is at most DCH_MAP_MAX_SLOTS
  *   32     16    hash key
  *   48     8     u64 epoch
- *   56           N member records, ids strictly ascending, each:
- *                  u16 id (0 .. 65534), u32 weight, u32 slots owned,
- *                  u8 name length L (1 .. 255), L name bytes (none
- *                  below 0x20, no 0x7f)
- *                the slot table:
+ *   56           version 3 only: u32 R, copies of every slot (replicas),
+ *                1 .. DCH_MAP_MAX_REPLICAS
+ *                N member records, ids strictly ascending, each:
+ *                  u16 id (0 .. 65534), u32 weight, u32 slots owned (as
+ *                  primary), version 3 only: u32 copies held (all
+ *                  positions), then u8 name length L (1 .. 255), L name
+ *                  bytes (none below 0x20, no 0x7f), version 3 only: u8
+ *                  zone length Z (0 .. 255; 0: a zone of its own), Z zone
+ *                  bytes (the name rules)
+ *                the table, n entries a slot: in versions 1 and 2, n = 1,
+ *                  the slot's owner (65535 for unowned); in version 3,
+ *                  n = min(R, members of positive weight), the slot's
+ *                  copies primary first (n = 0 when every weight is 0):
  *                  u8 encoding, 0 (raw) or 1 (runs)
- *                  raw:  P u16 owners in slot order, 65535 for unowned
- *                  runs: u32 R (1 .. P), then R runs of (uleb owner,
- *                        uleb length >= 1) in slot order; adjacent runs
- *                        have different owners and the lengths sum to P
+ *                  raw:  P * n u16 entries, slot by slot
+ *                  runs: u32 runs (1 .. P), then runs of (n uleb entries,
+ *                        uleb length >= 1) in slot order, each the entries
+ *                        of `length` consecutive slots; adjacent runs have
+ *                        different entries and the lengths sum to P
  *                version 2 only, the transition record (16 bytes):
  *                  u64 target fingerprint, u32 step i, u32 steps n,
  *                  1 <= i < n
@@ -47,24 +57,33 @@
  *
  * The writer uses runs when they are strictly smaller than the raw table and
  * is deterministic, so saving a loaded map gives the same bytes. It writes
- * version 1 for every settled map, so a library that reads only version 1
- * reads every settled map, and gives DCH_EVERSION for a step map. The checksum
- * catches accidental damage; it is not a signature, so bytes from an
- * untrusted source still need authenticating elsewhere.
+ * the oldest version that holds the map: version 1 for every settled map
+ * with one copy a slot and no member in a zone, so a library that reads only
+ * version 1 reads every such map (and gives DCH_EVERSION for the others);
+ * version 2 for a step map (which has one copy a slot and no zone); version
+ * 3 for every other settled map. Versions 1 and 2 load as maps with one
+ * copy a slot and no zone. The checksum catches accidental damage; it is
+ * not a signature, so bytes from an untrusted source still need
+ * authenticating elsewhere.
  *
  * Load checks, and the error each failure gives: bad magic or fewer than 12
- * bytes, DCH_ECORRUPT; a version other than 1 or 2, DCH_EVERSION; then, all as
- * DCH_ECORRUPT, a length field other than the byte count, a bad checksum,
- * any field out of its range above (the step of a transition record
- * included), a record or run reaching past the table
- * or a table ending before the checksum, a duplicate name, a slot owned by a
- * non-member or a member of weight 0 (or any owned slot when every weight is
- * 0, or an unowned one otherwise), a weight sum above UINT32_MAX, a stored
- * slot count that is not the member's count in the table, and, for a
- * settled map (version 1), a member 2 or more slots from its share P*w/W:
- * map.h promises every map a call leaves within that bound, so a settled
- * map outside it was not built by this library. A map in transition
- * (version 2) sits between two such maps and is not held to the bound.
+ * bytes, DCH_ECORRUPT; a version other than 1, 2 or 3, DCH_EVERSION; then,
+ * all as DCH_ECORRUPT, a length field other than the byte count, a bad
+ * checksum, any field out of its range above (the step of a transition
+ * record and R included), a record or run reaching past the table or a
+ * table ending before the checksum, a duplicate name, an invalid zone, a
+ * slot owned by a non-member or a member of weight 0 (or any owned slot
+ * when every weight is 0, or an unowned one otherwise), a weight sum above
+ * UINT32_MAX, a stored slot or copy count that is not the member's count
+ * in the table, and, for a settled map (versions 1 and 3), a member 2 or
+ * more slots from its share P*w/W: map.h promises every map a call leaves
+ * within that bound, so a settled map outside it was not built by this
+ * library. A map in transition (version 2) sits between two such maps and
+ * is not held to the bound. In version 3 also: a slot whose copies repeat a
+ * member, hold a member of weight 0, or fall in fewer than min(n, zones)
+ * zones (map.h's replica promises 1 and 2; a member without a zone is a
+ * zone of its own), and a file with R = 1 and no zone, which the writer
+ * writes as version 1.
  */
 #ifndef DCH_MAP_FILE_H
 #define DCH_MAP_FILE_H
@@ -76,20 +95,28 @@
 extern "C" {
 #endif
 
-/** The format version of a settled map, the one dch_map_save writes for it. */
+/** The format version of a settled map with one copy a slot and no zone,
+ *  the one dch_map_save writes for it. */
 #define DCH_MAP_FORMAT_VERSION 1u
 /**
  * The format version of a map in transition (map_stage.h): version 1 with a
  * transition record after the slot table. dch_map_load reads both.
  */
 #define DCH_MAP_FORMAT_VERSION_STEP 2u
+/**
+ * The format version of a settled map with more than one copy a slot or a
+ * member in a zone: version 1 with R, zones, copy counts and every slot's
+ * copies. dch_map_load reads it.
+ */
+#define DCH_MAP_FORMAT_VERSION_REPLICAS 3u
 
 /**
  * Serialise a map.
  *
  * Always sets *len_out to the size of the serialisation; writes it to buf
  * only when buf is not NULL, so a first call with buf = NULL sizes the
- * buffer. Deterministic: the same map state gives the same bytes. O(P + N).
+ * buffer. Deterministic: the same map state gives the same bytes.
+ * O(P * R + N), R the copies a slot.
  *
  * @param m        the map.
  * @param buf      where to write; NULL to only measure.
@@ -114,8 +141,8 @@ DCH_API int dch_map_load(dch_map **out, const void *buf, size_t len);
  *
  * The bytes are treated as hostile: nothing is read outside buf[0 .. len-1]
  * and every check listed at the top of this header passes before the map is
- * returned. The map has the saved config, members, ids, slot table and
- * epoch, and the transition record of a version 2 file
+ * returned. The map has the saved config (replicas included), members,
+ * ids, zones, slot table, every slot's copies and epoch, and the transition record of a version 2 file
  * (dch_map_in_transition); its config names `allocator`.
  *
  * @param[out] out  the map, owned by the caller; untouched on error.
@@ -179,17 +206,26 @@ DCH_API int dch_map_load_file_with(dch_map **out, const char *path,
 
 /**
  * A 64-bit digest of everything that decides routing: the config (units,
- * slots per unit, hash key), the members (id, weight, name) and the slot
- * table, but not the epoch, the allocator or the file encoding. Two maps
- * with equal fingerprints route every key to the same id and name (barring
- * a 2^-64 accident; the digest is not meant to resist forgery).
+ * slots per unit, hash key, and with replicas R), the members (id, weight,
+ * name, and with replicas zone) and the table (every slot's owner, and with
+ * replicas every slot's copies), but not the epoch, the allocator or the
+ * file encoding. Two maps with equal fingerprints route every key to the
+ * same id and name, and with replicas to the same copies in the same order
+ * (barring a 2^-64 accident; the digest is not meant to resist forgery).
  *
- * Definition: SipHash-2-4, under the 16 ASCII bytes "dch fingerprint1", of
+ * Definition with one copy a slot (R = 1; zones then change nothing and are
+ * not digested): SipHash-2-4, under the 16 ASCII bytes "dch fingerprint1", of
  *   u32 units, u32 slots per unit, the 16 hash key bytes, u32 N,
  *   for each member by ascending id: u16 id, u32 weight, u8 name length L,
  *   L name bytes;
- *   then the P slot owners as u16 (65535 for unowned), in slot order;
- * every integer little-endian. Returns 0 for a NULL map. O(P + N).
+ *   then the P slot owners as u16 (65535 for unowned), in slot order.
+ * With R >= 2: SipHash-2-4, under "dch fingerprintR", of
+ *   u32 units, u32 slots per unit, the 16 hash key bytes, u32 R, u32 N,
+ *   for each member by ascending id: u16 id, u32 weight, u8 name length L,
+ *   L name bytes, u8 zone length Z (0 for none), Z zone bytes;
+ *   then R u16 a slot in slot order: its copies primary first, 65535 past
+ *   its copy count.
+ * Every integer little-endian. Returns 0 for a NULL map. O(P * R + N).
  */
 DCH_API uint64_t dch_map_fingerprint(const dch_map *m);
 

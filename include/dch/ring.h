@@ -248,6 +248,25 @@ DCH_API uint32_t dch_ring_lookup_hash(const dch_ring *r, uint64_t hash);
 DCH_API uint32_t dch_ring_lookup(const dch_ring *r, const void *key, size_t len);
 
 /**
+ * The distinct members met walking clockwise from a hash, the owner first:
+ * the members of the points at or after the hash in ring order (ties as the
+ * lookup settles them), wrapping once, each written the first time it is
+ * met. ids[0] is dch_ring_lookup_hash(r, hash). This is the classic
+ * replica placement ("the next R distinct members"); a zone-aware placement
+ * filters this walk. Writes at most `cap` ids and returns how many it wrote:
+ * min(cap, members with points). Returns 0 for a NULL ring, a NULL ids, cap
+ * 0 or a ring without points.
+ *
+ * Cost: the lookup, then one step a point walked, each a scan of the ids
+ * written so far: O(log(points in the bucket) + w * min(cap, N)) for w
+ * points walked. With members of similar weight w is about cap while cap is
+ * small against N; a cap at or above the members with points walks every
+ * point, O(points * N). Allocates nothing.
+ */
+DCH_API size_t dch_ring_successors_hash(const dch_ring *r, uint64_t hash,
+                                        uint32_t *ids, size_t cap);
+
+/**
  * Ownership as ranges (see range.h): ascending, adjacent arcs of one owner
  * merged, covering the hash space exactly once; one range [0, 2^64-1] owned
  * by DCH_NODE_NONE when the ring has no points. Exact: every hash in a range

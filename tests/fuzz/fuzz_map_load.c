@@ -5,9 +5,12 @@
  * the same fingerprint, every key routes to a member or to nobody, and a
  * map in transition keeps its record through the round trip.
  *
- * Each input is tried twice: as it is, and with its start (version 2 kept,
- * any other made 1), length field and checksum made right, so that mutations get past the checksum into the
- * parser and the map checks (otherwise almost every input stops there).
+ * Each input is tried twice: as it is, and with its start (version 2 or 3
+ * kept, any other made 1), length field and checksum made right, so that
+ * mutations get past the checksum into the parser and the map checks
+ * (otherwise almost every input stops there). A map with replicas must
+ * also give every key distinct copies, all members of positive weight,
+ * primary first.
  *
  * Build: configure with CC=clang -DDCH_FUZZ=ON (see tests/fuzz/CMakeLists.txt).
  * Run:   build-fuzz/tests/fuzz/fuzz_map_load NEW_CORPUS_DIR tests/fuzz/corpus_map_load
@@ -42,10 +45,22 @@ static void check_map(const dch_map *m)
     dch_map_free(back);
     free(buf);
     for (uint32_t k = 0; k < 64; k++) {
-        const uint32_t id = dch_map_lookup(m, &k, sizeof k);
+        const uint64_t h = dch_map_hash(m, &k, sizeof k);
+        const uint32_t id = dch_map_lookup_hash(m, h);
         if (id != DCH_NODE_NONE &&
             (dch_map_node_name(m, id) == NULL || dch_map_node_weight(m, id) == 0))
             abort();
+        uint32_t c[DCH_MAP_MAX_REPLICAS];
+        const size_t n = dch_map_lookup_replicas_hash(m, h, c, DCH_MAP_MAX_REPLICAS);
+        if (n > DCH_MAP_MAX_REPLICAS || (n > 0) != (id != DCH_NODE_NONE) || (n > 0 && c[0] != id))
+            abort();
+        for (size_t i = 0; i < n; i++) {
+            if (dch_map_node_weight(m, c[i]) == 0)
+                abort();
+            for (size_t j = 0; j < i; j++)
+                if (c[j] == c[i])
+                    abort();
+        }
     }
 }
 
@@ -70,10 +85,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (copy == NULL)
         return 0;
     memcpy(copy, data, size);
-    const int step = data[8] == 2 && data[9] == 0 && data[10] == 0 && data[11] == 0;
+    const int known = (data[8] == 2 || data[8] == 3) && data[9] == 0 && data[10] == 0 &&
+                      data[11] == 0;
     memcpy(copy, start, sizeof start);
-    if (step)
-        copy[8] = 2;
+    if (known)
+        copy[8] = data[8];
     for (unsigned i = 0; i < 8; i++)
         copy[16 + i] = (uint8_t)((uint64_t)size >> (8 * i));
     const uint64_t sum = dch_siphash24(checksum_key, copy, size - 8);

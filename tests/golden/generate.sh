@@ -10,6 +10,10 @@
 # new name, and only new cases are written) unless --force is given, which is
 # only right while the format version they belong to has not been released.
 #
+# The version 3 seeds (maps with replicas or zones, which the tool does not
+# build) are written by tests/test_map_file_replicas.c: run it with
+# DCH_WRITE_SEEDS=1; without it, it checks that they are current.
+#
 # Usage: bash tests/golden/generate.sh [--force] [path/to/dch]
 #        (default: build/src/tool/dch, built by tests/run)
 set -euo pipefail

@@ -343,6 +343,34 @@ void map_random_change(dch_map *m, uint64_t *rng, const map_change_rule *rule)
         die("map_random_change: %d", rc);
 }
 
+static uint32_t zoned_weight(uint64_t *rng)
+{
+    if (rng_below(rng, 8) == 0)
+        return 0;
+    return rng_below(rng, 16) == 0 ? 100 + rng_below(rng, 900) : 1 + rng_below(rng, 8);
+}
+
+void map_random_zoned_change(dch_map *m, uint64_t *rng, uint32_t names, uint32_t zones)
+{
+    const uint32_t r = rng_below(rng, 100);
+    if (dch_map_node_count(m) == 0 || r < 50) {
+        char name[16], zone[16];
+        snprintf(name, sizeof name, "n%u", rng_below(rng, names));
+        const bool zoned = zones > 0 && rng_below(rng, 4) != 0;
+        if (zoned)
+            snprintf(zone, sizeof zone, "z%u", rng_below(rng, zones));
+        const int rc = dch_map_add_node_in_zone(m, name, zoned ? zone : NULL, zoned_weight(rng),
+                                                NULL);
+        if (rc != DCH_OK && rc != DCH_EEXIST)
+            die("map_random_zoned_change: add: %d", rc);
+        return;
+    }
+    const uint32_t id = map_random_member(m, rng);
+    const int rc = r < 70 ? dch_map_remove_node(m, id) : dch_map_set_weight(m, id, zoned_weight(rng));
+    if (rc != DCH_OK)
+        die("map_random_zoned_change: %d", rc);
+}
+
 uint32_t map_random_member(const dch_map *m, uint64_t *rng)
 {
     return random_member(m, NULL, rng);

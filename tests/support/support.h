@@ -190,6 +190,16 @@ typedef struct map_change_rule {
 
 void map_random_change(dch_map *m, uint64_t *rng, const map_change_rule *rule);
 
+/*
+ * One random change to a map, members in zones: with no member or half of
+ * the time, add a member named from a pool of `names` ("n0", "n1", ...; a
+ * present name fails and changes nothing) in zone "z0" .. "z<zones-1>" (or
+ * in none, a quarter of the time and always when zones is 0); else remove a
+ * random member (a fifth of the time) or give one a new weight. Weights: 0
+ * an eighth of the time, else 1 .. 8, rarely 100 .. 999.
+ */
+void map_random_zoned_change(dch_map *m, uint64_t *rng, uint32_t names, uint32_t zones);
+
 /* A present member's id, drawn uniformly from the id range until one is a
  * member; the map or ring must have one. */
 uint32_t map_random_member(const dch_map *m, uint64_t *rng);

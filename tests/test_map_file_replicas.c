@@ -1,0 +1,978 @@
+/*
+ * Tests of map files for maps with replicas or zones (format version 3):
+ * round trips of random histories for R = 1 .. 4 with and without zones,
+ * equal in every getter and byte for byte on a second save; the layout
+ * against an independent reader and writer that follow map_file.h's
+ * description (libsodium's SipHash for the checksum and the fingerprint);
+ * hostile copy tables, zones and counts behind a valid checksum; every
+ * truncation, every flipped bit, allocation failure at every point; and the
+ * version 3 seeds of the fuzz corpus, which are exactly what the library
+ * writes for the maps built here.
+ *
+ * DCH_TEST_SCALE scales the random work; DCH_TEST_SEED replaces the seed.
+ * DCH_WRITE_SEEDS=1 rewrites the corpus seeds instead of checking them.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <criterion/criterion.h>
+#include <sodium.h>
+
+#include "dch/dch.h"
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Harness ---------------------------------------------------------- */
+
+static uint64_t sodium_sip(const char key16[16], const uint8_t *msg, size_t len)
+{
+    uint8_t out[8];
+    cr_assert(sodium_init() >= 0);
+    crypto_shorthash_siphash24(out, msg, len, (const unsigned char *)key16);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | out[i];
+    return v;
+}
+
+static uint64_t rd(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void wr(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t rd_uleb(const uint8_t *p, size_t *at)
+{
+    uint32_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        const uint8_t b = p[(*at)++];
+        v |= (uint32_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+}
+
+static size_t wr_uleb(uint8_t *p, uint32_t v)
+{
+    size_t n = 0;
+    do {
+        p[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            p[n] |= 0x80;
+        n++;
+    } while (v);
+    return n;
+}
+
+static const uint8_t file_magic[8] = {0x89, 0x44, 0x43, 0x48, 0x0D, 0x0A, 0x1A, 0x0A};
+static const char checksum_key[16] = "dch map checksum";
+static const char fingerprint_key_r[16] = "dch fingerprintR";
+
+/* ---- Random maps ------------------------------------------------------ */
+
+typedef struct shape {
+    uint32_t units, spu;
+} shape;
+
+static const shape shapes[] = {{1, 1}, {1, 4}, {2, 2}, {4, 4}, {8, 8}, {16, 4}, {4, 32}, {32, 16}};
+
+/* A map with `R` copies a slot built by a random history of adds (in up to
+ * `zones` zones), removals and weight changes, weight 0 included; `big`
+ * gives it the default 65,536 slots. */
+static dch_map *random_map_sized(uint64_t *rng, uint32_t R, uint32_t zones, bool big)
+{
+    const shape sh = big ? (shape){1024, 64}
+                         : shapes[rng_below(rng, sizeof shapes / sizeof shapes[0])];
+    dch_map_config cfg = map_config(sh.units, sh.spu);
+    cfg.replicas = R;
+    for (int i = 0; i < 16; i++)
+        cfg.hash_key[i] = (uint8_t)rng_next(rng);
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    const uint32_t ops = rng_below(rng, 24);
+    for (uint32_t op = 0; op < ops; op++)
+        map_random_zoned_change(m, rng, 12, zones);
+    return m;
+}
+
+static dch_map *random_map(uint64_t *rng, uint32_t R, uint32_t zones)
+{
+    return random_map_sized(rng, R, zones, false);
+}
+
+/* Every getter agrees, the epoch, zones and every slot's copies included. */
+static void assert_same_map(const dch_map *a, const dch_map *b, const char *what,
+                            unsigned long long seed)
+{
+    dch_map_config ca, cb;
+    dch_map_get_config(a, &ca);
+    dch_map_get_config(b, &cb);
+    cr_assert(ca.units == cb.units && ca.slots_per_unit == cb.slots_per_unit &&
+                  ca.replicas == cb.replicas && memcmp(ca.hash_key, cb.hash_key, 16) == 0,
+              "%s seed %llu: config differs", what, seed);
+    cr_assert_eq(dch_map_epoch(a), dch_map_epoch(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_id_limit(a), dch_map_id_limit(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_node_count(a), dch_map_node_count(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_total_weight(a), dch_map_total_weight(b), "%s seed %llu", what, seed);
+    for (uint32_t id = 0; id < dch_map_id_limit(a); id++) {
+        const char *na = dch_map_node_name(a, id), *nb = dch_map_node_name(b, id);
+        cr_assert((na == NULL) == (nb == NULL) && (na == NULL || strcmp(na, nb) == 0),
+                  "%s seed %llu: id %u named differently", what, seed, id);
+        const char *za = dch_map_node_zone(a, id), *zb = dch_map_node_zone(b, id);
+        cr_assert((za == NULL) == (zb == NULL) && (za == NULL || strcmp(za, zb) == 0),
+                  "%s seed %llu: id %u in another zone", what, seed, id);
+        cr_assert_eq(dch_map_node_weight(a, id), dch_map_node_weight(b, id), "%s seed %llu",
+                     what, seed);
+        cr_assert_eq(dch_map_node_slots(a, id), dch_map_node_slots(b, id), "%s seed %llu", what,
+                     seed);
+        cr_assert_eq(dch_map_node_copies(a, id), dch_map_node_copies(b, id), "%s seed %llu",
+                     what, seed);
+    }
+    for (uint32_t s = 0; s < dch_map_slot_count(a); s++) {
+        uint32_t ra[DCH_MAP_MAX_REPLICAS], rb[DCH_MAP_MAX_REPLICAS];
+        const size_t na = dch_map_slot_replicas(a, s, ra, DCH_MAP_MAX_REPLICAS);
+        const size_t nb = dch_map_slot_replicas(b, s, rb, DCH_MAP_MAX_REPLICAS);
+        cr_assert(na == nb && memcmp(ra, rb, na * sizeof *ra) == 0,
+                  "%s seed %llu: slot %u has other copies", what, seed, s);
+        cr_assert_eq(dch_map_slot_owner(a, s), dch_map_slot_owner(b, s));
+    }
+}
+
+/* ---- An independent reader and writer of version 3 -------------------- */
+
+typedef struct rec {
+    uint32_t id, weight, slots, copies, len, zlen;
+    uint8_t name[256], zone[256];
+} rec;
+
+typedef struct doc {
+    uint32_t version, n, R;
+    uint32_t units, spu;
+    uint8_t key[16];
+    uint64_t epoch;
+    rec *recs; /* n + 2 entries, for breakers that add one */
+    uint32_t encoding;
+    uint32_t P, copies; /* entries a slot */
+    uint16_t *table; /* P * copies */
+} doc;
+
+static void doc_parse(const uint8_t *p, size_t len, doc *d)
+{
+    cr_assert(len >= 69);
+    cr_assert_eq(memcmp(p, file_magic, 8), 0, "magic");
+    d->version = (uint32_t)rd(p + 8, 4);
+    cr_assert_eq(d->version, 3);
+    d->n = (uint32_t)rd(p + 12, 4);
+    cr_assert_eq(rd(p + 16, 8), len);
+    d->units = (uint32_t)rd(p + 24, 4);
+    d->spu = (uint32_t)rd(p + 28, 4);
+    memcpy(d->key, p + 32, 16);
+    d->epoch = rd(p + 48, 8);
+    cr_assert_eq(rd(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
+    d->R = (uint32_t)rd(p + 56, 4);
+    d->recs = calloc(d->n + 2, sizeof *d->recs);
+    size_t at = 60;
+    uint32_t weighted = 0;
+    for (uint32_t i = 0; i < d->n; i++) {
+        rec *r = &d->recs[i];
+        r->id = (uint32_t)rd(p + at, 2);
+        r->weight = (uint32_t)rd(p + at + 2, 4);
+        r->slots = (uint32_t)rd(p + at + 6, 4);
+        r->copies = (uint32_t)rd(p + at + 10, 4);
+        r->len = p[at + 14];
+        memcpy(r->name, p + at + 15, r->len);
+        at += 15 + r->len;
+        r->zlen = p[at++];
+        memcpy(r->zone, p + at, r->zlen);
+        at += r->zlen;
+        weighted += r->weight > 0;
+    }
+    d->P = d->units * d->spu;
+    d->copies = weighted < d->R ? weighted : d->R;
+    d->table = calloc((size_t)d->P * d->copies + 1, sizeof *d->table);
+    d->encoding = p[at++];
+    if (d->encoding == 0) {
+        for (size_t i = 0; i < (size_t)d->P * d->copies; i++, at += 2)
+            d->table[i] = (uint16_t)rd(p + at, 2);
+    } else {
+        cr_assert_eq(d->encoding, 1);
+        const uint32_t runs = (uint32_t)rd(p + at, 4);
+        at += 4;
+        uint32_t s = 0;
+        for (uint32_t r = 0; r < runs; r++) {
+            uint16_t t[8];
+            for (uint32_t k = 0; k < d->copies; k++)
+                t[k] = (uint16_t)rd_uleb(p, &at);
+            const uint32_t n = rd_uleb(p, &at);
+            for (uint32_t j = 0; j < n; j++, s++)
+                memcpy(d->table + (size_t)s * d->copies, t, d->copies * sizeof *t);
+        }
+        cr_assert_eq(s, d->P);
+    }
+    cr_assert_eq(at, len - 8, "the table ends at the checksum");
+}
+
+static void doc_free(doc *d)
+{
+    free(d->recs);
+    free(d->table);
+}
+
+static int same_entries(const uint16_t *a, const uint16_t *b, uint32_t n)
+{
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+/* Write a file from its parts as map_file.h describes version 3, with the
+ * given table encoding (-1: runs when strictly smaller). */
+static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
+{
+    const size_t c = d->copies;
+    size_t cap = 60 + (size_t)(d->n + 2) * 530 + 5 + (size_t)d->P * (c * 3 + 4) + 8;
+    uint8_t *p = calloc(1, cap);
+    memcpy(p, file_magic, 8);
+    wr(p + 8, d->version, 4);
+    wr(p + 12, d->n, 4);
+    wr(p + 24, d->units, 4);
+    wr(p + 28, d->spu, 4);
+    memcpy(p + 32, d->key, 16);
+    wr(p + 48, d->epoch, 8);
+    wr(p + 56, d->R, 4);
+    size_t at = 60;
+    for (uint32_t i = 0; i < d->n; i++) {
+        const rec *r = &d->recs[i];
+        wr(p + at, r->id, 2);
+        wr(p + at + 2, r->weight, 4);
+        wr(p + at + 6, r->slots, 4);
+        wr(p + at + 10, r->copies, 4);
+        p[at + 14] = (uint8_t)r->len;
+        memcpy(p + at + 15, r->name, r->len);
+        at += 15 + r->len;
+        p[at++] = (uint8_t)r->zlen;
+        memcpy(p + at, r->zone, r->zlen);
+        at += r->zlen;
+    }
+    uint8_t tmp[8];
+    size_t runs_bytes = 4;
+    uint32_t runs = 0;
+    for (uint32_t s = 0; s < d->P; runs++) {
+        uint32_t e = s + 1;
+        while (e < d->P && same_entries(d->table + e * c, d->table + s * c, (uint32_t)c))
+            e++;
+        for (size_t k = 0; k < c; k++)
+            runs_bytes += wr_uleb(tmp, d->table[s * c + k]);
+        runs_bytes += wr_uleb(tmp, e - s);
+        s = e;
+    }
+    if (encoding < 0)
+        encoding = runs_bytes < (size_t)d->P * c * 2 ? 1 : 0;
+    p[at++] = (uint8_t)encoding;
+    if (encoding == 0) {
+        for (size_t i = 0; i < (size_t)d->P * c; i++, at += 2)
+            wr(p + at, d->table[i], 2);
+    } else {
+        wr(p + at, runs, 4);
+        at += 4;
+        for (uint32_t s = 0; s < d->P;) {
+            uint32_t e = s + 1;
+            while (e < d->P && same_entries(d->table + e * c, d->table + s * c, (uint32_t)c))
+                e++;
+            for (size_t k = 0; k < c; k++)
+                at += wr_uleb(p + at, d->table[s * c + k]);
+            at += wr_uleb(p + at, e - s);
+            s = e;
+        }
+    }
+    wr(p + 16, at + 8, 8);
+    wr(p + at, sodium_sip(checksum_key, p, at), 8);
+    *len_out = at + 8;
+    return p;
+}
+
+static void fix_checksum(uint8_t *p, size_t len)
+{
+    wr(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
+}
+
+/* The fingerprint of a map with R >= 2 as map_file.h defines it. */
+static uint64_t doc_fingerprint(const doc *d)
+{
+    uint8_t *p = malloc(32 + (size_t)d->n * 520 + (size_t)d->P * d->R * 2);
+    wr(p, d->units, 4);
+    wr(p + 4, d->spu, 4);
+    memcpy(p + 8, d->key, 16);
+    wr(p + 24, d->R, 4);
+    wr(p + 28, d->n, 4);
+    size_t at = 32;
+    for (uint32_t i = 0; i < d->n; i++) {
+        const rec *r = &d->recs[i];
+        wr(p + at, r->id, 2);
+        wr(p + at + 2, r->weight, 4);
+        p[at + 6] = (uint8_t)r->len;
+        memcpy(p + at + 7, r->name, r->len);
+        at += 7 + r->len;
+        p[at++] = (uint8_t)r->zlen;
+        memcpy(p + at, r->zone, r->zlen);
+        at += r->zlen;
+    }
+    for (uint32_t s = 0; s < d->P; s++)
+        for (uint32_t k = 0; k < d->R; k++, at += 2)
+            wr(p + at, k < d->copies ? d->table[s * d->copies + k] : 0xFFFF, 2);
+    const uint64_t fp = sodium_sip(fingerprint_key_r, p, at);
+    free(p);
+    return fp;
+}
+
+/* The record of id, or NULL. */
+static rec *doc_rec(doc *d, uint32_t id)
+{
+    for (uint32_t i = 0; i < d->n; i++)
+        if (d->recs[i].id == id)
+            return &d->recs[i];
+    return NULL;
+}
+
+/* Recount every member's primaries and copies from the table. */
+static void doc_recount(doc *d)
+{
+    for (uint32_t i = 0; i < d->n; i++)
+        d->recs[i].slots = d->recs[i].copies = 0;
+    for (uint32_t s = 0; s < d->P; s++)
+        for (uint32_t k = 0; k < d->copies; k++) {
+            rec *r = doc_rec(d, d->table[s * d->copies + k]);
+            if (r == NULL)
+                continue;
+            r->copies++;
+            r->slots += k == 0;
+        }
+}
+
+/* A load that must give `want`, leaving *out untouched on error. */
+static void expect_load(const uint8_t *p, size_t len, int want, const char *what, long detail)
+{
+    dch_map *sentinel = (dch_map *)&sentinel;
+    dch_map *out = sentinel;
+    const int rc = dch_map_load(&out, p, len);
+    cr_assert_eq(rc, want, "%s (%ld): got %d (%s), want %d", what, detail, rc, dch_strerror(rc),
+                 want);
+    if (want != DCH_OK)
+        cr_assert(out == sentinel, "%s (%ld): *out changed on error", what, detail);
+    else
+        dch_map_free(out);
+}
+
+/* ---- Round trips ------------------------------------------------------ */
+
+Test(map_file_replicas, random_histories_round_trip_in_every_getter)
+{
+    const uint64_t base = test_seed(UINT64_C(0x3e9100000000000));
+    const unsigned n = test_scaled(60, 4);
+    unsigned v1 = 0, v3 = 0, raw = 0, runs = 0, weightless = 0;
+    for (uint32_t R = 1; R <= 4; R++) {
+        for (uint32_t zones = 0; zones <= 3; zones += 3) {
+            for (unsigned i = 0; i < n; i++) {
+                const uint64_t seed = base + i + 1000 * (R * 4 + zones);
+                const unsigned long long sd = (unsigned long long)seed;
+                uint64_t rng = seed;
+                dch_map *m = random_map_sized(&rng, R, zones, i == 0);
+                size_t len;
+                uint8_t *bytes = map_bytes(m, &len);
+                bool zoned = false;
+                for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
+                    zoned |= dch_map_node_zone(m, id) != NULL;
+                const uint32_t version = (uint32_t)rd(bytes + 8, 4);
+                cr_assert_eq(version, R == 1 && !zoned ? 1u : 3u,
+                             "seed %llu: R %u, zones %d: version %u", sd, R, zoned, version);
+                v1 += version == 1;
+                v3 += version == 3;
+                if (version == 3) {
+                    doc d;
+                    doc_parse(bytes, len, &d);
+                    raw += d.encoding == 0;
+                    runs += d.encoding == 1;
+                    weightless += d.copies == 0;
+                    doc_free(&d);
+                }
+                dch_map *back = NULL;
+                cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK, "seed %llu", sd);
+                assert_same_map(m, back, "round trip", sd);
+                cr_assert_eq(dch_map_fingerprint(m), dch_map_fingerprint(back), "seed %llu", sd);
+                size_t len2;
+                uint8_t *again = map_bytes(back, &len2);
+                cr_assert(len2 == len && memcmp(again, bytes, len) == 0,
+                          "seed %llu: saving a loaded map gives other bytes", sd);
+                free(again);
+                /* A loaded map keeps changing like the original. */
+                uint64_t r1 = seed ^ 0x5a5a, r2 = r1;
+                for (int k = 0; k < 3; k++) {
+                    map_random_zoned_change(m, &r1, 12, zones);
+                    map_random_zoned_change(back, &r2, 12, zones);
+                }
+                assert_same_map(m, back, "after changes", sd);
+                dch_map_free(back);
+                free(bytes);
+                dch_map_free(m);
+            }
+        }
+    }
+    cr_assert(v1 > 0 && v3 > 0 && raw > 0 && runs > 0 && weightless > 0,
+              "cases: v1 %u, v3 %u, raw %u, runs %u, no weight %u", v1, v3, raw, runs,
+              weightless);
+}
+
+Test(map_file_replicas, bytes_follow_the_documented_layout)
+{
+    const uint64_t base = test_seed(UINT64_C(0x1a3000000000000));
+    const unsigned n = test_scaled(120, 8);
+    unsigned raw = 0, runs = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t seed = base + i;
+        const unsigned long long sd = (unsigned long long)seed;
+        uint64_t rng = seed;
+        const uint32_t R = 2 + rng_below(&rng, 3);
+        dch_map *m = random_map(&rng, R, rng_below(&rng, 4));
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        doc d;
+        doc_parse(bytes, len, &d);
+        cr_assert_eq(d.R, R, "seed %llu", sd);
+        cr_assert_eq(d.epoch, dch_map_epoch(m), "seed %llu", sd);
+        for (uint32_t k = 0; k < d.n; k++) {
+            const rec *r = &d.recs[k];
+            cr_assert(k == 0 || r->id > d.recs[k - 1].id, "seed %llu: ids ascend", sd);
+            const char *name = dch_map_node_name(m, r->id), *zone = dch_map_node_zone(m, r->id);
+            cr_assert(name && strlen(name) == r->len && memcmp(name, r->name, r->len) == 0,
+                      "seed %llu: record %u", sd, k);
+            cr_assert(zone ? strlen(zone) == r->zlen && memcmp(zone, r->zone, r->zlen) == 0
+                           : r->zlen == 0,
+                      "seed %llu: zone of record %u", sd, k);
+            cr_assert_eq(r->weight, dch_map_node_weight(m, r->id), "seed %llu", sd);
+            cr_assert_eq(r->slots, dch_map_node_slots(m, r->id), "seed %llu", sd);
+            cr_assert_eq(r->copies, dch_map_node_copies(m, r->id), "seed %llu", sd);
+        }
+        for (uint32_t s = 0; s < d.P; s++) {
+            uint32_t c[DCH_MAP_MAX_REPLICAS];
+            const size_t nc = dch_map_slot_replicas(m, s, c, DCH_MAP_MAX_REPLICAS);
+            cr_assert_eq(nc, d.copies, "seed %llu slot %u", sd, s);
+            for (uint32_t k = 0; k < d.copies; k++)
+                cr_assert_eq(d.table[s * d.copies + k], c[k], "seed %llu slot %u", sd, s);
+        }
+        size_t len2;
+        uint8_t *mine = doc_write(&d, -1, &len2);
+        cr_assert(len2 == len && memcmp(mine, bytes, len) == 0,
+                  "seed %llu: the documented writer disagrees", sd);
+        cr_assert_eq(doc_fingerprint(&d), dch_map_fingerprint(m), "seed %llu: fingerprint", sd);
+        raw += d.encoding == 0;
+        runs += d.encoding == 1;
+        free(mine);
+        /* The other encoding loads to the same map. */
+        mine = doc_write(&d, d.encoding ? 0 : 1, &len2);
+        dch_map *other = NULL;
+        cr_assert_eq(dch_map_load(&other, mine, len2), DCH_OK, "seed %llu", sd);
+        assert_same_map(m, other, "other encoding", sd);
+        dch_map_free(other);
+        free(mine);
+        doc_free(&d);
+        free(bytes);
+        dch_map_free(m);
+    }
+    cr_assert(raw > 0 && runs > 0, "both encodings (raw %u, runs %u)", raw, runs);
+}
+
+/* ---- Fixed maps ------------------------------------------------------- */
+
+/* 16 x 4 slots, R copies; a, b in zone "east", c, d in "west", e in none,
+ * f of weight 0 in "east". */
+static dch_map *zoned_map(uint32_t R)
+{
+    dch_map_config cfg = map_config(16, 4);
+    cfg.replicas = R;
+    for (int i = 0; i < 16; i++)
+        cfg.hash_key[i] = (uint8_t)(7 * i + 3);
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    const struct {
+        const char *name, *zone;
+        uint32_t w;
+    } add[] = {{"a", "east", 1}, {"b", "east", 2}, {"c", "west", 1},
+               {"d", "west", 1}, {"e", NULL, 1},   {"f", "east", 0}};
+    for (size_t i = 0; i < sizeof add / sizeof add[0]; i++)
+        cr_assert_eq(dch_map_add_node_in_zone(m, add[i].name, add[i].zone, add[i].w, NULL),
+                     DCH_OK);
+    return m;
+}
+
+Test(map_file_replicas, fingerprint_covers_copies_and_zones_only_with_replicas)
+{
+    /* R = 1: zones are not digested, so a map with zones and the same map
+     * without them have one fingerprint, the version 1 definition's. */
+    dch_map *z1 = zoned_map(1);
+    dch_map_config cfg;
+    dch_map_get_config(z1, &cfg);
+    dch_map *p1;
+    cr_assert_eq(dch_map_new(&p1, &cfg), DCH_OK);
+    const char *names[] = {"a", "b", "c", "d", "e", "f"};
+    const uint32_t w[] = {1, 2, 1, 1, 1, 0};
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(dch_map_add_node(p1, names[i], w[i], NULL), DCH_OK);
+    cr_assert_eq(dch_map_fingerprint(z1), dch_map_fingerprint(p1));
+    size_t len;
+    uint8_t *bytes = map_bytes(z1, &len);
+    cr_assert_eq(rd(bytes + 8, 4), 3, "zones alone make a version 3 file");
+    free(bytes);
+    bytes = map_bytes(p1, &len);
+    cr_assert_eq(rd(bytes + 8, 4), 1);
+    free(bytes);
+
+    /* R = 2: the fingerprint follows the definition, and moves with a zone
+     * name, a copy swapped with another position, and R itself (R = 3 over
+     * the same members). */
+    dch_map *m = zoned_map(2);
+    bytes = map_bytes(m, &len);
+    doc d;
+    doc_parse(bytes, len, &d);
+    const uint64_t fp = dch_map_fingerprint(m);
+    cr_assert_eq(fp, doc_fingerprint(&d));
+    cr_assert_neq(fp, dch_map_fingerprint(z1));
+    doc e = d;
+    e.recs = malloc((d.n + 2) * sizeof *e.recs);
+    e.table = malloc((size_t)d.P * d.copies * sizeof *e.table);
+    for (int k = 0; k < 2; k++) {
+        memcpy(e.recs, d.recs, (d.n + 2) * sizeof *e.recs);
+        memcpy(e.table, d.table, (size_t)d.P * d.copies * sizeof *e.table);
+        if (k == 0) { /* "west" renamed "wesT" for both its members */
+            for (uint32_t i = 0; i < e.n; i++)
+                if (e.recs[i].zlen == 4 && memcmp(e.recs[i].zone, "west", 4) == 0)
+                    e.recs[i].zone[3] = 'T';
+        } else { /* two slots trade primary and second copy */
+            for (uint32_t s = 0; s < 2; s++) {
+                const uint16_t t = e.table[s * 2];
+                e.table[s * 2] = e.table[s * 2 + 1];
+                e.table[s * 2 + 1] = t;
+            }
+            doc_recount(&e);
+        }
+        size_t blen;
+        uint8_t *b = doc_write(&e, -1, &blen);
+        dch_map *x = NULL;
+        cr_assert_eq(dch_map_load(&x, b, blen), DCH_OK, "variant %d", k);
+        cr_assert_neq(dch_map_fingerprint(x), fp, "variant %d", k);
+        cr_assert_eq(dch_map_fingerprint(x), doc_fingerprint(&e), "variant %d", k);
+        dch_map_free(x);
+        free(b);
+    }
+    free(e.recs);
+    free(e.table);
+    dch_map *m3 = zoned_map(3);
+    cr_assert_neq(dch_map_fingerprint(m3), fp);
+    dch_map_free(m3);
+    doc_free(&d);
+    free(bytes);
+    dch_map_free(m);
+    dch_map_free(z1);
+    dch_map_free(p1);
+}
+
+/* ---- Hostile files ---------------------------------------------------- */
+
+/*
+ * Each breaker damages one thing in a parsed version 3 file of zoned_map(3)
+ * (R = 3, five members of positive weight in zones east, west and none);
+ * the stored counts are then recomputed from the table (unless the breaker
+ * is about the counts), so that the damage alone must be rejected.
+ */
+typedef struct breaker {
+    const char *what;
+    void (*fn)(doc *d);
+    bool recount;
+} breaker;
+
+static uint32_t id_named(doc *d, const char *name)
+{
+    for (uint32_t i = 0; i < d->n; i++)
+        if (d->recs[i].len == strlen(name) && memcmp(d->recs[i].name, name, d->recs[i].len) == 0)
+            return d->recs[i].id;
+    cr_assert_fail("no member %s", name);
+    return 0;
+}
+
+static bool in_slot(const doc *d, uint32_t s, uint32_t id)
+{
+    for (uint32_t k = 0; k < d->copies; k++)
+        if (d->table[s * d->copies + k] == id)
+            return true;
+    return false;
+}
+
+static void br_duplicate(doc *d) { d->table[5 * d->copies + 1] = d->table[5 * d->copies]; }
+static void br_weightless(doc *d) { d->table[7 * d->copies + 2] = (uint16_t)id_named(d, "f"); }
+static void br_non_member(doc *d) { d->table[3 * d->copies + 1] = 40; }
+static void br_unowned_copy(doc *d) { d->table[9 * d->copies + d->copies - 1] = 0xFFFF; }
+static void br_unowned_primary(doc *d) { d->table[0] = 0xFFFF; }
+static void br_r_lower(doc *d) { d->R = 2; }
+static void br_r_higher(doc *d) { d->R = 4; }
+static void br_r_zero(doc *d) { d->R = 0; }
+static void br_r_nine(doc *d) { d->R = 9; }
+static void br_zone_rule(doc *d)
+{
+    /* A slot whose copies span three zones gets a second east member
+     * instead of its west one: two zones where three are owed. */
+    const uint32_t a = id_named(d, "a"), b = id_named(d, "b");
+    for (uint32_t s = 0; s < d->P; s++) {
+        if (in_slot(d, s, a) == in_slot(d, s, b))
+            continue;
+        const uint32_t other = in_slot(d, s, a) ? b : a;
+        for (uint32_t k = 0; k < d->copies; k++) {
+            const rec *r = doc_rec(d, d->table[s * d->copies + k]);
+            if (r->zlen == 4 && memcmp(r->zone, "west", 4) == 0) {
+                d->table[s * d->copies + k] = (uint16_t)other;
+                return;
+            }
+        }
+    }
+    cr_assert_fail("no slot to break the zone rule in");
+}
+static void br_zone_control(doc *d) { d->recs[2].zone[1] = 0x01; }
+static void br_zone_del(doc *d) { d->recs[0].zone[0] = 0x7f; }
+static void br_zone_nul(doc *d) { d->recs[1].zone[2] = 0; }
+static void br_zone_of_nobody(doc *d)
+{
+    /* Zones on R = 1 with no zone left: the writer's version 1 map. */
+    for (uint32_t i = 0; i < d->n; i++)
+        d->recs[i].zlen = 0;
+    d->R = 1;
+    d->copies = 1;
+    uint16_t *t = malloc(d->P * sizeof *t);
+    for (uint32_t s = 0; s < d->P; s++)
+        t[s] = d->table[s * 3];
+    free(d->table);
+    d->table = t;
+}
+static void br_primaries_out_of_bound(doc *d)
+{
+    /* b (weight 2 of 6 in 64 slots: share 21.3) takes the primary position
+     * in every slot it holds, which leaves the copy counts as they are. */
+    const uint32_t b = id_named(d, "b");
+    for (uint32_t s = 0; s < d->P; s++)
+        for (uint32_t k = 1; k < d->copies; k++)
+            if (d->table[s * d->copies + k] == b) {
+                d->table[s * d->copies + k] = d->table[s * d->copies];
+                d->table[s * d->copies] = (uint16_t)b;
+            }
+}
+static void br_copies_count(doc *d) { d->recs[1].copies++; }
+static void br_slots_count(doc *d) { d->recs[1].slots--; }
+
+static const breaker breakers[] = {
+    {"a member twice in a slot", br_duplicate, true},
+    {"a member of weight 0 in a slot", br_weightless, true},
+    {"a non-member in a slot", br_non_member, true},
+    {"a slot one copy short (65535 last)", br_unowned_copy, true},
+    {"an unowned primary", br_unowned_primary, true},
+    {"R lowered: more entries than copies", br_r_lower, false},
+    {"R raised: fewer entries than copies", br_r_higher, false},
+    {"R of 0", br_r_zero, false},
+    {"R of 9", br_r_nine, false},
+    {"copies in fewer zones than owed", br_zone_rule, true},
+    {"a control byte in a zone", br_zone_control, false},
+    {"0x7f in a zone", br_zone_del, false},
+    {"a NUL in a zone", br_zone_nul, false},
+    {"version 3 with R = 1 and no zone", br_zone_of_nobody, true},
+    {"primaries out of the global bound", br_primaries_out_of_bound, true},
+    {"stored copy count off by one", br_copies_count, false},
+    {"stored slot count off by one", br_slots_count, false},
+};
+
+Test(map_file_replicas, hostile_copy_tables_and_zones_are_rejected)
+{
+    dch_map *m = zoned_map(3);
+    size_t len;
+    uint8_t *bytes = map_bytes(m, &len);
+    for (size_t k = 0; k < sizeof breakers / sizeof breakers[0]; k++) {
+        for (int enc = 0; enc < 2; enc++) {
+            doc d;
+            doc_parse(bytes, len, &d);
+            cr_assert_eq(d.copies, 3);
+            breakers[k].fn(&d);
+            if (breakers[k].recount)
+                doc_recount(&d);
+            size_t blen;
+            uint8_t *b = doc_write(&d, enc, &blen);
+            expect_load(b, blen, DCH_ECORRUPT, breakers[k].what, enc);
+            free(b);
+            doc_free(&d);
+        }
+    }
+    /* The harness itself: parts that are still a map, rewritten, load: a
+     * zone renamed ("East" is another zone, with one member), and R = 1
+     * with one zone kept (a map version 1 cannot hold). */
+    for (int variant = 0; variant < 2; variant++) {
+        for (int enc = 0; enc < 2; enc++) {
+            doc d;
+            doc_parse(bytes, len, &d);
+            if (variant == 0) {
+                d.recs[0].zone[0] = 'E';
+            } else {
+                const uint8_t zone[3] = {'z', 'z', 'z'};
+                br_zone_of_nobody(&d);
+                doc_recount(&d);
+                d.recs[3].zlen = 3;
+                memcpy(d.recs[3].zone, zone, 3);
+            }
+            size_t blen;
+            uint8_t *b = doc_write(&d, enc, &blen);
+            expect_load(b, blen, DCH_OK, variant ? "R = 1 with a zone" : "a renamed zone", enc);
+            free(b);
+            doc_free(&d);
+        }
+    }
+    free(bytes);
+    dch_map_free(m);
+}
+
+Test(map_file_replicas, malformed_tuple_runs_are_rejected)
+{
+    /* Two members, R = 2 in 8 x 8 slots: every slot holds both, so the
+     * table is two runs at most (a, b) and (b, a), or one. */
+    dch_map_config cfg = map_config(8, 8);
+    cfg.replicas = 2;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "b", 1, NULL), DCH_OK);
+    size_t len;
+    uint8_t *bytes = map_bytes(m, &len);
+    doc d;
+    doc_parse(bytes, len, &d);
+    cr_assert_eq(d.encoding, 1, "runs");
+    const size_t table = 60 + 2 * (15 + 1 + 1);
+    cr_assert_eq(bytes[table], 1);
+    const uint32_t runs = (uint32_t)rd(bytes + table + 1, 4);
+    uint8_t *p = malloc(len + 16);
+    for (int delta = -1; delta <= 1; delta += 2) {
+        memcpy(p, bytes, len);
+        wr(p + table + 1, (uint32_t)((int64_t)runs + delta), 4);
+        fix_checksum(p, len);
+        expect_load(p, len, DCH_ECORRUPT, "run count", delta);
+    }
+    /* A first run split in two equal tuples. */
+    const size_t first = table + 5;
+    cr_assert(bytes[first + 2] > 1 && bytes[first + 2] < 0x80, "a first run of 2 .. 127 slots");
+    memcpy(p, bytes, first);
+    size_t at = first;
+    for (int half = 0; half < 2; half++) {
+        p[at++] = bytes[first];
+        p[at++] = bytes[first + 1];
+        p[at++] = half == 0 ? 1 : (uint8_t)(bytes[first + 2] - 1);
+    }
+    memcpy(p + at, bytes + first + 3, len - 8 - (first + 3));
+    at += len - 8 - (first + 3);
+    wr(p + table + 1, runs + 1, 4);
+    wr(p + 16, at + 8, 8);
+    fix_checksum(p, at + 8);
+    expect_load(p, at + 8, DCH_ECORRUPT, "adjacent runs of one tuple", 0);
+    /* A run of length 0, and lengths past P. */
+    memcpy(p, bytes, len);
+    p[first + 2] = 0;
+    fix_checksum(p, len);
+    expect_load(p, len, DCH_ECORRUPT, "empty run", 0);
+    memcpy(p, bytes, len);
+    p[first + 2] = 0x7f;
+    fix_checksum(p, len);
+    expect_load(p, len, DCH_ECORRUPT, "runs past P", 0);
+    memcpy(p, bytes, len);
+    p[table] = 2;
+    fix_checksum(p, len);
+    expect_load(p, len, DCH_ECORRUPT, "encoding 2", 0);
+    free(p);
+    doc_free(&d);
+    free(bytes);
+    dch_map_free(m);
+}
+
+Test(map_file_replicas, every_truncation_and_flipped_bit_is_rejected)
+{
+    for (uint32_t R = 2; R <= 3; R++) {
+        dch_map *m = zoned_map(R);
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        for (size_t cut = 0; cut < len; cut++) {
+            uint8_t *p = malloc(cut ? cut : 1);
+            memcpy(p, bytes, cut);
+            expect_load(cut ? p : NULL, cut, DCH_ECORRUPT, "truncated", (long)cut);
+            free(p);
+        }
+        uint8_t *p = malloc(len);
+        for (size_t i = 0; i < len; i++) {
+            for (int bit = -1; bit < 8; bit++) {
+                memcpy(p, bytes, len);
+                p[i] = (uint8_t)(p[i] ^ (bit < 0 ? 0xFFu : 1u << bit));
+                const uint64_t v = rd(p + 8, 4);
+                const bool unknown = v != 1 && v != 2 && v != 3;
+                expect_load(p, len, i >= 8 && i < 12 && unknown ? DCH_EVERSION : DCH_ECORRUPT,
+                            "flipped byte", (long)i);
+            }
+        }
+        free(p);
+        free(bytes);
+        dch_map_free(m);
+    }
+}
+
+/*
+ * Random damage behind a repaired length and checksum: the load fails
+ * cleanly, or gives a map that the documented reader agrees with.
+ */
+Test(map_file_replicas, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
+{
+    const uint64_t base = test_seed(UINT64_C(0xda3a300000000000));
+    const unsigned n = test_scaled(2000, 100);
+    unsigned accepted = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t seed = base + i / 40;
+        uint64_t rng = seed;
+        dch_map *m = random_map(&rng, 2 + rng_below(&rng, 3), 3);
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        dch_map_free(m);
+        rng += i;
+        const uint32_t edits = 1 + rng_below(&rng, 3);
+        for (uint32_t e = 0; e < edits; e++) {
+            const size_t at = 56 + rng_below(&rng, (uint32_t)(len - 64));
+            bytes[at] = rng_below(&rng, 2) ? (uint8_t)rng_next(&rng) : (uint8_t)(bytes[at] ^ 1);
+        }
+        fix_checksum(bytes, len);
+        dch_map *out = NULL;
+        const int rc = dch_map_load(&out, bytes, len);
+        cr_assert(rc == DCH_OK || rc == DCH_ECORRUPT, "seed %llu case %u: rc %d",
+                  (unsigned long long)seed, i, rc);
+        if (rc == DCH_OK) {
+            accepted++;
+            doc d;
+            doc_parse(bytes, len, &d);
+            dch_map_config cfg;
+            dch_map_get_config(out, &cfg);
+            if (cfg.replicas > 1)
+                cr_assert_eq(dch_map_fingerprint(out), doc_fingerprint(&d),
+                             "seed %llu case %u: the map is not what the bytes say",
+                             (unsigned long long)seed, i);
+            size_t len2;
+            uint8_t *again = map_bytes(out, &len2);
+            dch_map *back = NULL;
+            cr_assert_eq(dch_map_load(&back, again, len2), DCH_OK);
+            assert_same_map(out, back, "damaged, saved again", seed);
+            dch_map_free(back);
+            free(again);
+            doc_free(&d);
+            dch_map_free(out);
+        }
+        free(bytes);
+    }
+    fprintf(stderr, "random damage (version 3): %u cases, %u still valid maps\n", n, accepted);
+}
+
+/* ---- Allocation ------------------------------------------------------- */
+
+Test(map_file_replicas, allocation_failure_at_every_point_of_a_load_is_clean)
+{
+    for (uint32_t R = 2; R <= 4; R += 2) {
+        dch_map *m = zoned_map(R);
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        faulty c = {0, 0, false, 0};
+        const dch_allocator a = faulty_allocator(&c);
+        fault_sweep sw;
+        for (fault_sweep_start(&sw, &c, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+            dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
+            const int rc = dch_map_load_with(&out, bytes, len, &a);
+            fault_sweep_done(&sw, rc);
+            if (rc == DCH_OK) {
+                assert_same_map(m, out, "load_with", R);
+                dch_map_free(out);
+                cr_assert_eq(c.live, 0, "everything freed through the allocator");
+                continue;
+            }
+            cr_assert_eq(rc, DCH_ENOMEM, "R %u, failure %ld gives %d", R, sw.at, rc);
+            cr_assert(out == sentinel);
+            cr_assert_eq(sw.leaked, 0, "R %u, failure %ld leaks %ld blocks", R, sw.at,
+                         sw.leaked);
+        }
+        cr_assert_gt(sw.failed, 6, "a zoned load allocates several times");
+        free(bytes);
+        dch_map_free(m);
+    }
+}
+
+/* ---- Fuzz seeds ------------------------------------------------------- */
+
+/*
+ * The version 3 seeds of tests/fuzz/corpus_map_load: what the library
+ * writes for these maps. With DCH_WRITE_SEEDS=1 the files are (re)written;
+ * otherwise each must hold exactly those bytes, so a format change that
+ * forgets the corpus fails here.
+ */
+static dch_map *seed_map(int k)
+{
+    if (k == 0)
+        return zoned_map(2);
+    if (k == 1)
+        return zoned_map(3);
+    dch_map_config cfg = map_config(k == 2 ? 4 : 32, k == 2 ? 4 : 8);
+    cfg.replicas = k == 2 ? 4 : 2;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    if (k == 2) { /* R = 4 with three members: n = 3, then one removed */
+        cr_assert_eq(dch_map_add_node(m, "x", 1, NULL), DCH_OK);
+        cr_assert_eq(dch_map_add_node(m, "y", 3, NULL), DCH_OK);
+        cr_assert_eq(dch_map_add_node(m, "z", 1, NULL), DCH_OK);
+        cr_assert_eq(dch_map_remove_node(m, 0), DCH_OK);
+    } else if (k == 3) { /* every weight 0: no copies */
+        cr_assert_eq(dch_map_add_node_in_zone(m, "idle", "rack-1", 0, NULL), DCH_OK);
+    } else { /* runs of one tuple, raw would be larger */
+        cr_assert_eq(dch_map_add_node_in_zone(m, "left", "r1", 1, NULL), DCH_OK);
+        cr_assert_eq(dch_map_add_node_in_zone(m, "right", "r2", 1, NULL), DCH_OK);
+    }
+    return m;
+}
+
+Test(map_file_replicas, fuzz_seeds_are_what_the_library_writes)
+{
+    const char *names[] = {"v3-zoned-r2", "v3-zoned-r3", "v3-r4-three-members",
+                           "v3-weightless", "v3-runs"};
+    const bool write = getenv("DCH_WRITE_SEEDS") != NULL &&
+                       strcmp(getenv("DCH_WRITE_SEEDS"), "1") == 0;
+    for (int k = 0; k < 5; k++) {
+        dch_map *m = seed_map(k);
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        cr_assert_eq(rd(bytes + 8, 4), 3, "%s is a version 3 map", names[k]);
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus_map_load/%s.dchmap", DCH_SOURCE_DIR,
+                 names[k]);
+        if (write)
+            write_file(path, bytes, len);
+        size_t flen;
+        char *file = slurp(path, &flen);
+        cr_assert_not_null(file, "%s missing (DCH_WRITE_SEEDS=1 writes it)", path);
+        cr_assert(flen == len && memcmp(file, bytes, len) == 0,
+                  "%s differs from what the library writes", path);
+        dch_map *back = NULL;
+        cr_assert_eq(dch_map_load(&back, file, flen), DCH_OK, "%s", path);
+        assert_same_map(m, back, names[k], (unsigned long long)k);
+        dch_map_free(back);
+        free(file);
+        free(bytes);
+        dch_map_free(m);
+    }
+}

@@ -1,0 +1,504 @@
+/*
+ * Replica sets and zones (dch/map.h, "Replicas"): the API's contracts, and
+ * the eight promises over seeded random histories, checked through the
+ * public API only by tests/support/replicas.c (the fuzz target fuzz_replicas
+ * uses the same checks). Every failure message names the seed; rerun one
+ * history with DCH_TEST_SEED.
+ */
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+#include "replicas.h"
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static dch_map *replica_map(uint32_t units, uint32_t spu, uint32_t replicas)
+{
+    dch_map_config cfg = map_config(units, spu);
+    cfg.replicas = replicas;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    return m;
+}
+
+/* ---- The API's contracts ------------------------------------------------ */
+
+Test(map_replicas, config_bounds_and_default)
+{
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cr_assert_eq(cfg.replicas, 1);
+    dch_map *m;
+    cfg.replicas = DCH_MAP_MAX_REPLICAS + 1;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_EINVAL);
+    cfg.replicas = 0; /* read as 1 */
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map_config got;
+    dch_map_get_config(m, &got);
+    cr_assert_eq(got.replicas, 1);
+    dch_map_free(m);
+    cfg.replicas = DCH_MAP_MAX_REPLICAS;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    for (unsigned i = 0; i < 10; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%u", i);
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+        uint32_t ids[DCH_MAP_MAX_REPLICAS];
+        const size_t want = i + 1 < DCH_MAP_MAX_REPLICAS ? i + 1 : DCH_MAP_MAX_REPLICAS;
+        cr_assert_eq(dch_map_slot_replicas(m, 0, ids, DCH_MAP_MAX_REPLICAS), want);
+    }
+    dch_map_free(m);
+}
+
+Test(map_replicas, null_policy)
+{
+    uint32_t ids[4], id;
+    cr_assert_eq(dch_map_add_node_in_zone(NULL, "a", "z", 1, &id), DCH_EINVAL);
+    cr_assert_null(dch_map_node_zone(NULL, 0));
+    cr_assert_eq(dch_map_node_copies(NULL, 0), 0);
+    cr_assert_eq(dch_map_slot_replicas(NULL, 0, ids, 4), 0);
+    cr_assert_eq(dch_map_lookup_replicas_hash(NULL, 1, ids, 4), 0);
+    dch_map *m = replica_map(4, 4, 2);
+    cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_slot_replicas(m, 0, NULL, 0), 1, "cap 0 sizes");
+    cr_assert_eq(dch_map_slot_replicas(m, 0, NULL, 2), 0, "NULL ids with a cap");
+    cr_assert_eq(dch_map_slot_replicas(m, 16, ids, 4), 0, "slot out of range");
+    cr_assert_null(dch_map_node_zone(m, 7));
+    cr_assert_eq(dch_map_node_copies(m, 7), 0);
+    dch_map_free(m);
+}
+
+Test(map_replicas, zone_names)
+{
+    dch_map *m = replica_map(8, 8, 3);
+    uint32_t a, b, c;
+    cr_assert_eq(dch_map_add_node_in_zone(m, "a", "rack-1", 1, &a), DCH_OK);
+    cr_assert_eq(dch_map_add_node_in_zone(m, "b", "", 1, &b), DCH_OK);
+    cr_assert_eq(dch_map_add_node_in_zone(m, "c", NULL, 1, &c), DCH_OK);
+    cr_assert_str_eq(dch_map_node_zone(m, a), "rack-1");
+    cr_assert_null(dch_map_node_zone(m, b), "\"\" is a zone of its own");
+    cr_assert_null(dch_map_node_zone(m, c));
+    char long_zone[DCH_NAME_MAX + 2];
+    memset(long_zone, 'z', sizeof long_zone - 1);
+    long_zone[sizeof long_zone - 1] = '\0';
+    const char *bad[] = {"tab\there", "new\nline", "\x7f", long_zone};
+    rep_table before = {0}, after = {0};
+    rep_table_take(&before, m);
+    const size_t memory = dch_map_memory(m);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cr_assert_eq(dch_map_add_node_in_zone(m, "d", bad[i], 1, NULL), DCH_EINVAL, "zone %zu", i);
+        cr_assert_eq(dch_map_node_count(m), 3);
+        cr_assert_eq(dch_map_memory(m), memory);
+        rep_table_take(&after, m);
+        cr_assert_arr_eq(before.ids, after.ids, (size_t)before.slots * before.replicas * 4);
+    }
+    /* The zone is shared by name and kept while a member has it. */
+    uint32_t d;
+    cr_assert_eq(dch_map_add_node_in_zone(m, "d", "rack-1", 1, &d), DCH_OK);
+    cr_assert_eq(dch_map_remove_node(m, a), DCH_OK);
+    cr_assert_str_eq(dch_map_node_zone(m, d), "rack-1");
+    cr_assert_eq(dch_map_remove_node(m, d), DCH_OK);
+    cr_assert_eq(dch_map_memory(m) < memory, true, "the zone's name is freed with its last member");
+    rep_table_free(&before);
+    rep_table_free(&after);
+    dch_map_free(m);
+}
+
+Test(map_replicas, one_replica_is_the_single_copy_map)
+{
+    /* replicas = 1 keeps today's engine: zones change nothing. */
+    dch_map *a = replica_map(64, 16, 1), *b = replica_map(64, 16, 1);
+    uint64_t rng = test_seed(7);
+    for (int i = 0; i < 40; i++) {
+        char name[16], zone[16];
+        snprintf(name, sizeof name, "n%d", i);
+        snprintf(zone, sizeof zone, "z%u", rng_below(&rng, 3));
+        const uint32_t w = 1 + rng_below(&rng, 5);
+        cr_assert_eq(dch_map_add_node(a, name, w, NULL), DCH_OK);
+        cr_assert_eq(dch_map_add_node_in_zone(b, name, zone, w, NULL), DCH_OK);
+        if (i % 3 == 2) {
+            const uint32_t x = map_random_member(a, &rng);
+            cr_assert_eq(dch_map_remove_node(a, x), DCH_OK);
+            cr_assert_eq(dch_map_remove_node(b, x), DCH_OK);
+        }
+    }
+    for (uint32_t s = 0; s < dch_map_slot_count(a); s++) {
+        uint32_t ids[2];
+        cr_assert_eq(dch_map_slot_owner(a, s), dch_map_slot_owner(b, s));
+        cr_assert_eq(dch_map_slot_replicas(b, s, ids, 2), 1);
+        cr_assert_eq(ids[0], dch_map_slot_owner(b, s));
+    }
+    for (uint32_t id = 0; id < dch_map_id_limit(a); id++)
+        cr_assert_eq(dch_map_node_copies(a, id), dch_map_node_slots(a, id));
+    dch_map_free(a);
+    dch_map_free(b);
+}
+
+Test(map_replicas, lookup_reads_the_slots_copies)
+{
+    dch_map *m = replica_map(32, 8, 3);
+    for (int i = 0; i < 7; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%d", i);
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+    }
+    uint64_t rng = test_seed(11);
+    for (int i = 0; i < 2000; i++) {
+        const uint64_t h = rng_next(&rng);
+        uint32_t a[4], b[4], one[1];
+        const size_t n = dch_map_lookup_replicas_hash(m, h, a, 4);
+        cr_assert_eq(n, 3);
+        cr_assert_eq(dch_map_slot_replicas(m, dch_map_slot_of(m, h), b, 4), 3);
+        cr_assert_arr_eq(a, b, 3 * sizeof a[0]);
+        cr_assert_eq(a[0], dch_map_lookup_hash(m, h), "the primary is the owner");
+        cr_assert_eq(dch_map_lookup_replicas_hash(m, h, one, 1), 3, "a short array still counts");
+        cr_assert_eq(one[0], a[0]);
+    }
+    dch_map_free(m);
+}
+
+Test(map_replicas, staging_refuses_replicas)
+{
+    dch_map *a = replica_map(8, 8, 2), *b;
+    cr_assert_eq(dch_map_add_node(a, "a", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
+    cr_assert_eq(dch_map_add_node(b, "b", 1, NULL), DCH_OK);
+    uint32_t steps;
+    cr_assert_eq(dch_map_stage_steps(a, b, 4, &steps), DCH_EINVAL);
+    dch_map_free(a);
+    dch_map_free(b);
+}
+
+/* ---- Promises over histories ------------------------------------------- */
+
+typedef struct history_opts {
+    uint32_t units, spu, replicas, zones; /* zones 0: no member has one */
+    int weights; /* 0 equal, 1 within a factor of 4, 2 up to 10^6 */
+    int calls;
+    bool diversity; /* check promise 7 after every call */
+} history_opts;
+
+static uint32_t draw_weight(uint64_t *rng, int kind)
+{
+    switch (kind) {
+    case 0:
+        return 1;
+    case 1:
+        return 1 + rng_below(rng, 4);
+    default:
+        return rng_below(rng, 2) ? 1 + rng_below(rng, 1000000) : 1 + rng_below(rng, 10);
+    }
+}
+
+static void check_or_fail(const char *bad, uint64_t seed, int step, const char *what)
+{
+    cr_assert_null(bad, "seed %llu step %d (%s): %s", (unsigned long long)seed, step, what,
+                   bad ? bad : "");
+}
+
+/*
+ * One history: adds (into zones z0 .. z(zones-1), or none), removals,
+ * weight changes (drains to 0 and restores included), clones; every
+ * promise checked after every call.
+ */
+static void run_history(uint64_t seed, const history_opts *o, rep_worst *w)
+{
+    uint64_t rng = seed;
+    dch_map *m = replica_map(o->units, o->spu, o->replicas);
+    rep_table t0 = {0}, t1 = {0};
+    rep_history h = {0};
+    uint32_t next_name = 0;
+    const uint32_t most = 4 + o->replicas * 3 + rng_below(&rng, 24);
+    for (int step = 0; step < o->calls; step++) {
+        rep_table_take(&t0, m);
+        const uint32_t count = dch_map_node_count(m);
+        const uint32_t r = rng_below(&rng, 100);
+        uint32_t x = DCH_NODE_NONE, from = 0, to = 0;
+        const char *what;
+        if (count < 2 || (r < 45 && count < most)) {
+            char name[24], zone[16];
+            snprintf(name, sizeof name, "node-%u", next_name++);
+            snprintf(zone, sizeof zone, "z%u", o->zones ? rng_below(&rng, o->zones) : 0);
+            to = rng_below(&rng, 12) == 0 ? 0 : draw_weight(&rng, o->weights);
+            rep_history_note(&h, to, o->zones > 0);
+            cr_assert_eq(dch_map_add_node_in_zone(m, name, o->zones ? zone : NULL, to, &x), DCH_OK,
+                         "seed %llu step %d", (unsigned long long)seed, step);
+            what = "add";
+        } else {
+            x = map_random_member(m, &rng);
+            from = dch_map_node_weight(m, x);
+            if (r < 80) {
+                cr_assert_eq(dch_map_remove_node(m, x), DCH_OK);
+                what = "remove";
+            } else if (r < 97) {
+                to = rng_below(&rng, 3) == 0 ? 0 : draw_weight(&rng, o->weights);
+                rep_history_note(&h, to, false);
+                cr_assert_eq(dch_map_set_weight(m, x, to), DCH_OK);
+                what = "set_weight";
+            } else {
+                dch_map *c;
+                cr_assert_eq(dch_map_clone(&c, m), DCH_OK);
+                dch_map_free(m);
+                m = c;
+                x = DCH_NODE_NONE;
+                what = "clone";
+            }
+        }
+        rep_table_take(&t1, m);
+        rep_history_after(&h, m);
+        check_or_fail(rep_check_state(m, &t1, &h, w), seed, step, what);
+        if (x != DCH_NODE_NONE && from != to)
+            check_or_fail(rep_check_move(m, &t0, &t1, x, from, to, &h, w), seed, step, what);
+        if (x == DCH_NODE_NONE)
+            cr_assert_arr_eq(t0.ids, t1.ids, (size_t)t0.slots * t0.replicas * 4,
+                             "seed %llu step %d: a clone differs", (unsigned long long)seed, step);
+        if (o->diversity)
+            check_or_fail(rep_check_diversity(m, &t1, &h, w), seed, step, what);
+    }
+    rep_table_free(&t0);
+    rep_table_free(&t1);
+    dch_map_free(m);
+}
+
+static void report(const char *name, unsigned n, const rep_worst *w)
+{
+    fprintf(stderr,
+            "progress: map_replicas %s: %u histories; worst |primaries - share| %.3f, "
+            "|copies - share| %.3f where promised (%.1f with R zones or more), recovery %.2f "
+            "and diversity %.2f from their bounds\n",
+            name, n, w->primary, w->copies_cond, w->copies_all, w->recovery, w->diversity);
+}
+
+/* Shapes from 1 slot to 4,096, R from 1 to 4, N from below R to far above S. */
+static void run_many(const char *name, int weights, uint32_t zones, uint64_t base)
+{
+    const unsigned n = test_scaled(400, 24);
+    rep_worst w = {0, 0, 0, -1e9, -1e9};
+    for (unsigned i = 0; i < n; i++) {
+        const uint64_t seed = test_seed(base + i);
+        uint64_t rng = seed ^ UINT64_C(0x5bd1e995);
+        history_opts o;
+        o.units = UINT32_C(1) << rng_below(&rng, 7);
+        o.spu = UINT32_C(1) << rng_below(&rng, 6);
+        o.replicas = 1 + rng_below(&rng, 4);
+        o.zones = zones ? 1 + rng_below(&rng, zones) : 0;
+        o.weights = weights;
+        o.calls = 200 + (int)rng_below(&rng, 301);
+        o.diversity = weights == 0 && zones == 0;
+        run_history(seed, &o, &w);
+    }
+    report(name, n, &w);
+}
+
+Test(map_replicas, equal_weights_no_zones, .timeout = 600)
+{
+    run_many("equal weights", 0, 0, 100000);
+}
+
+Test(map_replicas, unequal_weights_no_zones, .timeout = 600)
+{
+    run_many("weights within 4x", 1, 0, 200000);
+}
+
+Test(map_replicas, extreme_weights_no_zones, .timeout = 600)
+{
+    run_many("weights up to 10^6", 2, 0, 300000);
+}
+
+Test(map_replicas, equal_weights_in_zones, .timeout = 600)
+{
+    run_many("equal weights, up to 6 zones", 0, 6, 400000);
+}
+
+Test(map_replicas, unequal_weights_in_zones, .timeout = 600)
+{
+    run_many("weights within 4x, up to 6 zones", 1, 6, 500000);
+}
+
+/* The default shape, R = 3: a cluster grows to 120 members with churn. */
+Test(map_replicas, default_shape_r3, .timeout = 600)
+{
+    const uint64_t seed = test_seed(42);
+    history_opts o = {1024, 64, 3, 0, 0, (int)test_scaled(160, 40), true};
+    rep_worst w = {0, 0, 0, -1e9, -1e9};
+    run_history(seed, &o, &w);
+    report("1024 x 64, R = 3", 1, &w);
+}
+
+/* ---- Corners ------------------------------------------------------------ */
+
+/*
+ * R = 2, weights a:2, b:1, c:1, d:1. Removing d makes a's share every slot
+ * (2 * P * 2/4), but a slot holding b and c cannot take a without dropping
+ * one of them, which only a call lowering b or c may do: minimal movement
+ * comes first, and promise 4 is not promised here (a has 2/4 of the weight,
+ * more than W/(R+1)). Promises 1, 2, 3 and 5 still hold.
+ */
+Test(map_replicas, cap_corner_from_the_issue)
+{
+    dch_map *m = replica_map(64, 16, 2);
+    uint32_t a, b, c, d;
+    cr_assert_eq(dch_map_add_node(m, "a", 2, &a), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "b", 1, &b), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "c", 1, &c), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "d", 1, &d), DCH_OK);
+    rep_table t0 = {0}, t1 = {0};
+    rep_history h = {0};
+    rep_history_note(&h, 2, false);
+    rep_history_note(&h, 1, false);
+    rep_table_take(&t0, m);
+    cr_assert_eq(dch_map_remove_node(m, d), DCH_OK);
+    rep_table_take(&t1, m);
+    cr_assert_null(rep_check_state(m, &t1, NULL, NULL));
+    cr_assert_null(rep_check_move(m, &t0, &t1, d, 1, 0, &h, NULL));
+    const uint32_t P = dch_map_slot_count(m);
+    cr_assert_leq(dch_map_node_copies(m, a), P);
+    fprintf(stderr, "cap corner: a holds %u of its share %u copies\n", dch_map_node_copies(m, a), P);
+    rep_table_free(&t0);
+    rep_table_free(&t1);
+    dch_map_free(m);
+}
+
+/* A member joining a zone of its own while zones are fewer than R enters
+ * every slot; the last member of a zone leaving frees the rule again. */
+Test(map_replicas, a_new_zone_enters_every_slot)
+{
+    dch_map *m = replica_map(16, 16, 3);
+    uint32_t c;
+    cr_assert_eq(dch_map_add_node_in_zone(m, "a1", "A", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node_in_zone(m, "a2", "A", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node_in_zone(m, "b1", "B", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node_in_zone(m, "b2", "B", 1, NULL), DCH_OK);
+    rep_table t = {0};
+    rep_table_take(&t, m);
+    cr_assert_null(rep_check_state(m, &t, NULL, NULL));
+    cr_assert_eq(dch_map_add_node_in_zone(m, "c1", "C", 1, &c), DCH_OK);
+    cr_assert_eq(dch_map_node_copies(m, c), dch_map_slot_count(m));
+    rep_table_take(&t, m);
+    cr_assert_null(rep_check_state(m, &t, NULL, NULL));
+    cr_assert_eq(dch_map_remove_node(m, c), DCH_OK);
+    rep_table_take(&t, m);
+    cr_assert_null(rep_check_state(m, &t, NULL, NULL));
+    rep_table_free(&t);
+    dch_map_free(m);
+}
+
+/* Fewer members than R: every member holds every slot, and the copy count
+ * follows the membership both ways. */
+Test(map_replicas, fewer_members_than_replicas)
+{
+    dch_map *m = replica_map(8, 4, 4);
+    uint32_t ids[3];
+    for (uint32_t i = 0; i < 3; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "m%u", i);
+        cr_assert_eq(dch_map_add_node(m, name, 1 + i, &ids[i]), DCH_OK);
+        for (uint32_t j = 0; j <= i; j++)
+            cr_assert_eq(dch_map_node_copies(m, ids[j]), dch_map_slot_count(m));
+    }
+    cr_assert_eq(dch_map_set_weight(m, ids[1], 0), DCH_OK);
+    cr_assert_eq(dch_map_node_copies(m, ids[1]), 0);
+    rep_table t = {0};
+    rep_table_take(&t, m);
+    cr_assert_null(rep_check_state(m, &t, NULL, NULL));
+    rep_table_free(&t);
+    dch_map_free(m);
+}
+
+/* ---- Failed calls and determinism -------------------------------------- */
+
+static bool tables_equal(const rep_table *a, const rep_table *b)
+{
+    return a->slots == b->slots && a->replicas == b->replicas &&
+           memcmp(a->ids, b->ids, (size_t)a->slots * a->replicas * sizeof *a->ids) == 0;
+}
+
+Test(map_replicas, failed_allocations_change_nothing)
+{
+    faulty fa = {0};
+    dch_map_config cfg = map_config(16, 16);
+    cfg.replicas = 3;
+    const dch_allocator al = faulty_allocator(&fa);
+    cfg.allocator = &al;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    uint64_t rng = test_seed(5);
+    for (int i = 0; i < 9; i++) {
+        char name[8], zone[8];
+        snprintf(name, sizeof name, "n%d", i);
+        snprintf(zone, sizeof zone, "z%d", i % 4);
+        cr_assert_eq(dch_map_add_node_in_zone(m, name, zone, 1 + rng_below(&rng, 3), NULL), DCH_OK);
+    }
+    for (int call = 0; call < 3; call++) {
+        rep_table before = {0}, after = {0};
+        rep_table_take(&before, m);
+        const size_t memory = dch_map_memory(m);
+        const uint32_t x = map_random_member(m, &rng);
+        fault_sweep sw;
+        for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+            int rc;
+            if (call == 0)
+                rc = dch_map_add_node_in_zone(m, "new", "z9", 2, NULL);
+            else if (call == 1)
+                rc = dch_map_set_weight(m, x, 7);
+            else
+                rc = dch_map_remove_node(m, x);
+            fault_sweep_done(&sw, rc);
+            if (rc == DCH_OK)
+                break;
+            cr_assert_eq(rc, DCH_ENOMEM);
+            cr_assert_eq(sw.leaked, 0, "call %d leaked at allocation %ld", call, sw.at);
+            rep_table_take(&after, m);
+            cr_assert(tables_equal(&before, &after), "call %d changed the map at allocation %ld",
+                      call, sw.at);
+            cr_assert_eq(dch_map_memory(m), memory);
+        }
+        cr_assert_gt(sw.failed, 0, "call %d allocates", call);
+        rep_table_free(&before);
+        rep_table_free(&after);
+    }
+    dch_map_free(m);
+    cr_assert_eq(fa.live, 0);
+}
+
+Test(map_replicas, the_same_calls_give_the_same_table)
+{
+    dch_map *a = replica_map(64, 32, 3), *b = replica_map(64, 32, 3);
+    uint64_t rng = test_seed(9);
+    for (int i = 0; i < 60; i++) {
+        const uint32_t r = rng_below(&rng, 10);
+        if (dch_map_node_count(a) < 4 || r < 5) {
+            char name[16], zone[8];
+            snprintf(name, sizeof name, "n%d", i);
+            snprintf(zone, sizeof zone, "z%u", rng_below(&rng, 5));
+            const uint32_t w = 1 + rng_below(&rng, 9);
+            cr_assert_eq(dch_map_add_node_in_zone(a, name, zone, w, NULL), DCH_OK);
+            cr_assert_eq(dch_map_add_node_in_zone(b, name, zone, w, NULL), DCH_OK);
+        } else {
+            const uint32_t x = map_random_member(a, &rng);
+            cr_assert_eq(dch_map_remove_node(a, x), DCH_OK);
+            cr_assert_eq(dch_map_remove_node(b, x), DCH_OK);
+        }
+        if (i % 7 == 0) { /* a clone carries on exactly as the original would */
+            dch_map *c;
+            cr_assert_eq(dch_map_clone(&c, b), DCH_OK);
+            dch_map_free(b);
+            b = c;
+        }
+    }
+    rep_table ta = {0}, tb = {0};
+    rep_table_take(&ta, a);
+    rep_table_take(&tb, b);
+    cr_assert(tables_equal(&ta, &tb));
+    for (uint32_t id = 0; id < dch_map_id_limit(a); id++) {
+        const char *za = dch_map_node_zone(a, id), *zb = dch_map_node_zone(b, id);
+        cr_assert((za == NULL) == (zb == NULL) && (za == NULL || strcmp(za, zb) == 0));
+    }
+    rep_table_free(&ta);
+    rep_table_free(&tb);
+    dch_map_free(a);
+    dch_map_free(b);
+}
