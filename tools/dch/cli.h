@@ -148,7 +148,7 @@ typedef struct plan {
  * 0 or EXIT_RUNTIME after reporting why not. */
 int make_plan(const dch_map *from, const dch_map *to, plan *p);
 /* The copies (all positions) created and dropped from -> to, matched per
- * slot by member name; both maps have the same slot count. */
+ * slot by member name (dch_map_diff_copies); both maps have one shape. */
 void copy_changes(const dch_map *from, const dch_map *to, uint64_t *created,
                   uint64_t *dropped);
 /* Print the plan: as text (totals per pair, and with `ranges` every range)

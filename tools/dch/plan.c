@@ -148,25 +148,31 @@ int print_plan(const plan *p, int json, int ranges)
     return 0;
 }
 
+/* Copies gained and lost over a walk of dch_map_diff_copies. */
+typedef struct copy_count {
+    unsigned bits;
+    uint64_t created, dropped;
+} copy_count;
+
+static int count_copy_move(const dch_copy_move *cm, void *ctx)
+{
+    copy_count *c = ctx;
+    const uint64_t slots = c->bits == 0 ? 1 : ((cm->hi - cm->lo) >> (64 - c->bits)) + 1;
+    c->created += cm->gain != NULL ? slots : 0;
+    c->dropped += cm->lose != NULL ? slots : 0;
+    return 0;
+}
+
 void copy_changes(const dch_map *from, const dch_map *to, uint64_t *created,
                   uint64_t *dropped)
 {
-    *created = *dropped = 0;
-    const uint32_t P = dch_map_slot_count(from);
-    for (uint32_t s = 0; s < P; s++) {
-        uint32_t a[DCH_MAP_MAX_REPLICAS], b[DCH_MAP_MAX_REPLICAS];
-        const size_t na = dch_map_slot_replicas(from, s, a, DCH_MAP_MAX_REPLICAS);
-        const size_t nb = dch_map_slot_replicas(to, s, b, DCH_MAP_MAX_REPLICAS);
-        size_t kept = 0;
-        for (size_t j = 0; j < nb; j++)
-            for (size_t i = 0; i < na; i++)
-                if (name_cmp(dch_map_node_name(from, a[i]), dch_map_node_name(to, b[j])) == 0)
-                    kept++;
-        /* A slot's copies are distinct members, so each copy of `to`
-         * matches at most one of `from`. */
-        *created += nb - kept;
-        *dropped += na - kept;
-    }
+    copy_count c = {0, 0, 0};
+    while ((UINT32_C(1) << c.bits) < dch_map_slot_count(from))
+        c.bits++;
+    /* The maps have one shape (make_plan checked it), so the walk runs. */
+    (void)dch_map_diff_copies(from, to, count_copy_move, &c);
+    *created = c.created;
+    *dropped = c.dropped;
 }
 
 /* "OLD" and "NEW" as the first members of a JSON object it opens. */
