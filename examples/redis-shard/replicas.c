@@ -10,8 +10,9 @@
  * 2. The leaver (default: the second member) is removed from a clone of
  *    the map (dch_map_remove_node). Per slot, the copies of the new map
  *    that the old one did not have are the ones to fill
- *    (dch_map_slot_replicas of both maps, compared); each is filled from a
- *    copy the old map had and that survives.
+ *    (dch_map_slot_replicas of both maps, compared, and counted against
+ *    dch_map_diff_copies); each is filled from a copy the old map had and
+ *    that survives.
  * 3. The leaver is stopped (SHUTDOWN NOSAVE) before anything is filled,
  *    so the fill can only read surviving copies: that is the point of R.
  * 4. Each survivor that is a fill source is walked with SCAN; the keys of
@@ -324,6 +325,7 @@ static int run(scenario *s, const options *o, dch_map *m)
            " of them not %s's); %" PRIu64 " key copies to fill\n",
            o->leave, fp.created, fp.dropped, fp.dropped_elsewhere, o->leave, expect_fill);
     failed |= fp.dropped_elsewhere != 0 || fp.created != fp.dropped;
+    failed |= fill_plan_check(&fp, m, next) != 0;
 
     double t0 = now_seconds();
     if (stop_shard(s, leaver) != 0)

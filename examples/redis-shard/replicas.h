@@ -48,6 +48,13 @@ int plan_fill(fill_plan *fp, const dch_map *from, const dch_map *to, uint32_t le
 void fill_plan_free(fill_plan *fp);
 
 /**
+ * Whether the library's own account of the change (dch_map_diff_copies:
+ * copies gained and lost, summed over its ranges) agrees with the plan;
+ * 0, or -1 (reported) when it does not.
+ */
+int fill_plan_check(const fill_plan *fp, const dch_map *from, const dch_map *to);
+
+/**
  * Walk every live shard that sources a slot (SCAN), read the keys of the
  * slots it sources and write each to every new copy of its slot under m
  * (the new map); *written counts the copies written.

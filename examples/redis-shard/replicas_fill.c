@@ -85,6 +85,39 @@ int plan_fill(fill_plan *fp, const dch_map *from, const dch_map *to, uint32_t le
     return 0;
 }
 
+/* Copies gained and lost over dch_map_diff_copies, for the cross-check. */
+typedef struct copy_count {
+    unsigned bits;
+    uint64_t gained, lost;
+} copy_count;
+
+static int count_copy_move(const dch_copy_move *cm, void *ctx)
+{
+    copy_count *c = ctx;
+    const uint64_t slots = c->bits == 0 ? 1 : ((cm->hi - cm->lo) >> (64 - c->bits)) + 1;
+
+    c->gained += cm->gain != NULL ? slots : 0;
+    c->lost += cm->lose != NULL ? slots : 0;
+    return 0;
+}
+
+int fill_plan_check(const fill_plan *fp, const dch_map *from, const dch_map *to)
+{
+    copy_count c = {0, 0, 0};
+
+    while ((UINT32_C(1) << c.bits) < fp->P)
+        c.bits++;
+    if (dch_map_diff_copies(from, to, count_copy_move, &c) != DCH_OK ||
+        c.gained != fp->created || c.lost != fp->dropped) {
+        fprintf(stderr,
+                "redis-shard: dch_map_diff_copies counts %" PRIu64 " copies gained and %" PRIu64
+                " lost, the slot comparison %" PRIu64 " and %" PRIu64 "\n",
+                c.gained, c.lost, fp->created, fp->dropped);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- Filling new copies from survivors ----------------------------------- */
 
 typedef struct filler {
