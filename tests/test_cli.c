@@ -879,3 +879,43 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     dch_map_free(a);
     dch_map_free(b);
 }
+
+/* With replicas and zones every --json answer stays valid JSON, names of
+ * any bytes included. */
+Test(cli, replicated_maps_answer_valid_json)
+{
+    char map[256], old[256];
+    path_in(map, sizeof map, "r.dchmap");
+    path_in(old, sizeof old, "old.dchmap");
+    result r = RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "3", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    assert_json(r.out);
+    result_free(&r);
+    char *const adds[][2] = {{"q\"uote", "z\\1"}, {"caf\xc3\xa9", "z\xff"}, {"c", "z\\1"},
+                             {"d", "zone d"}};
+    for (size_t k = 0; k < sizeof adds / sizeof adds[0]; k++) {
+        r = run_argv((char *const[]){"add", map, "--json", "--zone", adds[k][1], "--", adds[k][0],
+                                     NULL});
+        cr_assert_eq(r.status, 0, "add %zu: %s", k, r.err);
+        assert_json(r.out);
+        result_free(&r);
+    }
+    dch_map *m = load(map);
+    cr_assert_eq(dch_map_save_file(m, old), DCH_OK);
+    dch_map_free(m);
+    r = RUN("remove", map, "c", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    assert_json(r.out);
+    result_free(&r);
+    char *const reads[][6] = {{"show", map, "--json", NULL},
+                              {"lookup", map, "--json", "k1", "k\xff", NULL},
+                              {"diff", old, map, "--json", NULL}};
+    for (size_t k = 0; k < sizeof reads / sizeof reads[0]; k++) {
+        r = run_argv(reads[k]);
+        cr_assert_eq(r.status, 0, "%s: %s", reads[k][0], r.err);
+        assert_json(r.out);
+        cr_assert(strstr(r.out, k == 0 ? "\"zone\": \"z\\\\1\"" : "copies") != NULL, "%s: %s",
+                  reads[k][0], r.out);
+        result_free(&r);
+    }
+}

@@ -2,8 +2,9 @@
 # The README's walk-through of the dch tool, run as written: the first sh
 # block of its "The dch tool" section is executed line by line in an empty
 # temporary folder with the built dch first on PATH. Every command must
-# succeed, and the diff at the end must show node-a's slots going to node-b,
-# so the README cannot drift from the tool.
+# succeed, the diff at the end must show node-a's slots going to node-b, and
+# the lookup in the replicated map must print three copies, so the README
+# cannot drift from the tool.
 #
 # Usage: test_readme_tool.sh README DCH_TOOL WORK_DIR
 set -euo pipefail
@@ -38,7 +39,14 @@ while IFS= read -r line; do
         { cat "../out-$n.txt"; fail "README line $n failed: $line"; }
     cat "../out-$n.txt"
     case $line in "dch diff "*) [ -n "${diff_n:-}" ] || diff_n=$n ;; esac
+    case $line in "dch lookup replicated"*) lookup_n=$n ;; esac
 done <"$work/walkthrough.sh"
+
+# The lookup of a key in the replicated map prints the key and its three
+# copies: four tab-separated columns of distinct names.
+[ -n "${lookup_n:-}" ] || fail "the walk-through has no lookup in a replicated map"
+awk -F'\t' 'NF != 4 || $2 == $3 || $2 == $4 || $3 == $4 { bad = 1 } END { exit bad || NR != 1 }' \
+    "../out-$lookup_n.txt" || fail "the replicated lookup does not print three distinct copies"
 
 # The first diff's own output (dch plan prints a similar header).
 [ -n "${diff_n:-}" ] || fail "the walk-through has no diff"

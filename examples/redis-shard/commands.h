@@ -25,6 +25,8 @@ int cmd_load(const char *dir, int argc, char **argv);
 int cmd_join(const char *dir, int argc, char **argv);
 int cmd_leave(const char *dir, int argc, char **argv);
 int cmd_verify(const char *dir, int argc, char **argv);
+/** The replica scenario (replicas.c): no state directory, the map in memory. */
+int cmd_replicas(int argc, char **argv);
 
 /** Print why (if not NULL) and the usage; returns EXIT_USAGE. */
 int usage(const char *why);

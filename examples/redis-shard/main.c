@@ -13,6 +13,7 @@
  *   redis-shard -d DIR join NAME HOST:PORT [step options]
  *   redis-shard -d DIR leave NAME [step options]
  *   redis-shard -d DIR verify [HOST:PORT...]
+ *   redis-shard replicas [options] NAME=HOST:PORT...
  *
  * Every command prints what it did for people, and the same numbers on
  * lines starting with '@' as key=value pairs for scripts. Exit status: 0
@@ -20,7 +21,8 @@
  * usage error.
  *
  * This file holds init, the dispatch and what the commands share; load.c,
- * step.c (join and leave) and verify.c hold the others.
+ * step.c (join and leave), verify.c and replicas.c (R copies of every key
+ * through a shard's failure) hold the others.
  */
 #include "commands.h"
 
@@ -53,7 +55,13 @@ static const char usage_text[] =
     "                    the checks catch a broken rule\n"
     "  --seed N          seed of the client's choices (1)\n"
     "  --stop-after N    fail after N batches, as a crash would; running the\n"
-    "                    same step again completes it\n";
+    "                    same step again completes it\n"
+    "usage: redis-shard replicas [--replicas R] [--keys N] [--hash-key HEX32]\n"
+    "           [--leave NAME] [--no-fill] NAME=HOST:PORT...\n"
+    "      R copies of every key (default 2; R + 1 shards at least), N keys\n"
+    "      (20000) written to every copy; NAME (the second shard) is stopped\n"
+    "      and removed, its copies filled from survivors, and every copy of\n"
+    "      every key checked; --no-fill skips the fill (the check must fail)\n";
 
 int usage(const char *why)
 {
@@ -267,6 +275,10 @@ int main(int argc, char **argv)
     const char *dir = NULL;
     int a = 1;
 
+    if (argc > 1 && strcmp(argv[1], "replicas") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        return cmd_replicas(argc - 2, argv + 2);
+    }
     if (a + 1 < argc && strcmp(argv[a], "-d") == 0) {
         dir = argv[a + 1];
         a += 2;

@@ -84,32 +84,8 @@ fi
 mkdir -p "$work"
 
 # ---- servers ---------------------------------------------------------------
-ports=()
-pids=()
-
-# Only the servers this script started, by pid: TERM all, wait up to 5 s,
-# then KILL any still there. Their pid files go too, so the watchdog below
-# has nothing left to do.
-stop_servers() {
-    local pid alive
-    rm -f "$work"/server-*/redis.pid
-    [ ${#pids[@]} -gt 0 ] || return 0
-    for pid in "${pids[@]}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    for _ in $(seq 50); do
-        alive=0
-        for pid in "${pids[@]}"; do
-            kill -0 "$pid" 2>/dev/null && alive=1
-        done
-        [ "$alive" -eq 1 ] || break
-        sleep 0.1
-    done
-    for pid in "${pids[@]}"; do
-        kill -KILL "$pid" 2>/dev/null || true
-    done
-    pids=()
-}
+# shellcheck source=servers.sh
+. "$here/servers.sh"
 cleanup() {
     local status=$?
     stop_servers
@@ -118,66 +94,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# The servers daemonize, so a script killed outright (SIGKILL, as a test
-# timeout may do) would leave them running. A watchdog in a session of its
-# own outlives such a kill: once this script is gone (or after an hour), it
-# stops every server whose pid file is still there and that is still a
-# redis-server.
-setsid bash -c '
-    for _ in $(seq 3600); do
-        kill -0 "$1" 2>/dev/null || break
-        sleep 1
-    done
-    for f in "$2"/server-*/redis.pid; do
-        [ -s "$f" ] || continue
-        pid=$(cat "$f")
-        [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] && kill -TERM "$pid"
-    done' watchdog "$$" "$work" </dev/null >/dev/null 2>&1 &
-
-port_busy() {
-    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-# Start one server on the first free port from $next_port; a port taken
-# between the check and the bind is skipped. The server is ours only if it
-# answers with the pid it wrote.
-next_port=27000
-start_server() {
-    local p dir pid answer
-    while [ "$next_port" -lt 28000 ]; do
-        p=$next_port
-        next_port=$((next_port + 1))
-        port_busy "$p" && continue
-        dir=$work/server-$p
-        rm -rf "$dir"
-        mkdir -p "$dir"
-        redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
-            --daemonize yes --dir "$dir" --pidfile "$dir/redis.pid" \
-            --logfile "$dir/redis.log" >/dev/null || continue
-        for _ in $(seq 100); do
-            [ -s "$dir/redis.pid" ] && break
-            sleep 0.05
-        done
-        [ -s "$dir/redis.pid" ] || continue
-        pid=$(cat "$dir/redis.pid")
-        pids+=("$pid")
-        for _ in $(seq 100); do
-            answer=$(redis-cli -h 127.0.0.1 -p "$p" info server 2>/dev/null |
-                tr -d '\r' | sed -n 's/^process_id://p') || true
-            [ -n "$answer" ] && break
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.05
-        done
-        if [ "$answer" = "$pid" ]; then
-            ports+=("$p")
-            return 0
-        fi
-        echo "run.sh: port $p: server did not come up as ours; trying the next" >&2
-    done
-    echo "run.sh: no free port in 27000..27999" >&2
-    return 1
-}
+start_watchdog
 
 for _ in $(seq $((shards + 1))); do
     start_server

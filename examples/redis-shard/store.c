@@ -286,6 +286,22 @@ int store_scan(redisContext *c, unsigned max_calls,
     return -1;
 }
 
+int store_shutdown(redisContext *c)
+{
+    const char *argv[] = {"SHUTDOWN", "NOSAVE"};
+    size_t lens[] = {8, 6};
+    redisReply *r = redisCommandArgv(c, 2, argv, lens);
+
+    if (r != NULL && r->type == REDIS_REPLY_ERROR) {
+        report(c, "SHUTDOWN", r->str);
+        freeReplyObject(r);
+        return -1;
+    }
+    if (r != NULL)
+        freeReplyObject(r);
+    return 0;
+}
+
 int store_migrate(redisContext *c, const char *host, int port,
                   const char *const *keys, const size_t *klens, size_t n)
 {

@@ -72,6 +72,13 @@ int store_scan(redisContext *c, unsigned max_calls,
                int (*fn)(const char *key, size_t len, void *ctx), void *ctx);
 
 /**
+ * SHUTDOWN NOSAVE: stop the server, keeping nothing. The server closes the
+ * connection instead of replying, so only an error reply fails; the
+ * connection is then unusable (close it).
+ */
+int store_shutdown(redisContext *c);
+
+/**
  * MIGRATE the n keys to host:port (database 0), moving them: each key is
  * written on the target and then deleted here, and the server runs no other
  * command in between, so a key is never seen missing from both. Fails on an

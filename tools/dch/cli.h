@@ -32,6 +32,8 @@ enum {
     OPT_DRY_RUN = 1 << 8,
     OPT_MAX_SLOTS = 1 << 9,
     OPT_WRITE_DIR = 1 << 10,
+    OPT_REPLICAS = 1 << 11,
+    OPT_ZONE = 1 << 12,
 };
 
 #define MAX_ARGS 4096
@@ -88,6 +90,9 @@ int run_map_command(const command *cmd, int argc, char **argv);
 const char *opt_value(const args *a, int flag);
 /* Strict decimal u32: digits only, no sign, no overflow; 0 or -1. */
 int parse_u32(const char *s, uint32_t *out);
+/* Whether s is a valid member or zone name: 1 .. DCH_NAME_MAX bytes, no
+ * control byte (the library's rule, checked before any file is read). */
+int valid_name(const char *s);
 /* 32 hex digits into 16 bytes; 0 or -1. */
 int parse_key(const char *s, uint8_t key[16]);
 
@@ -117,6 +122,10 @@ int report_file_error(const char *path, int rc, int err);
 int load(const char *path, dch_map **m);
 /* Save m to PATH atomically; 0, or EXIT_RUNTIME after reporting why not. */
 int save(const char *path, const dch_map *m);
+/* The map's copies per slot (its config's replicas, 0 read as 1). */
+uint32_t map_replicas(const dch_map *m);
+/* Whether some member of m has a zone. */
+int map_has_zones(const dch_map *m);
 
 /* ---- Plans (plan.c) ---------------------------------------------------- */
 
@@ -138,6 +147,10 @@ typedef struct plan {
 /* The plan from -> to (p->moves freed by the caller, also on failure);
  * 0 or EXIT_RUNTIME after reporting why not. */
 int make_plan(const dch_map *from, const dch_map *to, plan *p);
+/* The copies (all positions) created and dropped from -> to, matched per
+ * slot by member name (dch_map_diff_copies); both maps have one shape. */
+void copy_changes(const dch_map *from, const dch_map *to, uint64_t *created,
+                  uint64_t *dropped);
 /* Print the plan: as text (totals per pair, and with `ranges` every range)
  * or as JSON members of an object the caller opened. 0 or EXIT_RUNTIME. */
 int print_plan(const plan *p, int json, int ranges);

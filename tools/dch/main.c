@@ -22,21 +22,30 @@ static int cmd_help(const command *cmd, const args *a);
 #define MAP(fn) run_map_command, {.map = fn}
 
 static const command commands[] = {
-    {"init", "FILE [--units U] [--slots S] [--key HEX | --random-key] [--force] [--json]",
+    {"init",
+     "FILE [--units U] [--slots S] [--replicas R] [--key HEX | --random-key] [--force] [--json]",
      "create an empty map",
      "  --units U       minimum arc units, a power of two (default 1024)\n"
      "  --slots S       slots per unit, a power of two (default 64);\n"
      "                  units * slots may be at most 2^24\n"
+     "  --replicas R    copies of every slot, 1 .. 8 (default 1), each on another\n"
+     "                  member and, with zones, in another zone\n"
      "  --key HEX       the SipHash key every client shares, 32 hex digits\n"
      "                  (default all zero)\n"
      "  --random-key    a key from /dev/urandom\n"
      "  --force         replace FILE if it exists (by default init refuses)\n",
-     1, 1, OPT_UNITS | OPT_SLOTS | OPT_KEY | OPT_RANDOM_KEY | OPT_FORCE | OPT_JSON, MAP(cmd_init)},
-    {"add", "FILE NAME [--weight W] [--dry-run] [--ranges] [--json]",
+     1, 1, OPT_UNITS | OPT_SLOTS | OPT_REPLICAS | OPT_KEY | OPT_RANDOM_KEY | OPT_FORCE | OPT_JSON,
+     MAP(cmd_init)},
+    {"add", "FILE NAME [--weight W] [--zone Z] [--dry-run] [--ranges] [--json]",
      "add a member; prints the plan",
      "  --weight W      0 .. 4294967295 (default 1); 0 adds a member that owns\n"
-     "                  nothing yet\n",
-     2, 2, OPT_WEIGHT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_add)},
+     "                  nothing yet\n"
+     "  --zone Z        the member's failure domain: copies of a slot go to\n"
+     "                  distinct zones; 1 to 255 bytes, no control character\n"
+     "                  (default: a zone of its own)\n"
+     "  With replicas, also prints the copies created and dropped; the plan\n"
+     "  lists the primaries' moves.\n",
+     2, 2, OPT_WEIGHT | OPT_ZONE | OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_add)},
     {"remove", "FILE NAME [--dry-run] [--ranges] [--json]",
      "remove a member; prints the plan", "", 2, 2, OPT_DRY_RUN | OPT_RANGES | OPT_JSON,
      MAP(cmd_remove)},
@@ -46,17 +55,24 @@ static const command commands[] = {
     {"show", "FILE [--json]", "config, epoch, fingerprint, members and their balance",
      "  columns: share% of the slots, ideal% (weight / total weight), dev (slots\n"
      "  minus ideal slots), unit (fewest..most slots held in one unit), ideal/u\n"
-     "  (ideal slots per unit)\n",
+     "  (ideal slots per unit); with replicas, slots are the member's primaries;\n"
+     "  a map with replicas or zones also shows copies (every position) and\n"
+     "  zone ('-': a zone of its own)\n",
      1, 1, OPT_JSON, MAP(cmd_show)},
-    {"lookup", "FILE KEY... [--json]", "the member that owns each key",
-     "  each KEY is hashed as its bytes; text output is KEY<tab>NAME, '-' for\n"
-     "  no owner, control bytes of KEY shown as \\xNN; --json adds the hash,\n"
-     "  slot and id. A KEY that starts with '-' goes after --\n",
+    {"lookup", "FILE KEY... [--json]", "the members that hold each key",
+     "  each KEY is hashed as its bytes; text output is a line per KEY:\n"
+     "  KEY<tab>NAME, '-' for no owner, and with replicas a further\n"
+     "  <tab>NAME for every copy, primary first (cut -f2 is the primary);\n"
+     "  control bytes of KEY shown as \\xNN; --json adds the hash, slot and\n"
+     "  id, and with replicas \"copies\", every copy's name, primary first.\n"
+     "  A KEY that starts with '-' goes after --\n",
      2, -1, OPT_JSON, MAP(cmd_lookup)},
     {"diff", "OLD NEW [--json]", "the migration plan from OLD to NEW",
      "  totals per (from -> to) pair as slots and percent of the ring, then every\n"
      "  hash range that moves; members are matched by name; '-' is no owner.\n"
-     "  Both maps need the same units, slots per unit and hash key.\n",
+     "  Both maps need the same units, slots per unit and hash key. With\n"
+     "  replicas, first the copies created and dropped (matched by name per\n"
+     "  slot); the plan is the primaries'.\n",
      2, 2, OPT_JSON, MAP(cmd_diff)},
     {"plan", "OLD NEW --max-slots K [--write-dir DIR] [--json]",
      "stage the change from OLD to NEW in bounded steps",

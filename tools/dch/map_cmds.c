@@ -44,6 +44,22 @@ int save(const char *path, const dch_map *m)
     return rc == DCH_OK ? 0 : report_file_error(path, rc, errno);
 }
 
+uint32_t map_replicas(const dch_map *m)
+{
+    dch_map_config cfg;
+    dch_map_get_config(m, &cfg);
+    return cfg.replicas == 0 ? 1 : cfg.replicas;
+}
+
+int map_has_zones(const dch_map *m)
+{
+    const uint32_t limit = dch_map_id_limit(m);
+    for (uint32_t id = 0; id < limit; id++)
+        if (dch_map_node_zone(m, id) != NULL)
+            return 1;
+    return 0;
+}
+
 /* ---- init ------------------------------------------------------------- */
 
 static int random_key(uint8_t key[16])
@@ -73,6 +89,11 @@ static int init_config(const command *cmd, const args *a, dch_map_config *cfg)
     if (!power_of_two_option(a, OPT_SLOTS, &cfg->slots_per_unit))
         return usage_error(cmd, "--slots %s: not a power of two from 1 to 2^31",
                            opt_value(a, OPT_SLOTS));
+    if ((a->given & OPT_REPLICAS) &&
+        (parse_u32(opt_value(a, OPT_REPLICAS), &cfg->replicas) != 0 || cfg->replicas < 1 ||
+         cfg->replicas > DCH_MAP_MAX_REPLICAS))
+        return usage_error(cmd, "--replicas %s: not an integer from 1 to 8",
+                           opt_value(a, OPT_REPLICAS));
     if ((uint64_t)cfg->units * cfg->slots_per_unit > DCH_MAP_MAX_SLOTS)
         return usage_error(cmd, "%s", "units * slots per unit exceeds 2^24");
     if ((a->given & OPT_KEY) && (a->given & OPT_RANDOM_KEY))
@@ -112,12 +133,14 @@ int cmd_init(const command *cmd, const args *a)
         printf("{\"file\": ");
         json_string(stdout, path);
         printf(", \"units\": %" PRIu32 ", \"slots_per_unit\": %" PRIu32
-               ", \"fingerprint\": \"%016" PRIx64 "\"}\n",
-               cfg.units, cfg.slots_per_unit, dch_map_fingerprint(m));
+               ", \"replicas\": %" PRIu32 ", \"fingerprint\": \"%016" PRIx64 "\"}\n",
+               cfg.units, cfg.slots_per_unit, map_replicas(m), dch_map_fingerprint(m));
     } else if (status == 0) {
-        printf("%s: new map, %" PRIu32 " units of %" PRIu32 " slots, fingerprint %016" PRIx64
-               "\n",
-               path, cfg.units, cfg.slots_per_unit, dch_map_fingerprint(m));
+        printf("%s: new map, %" PRIu32 " units of %" PRIu32 " slots", path, cfg.units,
+               cfg.slots_per_unit);
+        if (map_replicas(m) > 1)
+            printf(", %" PRIu32 " copies of every slot", map_replicas(m));
+        printf(", fingerprint %016" PRIx64 "\n", dch_map_fingerprint(m));
     }
     dch_map_free(m);
     return status;
@@ -127,22 +150,14 @@ int cmd_init(const command *cmd, const args *a)
 
 typedef enum change_kind { CHANGE_ADD, CHANGE_REMOVE, CHANGE_WEIGHT } change_kind;
 
-/* Whether a member name is valid: 1 .. DCH_NAME_MAX bytes, no control byte. */
-static int valid_name(const char *s)
-{
-    size_t n = 0;
-    for (; s[n] != '\0'; n++)
-        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] == 0x7F)
-            return 0;
-    return n >= 1 && n <= DCH_NAME_MAX;
-}
-
-/* The change itself, on m (a copy of FILE's map); the member's id in *id. */
-static int apply_change(dch_map *m, change_kind kind, const char *name, uint32_t weight,
-                        uint32_t *id)
+/* The change itself, on m (a copy of FILE's map); the member's id in *id.
+ * zone is NULL but for an add with --zone. */
+static int apply_change(dch_map *m, change_kind kind, const char *name, const char *zone,
+                        uint32_t weight, uint32_t *id)
 {
     if (kind == CHANGE_ADD)
-        return dch_map_add_node(m, name, weight, id);
+        return zone != NULL ? dch_map_add_node_in_zone(m, name, zone, weight, id)
+                            : dch_map_add_node(m, name, weight, id);
     int rc = dch_map_find_node(m, name, id);
     if (rc == DCH_OK)
         rc = kind == CHANGE_REMOVE ? dch_map_remove_node(m, *id)
@@ -150,32 +165,53 @@ static int apply_change(dch_map *m, change_kind kind, const char *name, uint32_t
     return rc;
 }
 
-/* The changed map, its member and the plan from the old one, printed. */
-static int print_change(const command *cmd, const args *a, change_kind kind, const dch_map *m,
-                        uint32_t id, uint32_t weight, const plan *p)
+/* The changed map, its member and the plan from the old one, printed;
+ * with replicas also the copies created and dropped (the plan's ranges are
+ * the primaries'). */
+static int print_change(const command *cmd, const args *a, change_kind kind, const dch_map *old,
+                        const dch_map *m, uint32_t id, uint32_t weight, const plan *p)
 {
     static const char *const verbs[][2] = {{"added", "add"}, {"removed", "remove"},
                                            {"reweighted", "reweigh"}};
     const char *path = a->pos[0], *name = a->pos[1];
     const int dry = (a->given & OPT_DRY_RUN) != 0;
     const uint64_t fp = dch_map_fingerprint(m);
+    const int replicas = map_replicas(m) > 1;
+    uint64_t created = 0, dropped = 0;
+    if (replicas)
+        copy_changes(old, m, &created, &dropped);
+    const char *zone = dch_map_node_zone(m, id);
     if (a->given & OPT_JSON) {
         printf("{\"file\": ");
         json_string(stdout, path);
         printf(", \"change\": \"%s\", \"name\": ", cmd->name);
         json_string(stdout, name);
+        if (kind == CHANGE_ADD && zone != NULL) {
+            printf(", \"zone\": ");
+            json_string(stdout, zone);
+        }
         printf(", \"weight\": %" PRIu32 ", \"written\": %s, \"epoch\": %" PRIu64
                ", \"fingerprint\": \"%016" PRIx64 "\",\n  ",
                dch_map_node_weight(m, id), dry ? "false" : "true", dch_map_epoch(m), fp);
+        if (replicas)
+            printf("\"replicas\": %" PRIu32 ", \"copies_created\": %" PRIu64
+                   ", \"copies_dropped\": %" PRIu64 ",\n  ",
+                   map_replicas(m), created, dropped);
         const int status = print_plan(p, 1, 1);
         printf("}\n");
         return status;
     }
     printf("%s%s %s", dry ? "dry run: " : "", verbs[kind][dry], name);
+    if (kind == CHANGE_ADD && zone != NULL)
+        printf(" in zone %s", zone);
     if (kind != CHANGE_REMOVE)
         printf(" (weight %" PRIu32 ")", weight);
     printf(": %s %s epoch %" PRIu64 ", fingerprint %016" PRIx64 "\n", path,
            dry ? "unchanged; the new map would be at" : "now at", dch_map_epoch(m), fp);
+    if (replicas)
+        printf("copies: %" PRIu64 " created, %" PRIu64 " dropped (%" PRIu32
+               " copies of every slot; the plan below is the primaries')\n",
+               created, dropped, map_replicas(m));
     return print_plan(p, 0, (a->given & OPT_RANGES) != 0);
 }
 
@@ -192,6 +228,10 @@ static int change(const command *cmd, const args *a, change_kind kind)
     if (!valid_name(name))
         return usage_error(cmd, "%s",
                            "a name has 1 to 255 bytes and no control character (TAB, newline, ...)");
+    const char *zone = (a->given & OPT_ZONE) ? opt_value(a, OPT_ZONE) : NULL;
+    if (zone != NULL && !valid_name(zone))
+        return usage_error(cmd, "%s",
+                           "a zone has 1 to 255 bytes and no control character (TAB, newline, ...)");
     dch_map *old, *m = NULL;
     int status = load(path, &old);
     if (status != 0)
@@ -200,7 +240,7 @@ static int change(const command *cmd, const args *a, change_kind kind)
     int rc = dch_map_clone(&m, old);
     if (rc != DCH_OK)
         fprintf(stderr, "dch: %s\n", dch_strerror(rc));
-    else if ((rc = apply_change(m, kind, name, weight, &id)) != DCH_OK)
+    else if ((rc = apply_change(m, kind, name, zone, weight, &id)) != DCH_OK)
         fprintf(stderr, "dch: %s: %s: %s\n", path, name, dch_strerror(rc));
     status = rc != DCH_OK ? EXIT_RUNTIME : 0;
     if (status == 0 && !(a->given & OPT_DRY_RUN))
@@ -210,7 +250,7 @@ static int change(const command *cmd, const args *a, change_kind kind)
     if (status == 0)
         status = make_plan(old, m, &p);
     if (status == 0)
-        status = print_change(cmd, a, kind, m, id, weight, &p);
+        status = print_change(cmd, a, kind, old, m, id, weight, &p);
     free(p.moves);
     dch_map_free(m);
     dch_map_free(old);
@@ -234,9 +274,12 @@ int cmd_weight(const command *cmd, const args *a)
 
 /* ---- lookup, verify, fingerprint -------------------------------------- */
 
-static void print_lookup_json(const dch_map *m, const char *key, uint64_t h, uint32_t id,
-                              int first)
+/* One key's answer in JSON: the primary as id and name, and with replicas
+ * every copy, primary first, as "copies". */
+static void print_lookup_json(const dch_map *m, const char *key, uint64_t h, const uint32_t *ids,
+                              size_t n, int first)
 {
+    const uint32_t id = n > 0 ? ids[0] : DCH_NODE_NONE;
     printf("%s\n  {\"key\": ", first ? "" : ",");
     json_string(stdout, key);
     printf(", \"hash\": \"%016" PRIx64 "\", \"slot\": %" PRIu32 ", \"id\": ", h,
@@ -247,9 +290,21 @@ static void print_lookup_json(const dch_map *m, const char *key, uint64_t h, uin
         printf("%" PRIu32, id);
     printf(", \"name\": ");
     json_string(stdout, dch_map_node_name(m, id));
+    if (map_replicas(m) > 1) {
+        printf(", \"copies\": [");
+        for (size_t i = 0; i < n; i++) {
+            printf("%s", i ? ", " : "");
+            json_string(stdout, dch_map_node_name(m, ids[i]));
+        }
+        printf("]");
+    }
     printf("}");
 }
 
+/*
+ * Text: KEY, then a column per copy, primary first (one column with one
+ * copy per slot, "-" when no member owns anything), tab-separated.
+ */
 int cmd_lookup(const command *cmd, const args *a)
 {
     (void)cmd;
@@ -263,12 +318,18 @@ int cmd_lookup(const command *cmd, const args *a)
     for (int i = 1; i < a->npos; i++) {
         const char *key = a->pos[i];
         const uint64_t h = dch_map_hash(m, key, strlen(key));
-        const uint32_t id = dch_map_lookup_hash(m, h);
+        uint32_t ids[DCH_MAP_MAX_REPLICAS];
+        size_t n = dch_map_lookup_replicas_hash(m, h, ids, DCH_MAP_MAX_REPLICAS);
+        n = n < DCH_MAP_MAX_REPLICAS ? n : DCH_MAP_MAX_REPLICAS;
         if (json) {
-            print_lookup_json(m, key, h, id, i == 1);
+            print_lookup_json(m, key, h, ids, n, i == 1);
         } else {
             text_string(stdout, key);
-            printf("\t%s\n", or_dash(dch_map_node_name(m, id)));
+            if (n == 0)
+                printf("\t-");
+            for (size_t c = 0; c < n; c++)
+                printf("\t%s", or_dash(dch_map_node_name(m, ids[c])));
+            printf("\n");
         }
     }
     if (json)

@@ -24,7 +24,8 @@ static const option_def option_defs[] = {
     {"random-key", OPT_RANDOM_KEY, 0}, {"force", OPT_FORCE, 0},
     {"weight", OPT_WEIGHT, 1},     {"ranges", OPT_RANGES, 0},
     {"dry-run", OPT_DRY_RUN, 0},   {"max-slots", OPT_MAX_SLOTS, 1},
-    {"write-dir", OPT_WRITE_DIR, 1},
+    {"write-dir", OPT_WRITE_DIR, 1}, {"replicas", OPT_REPLICAS, 1},
+    {"zone", OPT_ZONE, 1},
 };
 
 int usage_error(const command *cmd, const char *fmt, const char *what)
@@ -144,6 +145,15 @@ int parse_u32(const char *s, uint32_t *out)
     }
     *out = (uint32_t)v;
     return 0;
+}
+
+int valid_name(const char *s)
+{
+    size_t n = 0;
+    for (; s[n] != '\0'; n++)
+        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] == 0x7F)
+            return 0;
+    return n >= 1 && n <= DCH_NAME_MAX;
 }
 
 static int hex_digit(char c)

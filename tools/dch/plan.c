@@ -148,6 +148,33 @@ int print_plan(const plan *p, int json, int ranges)
     return 0;
 }
 
+/* Copies gained and lost over a walk of dch_map_diff_copies. */
+typedef struct copy_count {
+    unsigned bits;
+    uint64_t created, dropped;
+} copy_count;
+
+static int count_copy_move(const dch_copy_move *cm, void *ctx)
+{
+    copy_count *c = ctx;
+    const uint64_t slots = c->bits == 0 ? 1 : ((cm->hi - cm->lo) >> (64 - c->bits)) + 1;
+    c->created += cm->gain != NULL ? slots : 0;
+    c->dropped += cm->lose != NULL ? slots : 0;
+    return 0;
+}
+
+void copy_changes(const dch_map *from, const dch_map *to, uint64_t *created,
+                  uint64_t *dropped)
+{
+    copy_count c = {0, 0, 0};
+    while ((UINT32_C(1) << c.bits) < dch_map_slot_count(from))
+        c.bits++;
+    /* The maps have one shape (make_plan checked it), so the walk runs. */
+    (void)dch_map_diff_copies(from, to, count_copy_move, &c);
+    *created = c.created;
+    *dropped = c.dropped;
+}
+
 /* "OLD" and "NEW" as the first members of a JSON object it opens. */
 static void print_old_new_json(const char *old, const char *new)
 {
@@ -169,17 +196,30 @@ int cmd_diff(const command *cmd, const args *a)
     memset(&p, 0, sizeof p);
     if (status == 0)
         status = make_plan(from, to, &p);
+    /* With replicas the ranges are the primaries'; the copies are counted
+     * beside them. */
+    const int replicas = status == 0 && (map_replicas(from) > 1 || map_replicas(to) > 1);
+    uint64_t created = 0, dropped = 0;
+    if (replicas)
+        copy_changes(from, to, &created, &dropped);
     if (status == 0) {
         if (a->given & OPT_JSON) {
             print_old_new_json(a->pos[0], a->pos[1]);
             printf(", \"old_fingerprint\": \"%016" PRIx64 "\", \"new_fingerprint\": \"%016" PRIx64
                    "\",\n  ",
                    dch_map_fingerprint(from), dch_map_fingerprint(to));
+            if (replicas)
+                printf("\"copies_created\": %" PRIu64 ", \"copies_dropped\": %" PRIu64 ",\n  ",
+                       created, dropped);
             status = print_plan(&p, 1, 1);
             printf("}\n");
         } else {
             printf("%s (epoch %" PRIu64 ") -> %s (epoch %" PRIu64 ")\n", a->pos[0],
                    dch_map_epoch(from), a->pos[1], dch_map_epoch(to));
+            if (replicas)
+                printf("copies: %" PRIu64 " created, %" PRIu64
+                       " dropped (the plan below is the primaries')\n",
+                       created, dropped);
             status = print_plan(&p, 0, 1);
         }
     }

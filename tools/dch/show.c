@@ -17,6 +17,8 @@ typedef struct balance {
 /* What show prints besides the members. */
 typedef struct summary {
     dch_map_config cfg;
+    uint32_t replicas;
+    int extra; /* replicas or zones: members also show their copies and zone */
     uint32_t limit, P;
     double W;
     double worst, worst_unit; /* largest |slots - ideal|, overall and in a unit */
@@ -74,6 +76,8 @@ static double maxd(double a, double b)
 static void summarize(const dch_map *m, const balance *b, summary *s)
 {
     dch_map_get_config(m, &s->cfg);
+    s->replicas = map_replicas(m);
+    s->extra = s->replicas > 1 || map_has_zones(m);
     s->limit = dch_map_id_limit(m);
     s->P = dch_map_slot_count(m);
     s->W = dch_map_total_weight(m);
@@ -104,6 +108,8 @@ static void print_head_json(const char *path, const dch_map *m, const summary *s
            ", \"max_deviation_slots\": %.17g, \"max_unit_deviation_slots\": %.17g,\n",
            dch_map_epoch(m), dch_map_fingerprint(m), dch_map_node_count(m),
            dch_map_total_weight(m), s->worst, s->worst_unit);
+    if (s->extra)
+        printf("  \"replicas\": %" PRIu32 ",\n", s->replicas);
     if (dch_map_in_transition(m, &tr))
         printf("  \"transition\": {\"step\": %" PRIu32 ", \"steps\": %" PRIu32
                ", \"target_fingerprint\": \"%016" PRIx64 "\"},\n",
@@ -126,12 +132,15 @@ static void print_head_text(const char *path, const dch_map *m, const summary *s
            dch_map_total_weight(m));
     printf("balance:       worst |slots - ideal| %.3f slots, worst per-unit %.3f slots\n",
            s->worst, s->worst_unit);
+    if (s->extra)
+        printf("replicas:      %" PRIu32 " cop%s of every slot\n", s->replicas,
+               s->replicas == 1 ? "y" : "ies");
     if (dch_map_in_transition(m, &tr))
         printf("transition:    step %" PRIu32 " of %" PRIu32 " towards %016" PRIx64 "\n",
                tr.step, tr.steps, tr.target_fingerprint);
     if (s->limit > 0)
-        printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s\n", "id", "name", "weight", "slots",
-               "share%", "ideal%", "dev", "unit", "ideal/u");
+        printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s%s\n", "id", "name", "weight", "slots",
+               "share%", "ideal%", "dev", "unit", "ideal/u", s->extra ? "    copies zone" : "");
 }
 
 /* One member's row (JSON: an element after `first` ones or not). */
@@ -148,15 +157,24 @@ static void print_member(const dch_map *m, const summary *s, const balance *b, u
         json_string(stdout, dch_map_node_name(m, id));
         printf(", \"weight\": %" PRIu32 ", \"slots\": %" PRIu32
                ", \"share\": %.17g, \"ideal_share\": %.17g, \"deviation_slots\": %.17g"
-               ", \"unit_min\": %" PRIu32 ", \"unit_max\": %" PRIu32 ", \"unit_ideal\": %.17g}",
+               ", \"unit_min\": %" PRIu32 ", \"unit_max\": %" PRIu32 ", \"unit_ideal\": %.17g",
                dch_map_node_weight(m, id), slots, (double)slots / s->P, W > 0 ? w / W : 0.0,
                slots - ideal, umin, b->unit_max, ideal_unit);
+        if (s->extra) {
+            printf(", \"copies\": %" PRIu32 ", \"zone\": ", dch_map_node_copies(m, id));
+            json_string(stdout, dch_map_node_zone(m, id));
+        }
+        printf("}");
     } else {
         printf("%6" PRIu32 " %-16s %10" PRIu32 " %9" PRIu32 " %9.4f %9.4f %+9.3f %4" PRIu32
-               "..%-4" PRIu32 " %9.3f\n",
+               "..%-4" PRIu32 " %9.3f",
                id, dch_map_node_name(m, id), dch_map_node_weight(m, id), slots,
                100.0 * slots / s->P, W > 0 ? 100.0 * w / W : 0.0, slots - ideal, umin,
                b->unit_max, ideal_unit);
+        if (s->extra)
+            printf(" %9" PRIu32 " %s", dch_map_node_copies(m, id),
+                   or_dash(dch_map_node_zone(m, id)));
+        printf("\n");
     }
 }
 

@@ -1,0 +1,64 @@
+/*
+ * The replica scenario's parts (replicas.c runs it): the shards it holds,
+ * its pipelined writes, and the fill of the copies a leave creates
+ * (replicas_fill.c).
+ */
+#ifndef REDIS_SHARD_REPLICAS_H
+#define REDIS_SHARD_REPLICAS_H
+
+#include "commands.h"
+
+/** What the scenario holds: the shards, the connections (NULL for a
+ * stopped shard) and one pipeline batch per shard. Shard i is map id i. */
+typedef struct scenario {
+    member *ms;
+    size_t n;
+    redisContext **conns;
+    key_batch *batch;
+    uint32_t keys, replicas;
+    uint32_t *gens;   /* each key's last written generation */
+    uint64_t *expect; /* per shard: keys it should hold under the map checked */
+    uint64_t *sent, *received; /* per shard: key copies the fill read, wrote */
+} scenario;
+
+/** Queue SET key value on shard, sending a full batch; 0 or -1. */
+int queue_set(scenario *s, uint32_t shard, const char *key, size_t klen, const char *val,
+              size_t vlen);
+
+/** Send shard's queued SETs; 0 or -1. */
+int flush_sets(scenario *s, uint32_t shard);
+
+/** Per slot: the copies of `to` that `from` lacks, and the surviving copy of
+ * `from` that fills them (DCH_NODE_NONE when nothing is created). */
+typedef struct fill_plan {
+    uint32_t P, R;
+    uint32_t *source;  /* P entries */
+    uint32_t *targets; /* P * R entries, ntargets[s] used per slot */
+    uint8_t *ntargets;
+    uint64_t created, dropped, dropped_elsewhere; /* copies, over all slots */
+} fill_plan;
+
+/**
+ * The fill of a leave: from -> to, to a clone of from without `leaver`.
+ * Fails (reported) when out of memory or when a slot that gains a copy
+ * has no surviving one.
+ */
+int plan_fill(fill_plan *fp, const dch_map *from, const dch_map *to, uint32_t leaver);
+
+void fill_plan_free(fill_plan *fp);
+
+/**
+ * Whether the library's own account of the change (dch_map_diff_copies:
+ * copies gained and lost, summed over its ranges) agrees with the plan;
+ * 0, or -1 (reported) when it does not.
+ */
+int fill_plan_check(const fill_plan *fp, const dch_map *from, const dch_map *to);
+
+/**
+ * Walk every live shard that sources a slot (SCAN), read the keys of the
+ * slots it sources and write each to every new copy of its slot under m
+ * (the new map); *written counts the copies written.
+ */
+int fill_all(scenario *s, const dch_map *m, const fill_plan *fp, uint64_t *written);
+
+#endif /* REDIS_SHARD_REPLICAS_H */

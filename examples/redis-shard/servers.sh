@@ -1,0 +1,103 @@
+# Redis servers for the scripts of this example (sourced by run.sh and
+# replicas.sh): each on a free loopback port from 27000, with its files in
+# $work/server-PORT and nothing kept on disk. The sourcing script sets
+# $work, and calls stop_servers when it exits and start_watchdog once.
+# Only servers started here are ever stopped, by pid, and only while that
+# pid is still a redis-server (a shard a scenario shut down itself may have
+# handed its pid on). Every wait is bounded.
+#
+# After start_server: ports+=(its port), pids+=(its pid).
+ports=()
+pids=()
+
+# Whether pid $1 is a redis-server.
+is_redis() {
+    [ "$(cat "/proc/$1/comm" 2>/dev/null)" = redis-server ]
+}
+
+# Only the servers this script started, by pid: TERM all, wait up to 5 s,
+# then KILL any still there. Their pid files go too, so the watchdog below
+# has nothing left to do.
+stop_servers() {
+    local pid alive
+    rm -f "$work"/server-*/redis.pid
+    [ ${#pids[@]} -gt 0 ] || return 0
+    for pid in "${pids[@]}"; do
+        if is_redis "$pid"; then kill -TERM "$pid" 2>/dev/null || true; fi
+    done
+    for _ in $(seq 50); do
+        alive=0
+        for pid in "${pids[@]}"; do
+            if is_redis "$pid"; then alive=1; fi
+        done
+        [ "$alive" -eq 1 ] || break
+        sleep 0.1
+    done
+    for pid in "${pids[@]}"; do
+        if is_redis "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
+    done
+    pids=()
+}
+
+# The servers daemonize, so a script killed outright (SIGKILL, as a test
+# timeout may do) would leave them running. A watchdog in a session of its
+# own outlives such a kill: once this script is gone (or after an hour), it
+# stops every server whose pid file is still there and that is still a
+# redis-server.
+start_watchdog() {
+    setsid bash -c '
+    for _ in $(seq 3600); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 1
+    done
+    for f in "$2"/server-*/redis.pid; do
+        [ -s "$f" ] || continue
+        pid=$(cat "$f")
+        [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = redis-server ] && kill -TERM "$pid"
+    done' watchdog "$$" "$work" </dev/null >/dev/null 2>&1 &
+}
+
+port_busy() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Start one server on the first free port from $next_port; a port taken
+# between the check and the bind is skipped. The server is ours only if it
+# answers with the pid it wrote.
+next_port=27000
+start_server() {
+    local p dir pid answer
+    while [ "$next_port" -lt 28000 ]; do
+        p=$next_port
+        next_port=$((next_port + 1))
+        port_busy "$p" && continue
+        dir=$work/server-$p
+        rm -rf "$dir"
+        mkdir -p "$dir"
+        redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
+            --daemonize yes --dir "$dir" --pidfile "$dir/redis.pid" \
+            --logfile "$dir/redis.log" >/dev/null || continue
+        for _ in $(seq 100); do
+            [ -s "$dir/redis.pid" ] && break
+            sleep 0.05
+        done
+        [ -s "$dir/redis.pid" ] || continue
+        pid=$(cat "$dir/redis.pid")
+        pids+=("$pid")
+        for _ in $(seq 100); do
+            answer=$(redis-cli -h 127.0.0.1 -p "$p" info server 2>/dev/null |
+                tr -d '\r' | sed -n 's/^process_id://p') || true
+            [ -n "$answer" ] && break
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+        if [ "$answer" = "$pid" ]; then
+            ports+=("$p")
+            return 0
+        fi
+        echo "${0##*/}: port $p: server did not come up as ours; trying the next" >&2
+    done
+    echo "${0##*/}: no free port in 27000..27999" >&2
+    return 1
+}
+
