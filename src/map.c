@@ -32,6 +32,7 @@
 #include "alloc.h"
 #include "map_engine.h"
 #include "map_internal.h"
+#include "map_object.h"
 #include "map_replicas.h"
 #include "map_zones.h"
 #include "members.h"
@@ -42,36 +43,6 @@
 
 _Static_assert(DCH_MAP_MAX_NODES == DCH__MEMBERS_MAX,
                "map ids are member-table ids; 0xffff marks an unowned slot");
-
-/* Owner entry of an unowned slot; never a member id (ids stop at 65534). */
-#define NONE16 DCH__MAP_UNOWNED
-
-typedef dch__member member;
-_Static_assert(offsetof(member, name) == 0, "members.h: an entry starts with its name");
-
-struct dch_map {
-    dch_map_config cfg;
-    uint32_t units;
-    uint32_t spu; /* slots per unit, S */
-    uint32_t slots; /* P = units * spu */
-    unsigned shift; /* slot = (hash >> 32) >> shift; 32 - log2(P) */
-    uint16_t *owner; /* P entries: the primaries */
-    /* replicas >= 2: P blocks of `stride` entries (replicas rounded up to a
-     * power of two), a slot's copies primary first, DCH__MAP_UNOWNED past
-     * its copy count; owner[s] is copies[s * stride]. NULL for 1 replica. */
-    uint16_t *copies;
-    uint32_t replicas, stride;
-    uint32_t ncopies; /* copies a slot holds: min(replicas, members of positive weight) */
-    dch__members mt; /* entries are `member`s */
-    dch__zones zones;
-    uint32_t total_weight;
-    uint64_t epoch;
-    /* The transition record of a step map (map_stage.h), valid only while
-     * the epoch is still tr_epoch: every change bumps the epoch, so a changed
-     * step map reads as settled without each change having to clear it. */
-    dch_map_transition tr;
-    uint64_t tr_epoch;
-};
 
 static int is_pow2(uint32_t v)
 {
@@ -148,12 +119,6 @@ int dch_map_new(dch_map **out, const dch_map_config *cfg)
     return DCH_OK;
 }
 
-/* Entry of id, member or not; id below the table's capacity. */
-static member *entry(const dch_map *m, uint32_t id)
-{
-    return (member *)m->mt.entries + id;
-}
-
 void dch_map_free(dch_map *m)
 {
     if (m == NULL)
@@ -200,11 +165,6 @@ int dch_map_clone(dch_map **out, const dch_map *m)
 }
 
 /* ---- Reading ---------------------------------------------------------- */
-
-static const member *member_of(const dch_map *m, uint32_t id)
-{
-    return m ? dch__members_get(&m->mt, id) : NULL;
-}
 
 const char *dch_map_node_name(const dch_map *m, uint32_t id)
 {
@@ -426,15 +386,6 @@ typedef struct change {
     dch__rep_move rm;
 } change;
 
-/* Copies a slot holds (every slot holds as many). */
-static uint32_t copy_count(const dch_map *m)
-{
-    uint32_t n = 0;
-    while (n < m->replicas && m->copies[n] != NONE16)
-        n++;
-    return n;
-}
-
 static dch__rep_view rep_view(dch_map *m)
 {
     dch__rep_view v;
@@ -597,172 +548,5 @@ int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
     if (moving)
         change_release(m, &c);
     m->epoch++;
-    return DCH_OK;
-}
-
-/* ---- Assembly from parts (map files) ---------------------------------- */
-
-const uint16_t *dch__map_owner_table(const dch_map *m)
-{
-    return m->owner;
-}
-
-const dch_map_transition *dch__map_transition(const dch_map *m)
-{
-    return m->tr.steps != 0 && m->tr_epoch == m->epoch ? &m->tr : NULL;
-}
-
-/* Zone key of a member for equality tests: a zone of its own is keyed by
- * its id, above every zone index. */
-static uint32_t zone_key(const dch_map *m, uint32_t id)
-{
-    const uint32_t z = entry(m, id)->zone;
-    return z ? z - 1 : DCH_MAP_MAX_NODES + id;
-}
-
-/* Whether the copies of every slot are min(R, M) distinct members of
- * positive weight, in min(copies, Z) distinct zones, the rest unowned
- * (map.h, "Replicas", promises 1 and 2); also counts every member's copies. */
-static int copies_valid(dch_map *m)
-{
-    uint32_t M = 0, Z = 0;
-    for (uint32_t id = 0; id < m->mt.id_limit; id++) {
-        const member *mb = member_of(m, id);
-        if (mb == NULL || mb->weight == 0)
-            continue;
-        M++;
-        /* A zone counts once: at its member of lowest id. */
-        uint32_t first = id;
-        for (uint32_t j = 0; j < id && mb->zone; j++)
-            if (member_of(m, j) && entry(m, j)->weight > 0 && entry(m, j)->zone == mb->zone) {
-                first = j;
-                break;
-            }
-        Z += first == id;
-    }
-    const uint32_t n = M < m->replicas ? M : m->replicas;
-    const uint32_t want_zones = n < Z ? n : Z;
-    for (uint32_t s = 0; s < m->slots; s++) {
-        const uint16_t *c = m->copies + (size_t)s * m->stride;
-        uint32_t zones = 0;
-        for (uint32_t k = 0; k < m->stride; k++) {
-            if (k >= n) {
-                if (c[k] != NONE16)
-                    return 0;
-                continue;
-            }
-            const member *mb = member_of(m, c[k]);
-            if (mb == NULL || mb->weight == 0)
-                return 0;
-            int new_zone = 1;
-            for (uint32_t j = 0; j < k; j++) {
-                if (c[j] == c[k])
-                    return 0;
-                if (zone_key(m, c[j]) == zone_key(m, c[k]))
-                    new_zone = 0;
-            }
-            zones += (uint32_t)new_zone;
-        }
-        if (zones != want_zones)
-            return 0;
-        if (n > 0 && c[0] != m->owner[s])
-            return 0;
-        for (uint32_t k = 0; k < n; k++)
-            entry(m, c[k])->copies++;
-    }
-    return 1;
-}
-
-int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
-                      uint32_t id_limit, const char *const *names,
-                      const char *const *zones, const uint32_t *weights,
-                      const uint16_t *table, const dch_map_transition *tr)
-{
-    if (out == NULL || cfg == NULL || table == NULL ||
-        (id_limit > 0 && (names == NULL || weights == NULL)))
-        return DCH_EINVAL;
-    if (id_limit > DCH_MAP_MAX_NODES || (id_limit > 0 && names[id_limit - 1] == NULL))
-        return DCH_ECORRUPT;
-    uint64_t total = 0;
-    for (uint32_t id = 0; id < id_limit; id++) {
-        if (names[id] == NULL ? weights[id] != 0 : dch__name_length(names[id]) == SIZE_MAX)
-            return DCH_ECORRUPT;
-        if (zones != NULL && zones[id] != NULL &&
-            (names[id] == NULL || dch__name_length(zones[id]) == SIZE_MAX))
-            return DCH_ECORRUPT;
-        total += weights[id];
-    }
-    if (total > UINT32_MAX)
-        return DCH_ECORRUPT;
-
-    dch_map *m;
-    int rc = dch_map_new(&m, cfg);
-    if (rc != DCH_OK)
-        return rc;
-    const uint32_t R = m->replicas;
-    if (tr != NULL && R > 1) { /* staging keeps to one copy (map_stage.h) */
-        dch_map_free(m);
-        return DCH_ECORRUPT;
-    }
-    for (uint32_t s = 0; s < m->slots; s++) {
-        const uint16_t o = table[(size_t)s * R];
-        if (total == 0 ? o != NONE16 : (o >= id_limit || names[o] == NULL || weights[o] == 0)) {
-            dch_map_free(m);
-            return DCH_ECORRUPT;
-        }
-    }
-    /* Members in id order; uniqueness is checked as each name is placed. */
-    for (uint32_t id = 0; id < id_limit; id++) {
-        if (names[id] == NULL)
-            continue;
-        dch__member_add add;
-        rc = dch__members_plan(&m->mt, names[id], id, &add);
-        if (rc == DCH_OK)
-            rc = dch__members_reserve(&m->mt, &add);
-        const char *zone = zones ? zones[id] : NULL;
-        dch__zone_add zadd;
-        if (rc == DCH_OK && zone != NULL &&
-            (rc = dch__zones_reserve(&m->zones, zone, &zadd)) != DCH_OK)
-            dch__members_cancel(&m->mt, &add);
-        if (rc != DCH_OK) {
-            dch_map_free(m);
-            return rc == DCH_ENOMEM ? rc : DCH_ECORRUPT;
-        }
-        member *mb = dch__members_commit(&m->mt, &add);
-        mb->weight = weights[id];
-        if (zone != NULL)
-            mb->zone = 1 + dch__zones_commit(&m->zones, &zadd);
-    }
-    m->total_weight = (uint32_t)total;
-    for (uint32_t s = 0; s < m->slots; s++)
-        m->owner[s] = table[(size_t)s * R];
-    for (uint32_t s = 0; R > 1 && s < m->slots; s++)
-        for (uint32_t k = 0; k < m->stride; k++)
-            m->copies[(size_t)s * m->stride + k] = k < R ? table[(size_t)s * R + k] : NONE16;
-    for (uint32_t s = 0; s < m->slots; s++)
-        if (m->owner[s] != NONE16)
-            entry(m, m->owner[s])->slots++;
-    if (R > 1)
-        m->ncopies = copy_count(m);
-    if (R > 1 && !copies_valid(m)) {
-        dch_map_free(m);
-        return DCH_ECORRUPT;
-    }
-    /* A settled map keeps the global bound every call keeps (map.h); a
-     * step map is between two such maps and need not. */
-    for (uint32_t id = 0; tr == NULL && total > 0 && id < id_limit; id++) {
-        const int64_t d = (int64_t)entry(m, id)->slots * (int64_t)total -
-                          (int64_t)m->slots * entry(m, id)->weight;
-        if (d >= 2 * (int64_t)total || d <= -2 * (int64_t)total) {
-            dch_map_free(m);
-            return DCH_ECORRUPT;
-        }
-    }
-    m->epoch = epoch;
-    if (tr != NULL) {
-        m->tr = *tr;
-        m->tr_epoch = epoch;
-    }
-    *out = m;
     return DCH_OK;
 }

@@ -77,4 +77,130 @@ void dch__rep_release(dch__rep_move *rm);
  */
 void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint32_t w);
 
+
+/* ---- Shared by the replica engine's files ------------------------------ */
+
+#include "map_internal.h"
+
+#define DCH__REP_NONE DCH__MAP_UNOWNED
+/* One copy, in the units of dev[] and share[]. */
+#define DCH__REP_ONE ((int64_t)1 << 32)
+
+/* One call in progress. */
+typedef struct dch__rep_call {
+    const dch__rep_view *v;
+    dch__rep_move *rm;
+    uint32_t x;
+    uint32_t n; /* copies a slot holds after the call */
+    uint32_t zones; /* distinct zones among members of positive weight, after */
+    uint32_t M; /* members of positive weight, after */
+    int64_t W; /* weight sum, after */
+    unsigned bits; /* log2(P) */
+    uint32_t key; /* keys the visiting order */
+} dch__rep_call;
+
+static inline uint16_t *rep_block(const dch__rep_call *e, uint32_t s)
+{
+    return e->v->copies + (size_t)s * e->v->stride;
+}
+
+static inline int rep_positive(const dch__rep_call *e, uint32_t id)
+{
+    return id < e->v->id_limit && e->v->members[id].name != NULL &&
+           e->v->members[id].weight > 0;
+}
+
+/* Where id sits in the n copies of b; -1 when it does not. */
+static inline int rep_place_of(const uint16_t *b, uint32_t n, uint32_t id)
+{
+    for (uint32_t k = 0; k < n; k++)
+        if (b[k] == id)
+            return (int)k;
+    return -1;
+}
+
+
+/*
+ * Whether the slot b holds the zones it must once position k holds id
+ * (k == n: id is added); map_replicas.c.
+ */
+int dch__rep_zones_check(const dch__rep_call *e, const uint16_t *b, uint32_t n, uint32_t k,
+                         uint32_t id);
+
+static inline int rep_zones_ok(const dch__rep_call *e, const uint16_t *b, uint32_t n,
+                               uint32_t k, uint32_t id)
+{
+    /* Every member a zone of its own: distinct members are enough. */
+    return e->zones == e->M || dch__rep_zones_check(e, b, n, k, id);
+}
+
+/* Whether a comes first: the larger dev (max heap) or the smaller (min
+ * heap), ties to the lower id. */
+static inline int rep_first(const dch__rep_call *e, int max, uint32_t a, uint32_t b)
+{
+    const int64_t da = e->rm->dev[a], db = e->rm->dev[b];
+    if (da != db)
+        return max ? da > db : da < db;
+    return a < b;
+}
+
+/*
+ * Slot k of the call's visiting order: a permutation of the P slots mixed
+ * by odd multiplications and xor-shifts on log2(P) bits (each step is a
+ * bijection), keyed by the call. Consecutive calls must not visit in
+ * rotations of one sequence: a member takes its copies in the first part
+ * of the order, and shared orders would make the members' slot sets
+ * correlated, which is what diversity forbids.
+ */
+static inline uint32_t rep_visit(const dch__rep_call *e, uint32_t k)
+{
+    const uint32_t mask = e->v->slots - 1;
+    const unsigned r = (e->bits + 1) / 2;
+    uint32_t h = k;
+    h = (h * UINT32_C(0x9E3779B1) + e->key) & mask;
+    h ^= h >> r;
+    h = (h * UINT32_C(0x85EBCA6B) + (e->key >> 16)) & mask;
+    h ^= h >> r;
+    h = (h * UINT32_C(0xC2B2AE35)) & mask;
+    return h;
+}
+
+/* Move one copy at position k of slot s from `from` to `to`. */
+static inline void rep_trade(const dch__rep_call *e, uint32_t s, uint32_t k, uint32_t to)
+{
+    uint16_t *b = rep_block(e, s);
+    const uint32_t from = b[k];
+    b[k] = (uint16_t)to;
+    e->v->members[from].copies--;
+    e->v->members[to].copies++;
+}
+
+/* Note that this call moved the copy at position k of slot s, which
+ * `from` held: dch__rep_augment may still reroute it. */
+static inline void rep_record(const dch__rep_call *e, uint32_t s, uint32_t k, uint32_t from)
+{
+    dch__rep_move *rm = e->rm;
+    if (rm->nrec < rm->maxrec) {
+        rm->rec_at[rm->nrec] = s << 3 | k;
+        rm->rec_from[rm->nrec] = from;
+        rm->nrec++;
+    }
+}
+
+
+/* Step 1, placing the copies (map_replicas_copies.c): x takes copies on a
+ * raise, gives them on a lowering. */
+void dch__rep_grow(const dch__rep_call *e);
+void dch__rep_shrink(const dch__rep_call *e);
+
+/* One augmenting path for member d's quota (map_replicas_reroute.c); 1
+ * when applied. */
+int dch__rep_augment(const dch__rep_call *e, int grow, uint32_t d);
+
+/* Step 2 (map_replicas_primaries.c). */
+void dch__rep_balance_primaries(const dch__rep_call *e);
+void dch__rep_order_secondaries(const dch__rep_call *e);
+/** A fixed pseudo-random key of member id in slot s. */
+uint32_t dch__rep_order_key(uint32_t s, uint32_t id);
+
 #endif /* DCH_SRC_MAP_REPLICAS_H */

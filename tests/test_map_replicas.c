@@ -361,7 +361,8 @@ Test(map_replicas, cap_corner_from_the_issue)
     cr_assert_null(rep_check_move(m, &t0, &t1, d, 1, 0, &h, NULL));
     const uint32_t P = dch_map_slot_count(m);
     cr_assert_leq(dch_map_node_copies(m, a), P);
-    fprintf(stderr, "cap corner: a holds %u of its share %u copies\n", dch_map_node_copies(m, a), P);
+    fprintf(stderr, "cap corner: a holds %u of its share %u copies\n", dch_map_node_copies(m, a),
+            P);
     rep_table_free(&t0);
     rep_table_free(&t1);
     dch_map_free(m);

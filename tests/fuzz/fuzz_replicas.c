@@ -63,7 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     const bool trace = getenv("DCH_FUZZ_TRACE") != NULL;
-    dch_map_config cfg = map_config(UINT32_C(1) << (data[0] & 7), UINT32_C(1) << (data[0] >> 3 & 3));
+    dch_map_config cfg =
+        map_config(UINT32_C(1) << (data[0] & 7), UINT32_C(1) << (data[0] >> 3 & 3));
     cfg.replicas = 1 + (data[0] >> 5 & 3);
     const uint32_t zones = data[1] & 7;
     const bool diversity = (data[1] & 0x80) != 0;

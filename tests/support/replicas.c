@@ -122,7 +122,8 @@ const char *rep_check_state(const dch_map *m, const rep_table *t, const rep_hist
             const uint32_t id = row[k];
             if (k >= n) {
                 if (id != DCH_NODE_NONE)
-                    bad = FAILF("slot %u holds %u copies, expected min(R=%u, M=%u)", s, k + 1, R, M);
+                    bad = FAILF("slot %u holds %u copies, expected min(R=%u, M=%u)", s, k + 1, R,
+                                M);
                 continue;
             }
             if (id == DCH_NODE_NONE || dch_map_node_weight(m, id) == 0) {
@@ -143,7 +144,8 @@ const char *rep_check_state(const dch_map *m, const rep_table *t, const rep_hist
         if (bad == NULL && zones != want_zones)
             bad = FAILF("slot %u spans %u zones, expected min(%u copies, Z=%u)", s, zones, n, Z);
         if (bad == NULL && n > 0 && dch_map_slot_owner(m, s) != row[0])
-            bad = FAILF("slot %u: owner %u is not its first copy %u", s, dch_map_slot_owner(m, s), row[0]);
+            bad = FAILF("slot %u: owner %u is not its first copy %u", s,
+                        dch_map_slot_owner(m, s), row[0]);
     }
     /* Promise 4 applies with R zones or more, none over W/(R+1), after
      * every call since M was last at most R. */
@@ -154,7 +156,8 @@ const char *rep_check_state(const dch_map *m, const rep_table *t, const rep_hist
         const uint64_t wt = dch_map_node_weight(m, id);
         if (dch_map_node_copies(m, id) != copies[id] || dch_map_node_slots(m, id) != prim[id]) {
             bad = FAILF("member %u reports %u copies and %u slots, the table %u and %u", id,
-                        dch_map_node_copies(m, id), dch_map_node_slots(m, id), copies[id], prim[id]);
+                        dch_map_node_copies(m, id), dch_map_node_slots(m, id), copies[id],
+                        prim[id]);
             break;
         }
         if (W == 0)

@@ -1,0 +1,69 @@
+/*
+ * The map object itself: what map.c (the object, its reading and its
+ * changes) and map_assemble.c (a map built from a file's parts) both see.
+ * Internal to libdch.
+ */
+#ifndef DCH_SRC_MAP_OBJECT_H
+#define DCH_SRC_MAP_OBJECT_H
+
+#include "dch/map.h"
+#include "dch/map_stage.h"
+
+#include "map_engine.h"
+#include "map_internal.h"
+#include "map_zones.h"
+#include "members.h"
+
+#include <stddef.h>
+
+/* Owner entry of an unowned slot; never a member id (ids stop at 65534). */
+#define NONE16 DCH__MAP_UNOWNED
+
+typedef dch__member member;
+_Static_assert(offsetof(member, name) == 0, "members.h: an entry starts with its name");
+
+struct dch_map {
+    dch_map_config cfg;
+    uint32_t units;
+    uint32_t spu; /* slots per unit, S */
+    uint32_t slots; /* P = units * spu */
+    unsigned shift; /* slot = (hash >> 32) >> shift; 32 - log2(P) */
+    uint16_t *owner; /* P entries: the primaries */
+    /* replicas >= 2: P blocks of `stride` entries (replicas rounded up to a
+     * power of two), a slot's copies primary first, DCH__MAP_UNOWNED past
+     * its copy count; owner[s] is copies[s * stride]. NULL for 1 replica. */
+    uint16_t *copies;
+    uint32_t replicas, stride;
+    uint32_t ncopies; /* copies a slot holds: min(replicas, members of positive weight) */
+    dch__members mt; /* entries are `member`s */
+    dch__zones zones;
+    uint32_t total_weight;
+    uint64_t epoch;
+    /* The transition record of a step map (map_stage.h), valid only while
+     * the epoch is still tr_epoch: every change bumps the epoch, so a changed
+     * step map reads as settled without each change having to clear it. */
+    dch_map_transition tr;
+    uint64_t tr_epoch;
+};
+
+/* Entry of id, member or not; id below the table's capacity. */
+static inline member *entry(const dch_map *m, uint32_t id)
+{
+    return (member *)m->mt.entries + id;
+}
+
+static inline const member *member_of(const dch_map *m, uint32_t id)
+{
+    return m ? dch__members_get(&m->mt, id) : NULL;
+}
+
+/* Copies a slot holds (every slot holds as many). */
+static inline uint32_t copy_count(const dch_map *m)
+{
+    uint32_t n = 0;
+    while (n < m->replicas && m->copies[n] != NONE16)
+        n++;
+    return n;
+}
+
+#endif /* DCH_SRC_MAP_OBJECT_H */

@@ -1,0 +1,564 @@
+/*
+ * The replica engine's step 1 (map_replicas.c has the rule): placing the
+ * copies x takes on a raise or gives on a lowering, slot by slot, under
+ * the diversity caps, with the counts planned by the single-copy rule.
+ */
+#include "map_replicas.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Heaps of ids by deviation ----------------------------------------- */
+
+static void sift_down(const dch__rep_call *e, int max, uint32_t n, uint32_t i)
+{
+    uint32_t *h = e->rm->heap;
+    for (;;) {
+        uint32_t best = i;
+        const uint32_t l = 2 * i + 1, r = l + 1;
+        if (l < n && rep_first(e, max, h[l], h[best]))
+            best = l;
+        if (r < n && rep_first(e, max, h[r], h[best]))
+            best = r;
+        if (best == i)
+            return;
+        const uint32_t t = h[i];
+        h[i] = h[best];
+        h[best] = t;
+        i = best;
+    }
+}
+
+/* Heap of the members of positive weight other than x that are not stuck. */
+static uint32_t build_heap(const dch__rep_call *e, int max)
+{
+    uint32_t n = 0;
+    for (uint32_t id = 0; id < e->v->id_limit; id++)
+        if (id != e->x && rep_positive(e, id) && !e->rm->stuck[id])
+            e->rm->heap[n++] = id;
+    for (uint32_t i = n / 2; i-- > 0;)
+        sift_down(e, max, n, i);
+    return n;
+}
+
+/* ---- Shared-slot rows (diversity) ------------------------------------ */
+
+/* The count of slots member a shares with member c in the rows; NULL when
+ * neither has a row (then neither shares a slot with x, so the question
+ * does not arise). */
+static uint32_t *pair_cell(const dch__rep_call *e, uint32_t a, uint32_t c)
+{
+    const dch__rep_move *rm = e->rm;
+    if (rm->rowof[a] != UINT32_MAX)
+        return rm->rows + (size_t)rm->rowof[a] * e->v->id_limit + c;
+    if (rm->rowof[c] != UINT32_MAX)
+        return rm->rows + (size_t)rm->rowof[c] * e->v->id_limit + a;
+    return NULL;
+}
+
+/*
+ * Rows of slots shared: for every id (all) or for every member that shares
+ * a slot with x (the only ones a receiver of x's copies can be paired
+ * with), if the scratch has room; 0 when it has not.
+ */
+static int build_rows(const dch__rep_call *e, int all)
+{
+    const dch__rep_view *v = e->v;
+    dch__rep_move *rm = e->rm;
+    const uint32_t n = e->n, L = v->id_limit;
+    uint32_t rows = 0;
+    for (uint32_t id = 0; id < L; id++)
+        rm->rowof[id] = UINT32_MAX;
+    if (rm->nrows == 0)
+        return 0;
+    for (uint32_t id = 0; all && id < L; id++) {
+        if (rows == rm->nrows)
+            return 0;
+        rm->rowof[id] = rows++;
+    }
+    for (uint32_t s = 0; !all && s < v->slots; s++) {
+        const uint16_t *b = rep_block(e, s);
+        if (rep_place_of(b, n, e->x) < 0)
+            continue;
+        for (uint32_t k = 0; k < n; k++)
+            if (b[k] != e->x && rm->rowof[b[k]] == UINT32_MAX) {
+                if (rows == rm->nrows)
+                    return 0;
+                rm->rowof[b[k]] = rows++;
+            }
+    }
+    memset(rm->rows, 0, (size_t)rows * L * sizeof *rm->rows);
+    for (uint32_t s = 0; s < v->slots; s++) {
+        const uint16_t *b = rep_block(e, s);
+        for (uint32_t i = 0; i < n; i++) {
+            if (rm->rowof[b[i]] == UINT32_MAX)
+                continue;
+            uint32_t *row = rm->rows + (size_t)rm->rowof[b[i]] * L;
+            for (uint32_t j = 0; j < n; j++)
+                row[b[j]] += j != i;
+        }
+    }
+    return 1;
+}
+
+/* ---- Raise: x takes copies --------------------------------------------- */
+
+/* Copies x takes from the heap's members by the rule; their quotas. */
+/*
+ * The fewest copies member id may keep: its primary share P*w/W rounded
+ * up, less one, so that it can still be the primary of all but at most one
+ * slot of its share. Copy shares are never below that where zones leave
+ * room; when fewer zones than copies make a zone's members share a floor of
+ * P copies, the rule alone could drain one of them. Over a zone these sum
+ * to at most the zone's primary share, which one copy a slot can hold.
+ */
+static uint32_t keep_of(const dch__rep_call *e, uint32_t id)
+{
+    const uint64_t w = e->v->members[id].weight, P = e->v->slots;
+    if (w == 0)
+        return 0;
+    return (uint32_t)((P * w + (uint64_t)e->W - 1) / (uint64_t)e->W - 1);
+}
+
+static uint64_t plan_raise(const dch__rep_call *e)
+{
+    dch__rep_move *rm = e->rm;
+    uint32_t n = build_heap(e, 1);
+    uint64_t total = 0;
+    const uint64_t room = e->v->slots - e->v->members[e->x].copies;
+    while (n > 0 && total < room) {
+        const uint32_t d = rm->heap[0];
+        if (rm->dev[d] <= rm->dev[e->x] + DCH__REP_ONE)
+            break;
+        if (e->v->members[d].copies - rm->quota[d] <= keep_of(e, d)) {
+            rm->heap[0] = rm->heap[--n]; /* d keeps the rest */
+            sift_down(e, 1, n, 0);
+            continue;
+        }
+        rm->quota[d]++;
+        rm->dev[d] -= DCH__REP_ONE;
+        rm->dev[e->x] += DCH__REP_ONE;
+        total++;
+        sift_down(e, 1, n, 0);
+    }
+    return total;
+}
+
+/*
+ * How many slots two members holding ca and cb copies share on average
+ * when copies are spread without bias: ca * (n - 1) * cb / (n*P - max),
+ * rounded up (the smaller member's co-holders are the others' copies in
+ * proportion). With equal counts c this is c * (n - 1) / (M - 1).
+ */
+static uint64_t pair_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb)
+{
+    const uint64_t T = (uint64_t)e->n * e->v->slots, mx = ca > cb ? ca : cb;
+    if (e->n < 2 || T <= mx)
+        return 0;
+    return (ca * cb * (e->n - 1) + T - mx - 1) / (T - mx);
+}
+
+/* Diversity passes: the caps of pass p are loosened by slack_of(p); the
+ * last pass has no cap. */
+#define PASSES 6u
+
+static uint32_t slack_of(uint32_t pass)
+{
+    static const uint32_t slack[PASSES] = {0, 0, 1, 2, 4, UINT32_MAX / 2};
+    return slack[pass];
+}
+
+/* What member r may still trade: its quota, or 1 from its pool (pools
+ * exist only during a lowering; from[] is UINT32_MAX otherwise). */
+static uint32_t wants(const dch__rep_move *rm, uint32_t r)
+{
+    if (rm->quota[r] > 0)
+        return rm->quota[r];
+    return rm->from[r] != UINT32_MAX && rm->pool_budget[rm->from[r]] > 0;
+}
+
+/* Which of a and b, both with quota left, is more urgent: the larger share
+ * of its quota in the slots it can still use, then the lower id. */
+static int urgent(const dch__rep_move *rm, uint32_t a, uint32_t b)
+{
+    const uint64_t l = (uint64_t)wants(rm, a) * rm->avail[b],
+                   r = (uint64_t)wants(rm, b) * rm->avail[a];
+    return l != r ? l > r : a < b;
+}
+
+/* Slots where x may still take a copy from each member with quota; kept
+ * as x takes slots. */
+static void count_donor_room(const dch__rep_call *e)
+{
+    dch__rep_move *rm = e->rm;
+    for (uint32_t id = 0; id < e->v->id_limit; id++)
+        rm->avail[id] = 0;
+    for (uint32_t s = 0; s < e->v->slots; s++) {
+        const uint16_t *b = rep_block(e, s);
+        if (rep_place_of(b, e->n, e->x) >= 0)
+            continue;
+        for (uint32_t i = 0; i < e->n; i++)
+            if (rm->quota[b[i]] > 0 && rep_zones_ok(e, b, e->n, i, e->x))
+                rm->avail[b[i]]++;
+    }
+}
+
+void dch__rep_grow(const dch__rep_call *e)
+{
+    const dch__rep_view *v = e->v;
+    dch__rep_move *rm = e->rm;
+    const uint32_t n = e->n, P = v->slots, x = e->x;
+    for (uint32_t id = 0; id < v->id_limit; id++) {
+        rm->pair[id] = rm->quota[id] = rm->stuck[id] = 0;
+        rm->from[id] = UINT32_MAX; /* no pools */
+    }
+    for (uint32_t s = 0; s < P && v->members[x].copies > 0; s++) {
+        const uint16_t *b = rep_block(e, s);
+        if (rep_place_of(b, n, x) >= 0)
+            for (uint32_t k = 0; k < n; k++)
+                rm->pair[b[k]] += b[k] != x;
+    }
+    const int rows = build_rows(e, 1);
+    for (;;) {
+        uint64_t left = plan_raise(e);
+        const uint64_t total = left;
+        if (left == 0)
+            return;
+        /* cap[]: every member's count once the planned copies moved. */
+        for (uint32_t id = 0; id < v->id_limit; id++)
+            rm->cap[id] = v->members[id].copies - rm->quota[id];
+        const uint64_t fx = v->members[x].copies + left;
+        /* Passes under looser and looser caps: first only where no member
+         * would share more than about the mean of x's slots, at last
+         * anywhere. */
+        count_donor_room(e);
+        for (uint32_t pass = 0; pass < PASSES && left > 0; pass++) {
+            const uint32_t slack = slack_of(pass);
+            for (uint32_t k = 0; k < P && left > 0; k++) {
+                const uint32_t s = rep_visit(e, k);
+                uint16_t *b = rep_block(e, s);
+                if (rep_place_of(b, n, x) >= 0)
+                    continue;
+                /* The first pass spreads x's takes over the whole order,
+                 * but for slots where a pair of members shares more than its
+                 * mean: taking one of them there lowers it. */
+                const int ahead = pass == 0 && (total - left) * P >= (uint64_t)(k + 1) * total;
+                int best = -1;
+                int64_t best_hot = 0;
+                /* Pacing: after t of `total` takes, x should share about
+                 * t/total of its final count with each member. */
+                const uint64_t t = total - left + 1;
+                for (uint32_t i = 0; i < n; i++) {
+                    const uint32_t d = b[i];
+                    if (rm->quota[d] == 0 || !rep_zones_ok(e, b, n, i, x))
+                        continue;
+                    int crowded = 0;
+                    for (uint32_t j = 0; j < n; j++) {
+                        if (j == i)
+                            continue;
+                        const uint64_t cap = pair_mean(e, fx, rm->cap[b[j]]) + 1;
+                        const uint64_t paced = (cap * t + total - 1) / total;
+                        crowded |= rm->pair[b[j]] >= paced + slack;
+                    }
+                    if (crowded)
+                        continue;
+                    int64_t hot = 0;
+                    for (uint32_t j = 0; rows && j < n; j++) {
+                        if (j == i)
+                            continue;
+                        const uint64_t mean = pair_mean(e, rm->cap[d], rm->cap[b[j]]);
+                        const int64_t over = (int64_t)*pair_cell(e, d, b[j]) - (int64_t)mean;
+                        hot = over > hot ? over : hot;
+                    }
+                    if (best < 0 || hot > best_hot || (hot == best_hot && urgent(rm, d, b[best]))) {
+                        best = (int)i;
+                        best_hot = hot;
+                    }
+                }
+                if (best < 0 || (ahead && best_hot == 0))
+                    continue;
+                const uint32_t d = b[best];
+                for (uint32_t i = 0; i < n; i++) /* the slot is used up */
+                    if (rm->quota[b[i]] > 0 && rep_zones_ok(e, b, n, i, x))
+                        rm->avail[b[i]]--;
+                rm->quota[d]--;
+                rep_record(e, s, (uint32_t)best, d);
+                rep_trade(e, s, (uint32_t)best, x);
+                for (uint32_t j = 0; j < n; j++) {
+                    rm->pair[b[j]] += b[j] != x;
+                    if (rows && b[j] != x) {
+                        (*pair_cell(e, d, b[j]))--;
+                        (*pair_cell(e, b[j], d))--;
+                    }
+                }
+                left--;
+            }
+        }
+        for (uint32_t id = 0; id < v->id_limit && left > 0; id++)
+            while (rm->quota[id] > 0 && dch__rep_augment(e, 1, id)) {
+                rm->quota[id]--;
+                left--;
+            }
+        if (left == 0)
+            continue; /* plan again: the rule may want more */
+        /* Members that found no slot give back their quota and sit out. */
+        for (uint32_t id = 0; id < v->id_limit; id++)
+            if (rm->quota[id] > 0) {
+                rm->dev[id] += (int64_t)rm->quota[id] * DCH__REP_ONE;
+                rm->dev[x] -= (int64_t)rm->quota[id] * DCH__REP_ONE;
+                rm->quota[id] = 0;
+                rm->stuck[id] = 1;
+            }
+    }
+}
+
+/* ---- Lowering: x gives copies ------------------------------------------ */
+
+/* Copies x gives to the heap's members by the rule (all of them when its
+ * weight becomes 0); their quotas. */
+static uint64_t plan_lower(const dch__rep_call *e, uint64_t held)
+{
+    dch__rep_move *rm = e->rm;
+    uint32_t n = build_heap(e, 0);
+    uint64_t total = 0;
+    const int all = e->v->members[e->x].weight == 0;
+    const uint32_t keep = keep_of(e, e->x);
+    while (n > 0 && total + keep < held) {
+        const uint32_t r = rm->heap[0];
+        if (!all && rm->dev[e->x] <= rm->dev[r] + DCH__REP_ONE)
+            break;
+        rm->quota[r]++;
+        rm->dev[r] += DCH__REP_ONE;
+        rm->dev[e->x] -= DCH__REP_ONE;
+        total++;
+        sift_down(e, 0, n, 0);
+    }
+    return total;
+}
+
+/* Whether r may take x's copy at position k of slot b. */
+static int may_receive(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t r)
+{
+    return rep_place_of(b, e->n, r) < 0 && rep_zones_ok(e, b, e->n, k, r);
+}
+
+/*
+ * Pools: the plan gives one copy each to the first members of a class tied
+ * in deviation (ties to the lower id), but any member of the class could
+ * take it with the same counts as a result. Turning such a class into a
+ * pool of that many copies lets the slots choose among all its members,
+ * which is what diversity needs when a removal gives one copy each to a
+ * few of many equal members. Only up to 8 classes (equal weights give at
+ * most three); none when weights make every class a single member.
+ */
+static void make_pools(const dch__rep_call *e)
+{
+    dch__rep_move *rm = e->rm;
+    const uint32_t L = e->v->id_limit;
+    rm->npools = 0;
+    for (uint32_t id = 0; id < L; id++)
+        rm->from[id] = UINT32_MAX;
+    for (uint32_t id = 0; id < L; id++) {
+        if (rm->quota[id] != 1)
+            continue;
+        const int64_t pre = rm->dev[id] - DCH__REP_ONE;
+        uint32_t p = 0;
+        while (p < rm->npools && rm->pool_pre[p] != pre)
+            p++;
+        if (p == rm->npools) {
+            if (p == 8) {
+                rm->npools = 0;
+                return;
+            }
+            rm->pool_pre[rm->npools] = pre;
+            rm->pool_budget[rm->npools++] = 0;
+        }
+    }
+    for (uint32_t id = 0; id < L; id++) {
+        if (id == e->x || !rep_positive(e, id) || rm->stuck[id] || rm->quota[id] > 1)
+            continue;
+        const int64_t pre = rm->dev[id] - (int64_t)rm->quota[id] * DCH__REP_ONE;
+        for (uint32_t p = 0; p < rm->npools; p++)
+            if (rm->pool_pre[p] == pre) {
+                rm->from[id] = p;
+                if (rm->quota[id] == 1) {
+                    rm->quota[id] = 0;
+                    rm->dev[id] -= DCH__REP_ONE;
+                    rm->pool_budget[p]++;
+                }
+            }
+    }
+}
+
+/* Pool copies nobody took go back to the first members of each pool, as
+ * the plan had them. */
+static void unpool(const dch__rep_call *e)
+{
+    dch__rep_move *rm = e->rm;
+    for (uint32_t id = 0; id < e->v->id_limit; id++) {
+        const uint32_t p = rm->from[id];
+        if (p != UINT32_MAX && rm->pool_budget[p] > 0) {
+            rm->pool_budget[p]--;
+            rm->quota[id] = 1;
+            rm->dev[id] += DCH__REP_ONE;
+        }
+        rm->from[id] = UINT32_MAX;
+    }
+    rm->npools = 0;
+}
+
+/*
+ * Where x was a primary, its place goes to one of the slot's copies picked
+ * by a key of (slot, member) rather than to the member that took x's copy:
+ * a leaving member's primaries then spread over all its co-holders, not
+ * over the few that could take its copies (with as many zones as copies,
+ * only members of its own zone). Counts are balanced afterwards anyway.
+ */
+static void hand_over_primaries(const dch__rep_call *e)
+{
+    const dch__rep_move *rm = e->rm;
+    for (uint32_t j = 0; j < rm->nrec; j++) {
+        if ((rm->rec_at[j] & 7) != 0)
+            continue;
+        uint16_t *b = rep_block(e, rm->rec_at[j] >> 3);
+        uint32_t best = 0;
+        for (uint32_t k = 1; k < e->n; k++)
+            if (dch__rep_order_key(rm->rec_at[j] >> 3, b[k]) <
+                dch__rep_order_key(rm->rec_at[j] >> 3, b[best]))
+                best = k;
+        const uint16_t t = b[0];
+        b[0] = b[best];
+        b[best] = t;
+    }
+}
+
+void dch__rep_shrink(const dch__rep_call *e)
+{
+    const dch__rep_view *v = e->v;
+    dch__rep_move *rm = e->rm;
+    const uint32_t n = e->n, P = v->slots, x = e->x;
+    for (uint32_t id = 0; id < v->id_limit; id++)
+        rm->quota[id] = rm->stuck[id] = 0;
+    const int rows = build_rows(e, 0);
+    for (;;) {
+        uint64_t left = plan_lower(e, v->members[x].copies);
+        if (left == 0)
+            break;
+        /* The receivers with quota or in a pool, in queue[], and their
+         * counts once the plan is carried (for the diversity caps). */
+        for (uint32_t id = 0; id < v->id_limit; id++)
+            rm->cap[id] = v->members[id].copies + rm->quota[id];
+        make_pools(e);
+        uint32_t np = 0;
+        for (uint32_t id = 0; id < v->id_limit; id++)
+            if (wants(rm, id) > 0)
+                rm->queue[np++] = id;
+        const uint64_t total = left;
+        const uint32_t first_pass = rows ? 0 : PASSES - 1;
+        /* avail[]: x's slots each receiver may still take; kept as x gives. */
+        for (uint32_t i = 0; i < np; i++)
+            rm->avail[rm->queue[i]] = 0;
+        for (uint32_t s = 0; s < P; s++) {
+            const uint16_t *b = rep_block(e, s);
+            const int at = rep_place_of(b, n, x);
+            for (uint32_t i = 0; at >= 0 && i < np; i++)
+                if (may_receive(e, b, (uint32_t)at, rm->queue[i]))
+                    rm->avail[rm->queue[i]]++;
+        }
+        for (uint32_t pass = first_pass; pass < PASSES && left > 0; pass++) {
+            const uint32_t slack = slack_of(pass);
+            for (uint32_t k = 0; k < P && left > 0; k++) {
+                const uint32_t s = rep_visit(e, k);
+                const uint16_t *b = rep_block(e, s);
+                const int at = rep_place_of(b, n, x);
+                if (at < 0)
+                    continue;
+                /* The first pass spreads x's gifts over the whole order. */
+                if (pass == first_pass && (total - left) * P >= (uint64_t)(k + 1) * total)
+                    continue;
+                uint32_t best = DCH__REP_NONE;
+                for (uint32_t i = 0; i < np; i++) {
+                    const uint32_t r = rm->queue[i];
+                    if (wants(rm, r) == 0 || !may_receive(e, b, (uint32_t)at, r))
+                        continue;
+                    int crowded = 0;
+                    for (uint32_t j = 0; rows && j < n; j++) {
+                        if (j == (uint32_t)at)
+                            continue;
+                        const uint32_t *c = pair_cell(e, b[j], r);
+                        const uint64_t cap = pair_mean(e, rm->cap[b[j]], rm->cap[r]);
+                        crowded |= c != NULL && *c >= cap + slack;
+                    }
+                    if (!crowded && (best == DCH__REP_NONE || urgent(rm, r, best)))
+                        best = r;
+                }
+                if (best == DCH__REP_NONE)
+                    continue;
+                for (uint32_t i = 0; i < np; i++) /* the slot is used up */
+                    if (wants(rm, rm->queue[i]) > 0 &&
+                        may_receive(e, b, (uint32_t)at, rm->queue[i]))
+                        rm->avail[rm->queue[i]]--;
+                if (rm->quota[best] > 0) {
+                    rm->quota[best]--;
+                } else { /* from its pool */
+                    rm->pool_budget[rm->from[best]]--;
+                    rm->from[best] = UINT32_MAX;
+                    rm->dev[best] += DCH__REP_ONE;
+                }
+                rep_record(e, s, (uint32_t)at, x);
+                rep_trade(e, s, (uint32_t)at, best);
+                for (uint32_t j = 0; rows && j < n; j++) {
+                    if (j == (uint32_t)at)
+                        continue;
+                    if (rm->rowof[b[j]] != UINT32_MAX)
+                        rm->rows[(size_t)rm->rowof[b[j]] * v->id_limit + best]++;
+                    if (rm->rowof[best] != UINT32_MAX)
+                        rm->rows[(size_t)rm->rowof[best] * v->id_limit + b[j]]++;
+                }
+                left--;
+            }
+        }
+        unpool(e);
+        for (uint32_t i = 0; i < np && left > 0; i++)
+            while (rm->quota[rm->queue[i]] > 0 && dch__rep_augment(e, 0, rm->queue[i])) {
+                rm->quota[rm->queue[i]]--;
+                left--;
+            }
+        if (left == 0)
+            continue;
+        for (uint32_t i = 0; i < np; i++) {
+            const uint32_t r = rm->queue[i];
+            if (rm->quota[r] > 0) {
+                rm->dev[r] -= (int64_t)rm->quota[r] * DCH__REP_ONE;
+                rm->dev[x] += (int64_t)rm->quota[r] * DCH__REP_ONE;
+                rm->quota[r] = 0;
+                rm->stuck[r] = 1;
+            }
+        }
+    }
+    if (v->members[x].weight > 0 || v->members[x].copies == 0) {
+        hand_over_primaries(e);
+        return;
+    }
+    /* Leaving, with copies no planned receiver could take: each goes to the
+     * member furthest below its share that the slot allows (one always
+     * does: NOTES.md, "Replicas"). */
+    for (uint32_t s = 0; s < P; s++) {
+        const uint16_t *b = rep_block(e, s);
+        const int at = rep_place_of(b, n, x);
+        if (at < 0)
+            continue;
+        uint32_t best = DCH__REP_NONE;
+        for (uint32_t r = 0; r < v->id_limit; r++)
+            if (r != x && rep_positive(e, r) && may_receive(e, b, (uint32_t)at, r) &&
+                (best == DCH__REP_NONE || rep_first(e, 0, r, best)))
+                best = r;
+        if (best != DCH__REP_NONE) {
+            rm->dev[best] += DCH__REP_ONE;
+            rep_record(e, s, (uint32_t)at, x);
+            rep_trade(e, s, (uint32_t)at, best);
+        }
+    }
+    hand_over_primaries(e);
+}
+
