@@ -39,10 +39,7 @@ static size_t case_stride(void)
 
 TestSuite(cli, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
-typedef struct result {
-    int status; /* exit status */
-    char *out, *err;
-} result;
+typedef tool_result result;
 
 /* The whole file, which must be there. */
 static char *read_all(const char *path, size_t *len)
@@ -52,62 +49,15 @@ static char *read_all(const char *path, size_t *len)
     return s;
 }
 
-/* Run the tool with the given arguments (NULL-terminated). */
-static result run_argv(char *const *args)
-{
-    char out_path[128], err_path[128];
-    snprintf(out_path, sizeof out_path, "%s/.stdout", the_tool.dir);
-    snprintf(err_path, sizeof err_path, "%s/.stderr", the_tool.dir);
-    fflush(NULL);
-    const pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        const int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        const int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-            _exit(127);
-        close(o);
-        close(e);
-        char *argv[64];
-        int n = 0;
-        argv[n++] = (char *)the_tool.tool;
-        for (; args[n - 1] != NULL && n < 63; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(the_tool.tool, argv);
-        _exit(127);
-    }
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0)
-        cr_assert_eq(errno, EINTR);
-    result r;
-    cr_assert(WIFEXITED(ws), "dch did not exit normally");
-    r.status = WEXITSTATUS(ws);
-    cr_assert_neq(r.status, 127, "could not run %s", the_tool.tool);
-    r.out = read_all(out_path, NULL);
-    r.err = read_all(err_path, NULL);
-    unlink(out_path);
-    unlink(err_path);
-    /* A sanitizer or valgrind report in the tool fails the test too. */
-    cr_assert(strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL,
-              "the tool reported: %s", r.err);
-    return r;
-}
+#define RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
 
-#define RUN(...) run_argv((char *const[]){__VA_ARGS__, NULL})
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 /* `dch init` of a 16 x 8 map at `map`, which must succeed. */
 static void init_small_map(const char *map)
 {
     result r = RUN("init", (char *)map, "--units", "16", "--slots", "8");
     cr_assert_eq(r.status, 0, "init: %s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
 }
 
 static void path_in(char *buf, size_t n, const char *name)
@@ -341,7 +291,7 @@ Test(cli, an_operator_workflow_matches_the_library)
     result r = RUN("init", map, "--units", "64", "--slots", "16", "--key",
                    "00112233445566778899AABBCCDDEEFF");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     cr_assert_eq(count_files(), 1);
     dch_map *m = load(map);
     dch_map_config cfg;
@@ -354,7 +304,7 @@ Test(cli, an_operator_workflow_matches_the_library)
     r = RUN("add", map, "alpha");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "- -> alpha: 1024/1024 slots") != NULL, "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("add", map, "beta", "--weight", "2", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
@@ -367,7 +317,7 @@ Test(cli, an_operator_workflow_matches_the_library)
     char want[32];
     snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_fingerprint(m));
     cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
-    result_free(&r);
+    tool_result_free(&r);
     cr_assert_eq(count_files(), 1, "no temporary file left by a change");
 
     /* show --json: valid, and the library's numbers. */
@@ -380,11 +330,11 @@ Test(cli, an_operator_workflow_matches_the_library)
     cr_assert_str_eq(json_field(r.out, "hash_key", fp, sizeof fp),
                      "00112233445566778899aabbccddeeff");
     cr_assert(strstr(r.out, "\"name\": \"alpha\"") && strstr(r.out, "\"name\": \"beta\""));
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("show", map);
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, want) != NULL, "text show has the fingerprint");
-    result_free(&r);
+    tool_result_free(&r);
 
     /* lookup: text and JSON agree with the library. */
     r = RUN("lookup", map, "user:1", "user:2", "user:3", "order/9");
@@ -399,22 +349,22 @@ Test(cli, an_operator_workflow_matches_the_library)
         line += strlen(expect_line);
     }
     cr_assert_eq(*line, '\0');
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("lookup", "--json", map, "user:1");
     cr_assert_eq(r.status, 0);
     assert_json(r.out);
     snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_hash(m, "user:1", 6));
     cr_assert_str_eq(json_field(r.out, "hash", fp, sizeof fp), want);
-    result_free(&r);
+    tool_result_free(&r);
 
     /* diff: the plan the library computes. */
     r = RUN("init", old, "--units", "64", "--slots", "16");
     cr_assert_eq(r.status, 0);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("init", old, "--units", "64", "--slots", "16", "--key",
             "00112233445566778899aabbccddeeff", "--force");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     FILE *src = fopen(map, "rb"), *dst = fopen(old, "wb");
     char buf[8192];
     for (size_t n; (n = fread(buf, 1, sizeof buf, src)) > 0;)
@@ -423,7 +373,7 @@ Test(cli, an_operator_workflow_matches_the_library)
     fclose(dst);
     r = RUN("add", map, "gamma", "--weight", "1");
     cr_assert_eq(r.status, 0);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map *before = load(old), *after = load(map);
     const moved_sum plan = plan_of(before, after);
     r = RUN("diff", old, map, "--json");
@@ -434,14 +384,14 @@ Test(cli, an_operator_workflow_matches_the_library)
     for (const char *s = r.out; (s = strstr(s, "\"lo\": ")) != NULL; s++)
         ranges++;
     cr_assert_eq(ranges, plan.ranges);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("diff", old, map);
     cr_assert_eq(r.status, 0);
     char head[128];
     snprintf(head, sizeof head, "plan: %llu of 1024 slots move", plan.slots);
     cr_assert(strstr(r.out, head) != NULL, "%s", r.out);
     cr_assert(strstr(r.out, "alpha -> gamma: ") && strstr(r.out, "beta -> gamma: "), "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_free(before);
     dch_map_free(after);
 
@@ -449,10 +399,10 @@ Test(cli, an_operator_workflow_matches_the_library)
     r = RUN("remove", map, "beta");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "beta -> alpha: ") && strstr(r.out, "beta -> gamma: "), "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("weight", map, "alpha", "0");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_free(m);
     m = load(map);
     cr_assert_eq(dch_map_node_count(m), 2);
@@ -463,16 +413,16 @@ Test(cli, an_operator_workflow_matches_the_library)
     r = RUN("verify", map);
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, ": ok:") != NULL);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("verify", map, "--json");
     cr_assert_eq(r.status, 0);
     assert_json(r.out);
     cr_assert(strstr(r.out, "\"ok\": true") != NULL);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("fingerprint", map);
     snprintf(want, sizeof want, "%016llx\n", (unsigned long long)dch_map_fingerprint(m));
     cr_assert_str_eq(r.out, want);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_free(m);
     cr_assert_eq(count_files(), 2, "only the two maps: no temporary files");
 }
@@ -483,29 +433,29 @@ Test(cli, dry_runs_and_failed_changes_leave_the_file_as_it_was)
     path_in(map, sizeof map, "m.dchmap");
     init_small_map(map);
     result r = RUN("add", map, "a");
-    result_free(&r);
+    tool_result_free(&r);
     size_t len0;
     char *bytes0 = read_all(map, &len0);
 
     r = RUN("add", map, "b", "--dry-run", "--ranges");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "dry run") && strstr(r.out, "0x"), "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("add", map, "a");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, map) && strstr(r.err, "name already in use"), "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("remove", map, "nobody");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, "no such member") != NULL, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("weight", map, "nobody", "3");
     cr_assert_eq(r.status, 1);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("init", map);
     cr_assert_eq(r.status, 1, "init refuses to replace a map");
     cr_assert(strstr(r.err, "already exists") != NULL);
-    result_free(&r);
+    tool_result_free(&r);
 
     size_t len1;
     char *bytes1 = read_all(map, &len1);
@@ -525,14 +475,14 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, missing) && strstr(r.err, "No such file"), "%s", r.err);
     cr_assert_str_eq(r.out, "");
-    result_free(&r);
+    tool_result_free(&r);
 
     init_small_map(map);
     r = RUN("init", other, "--units", "32", "--slots", "8");
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("diff", map, other);
     cr_assert_eq(r.status, 1, "maps of different shapes have no plan");
-    result_free(&r);
+    tool_result_free(&r);
 
     /* A damaged map: every command that reads it says so. */
     size_t len;
@@ -544,19 +494,19 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
     free(bytes);
     const char *cmds[] = {"show", "verify", "fingerprint"};
     for (int k = 0; k < 3; k++) {
-        r = run_argv((char *const[]){(char *)cmds[k], map, NULL});
+        r = tool_run((char *const[]){(char *)cmds[k], map, NULL});
         cr_assert_eq(r.status, 1, "%s", cmds[k]);
         cr_assert(strstr(r.err, map) && strstr(r.err, "damaged"), "%s: %s", cmds[k], r.err);
-        result_free(&r);
+        tool_result_free(&r);
     }
     r = RUN("add", map, "x");
     cr_assert_eq(r.status, 1);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("verify", map, "--json");
     cr_assert_eq(r.status, 1);
     assert_json(r.out);
     cr_assert(strstr(r.out, "\"ok\": false") != NULL);
-    result_free(&r);
+    tool_result_free(&r);
 }
 
 /*
@@ -579,19 +529,19 @@ Test(cli, a_missing_file_is_named_as_missing_by_every_reading_command)
         {"weight", missing, "a", "2", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        r = run_argv(cases[k]);
+        r = tool_run(cases[k]);
         cr_assert_eq(r.status, 1, "%s: status %d", cases[k][0], r.status);
         cr_assert(strstr(r.err, missing) && strstr(r.err, "No such file or directory"),
                   "%s: %s", cases[k][0], r.err);
         cr_assert(strstr(r.err, "input/output") == NULL, "%s: %s", cases[k][0], r.err);
-        result_free(&r);
+        tool_result_free(&r);
     }
     r = RUN("verify", missing, "--json");
     cr_assert_eq(r.status, 1);
     assert_json(r.out);
     cr_assert(strstr(r.out, "\"ok\": false") && strstr(r.out, "No such file or directory"),
               "verify --json drops the reason: %s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     cr_assert_eq(count_files(), 1, "no command created the missing file");
 }
 
@@ -611,15 +561,15 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
     char *bytes0 = read_all(map, &len0);
     for (unsigned b = 1; b < 0x20; b += (unsigned)case_stride()) {
         char name[4] = {'n', (char)b, 'x', '\0'};
-        r = run_argv((char *const[]){"add", map, "--", name, NULL});
+        r = tool_run((char *const[]){"add", map, "--", name, NULL});
         cr_assert_eq(r.status, 2, "byte 0x%02x: status %d", b, r.status);
         cr_assert(strstr(r.err, "control character") != NULL, "byte 0x%02x: %s", b, r.err);
-        result_free(&r);
+        tool_result_free(&r);
     }
     r = RUN("add", map, "-x");
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "unknown option -x") && strstr(r.err, "after --"), "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     size_t len1;
     char *bytes1 = read_all(map, &len1);
     cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "a refused name changed the file");
@@ -628,11 +578,11 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
 
     r = RUN("add", map, "--", "-x");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("lookup", map, "--", "-key", "tab\tkey", "nl\nkey");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "-key\t-x\ntab\\x09key\t-x\nnl\\x0akey\t-x\n");
-    result_free(&r);
+    tool_result_free(&r);
     dch_map *m = load(map);
     uint32_t id;
     cr_assert_eq(dch_map_find_node(m, "-x", &id), DCH_OK);
@@ -648,19 +598,19 @@ Test(cli, every_read_command_takes_json)
     path_in(other, sizeof other, "o.dchmap");
     init_small_map(map);
     result r = RUN("add", map, "a");
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("init", other, "--units", "16", "--slots", "8");
-    result_free(&r);
+    tool_result_free(&r);
     char *const cases[][5] = {
         {"show", map, "--json", NULL},     {"lookup", map, "k", "--json", NULL},
         {"diff", other, map, "--json", NULL}, {"verify", map, "--json", NULL},
         {"fingerprint", map, "--json", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        r = run_argv(cases[k]);
+        r = tool_run(cases[k]);
         cr_assert_eq(r.status, 0, "%s --json: %s", cases[k][0], r.err);
         assert_json(r.out);
-        result_free(&r);
+        tool_result_free(&r);
     }
     dch_map *m = load(map);
     char want[32], fp[32];
@@ -668,7 +618,7 @@ Test(cli, every_read_command_takes_json)
     r = RUN("fingerprint", map, "--json");
     cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
     cr_assert_eq(json_number(r.out, "epoch"), dch_map_epoch(m));
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_free(m);
 }
 
@@ -711,10 +661,10 @@ Test(cli, usage_errors_exit_2)
         {"weight", map, "bell\a", "2", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k += case_stride()) {
-        r = run_argv(cases[k]);
+        r = tool_run(cases[k]);
         cr_assert_eq(r.status, 2, "case %zu: status %d, stderr %s", k, r.status, r.err);
         cr_assert(strstr(r.err, "usage") != NULL, "case %zu: %s", k, r.err);
-        result_free(&r);
+        tool_result_free(&r);
     }
     cr_assert_eq(count_files(), 1, "no usage error created a file");
 }
@@ -726,25 +676,25 @@ Test(cli, help_and_version)
     const char *cmds[] = {"init", "add", "remove", "weight", "show", "lookup", "diff", "verify"};
     for (int k = 0; k < 8; k++)
         cr_assert(strstr(r.out, cmds[k]) != NULL, "--help lacks %s", cmds[k]);
-    result_free(&r);
+    tool_result_free(&r);
     for (size_t k = 0; k < 8; k += case_stride()) {
-        r = run_argv((char *const[]){"help", (char *)cmds[k], NULL});
+        r = tool_run((char *const[]){"help", (char *)cmds[k], NULL});
         cr_assert_eq(r.status, 0);
         char want[64];
         snprintf(want, sizeof want, "usage: dch %s ", cmds[k]);
         cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
-        result_free(&r);
-        r = run_argv((char *const[]){(char *)cmds[k], "--help", NULL});
+        tool_result_free(&r);
+        r = tool_run((char *const[]){(char *)cmds[k], "--help", NULL});
         cr_assert_eq(r.status, 0);
         cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
-        result_free(&r);
+        tool_result_free(&r);
     }
     r = RUN("--version");
     cr_assert_eq(r.status, 0);
     char want[64];
     snprintf(want, sizeof want, "dch %s\n", dch_version());
     cr_assert_str_eq(r.out, want);
-    result_free(&r);
+    tool_result_free(&r);
 }
 
 Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
@@ -754,34 +704,34 @@ Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
     path_in(b, sizeof b, "b.dchmap");
     result r = RUN("init", a, "--units", "4", "--slots", "4", "--random-key");
     cr_assert_eq(r.status, 0);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("init", b, "--units", "4", "--slots", "4", "--random-key");
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("show", a, "--json");
     json_field(r.out, "hash_key", ka, sizeof ka);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("show", b, "--json");
     json_field(r.out, "hash_key", kb, sizeof kb);
-    result_free(&r);
+    tool_result_free(&r);
     cr_assert_str_neq(ka, kb, "two random keys are equal");
     cr_assert_str_neq(ka, "00000000000000000000000000000000");
 
     /* Quotes, backslashes, UTF-8, invalid UTF-8, and names that look like options. */
     char *const names[] = {"q\"uote", "back\\slash", "caf\xc3\xa9", "bad\xff\xfe", "--", "-"};
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-        r = run_argv((char *const[]){"add", a, "--json", "--", names[k], NULL});
+        r = tool_run((char *const[]){"add", a, "--json", "--", names[k], NULL});
         cr_assert_eq(r.status, 0, "name %zu: %s", k, r.err);
         assert_json(r.out);
-        result_free(&r);
+        tool_result_free(&r);
     }
     r = RUN("show", a, "--json");
     assert_json(r.out);
     cr_assert(strstr(r.out, "caf\xc3\xa9") != NULL, "valid UTF-8 passes through");
     cr_assert(strstr(r.out, "bad\\u00ff\\u00fe") != NULL, "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("lookup", a, "--json", "k\xff", "x");
     assert_json(r.out);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map *m = load(a);
     cr_assert_eq(dch_map_node_count(m), sizeof names / sizeof names[0]);
     cr_assert_eq(dch_map_diff(m, m, count_moved, NULL), DCH_OK);
@@ -826,7 +776,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
     snprintf(want, sizeof want, "step %u/%u: epoch", n, n);
     cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     cr_assert_eq(count_files(), 2 + (int)n, "one file per step");
 
     /* Each file is the library's step, byte for byte. */
@@ -860,7 +810,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     cr_assert_eq(json_sum(r.out, "moved_slots"), whole.slots, "the steps move the plan");
     cr_assert_eq(json_sum(r.out, "out"), whole.slots);
     cr_assert_eq(json_sum(r.out, "in"), whole.slots);
-    result_free(&r);
+    tool_result_free(&r);
 
     /* Usage errors exit 2, maps that cannot be staged 1. */
     char *const bad[][6] = {{"plan", old, target, NULL},
@@ -868,14 +818,14 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
                             {"plan", old, target, "--max-slots", "x", NULL},
                             {"plan", old, "--max-slots", "4", NULL}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        r = run_argv(bad[i]);
+        r = tool_run(bad[i]);
         cr_assert_eq(r.status, 2, "case %zu: %s", i, r.err);
-        result_free(&r);
+        tool_result_free(&r);
     }
     r = RUN("plan", target, old, "--max-slots", "4");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, "cannot stage") != NULL, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_free(a);
     dch_map_free(b);
 }
@@ -890,15 +840,15 @@ Test(cli, replicated_maps_answer_valid_json)
     result r = RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "3", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
-    result_free(&r);
+    tool_result_free(&r);
     char *const adds[][2] = {{"q\"uote", "z\\1"}, {"caf\xc3\xa9", "z\xff"}, {"c", "z\\1"},
                              {"d", "zone d"}};
     for (size_t k = 0; k < sizeof adds / sizeof adds[0]; k++) {
-        r = run_argv((char *const[]){"add", map, "--json", "--zone", adds[k][1], "--", adds[k][0],
+        r = tool_run((char *const[]){"add", map, "--json", "--zone", adds[k][1], "--", adds[k][0],
                                      NULL});
         cr_assert_eq(r.status, 0, "add %zu: %s", k, r.err);
         assert_json(r.out);
-        result_free(&r);
+        tool_result_free(&r);
     }
     dch_map *m = load(map);
     cr_assert_eq(dch_map_save_file(m, old), DCH_OK);
@@ -906,16 +856,16 @@ Test(cli, replicated_maps_answer_valid_json)
     r = RUN("remove", map, "c", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
-    result_free(&r);
+    tool_result_free(&r);
     char *const reads[][6] = {{"show", map, "--json", NULL},
                               {"lookup", map, "--json", "k1", "k\xff", NULL},
                               {"diff", old, map, "--json", NULL}};
     for (size_t k = 0; k < sizeof reads / sizeof reads[0]; k++) {
-        r = run_argv(reads[k]);
+        r = tool_run(reads[k]);
         cr_assert_eq(r.status, 0, "%s: %s", reads[k][0], r.err);
         assert_json(r.out);
         cr_assert(strstr(r.out, k == 0 ? "\"zone\": \"z\\\\1\"" : "copies") != NULL, "%s: %s",
                   reads[k][0], r.out);
-        result_free(&r);
+        tool_result_free(&r);
     }
 }

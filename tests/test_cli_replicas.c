@@ -27,55 +27,10 @@
 
 TestSuite(cli_replicas, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
-typedef struct result {
-    int status;
-    char *out, *err;
-} result;
+typedef tool_result result;
 
-/* Run the tool with args (NULL-terminated); its status, stdout and stderr. */
-static result run_argv(char *const *args)
-{
-    char po[128], pe[128];
-    snprintf(po, sizeof po, "%s/.stdout", the_tool.dir);
-    snprintf(pe, sizeof pe, "%s/.stderr", the_tool.dir);
-    fflush(NULL);
-    const pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        const int o = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        const int e = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-            _exit(127);
-        char *argv[64];
-        int n = 0;
-        argv[n++] = (char *)the_tool.tool;
-        for (; args[n - 1] != NULL && n < 63; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(the_tool.tool, argv);
-        _exit(127);
-    }
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0)
-        cr_assert_eq(errno, EINTR);
-    cr_assert(WIFEXITED(ws), "dch did not exit normally");
-    result r = {WEXITSTATUS(ws), slurp(po, NULL), slurp(pe, NULL)};
-    cr_assert_neq(r.status, 127, "could not run %s", the_tool.tool);
-    cr_assert(r.out != NULL && r.err != NULL, "cannot read the tool's output");
-    cr_assert(strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL,
-              "the tool reported: %s", r.err);
-    unlink(po);
-    unlink(pe);
-    return r;
-}
+#define RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
 
-#define RUN(...) run_argv((char *const[]){__VA_ARGS__, NULL})
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
 
 static void path_in(char *buf, size_t n, const char *name)
 {
@@ -133,7 +88,7 @@ Test(cli_replicas, bad_replica_counts_are_usage_errors_that_change_nothing)
     path_in(fresh, sizeof fresh, "fresh.dchmap");
     result r = RUN("init", map, "--units", "16", "--slots", "8");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     size_t len0;
     char *bytes0 = bytes_of(map, &len0);
     char *const bad[] = {"0", "9", "10", "-1", "x", "", "3x", " 3", "1.5", "+2",
@@ -144,22 +99,22 @@ Test(cli_replicas, bad_replica_counts_are_usage_errors_that_change_nothing)
         cr_assert(strstr(r.err, "--replicas") && strstr(r.err, "1 to 8") &&
                       strstr(r.err, "usage"),
                   "--replicas '%s': %s", bad[k], r.err);
-        result_free(&r);
+        tool_result_free(&r);
         cr_assert(access(fresh, F_OK) != 0, "--replicas '%s' created a file", bad[k]);
         r = RUN("init", map, "--force", "--replicas", bad[k]);
         cr_assert_eq(r.status, 2, "--force --replicas '%s': status %d", bad[k], r.status);
-        result_free(&r);
+        tool_result_free(&r);
     }
     r = RUN("init", fresh, "--replicas");
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "needs a value") != NULL, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("init", fresh, "--replicas", "2", "--replicas", "3");
     cr_assert_eq(r.status, 2);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("add", map, "a", "--replicas", "2");
     cr_assert_eq(r.status, 2, "--replicas belongs to init only");
-    result_free(&r);
+    tool_result_free(&r);
     cr_assert(access(fresh, F_OK) != 0);
     size_t len1;
     char *bytes1 = bytes_of(map, &len1);
@@ -179,10 +134,10 @@ Test(cli_replicas, bad_zone_names_are_usage_errors_that_change_nothing)
     path_in(map, sizeof map, "m.dchmap");
     result r = RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "2");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("add", map, "a", "--zone", "z1");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     size_t len0;
     char *bytes0 = bytes_of(map, &len0);
 
@@ -195,7 +150,7 @@ Test(cli_replicas, bad_zone_names_are_usage_errors_that_change_nothing)
         cr_assert(strstr(r.err, "a zone has 1 to 255 bytes and no control character") &&
                       strstr(r.err, "usage"),
                   "zone byte 0x%02x: %s", (unsigned char)byte, r.err);
-        result_free(&r);
+        tool_result_free(&r);
     }
     char longest[257];
     memset(longest, 'z', 256);
@@ -205,24 +160,24 @@ Test(cli_replicas, bad_zone_names_are_usage_errors_that_change_nothing)
         r = RUN("add", map, "b", "--zone", bad[k]);
         cr_assert_eq(r.status, 2, "zone %zu: status %d", k, r.status);
         cr_assert(strstr(r.err, "a zone has") != NULL, "%s", r.err);
-        result_free(&r);
+        tool_result_free(&r);
         r = RUN("add", map, "b", "--dry-run", "--zone", bad[k]);
         cr_assert_eq(r.status, 2);
-        result_free(&r);
+        tool_result_free(&r);
     }
     r = RUN("add", map, "b", "--zone");
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "needs a value") != NULL, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("add", map, "b", "--zone", "z1", "--zone", "z2");
     cr_assert_eq(r.status, 2);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("remove", map, "a", "--zone", "z1");
     cr_assert_eq(r.status, 2, "--zone belongs to add only");
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("weight", map, "a", "2", "--zone", "z1");
     cr_assert_eq(r.status, 2);
-    result_free(&r);
+    tool_result_free(&r);
 
     size_t len1;
     char *bytes1 = bytes_of(map, &len1);
@@ -234,7 +189,7 @@ Test(cli_replicas, bad_zone_names_are_usage_errors_that_change_nothing)
     longest[255] = '\0';
     r = RUN("add", map, "b", "--zone", longest);
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
 }
 
 /* ---- What the tool writes and prints ------------------------------------ */
@@ -252,7 +207,7 @@ Test(cli_replicas, init_writes_the_copies_asked_for)
         char want[32];
         snprintf(want, sizeof want, "\"replicas\": %u,", R);
         cr_assert(strstr(r.out, want) != NULL, "R %u: %s", R, r.out);
-        result_free(&r);
+        tool_result_free(&r);
         dch_map *m = load(map);
         cr_assert_eq(replicas_of(m), R, "the file of init --replicas %u", R);
         dch_map_free(m);
@@ -293,7 +248,7 @@ Test(cli_replicas, lookup_prints_every_copy_as_the_library_places_them)
                                                   1 + rng_below(&rng, 3), NULL),
                          DCH_OK);
         cr_assert_eq(dch_map_save_file(m, map), DCH_OK);
-        result r = run_argv(argv);
+        result r = tool_run(argv);
         cr_assert_eq(r.status, 0, "%s", r.err);
         const char *line = r.out;
         for (int k = 0; k < KEYS; k++) {
@@ -311,12 +266,12 @@ Test(cli_replicas, lookup_prints_every_copy_as_the_library_places_them)
             cr_assert_eq(tabs, copies ? copies : 1, "one column per copy");
         }
         cr_assert_eq(*line, '\0', "seed %" PRIu64 ": more output than keys", seed);
-        result_free(&r);
+        tool_result_free(&r);
     }
 
     /* JSON: "copies" holds the same names, primary first. */
     char *const json_argv[] = {"lookup", map, "--json", keys[0], keys[1], NULL};
-    result r = run_argv(json_argv);
+    result r = tool_run(json_argv);
     cr_assert_eq(r.status, 0, "%s", r.err);
     for (int k = 0; k < 2; k++) {
         uint32_t ids[DCH_MAP_MAX_REPLICAS];
@@ -341,7 +296,7 @@ Test(cli_replicas, lookup_prints_every_copy_as_the_library_places_them)
         found = strstr(entry, primary);
         cr_assert(found != NULL && found < end, "name is the primary: %s", r.out);
     }
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_free(m);
 }
 
@@ -363,10 +318,10 @@ Test(cli_replicas, one_copy_keeps_the_old_lookup_output)
              dch_map_node_name(m, dch_map_lookup(m, "user:1", 6)),
              dch_map_node_name(m, dch_map_lookup(m, "user:2", 6)));
     cr_assert_str_eq(r.out, want);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("lookup", map, "user:1", "--json");
     cr_assert(strstr(r.out, "copies") == NULL, "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_free(m);
 }
 
@@ -409,7 +364,7 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
     path_in(map, sizeof map, "m.dchmap");
     result r = RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "2");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_config cfg = map_config(16, 8);
     cfg.replicas = 2;
     dch_map *lib;
@@ -433,7 +388,7 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
             snprintf(want, sizeof want, "added %s in zone %s", names[i], zones[i]);
             cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
         }
-        result_free(&r);
+        tool_result_free(&r);
         dch_map_free(before);
         dch_map_free(after);
     }
@@ -471,7 +426,7 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
                       strncmp(eol + 1 - strlen(tail), tail, strlen(tail)) == 0,
                   "row of %u does not end in '%s': %s", id, tail, r.out);
     }
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("show", map, "--json");
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, "\"replicas\": 2,") != NULL, "%s", r.out);
@@ -482,7 +437,7 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
     }
     cr_assert(strstr(r.out, "\"zone\": \"z1\"") && strstr(r.out, "\"zone\": null"), "%s",
               r.out);
-    result_free(&r);
+    tool_result_free(&r);
 
     /* remove: the copies it prints are the ones that change. */
     r = RUN("remove", map, "c", "--json");
@@ -495,7 +450,7 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
              created, dropped);
     cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
     cr_assert_eq(dropped, dch_map_node_copies(m, 2), "a leaver's copies are dropped");
-    result_free(&r);
+    tool_result_free(&r);
 
     /* diff counts the same copies between the two files. */
     char old[256];
@@ -504,12 +459,12 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
     r = RUN("diff", old, map, "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("diff", old, map);
     snprintf(want, sizeof want, "copies: %" PRIu64 " created, %" PRIu64 " dropped", created,
              dropped);
     cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
-    result_free(&r);
+    tool_result_free(&r);
     dch_map_free(after);
     dch_map_free(m);
     dch_map_free(lib);
@@ -521,15 +476,15 @@ Test(cli_replicas, show_without_replicas_or_zones_keeps_its_columns)
     char map[256];
     path_in(map, sizeof map, "m.dchmap");
     result r = RUN("init", map, "--units", "16", "--slots", "8");
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("add", map, "a");
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("show", map);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "replicas:") == NULL && strstr(r.out, "copies") == NULL, "%s", r.out);
     cr_assert(strstr(r.out, " ideal/u\n") != NULL, "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
     r = RUN("show", map, "--json");
     cr_assert(strstr(r.out, "replicas") == NULL && strstr(r.out, "zone") == NULL, "%s", r.out);
-    result_free(&r);
+    tool_result_free(&r);
 }

@@ -145,65 +145,27 @@ static const uint8_t file_magic[8] = {0x89, 0x44, 0x43, 0x48, 0x0D, 0x0A, 0x1A, 
 static const char checksum_key[16] = "dch map checksum";
 static const char fingerprint_key[16] = "dch fingerprint1";
 
-static uint64_t rd(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void wr(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t rd_uleb(const uint8_t *p, size_t *at)
-{
-    uint32_t v = 0;
-    for (unsigned shift = 0;; shift += 7) {
-        const uint8_t b = p[(*at)++];
-        v |= (uint32_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
-    }
-}
-
-static size_t wr_uleb(uint8_t *p, uint32_t v)
-{
-    size_t n = 0;
-    do {
-        p[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            p[n] |= 0x80;
-        n++;
-    } while (v);
-    return n;
-}
-
 /* Parse a file the library wrote, asserting the documented layout. */
 static void doc_parse(const uint8_t *p, size_t len, doc *d)
 {
     cr_assert(len >= 65);
     cr_assert_eq(memcmp(p, file_magic, 8), 0, "magic");
-    d->version = (uint32_t)rd(p + 8, 4);
-    d->n = (uint32_t)rd(p + 12, 4);
-    d->length = rd(p + 16, 8);
-    d->units = (uint32_t)rd(p + 24, 4);
-    d->spu = (uint32_t)rd(p + 28, 4);
+    d->version = (uint32_t)le_read(p + 8, 4);
+    d->n = (uint32_t)le_read(p + 12, 4);
+    d->length = le_read(p + 16, 8);
+    d->units = (uint32_t)le_read(p + 24, 4);
+    d->spu = (uint32_t)le_read(p + 28, 4);
     memcpy(d->key, p + 32, 16);
-    d->epoch = rd(p + 48, 8);
+    d->epoch = le_read(p + 48, 8);
     cr_assert_eq(d->length, len);
-    cr_assert_eq(rd(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
+    cr_assert_eq(le_read(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
     d->recs = calloc(d->n + 1, sizeof *d->recs);
     size_t at = 56;
     for (uint32_t i = 0; i < d->n; i++) {
         rec *r = &d->recs[i];
-        r->id = (uint32_t)rd(p + at, 2);
-        r->weight = (uint32_t)rd(p + at + 2, 4);
-        r->slots = (uint32_t)rd(p + at + 6, 4);
+        r->id = (uint32_t)le_read(p + at, 2);
+        r->weight = (uint32_t)le_read(p + at + 2, 4);
+        r->slots = (uint32_t)le_read(p + at + 6, 4);
         r->len = p[at + 10];
         memcpy(r->name, p + at + 11, r->len);
         at += 11 + r->len;
@@ -214,14 +176,14 @@ static void doc_parse(const uint8_t *p, size_t len, doc *d)
     d->owner = malloc(d->P * sizeof *d->owner);
     if (d->encoding == 0) {
         for (uint32_t s = 0; s < d->P; s++, at += 2)
-            d->owner[s] = (uint16_t)rd(p + at, 2);
+            d->owner[s] = (uint16_t)le_read(p + at, 2);
     } else {
         cr_assert_eq(d->encoding, 1);
-        const uint32_t runs = (uint32_t)rd(p + at, 4);
+        const uint32_t runs = (uint32_t)le_read(p + at, 4);
         at += 4;
         uint32_t s = 0;
         for (uint32_t r = 0; r < runs; r++) {
-            const uint32_t o = rd_uleb(p, &at), n = rd_uleb(p, &at);
+            const uint32_t o = uleb_read(p, &at), n = uleb_read(p, &at);
             for (uint32_t k = 0; k < n; k++)
                 d->owner[s++] = (uint16_t)o;
         }
@@ -255,18 +217,18 @@ static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
     size_t cap = 56 + (size_t)d->n * 266 + 5 + (size_t)d->P * 8 + 8;
     uint8_t *p = calloc(1, cap);
     memcpy(p, file_magic, 8);
-    wr(p + 8, d->version, 4);
-    wr(p + 12, d->n, 4);
-    wr(p + 24, d->units, 4);
-    wr(p + 28, d->spu, 4);
+    le_write(p + 8, d->version, 4);
+    le_write(p + 12, d->n, 4);
+    le_write(p + 24, d->units, 4);
+    le_write(p + 28, d->spu, 4);
     memcpy(p + 32, d->key, 16);
-    wr(p + 48, d->epoch, 8);
+    le_write(p + 48, d->epoch, 8);
     size_t at = 56;
     for (uint32_t i = 0; i < d->n; i++) {
         const rec *r = &d->recs[i];
-        wr(p + at, r->id, 2);
-        wr(p + at + 2, r->weight, 4);
-        wr(p + at + 6, r->slots, 4);
+        le_write(p + at, r->id, 2);
+        le_write(p + at + 2, r->weight, 4);
+        le_write(p + at + 6, r->slots, 4);
         p[at + 10] = (uint8_t)r->len;
         memcpy(p + at + 11, r->name, r->len);
         at += 11 + r->len;
@@ -277,7 +239,7 @@ static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
         uint32_t e = s + 1;
         while (e < d->P && d->owner[e] == d->owner[s])
             e++;
-        runs_bytes += wr_uleb(tmp, d->owner[s]) + wr_uleb(tmp, e - s);
+        runs_bytes += uleb_write(tmp, d->owner[s]) + uleb_write(tmp, e - s);
         s = e;
     }
     if (encoding < 0)
@@ -285,21 +247,21 @@ static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
     p[at++] = (uint8_t)encoding;
     if (encoding == 0) {
         for (uint32_t s = 0; s < d->P; s++, at += 2)
-            wr(p + at, d->owner[s], 2);
+            le_write(p + at, d->owner[s], 2);
     } else {
-        wr(p + at, doc_runs(d), 4);
+        le_write(p + at, doc_runs(d), 4);
         at += 4;
         for (uint32_t s = 0; s < d->P;) {
             uint32_t e = s + 1;
             while (e < d->P && d->owner[e] == d->owner[s])
                 e++;
-            at += wr_uleb(p + at, d->owner[s]);
-            at += wr_uleb(p + at, e - s);
+            at += uleb_write(p + at, d->owner[s]);
+            at += uleb_write(p + at, e - s);
             s = e;
         }
     }
-    wr(p + 16, at + 8, 8);
-    wr(p + at, sodium_sip(checksum_key, p, at), 8);
+    le_write(p + 16, at + 8, 8);
+    le_write(p + at, sodium_sip(checksum_key, p, at), 8);
     *len_out = at + 8;
     return p;
 }
@@ -307,7 +269,7 @@ static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
 /* Recompute the checksum after a change to the bytes before it. */
 static void fix_checksum(uint8_t *p, size_t len)
 {
-    wr(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
+    le_write(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
 }
 
 /* The fingerprint as map_file.h defines it, from the documented parts. */
@@ -316,20 +278,20 @@ static uint64_t doc_fingerprint(const doc *d)
     size_t cap = 28 + (size_t)d->n * 263 + (size_t)d->P * 2;
     uint8_t *p = malloc(cap);
     size_t at = 0;
-    wr(p, d->units, 4);
-    wr(p + 4, d->spu, 4);
+    le_write(p, d->units, 4);
+    le_write(p + 4, d->spu, 4);
     memcpy(p + 8, d->key, 16);
-    wr(p + 24, d->n, 4);
+    le_write(p + 24, d->n, 4);
     at = 28;
     for (uint32_t i = 0; i < d->n; i++) {
-        wr(p + at, d->recs[i].id, 2);
-        wr(p + at + 2, d->recs[i].weight, 4);
+        le_write(p + at, d->recs[i].id, 2);
+        le_write(p + at + 2, d->recs[i].weight, 4);
         p[at + 6] = (uint8_t)d->recs[i].len;
         memcpy(p + at + 7, d->recs[i].name, d->recs[i].len);
         at += 7 + d->recs[i].len;
     }
     for (uint32_t s = 0; s < d->P; s++, at += 2)
-        wr(p + at, d->owner[s], 2);
+        le_write(p + at, d->owner[s], 2);
     const uint64_t fp = sodium_sip(fingerprint_key, p, at);
     free(p);
     return fp;
@@ -625,7 +587,7 @@ Test(map_file, every_flipped_byte_and_bit_is_rejected)
             /* A damaged version field reads as an unknown version (or as
              * another known one, which then fails the checksum); every
              * other change fails the magic, the length or the checksum. */
-            const uint64_t v = rd(p + 8, 4);
+            const uint64_t v = le_read(p + 8, 4);
             const int unknown = v != 1 && v != 2 && v != 3;
             expect_load(p, len, i >= 8 && i < 12 && unknown ? DCH_EVERSION : DCH_ECORRUPT,
                         "flipped byte", (long)i);
@@ -643,7 +605,7 @@ Test(map_file, unknown_versions_are_reported_as_such)
     uint8_t *bytes = map_bytes(m, &len);
     const uint32_t versions[] = {0, 4, 0x100, UINT32_MAX};
     for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
-        wr(bytes + 8, versions[k], 4);
+        le_write(bytes + 8, versions[k], 4);
         fix_checksum(bytes, len);
         expect_load(bytes, len, DCH_EVERSION, "version", (long)versions[k]);
         /* Even a bare 12-byte start says which version it is. */
@@ -651,7 +613,7 @@ Test(map_file, unknown_versions_are_reported_as_such)
     }
     /* Version 2 is known: a version 1 body under it lacks the transition
      * record, so its table runs into where the record should be. */
-    wr(bytes + 8, DCH_MAP_FORMAT_VERSION_STEP, 4);
+    le_write(bytes + 8, DCH_MAP_FORMAT_VERSION_STEP, 4);
     fix_checksum(bytes, len);
     expect_load(bytes, len, DCH_ECORRUPT, "version 2 without a record", 2);
     bytes[0] = 0x88;
@@ -873,7 +835,7 @@ Test(map_file, malformed_run_tables_are_rejected)
     uint8_t *bytes = map_bytes(m, &len);
     const size_t table = 56 + 2 * 12; /* two records with one-byte names */
     cr_assert_eq(bytes[table], 1, "runs encoding");
-    const uint32_t runs = (uint32_t)rd(bytes + table + 1, 4);
+    const uint32_t runs = (uint32_t)le_read(bytes + table + 1, 4);
     const size_t first = table + 5; /* first run: owner, length, both < 128 */
     cr_assert(bytes[first] < 0x80 && bytes[first + 1] < 0x80 && bytes[first + 1] > 1);
 
@@ -881,12 +843,12 @@ Test(map_file, malformed_run_tables_are_rejected)
     /* R off by one either way. */
     for (int delta = -1; delta <= 1; delta += 2) {
         memcpy(p, bytes, len);
-        wr(p + table + 1, (uint32_t)((int64_t)runs + delta), 4);
+        le_write(p + table + 1, (uint32_t)((int64_t)runs + delta), 4);
         fix_checksum(p, len);
         expect_load(p, len, DCH_ECORRUPT, "run count", delta);
     }
     memcpy(p, bytes, len);
-    wr(p + table + 1, 0, 4);
+    le_write(p + table + 1, 0, 4);
     fix_checksum(p, len);
     expect_load(p, len, DCH_ECORRUPT, "zero runs", 0);
     /* A run of length 0. */
@@ -938,8 +900,8 @@ Test(map_file, malformed_run_tables_are_rejected)
         at += n;
         if (kind == 3)
             p[at++] = 0;
-        wr(p + table + 1, r, 4);
-        wr(p + 16, at + 8, 8);
+        le_write(p + table + 1, r, 4);
+        le_write(p + 16, at + 8, 8);
         fix_checksum(p, at + 8);
         expect_load(p, at + 8, DCH_ECORRUPT, "run table damage", kind);
     }
@@ -957,14 +919,14 @@ Test(map_file, count_and_length_fields_must_match_the_bytes)
     const uint32_t counts[] = {0, 3, 5, 6, 65535, 65536, UINT32_MAX};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
         memcpy(p, bytes, len);
-        wr(p + 12, counts[k], 4);
+        le_write(p + 12, counts[k], 4);
         fix_checksum(p, len);
         expect_load(p, len, DCH_ECORRUPT, "member count", (long)counts[k]);
     }
     const uint64_t lengths[] = {len - 1, len + 1, 0, 65, UINT64_MAX};
     for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
         memcpy(p, bytes, len);
-        wr(p + 16, lengths[k], 8);
+        le_write(p + 16, lengths[k], 8);
         fix_checksum(p, len);
         expect_load(p, len, DCH_ECORRUPT, "length field", (long)k);
     }
@@ -1001,7 +963,7 @@ Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
             bytes[at] = rng_below(&rng, 2) ? (uint8_t)rng_next(&rng) : (uint8_t)(bytes[at] ^ 1);
         }
         if (rng_below(&rng, 4) == 0)
-            wr(bytes + 16, len, 8);
+            le_write(bytes + 16, len, 8);
         fix_checksum(bytes, len);
         dch_map *out = NULL;
         const int rc = dch_map_load(&out, bytes, len);
@@ -1204,14 +1166,14 @@ Test(map_file, damaged_files_are_refused)
         cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT, "cut at %zu", cuts[k]);
     }
     memcpy(p, bytes, len);
-    wr(p + 8, 4, 4);
+    le_write(p + 8, 4, 4);
     write_file(sc.path, p, len);
     cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION);
     write_file(sc.path, p, 12);
     cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION, "a bare version-4 start");
     /* A header announcing more than any map can take is refused unread. */
     memcpy(p, bytes, len);
-    wr(p + 16, UINT64_C(1) << 40, 8);
+    le_write(p + 16, UINT64_C(1) << 40, 8);
     write_file(sc.path, p, len);
     cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT);
     memcpy(p, bytes, len);

@@ -37,44 +37,6 @@ static uint64_t sodium_sip(const char key16[16], const uint8_t *msg, size_t len)
     return v;
 }
 
-static uint64_t rd(const uint8_t *p, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static void wr(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t rd_uleb(const uint8_t *p, size_t *at)
-{
-    uint32_t v = 0;
-    for (unsigned shift = 0;; shift += 7) {
-        const uint8_t b = p[(*at)++];
-        v |= (uint32_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            return v;
-    }
-}
-
-static size_t wr_uleb(uint8_t *p, uint32_t v)
-{
-    size_t n = 0;
-    do {
-        p[n] = (uint8_t)(v & 0x7f);
-        v >>= 7;
-        if (v)
-            p[n] |= 0x80;
-        n++;
-    } while (v);
-    return n;
-}
-
 static const uint8_t file_magic[8] = {0x89, 0x44, 0x43, 0x48, 0x0D, 0x0A, 0x1A, 0x0A};
 static const char checksum_key[16] = "dch map checksum";
 static const char fingerprint_key_r[16] = "dch fingerprintR";
@@ -171,25 +133,25 @@ static void doc_parse(const uint8_t *p, size_t len, doc *d)
 {
     cr_assert(len >= 69);
     cr_assert_eq(memcmp(p, file_magic, 8), 0, "magic");
-    d->version = (uint32_t)rd(p + 8, 4);
+    d->version = (uint32_t)le_read(p + 8, 4);
     cr_assert_eq(d->version, 3);
-    d->n = (uint32_t)rd(p + 12, 4);
-    cr_assert_eq(rd(p + 16, 8), len);
-    d->units = (uint32_t)rd(p + 24, 4);
-    d->spu = (uint32_t)rd(p + 28, 4);
+    d->n = (uint32_t)le_read(p + 12, 4);
+    cr_assert_eq(le_read(p + 16, 8), len);
+    d->units = (uint32_t)le_read(p + 24, 4);
+    d->spu = (uint32_t)le_read(p + 28, 4);
     memcpy(d->key, p + 32, 16);
-    d->epoch = rd(p + 48, 8);
-    cr_assert_eq(rd(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
-    d->R = (uint32_t)rd(p + 56, 4);
+    d->epoch = le_read(p + 48, 8);
+    cr_assert_eq(le_read(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
+    d->R = (uint32_t)le_read(p + 56, 4);
     d->recs = calloc(d->n + 2, sizeof *d->recs);
     size_t at = 60;
     uint32_t weighted = 0;
     for (uint32_t i = 0; i < d->n; i++) {
         rec *r = &d->recs[i];
-        r->id = (uint32_t)rd(p + at, 2);
-        r->weight = (uint32_t)rd(p + at + 2, 4);
-        r->slots = (uint32_t)rd(p + at + 6, 4);
-        r->copies = (uint32_t)rd(p + at + 10, 4);
+        r->id = (uint32_t)le_read(p + at, 2);
+        r->weight = (uint32_t)le_read(p + at + 2, 4);
+        r->slots = (uint32_t)le_read(p + at + 6, 4);
+        r->copies = (uint32_t)le_read(p + at + 10, 4);
         r->len = p[at + 14];
         memcpy(r->name, p + at + 15, r->len);
         at += 15 + r->len;
@@ -204,17 +166,17 @@ static void doc_parse(const uint8_t *p, size_t len, doc *d)
     d->encoding = p[at++];
     if (d->encoding == 0) {
         for (size_t i = 0; i < (size_t)d->P * d->copies; i++, at += 2)
-            d->table[i] = (uint16_t)rd(p + at, 2);
+            d->table[i] = (uint16_t)le_read(p + at, 2);
     } else {
         cr_assert_eq(d->encoding, 1);
-        const uint32_t runs = (uint32_t)rd(p + at, 4);
+        const uint32_t runs = (uint32_t)le_read(p + at, 4);
         at += 4;
         uint32_t s = 0;
         for (uint32_t r = 0; r < runs; r++) {
             uint16_t t[8];
             for (uint32_t k = 0; k < d->copies; k++)
-                t[k] = (uint16_t)rd_uleb(p, &at);
-            const uint32_t n = rd_uleb(p, &at);
+                t[k] = (uint16_t)uleb_read(p, &at);
+            const uint32_t n = uleb_read(p, &at);
             for (uint32_t j = 0; j < n; j++, s++)
                 memcpy(d->table + (size_t)s * d->copies, t, d->copies * sizeof *t);
         }
@@ -242,20 +204,20 @@ static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
     size_t cap = 60 + (size_t)(d->n + 2) * 530 + 5 + (size_t)d->P * (c * 3 + 4) + 8;
     uint8_t *p = calloc(1, cap);
     memcpy(p, file_magic, 8);
-    wr(p + 8, d->version, 4);
-    wr(p + 12, d->n, 4);
-    wr(p + 24, d->units, 4);
-    wr(p + 28, d->spu, 4);
+    le_write(p + 8, d->version, 4);
+    le_write(p + 12, d->n, 4);
+    le_write(p + 24, d->units, 4);
+    le_write(p + 28, d->spu, 4);
     memcpy(p + 32, d->key, 16);
-    wr(p + 48, d->epoch, 8);
-    wr(p + 56, d->R, 4);
+    le_write(p + 48, d->epoch, 8);
+    le_write(p + 56, d->R, 4);
     size_t at = 60;
     for (uint32_t i = 0; i < d->n; i++) {
         const rec *r = &d->recs[i];
-        wr(p + at, r->id, 2);
-        wr(p + at + 2, r->weight, 4);
-        wr(p + at + 6, r->slots, 4);
-        wr(p + at + 10, r->copies, 4);
+        le_write(p + at, r->id, 2);
+        le_write(p + at + 2, r->weight, 4);
+        le_write(p + at + 6, r->slots, 4);
+        le_write(p + at + 10, r->copies, 4);
         p[at + 14] = (uint8_t)r->len;
         memcpy(p + at + 15, r->name, r->len);
         at += 15 + r->len;
@@ -271,8 +233,8 @@ static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
         while (e < d->P && same_entries(d->table + e * c, d->table + s * c, (uint32_t)c))
             e++;
         for (size_t k = 0; k < c; k++)
-            runs_bytes += wr_uleb(tmp, d->table[s * c + k]);
-        runs_bytes += wr_uleb(tmp, e - s);
+            runs_bytes += uleb_write(tmp, d->table[s * c + k]);
+        runs_bytes += uleb_write(tmp, e - s);
         s = e;
     }
     if (encoding < 0)
@@ -280,45 +242,45 @@ static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
     p[at++] = (uint8_t)encoding;
     if (encoding == 0) {
         for (size_t i = 0; i < (size_t)d->P * c; i++, at += 2)
-            wr(p + at, d->table[i], 2);
+            le_write(p + at, d->table[i], 2);
     } else {
-        wr(p + at, runs, 4);
+        le_write(p + at, runs, 4);
         at += 4;
         for (uint32_t s = 0; s < d->P;) {
             uint32_t e = s + 1;
             while (e < d->P && same_entries(d->table + e * c, d->table + s * c, (uint32_t)c))
                 e++;
             for (size_t k = 0; k < c; k++)
-                at += wr_uleb(p + at, d->table[s * c + k]);
-            at += wr_uleb(p + at, e - s);
+                at += uleb_write(p + at, d->table[s * c + k]);
+            at += uleb_write(p + at, e - s);
             s = e;
         }
     }
-    wr(p + 16, at + 8, 8);
-    wr(p + at, sodium_sip(checksum_key, p, at), 8);
+    le_write(p + 16, at + 8, 8);
+    le_write(p + at, sodium_sip(checksum_key, p, at), 8);
     *len_out = at + 8;
     return p;
 }
 
 static void fix_checksum(uint8_t *p, size_t len)
 {
-    wr(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
+    le_write(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
 }
 
 /* The fingerprint of a map with R >= 2 as map_file.h defines it. */
 static uint64_t doc_fingerprint(const doc *d)
 {
     uint8_t *p = malloc(32 + (size_t)d->n * 520 + (size_t)d->P * d->R * 2);
-    wr(p, d->units, 4);
-    wr(p + 4, d->spu, 4);
+    le_write(p, d->units, 4);
+    le_write(p + 4, d->spu, 4);
     memcpy(p + 8, d->key, 16);
-    wr(p + 24, d->R, 4);
-    wr(p + 28, d->n, 4);
+    le_write(p + 24, d->R, 4);
+    le_write(p + 28, d->n, 4);
     size_t at = 32;
     for (uint32_t i = 0; i < d->n; i++) {
         const rec *r = &d->recs[i];
-        wr(p + at, r->id, 2);
-        wr(p + at + 2, r->weight, 4);
+        le_write(p + at, r->id, 2);
+        le_write(p + at + 2, r->weight, 4);
         p[at + 6] = (uint8_t)r->len;
         memcpy(p + at + 7, r->name, r->len);
         at += 7 + r->len;
@@ -328,7 +290,7 @@ static uint64_t doc_fingerprint(const doc *d)
     }
     for (uint32_t s = 0; s < d->P; s++)
         for (uint32_t k = 0; k < d->R; k++, at += 2)
-            wr(p + at, k < d->copies ? d->table[s * d->copies + k] : 0xFFFF, 2);
+            le_write(p + at, k < d->copies ? d->table[s * d->copies + k] : 0xFFFF, 2);
     const uint64_t fp = sodium_sip(fingerprint_key_r, p, at);
     free(p);
     return fp;
@@ -391,7 +353,7 @@ Test(map_file_replicas, random_histories_round_trip_in_every_getter)
                 bool zoned = false;
                 for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
                     zoned |= dch_map_node_zone(m, id) != NULL;
-                const uint32_t version = (uint32_t)rd(bytes + 8, 4);
+                const uint32_t version = (uint32_t)le_read(bytes + 8, 4);
                 cr_assert_eq(version, R == 1 && !zoned ? 1u : 3u,
                              "seed %llu: R %u, zones %d: version %u", sd, R, zoned, version);
                 v1 += version == 1;
@@ -529,10 +491,10 @@ Test(map_file_replicas, fingerprint_covers_copies_and_zones_only_with_replicas)
     cr_assert_eq(dch_map_fingerprint(z1), dch_map_fingerprint(p1));
     size_t len;
     uint8_t *bytes = map_bytes(z1, &len);
-    cr_assert_eq(rd(bytes + 8, 4), 3, "zones alone make a version 3 file");
+    cr_assert_eq(le_read(bytes + 8, 4), 3, "zones alone make a version 3 file");
     free(bytes);
     bytes = map_bytes(p1, &len);
-    cr_assert_eq(rd(bytes + 8, 4), 1);
+    cr_assert_eq(le_read(bytes + 8, 4), 1);
     free(bytes);
 
     /* R = 2: the fingerprint follows the definition, and moves with a zone
@@ -758,11 +720,11 @@ Test(map_file_replicas, malformed_tuple_runs_are_rejected)
     cr_assert_eq(d.encoding, 1, "runs");
     const size_t table = 60 + 2 * (15 + 1 + 1);
     cr_assert_eq(bytes[table], 1);
-    const uint32_t runs = (uint32_t)rd(bytes + table + 1, 4);
+    const uint32_t runs = (uint32_t)le_read(bytes + table + 1, 4);
     uint8_t *p = malloc(len + 16);
     for (int delta = -1; delta <= 1; delta += 2) {
         memcpy(p, bytes, len);
-        wr(p + table + 1, (uint32_t)((int64_t)runs + delta), 4);
+        le_write(p + table + 1, (uint32_t)((int64_t)runs + delta), 4);
         fix_checksum(p, len);
         expect_load(p, len, DCH_ECORRUPT, "run count", delta);
     }
@@ -778,8 +740,8 @@ Test(map_file_replicas, malformed_tuple_runs_are_rejected)
     }
     memcpy(p + at, bytes + first + 3, len - 8 - (first + 3));
     at += len - 8 - (first + 3);
-    wr(p + table + 1, runs + 1, 4);
-    wr(p + 16, at + 8, 8);
+    le_write(p + table + 1, runs + 1, 4);
+    le_write(p + 16, at + 8, 8);
     fix_checksum(p, at + 8);
     expect_load(p, at + 8, DCH_ECORRUPT, "adjacent runs of one tuple", 0);
     /* A run of length 0, and lengths past P. */
@@ -818,7 +780,7 @@ Test(map_file_replicas, every_truncation_and_flipped_bit_is_rejected)
             for (int bit = -1; bit < 8; bit++) {
                 memcpy(p, bytes, len);
                 p[i] = (uint8_t)(p[i] ^ (bit < 0 ? 0xFFu : 1u << bit));
-                const uint64_t v = rd(p + 8, 4);
+                const uint64_t v = le_read(p + 8, 4);
                 const bool unknown = v != 1 && v != 2 && v != 3;
                 expect_load(p, len, i >= 8 && i < 12 && unknown ? DCH_EVERSION : DCH_ECORRUPT,
                             "flipped byte", (long)i);
@@ -956,7 +918,7 @@ Test(map_file_replicas, fuzz_seeds_are_what_the_library_writes)
         dch_map *m = seed_map(k);
         size_t len;
         uint8_t *bytes = map_bytes(m, &len);
-        cr_assert_eq(rd(bytes + 8, 4), 3, "%s is a version 3 map", names[k]);
+        cr_assert_eq(le_read(bytes + 8, 4), 3, "%s is a version 3 map", names[k]);
         char path[512];
         snprintf(path, sizeof path, "%s/tests/fuzz/corpus_map_load/%s.dchmap", DCH_SOURCE_DIR,
                  names[k]);

@@ -48,34 +48,9 @@ esac
 [ "$shards" -gt "$replicas" ] ||
     { echo "replicas.sh: --shards must exceed --replicas" >&2; exit 2; }
 
-if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
-    bash "$root/tests/deps.sh"
-fi
-if [ -z "$program" ]; then
-    bash "$root/tests/deps.sh"
-    cmake -S "$root" -B "$root/build" >/dev/null
-    cmake --build "$root/build" -j2 --target redis-shard >/dev/null
-    program=$root/build/examples/redis-shard/redis-shard
-fi
-
-own_work=0
-if [ -z "$work" ]; then
-    work=$(mktemp -d "${TMPDIR:-/tmp}/redis-shard-replicas.XXXXXX")
-    own_work=1
-fi
-mkdir -p "$work"
-
 # shellcheck source=servers.sh
 . "$here/servers.sh"
-cleanup() {
-    local status=$?
-    stop_servers
-    [ "$own_work" -eq 1 ] && rm -rf "$work"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-start_watchdog
+prepare_example redis-shard-replicas
 
 # The scenario stops its leaver (s2), so each run gets servers of its own,
 # started here in the script's own shell (not in a pipeline's subshell), so

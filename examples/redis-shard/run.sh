@@ -66,35 +66,10 @@ case $keys$shards in *[!0-9]*) echo "run.sh: --keys and --shards take numbers" >
 [ "$shards" -ge 2 ] || { echo "run.sh: --shards must be at least 2" >&2; exit 2; }
 [ "$keys" -ge 8 ] || { echo "run.sh: --keys must be at least 8" >&2; exit 2; }
 
-if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
-    bash "$root/tests/deps.sh"
-fi
-if [ -z "$program" ]; then
-    bash "$root/tests/deps.sh"
-    cmake -S "$root" -B "$root/build" >/dev/null
-    cmake --build "$root/build" -j2 --target redis-shard >/dev/null
-    program=$root/build/examples/redis-shard/redis-shard
-fi
-
-own_work=0
-if [ -z "$work" ]; then
-    work=$(mktemp -d "${TMPDIR:-/tmp}/redis-shard.XXXXXX")
-    own_work=1
-fi
-mkdir -p "$work"
-
 # ---- servers ---------------------------------------------------------------
 # shellcheck source=servers.sh
 . "$here/servers.sh"
-cleanup() {
-    local status=$?
-    stop_servers
-    [ "$own_work" -eq 1 ] && rm -rf "$work"
-    exit "$status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-start_watchdog
+prepare_example redis-shard
 
 for _ in $(seq $((shards + 1))); do
     start_server

@@ -1,7 +1,8 @@
 # Redis servers for the scripts of this example (sourced by run.sh and
 # replicas.sh): each on a free loopback port from 27000, with its files in
-# $work/server-PORT and nothing kept on disk. The sourcing script sets
-# $work, and calls stop_servers when it exits and start_watchdog once.
+# $work/server-PORT and nothing kept on disk. The sourcing script calls
+# prepare_example (below) first, which sets $work, stops every server at
+# exit and starts the watchdog.
 # Only servers started here are ever stopped, by pid, and only while that
 # pid is still a redis-server (a shard a scenario shut down itself may have
 # handed its pid on). Every wait is bounded.
@@ -101,3 +102,36 @@ start_server() {
     return 1
 }
 
+
+# What both scenarios do first: install redis when it is missing, build the
+# program unless $program names one, make the work folder $work (a fresh
+# one under $TMPDIR named after $1, removed at exit, unless given), and
+# stop every server at exit. Needs $root, $program and $work set (empty
+# for the defaults).
+prepare_example() {
+    if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+        bash "$root/tests/deps.sh"
+    fi
+    if [ -z "$program" ]; then
+        bash "$root/tests/deps.sh"
+        cmake -S "$root" -B "$root/build" >/dev/null
+        cmake --build "$root/build" -j2 --target redis-shard >/dev/null
+        program=$root/build/examples/redis-shard/redis-shard
+    fi
+    own_work=0
+    if [ -z "$work" ]; then
+        work=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+        own_work=1
+    fi
+    mkdir -p "$work"
+    trap cleanup_example EXIT
+    trap 'exit 130' INT TERM
+    start_watchdog
+}
+
+cleanup_example() {
+    local status=$?
+    stop_servers
+    [ "$own_work" -eq 1 ] && rm -rf "$work"
+    exit "$status"
+}

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <errno.h>
 #include <unistd.h>
 
 /* The test itself is broken: say why and stop. */
@@ -580,4 +583,103 @@ void write_file(const char *path, const void *p, size_t len)
     FILE *f = fopen(path, "wb");
     if (f == NULL || fwrite(p, 1, len, f) != len || fclose(f) != 0)
         die("cannot write %s", path);
+}
+
+/* ---- The fields of map files ------------------------------------------- */
+
+uint64_t le_read(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+void le_write(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+uint32_t uleb_read(const uint8_t *p, size_t *at)
+{
+    uint32_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        const uint8_t b = p[(*at)++];
+        v |= (uint32_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+}
+
+size_t uleb_write(uint8_t *p, uint32_t v)
+{
+    size_t n = 0;
+    do {
+        p[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v)
+            p[n] |= 0x80;
+        n++;
+    } while (v);
+    return n;
+}
+
+/* ---- Running the tool ---------------------------------------------------- */
+
+tool_result tool_run(char *const *args)
+{
+    char po[128], pe[128];
+    snprintf(po, sizeof po, "%s/.stdout", the_tool.dir);
+    snprintf(pe, sizeof pe, "%s/.stderr", the_tool.dir);
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == -1) {
+        perror("fork");
+        abort();
+    }
+    if (pid == 0) {
+        const int o = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        const int e = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
+            _exit(127);
+        close(o);
+        close(e);
+        char *argv[64];
+        int n = 0;
+        argv[n++] = (char *)the_tool.tool;
+        for (; args[n - 1] != NULL && n < 63; n++)
+            argv[n] = args[n - 1];
+        argv[n] = NULL;
+        execv(the_tool.tool, argv);
+        _exit(127);
+    }
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        if (errno != EINTR) {
+            perror("waitpid");
+            abort();
+        }
+    tool_result r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, slurp(po, NULL), slurp(pe, NULL)};
+    unlink(po);
+    unlink(pe);
+    const char *why = !WIFEXITED(ws) ? "did not exit normally"
+                      : r.status == 127 ? "could not be run"
+                      : r.out == NULL || r.err == NULL ? "left no readable output"
+                      : strstr(r.err, "Sanitizer") || strstr(r.err, "runtime error") ||
+                              strstr(r.err, "ERROR SUMMARY: 1") || strstr(r.err, "definitely lost")
+                          ? "reported a memory or undefined-behaviour error"
+                          : NULL;
+    if (why != NULL) {
+        fprintf(stderr, "support: the tool %s %s:\n%s\n", the_tool.tool, why,
+                r.err ? r.err : "");
+        abort();
+    }
+    return r;
+}
+
+void tool_result_free(tool_result *r)
+{
+    free(r->out);
+    free(r->err);
 }

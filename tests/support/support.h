@@ -154,6 +154,18 @@ int changes_push(const dch_range_change *c, void *ctx);
 /* dch_range_diff of two lists, which must succeed. The caller frees .v. */
 change_list changes_between(const dch_range *a, size_t na, const dch_range *b, size_t nb);
 
+/* ---- The fields of map files, as map_file.h documents them ------------- */
+
+/* An n-byte little-endian integer at p (n <= 8). */
+uint64_t le_read(const uint8_t *p, int n);
+/* Write v at p as n little-endian bytes. */
+void le_write(uint8_t *p, uint64_t v, int n);
+/* The unsigned LEB128 number at p[*at]; *at moves past it. The caller
+ * knows it is there (no bound is checked). */
+uint32_t uleb_read(const uint8_t *p, size_t *at);
+/* Write v at p as unsigned LEB128 in its shortest form; its length. */
+size_t uleb_write(uint8_t *p, uint32_t v);
+
 /* ---- Maps and rings ---------------------------------------------------- */
 
 /* The default map config with units x slots_per_unit slots. */
@@ -273,6 +285,21 @@ typedef struct tool_fixture {
 extern tool_fixture the_tool;
 void tool_fixture_init(void);
 void tool_fixture_fini(void);
+
+/* What one run of the tool gave: its exit status and all it wrote. */
+typedef struct tool_result {
+    int status;
+    char *out, *err;
+} tool_result;
+
+/*
+ * Run the tool (the_tool) with args (NULL-terminated, at most 62), its
+ * output captured through files in the_tool.dir. Aborts, saying why, when
+ * the tool cannot be run, does not exit normally, or reports a sanitizer
+ * or valgrind finding: the test fails then whatever it checks.
+ */
+tool_result tool_run(char *const *args);
+void tool_result_free(tool_result *r);
 
 /* A new empty directory /tmp/dch-<name>-XXXXXX; its path in dir (size
  * bytes). Aborts when it cannot. */
