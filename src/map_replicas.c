@@ -265,7 +265,14 @@ static void force_everywhere(const dch__rep_call *e)
             uint32_t same = 0;
             for (uint32_t j = 0; j < n; j++)
                 same += e->rm->zone[b[j]] == e->rm->zone[b[k]];
-            if (same >= 2 && (best < 0 || rep_first(e, 1, b[k], b[best])))
+            if (same < 2)
+                continue;
+            /* Members with copies to spare over their primaries' need
+             * first, then the one furthest above its copy share. */
+            const int spare = e->v->members[b[k]].copies > rep_need(e, b[k]);
+            const int best_spare = best >= 0 && e->v->members[b[best]].copies > rep_need(e, b[best]);
+            if (best < 0 || spare > best_spare ||
+                (spare == best_spare && rep_first(e, 1, b[k], b[best])))
                 best = (int)k;
         }
         if (best >= 0) { /* always, by the pigeonhole principle */

@@ -104,22 +104,6 @@ static int build_rows(const dch__rep_call *e, int all)
 /* ---- Raise: x takes copies --------------------------------------------- */
 
 /* Copies x takes from the heap's members by the rule; their quotas. */
-/*
- * The fewest copies member id may keep: its primary share P*w/W rounded
- * up, less one, so that it can still be the primary of all but at most one
- * slot of its share. Copy shares are never below that where zones leave
- * room; when fewer zones than copies make a zone's members share a floor of
- * P copies, the rule alone could drain one of them. Over a zone these sum
- * to at most the zone's primary share, which one copy a slot can hold.
- */
-static uint32_t keep_of(const dch__rep_call *e, uint32_t id)
-{
-    const uint64_t w = e->v->members[id].weight, P = e->v->slots;
-    if (w == 0)
-        return 0;
-    return (uint32_t)((P * w + (uint64_t)e->W - 1) / (uint64_t)e->W - 1);
-}
-
 static uint64_t plan_raise(const dch__rep_call *e)
 {
     dch__rep_move *rm = e->rm;
@@ -130,8 +114,28 @@ static uint64_t plan_raise(const dch__rep_call *e)
         const uint32_t d = rm->heap[0];
         if (rm->dev[d] <= rm->dev[e->x] + DCH__REP_ONE)
             break;
-        if (e->v->members[d].copies - rm->quota[d] <= keep_of(e, d)) {
+        if (e->v->members[d].copies - rm->quota[d] <= rep_keep(e, d)) {
             rm->heap[0] = rm->heap[--n]; /* d keeps the rest */
+            sift_down(e, 1, n, 0);
+            continue;
+        }
+        rm->quota[d]++;
+        rm->dev[d] -= DCH__REP_ONE;
+        rm->dev[e->x] += DCH__REP_ONE;
+        total++;
+        sift_down(e, 1, n, 0);
+    }
+    /* x may end the rule short of what its primaries need (its copy share
+     * close to its primary share, as in a zone with nearly all the
+     * weight): it takes on from the members with copies to spare. */
+    const uint32_t need = rep_need(e, e->x);
+    if (e->v->members[e->x].copies + total >= need)
+        return total;
+    n = build_heap(e, 1);
+    while (n > 0 && e->v->members[e->x].copies + total < need && total < room) {
+        const uint32_t d = rm->heap[0];
+        if (e->v->members[d].copies - rm->quota[d] <= rep_keep(e, d)) {
+            rm->heap[0] = rm->heap[--n];
             sift_down(e, 1, n, 0);
             continue;
         }
@@ -322,7 +326,20 @@ static uint64_t plan_lower(const dch__rep_call *e, uint64_t held)
     uint32_t n = build_heap(e, 0);
     uint64_t total = 0;
     const int all = e->v->members[e->x].weight == 0;
-    const uint32_t keep = keep_of(e, e->x);
+    const uint32_t keep = rep_keep(e, e->x);
+    /* First the members short of what their primaries need (a lowering
+     * raises every other member's primary share), furthest below first. */
+    for (uint32_t i = 0; i < n && total + keep < held; i++) {
+        const uint32_t r = rm->heap[i];
+        const uint32_t need = rep_need(e, r);
+        while (e->v->members[r].copies + rm->quota[r] < need && total + keep < held) {
+            rm->quota[r]++;
+            rm->dev[r] += DCH__REP_ONE;
+            rm->dev[e->x] -= DCH__REP_ONE;
+            total++;
+        }
+    }
+    n = build_heap(e, 0);
     while (n > 0 && total + keep < held) {
         const uint32_t r = rm->heap[0];
         if (!all && rm->dev[e->x] <= rm->dev[r] + DCH__REP_ONE)

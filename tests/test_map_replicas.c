@@ -323,6 +323,11 @@ Test(map_replicas, unequal_weights_in_zones, .timeout = 600)
     run_many("weights within 4x, up to 6 zones", 1, 6, 500000);
 }
 
+Test(map_replicas, extreme_weights_in_zones, .timeout = 600)
+{
+    run_many("weights up to 10^6, up to 6 zones", 2, 6, 600000);
+}
+
 /* The default shape, R = 3: a cluster grows to 120 members with churn. */
 Test(map_replicas, default_shape_r3, .timeout = 600)
 {

@@ -62,7 +62,11 @@
  *  2. Zones: a slot's copies lie in min(n, Z) distinct zones: all distinct
  *     while Z >= n, every zone present otherwise.
  *  3. Primaries: every member is the primary of within 2 slots of its
- *     share, |slots - P*w/W| < 2, as with one copy.
+ *     share, |slots - P*w/W| < 2, as with one copy: always while no member
+ *     has a zone, and with zones under the condition of 4. (With zones a
+ *     light member can hold its zone's only copy of a slot that a heavy
+ *     member of the same zone needs, and a call on a third member cannot
+ *     move it: NOTES.md shows such a state.)
  *  4. Copies: every member holds within 2R copies of its copy share,
  *     |copies - R*P*w/W| < 2R, provided every call since the map last had
  *     at most R members of positive weight has left at least R zones, none

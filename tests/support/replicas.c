@@ -150,6 +150,9 @@ const char *rep_check_state(const dch_map *m, const rep_table *t, const rep_hist
     /* Promise 4 applies with R zones or more, none over W/(R+1), after
      * every call since M was last at most R. */
     const bool cond = W > 0 && Z >= R && zmax * (R + 1) <= W && (h == NULL || !h->capped);
+    /* Promise 3 applies always without zones; with zones, as 4 does. */
+    const bool prim_cond =
+        h == NULL || !h->zoned || (Z >= R && zmax * (R + 1) <= W && !h->capped);
     for (uint32_t id = 0; id < L && bad == NULL; id++) {
         if (dch_map_node_name(m, id) == NULL)
             continue;
@@ -164,9 +167,9 @@ const char *rep_check_state(const dch_map *m, const rep_table *t, const rep_hist
             continue;
         const int64_t dp = (int64_t)prim[id] * (int64_t)W - (int64_t)P * (int64_t)wt;
         const double ap = absd((double)dp / (double)W);
-        if (w != NULL && ap > w->primary)
+        if (w != NULL && prim_cond && ap > w->primary)
             w->primary = ap;
-        if (dp >= 2 * (int64_t)W || dp <= -2 * (int64_t)W)
+        if (prim_cond && (dp >= 2 * (int64_t)W || dp <= -2 * (int64_t)W))
             bad = FAILF("member %u holds %u primaries, %.3f from its share %.3f (bound 2)", id,
                         prim[id], ap, (double)P * (double)wt / (double)W);
         const int64_t dc = (int64_t)copies[id] * (int64_t)W - (int64_t)R * P * (int64_t)wt;

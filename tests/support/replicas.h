@@ -53,8 +53,9 @@ typedef struct rep_worst {
  * Promises 1-3 and 4 on the map as it is (t its table): every slot holds
  * min(R, M) distinct members of positive weight, primary first, in
  * min(copies, Z) distinct zones; dch_map_node_copies and dch_map_node_slots
- * agree with the table; every member's primaries within 2 of P*w/W; and,
- * when every call since the map last had at most R members of positive
+ * agree with the table; every member's primaries within 2 of P*w/W
+ * (with zones in the history, h, only where copies are promised, below);
+ * and, when every call since the map last had at most R members of positive
  * weight has left at least R zones, none with more than W/(R+1) of the
  * weight (h->capped false; h NULL: judge the map alone), every member's
  * copies within 2R of R*P*w/W.
