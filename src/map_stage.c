@@ -302,24 +302,27 @@ static int make_last(dch_map **out, const stage *st, uint64_t epoch)
 {
     const dch_map *target = st->target;
     const uint32_t limit = dch_map_id_limit(target);
-    const char **names = NULL;
+    const char **names = NULL, **zones = NULL;
     uint32_t *weights = NULL;
     if (limit > 0) {
         names = dch__alloc_array(st->a, limit, sizeof *names);
+        zones = dch__alloc_array(st->a, limit, sizeof *zones);
         weights = dch__alloc_array(st->a, limit, sizeof *weights);
     }
     int rc = DCH_ENOMEM;
-    if (limit == 0 || (names && weights)) {
+    if (limit == 0 || (names && zones && weights)) {
         for (uint32_t id = 0; id < limit; id++) {
             names[id] = dch_map_node_name(target, id);
+            zones[id] = dch_map_node_zone(target, id);
             weights[id] = dch_map_node_weight(target, id);
         }
         dch_map_config cfg;
         dch_map_get_config(st->cur, &cfg);
-        rc = dch__map_assemble(out, &cfg, epoch, limit, names, NULL, weights,
+        rc = dch__map_assemble(out, &cfg, epoch, limit, names, zones, weights,
                                dch__map_owner_table(target), NULL);
     }
     dch__free(st->a, names);
+    dch__free(st->a, zones);
     dch__free(st->a, weights);
     return rc;
 }

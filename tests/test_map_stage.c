@@ -726,3 +726,30 @@ Test(map_stage, the_golden_step_map_loads_with_its_record)
     cr_assert(tr.target_fingerprint != dch_map_fingerprint(m));
     dch_map_free(m);
 }
+
+/* Zones of a map with one copy a slot survive staging: the last step is the
+ * target, zones included. */
+Test(map_stage, the_last_step_keeps_the_zones)
+{
+    dch_map *old = map_shaped(16, 8), *new_map;
+    cr_assert_eq(dch_map_add_node_in_zone(old, "a", "rack-1", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_add_node_in_zone(old, "b", "rack-2", 1, NULL), DCH_OK);
+    cr_assert_eq(dch_map_clone(&new_map, old), DCH_OK);
+    cr_assert_eq(dch_map_add_node_in_zone(new_map, "c", "rack-1", 1, NULL), DCH_OK);
+    dch_map *cur = NULL, *next;
+    const dch_map *from = old;
+    do {
+        cr_assert_eq(dch_map_stage_next(&next, from, new_map, 4), DCH_OK);
+        dch_map_free(cur);
+        cur = next;
+        from = cur;
+    } while (dch_map_in_transition(cur, NULL));
+    for (uint32_t id = 0; id < dch_map_id_limit(new_map); id++) {
+        const char *want = dch_map_node_zone(new_map, id), *got = dch_map_node_zone(cur, id);
+        cr_assert((want == NULL) == (got == NULL) && (want == NULL || strcmp(want, got) == 0),
+                  "id %u: zone %s, expected %s", id, got ? got : "-", want ? want : "-");
+    }
+    dch_map_free(cur);
+    dch_map_free(new_map);
+    dch_map_free(old);
+}

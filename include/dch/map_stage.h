@@ -19,11 +19,12 @@
  *     migrates;
  *   - epochs increase by one per step: step i has OLD's epoch + i, except
  *     the last, which has the larger of NEW's epoch and OLD's epoch + n;
- *   - the last step is NEW itself: same members, ids, weights and slot
- *     table, so the same fingerprint, and the same bytes from dch_map_save
+ *   - the last step is NEW itself: same members, ids, weights, zones and
+ *     slot table, so the same fingerprint, and the same bytes from dch_map_save
  *     whenever NEW's epoch is at least OLD's epoch + n (else only the
  *     epoch differs: a rollout of n steps needs n new epochs);
- *   - steps 1 .. n-1 are maps "in transition": they record the target's
+ *   - steps 1 .. n-1 are maps "in transition" (with no zones: they have
+ *     one copy a slot, where zones change nothing): they record the target's
  *     fingerprint and their place (step i of n), dch_map_save writes them as
  *     format version 2 (map_file.h) and loading gives the record back;
  *     the last step is settled, like any map built by calls.
