@@ -499,14 +499,15 @@ uint64_t dch_map_fingerprint(const dch_map *m)
     const uint16_t *own = R == 1 ? dch__map_owner_table(m) : NULL;
     const uint32_t P = dch_map_slot_count(m);
     uint8_t chunk[512];
-    for (uint32_t s = 0; s < P;) {
+    for (uint32_t s = 0; own != NULL && s < P;) { /* one copy: the plain loop */
+        size_t n = 0;
+        for (; s < P && n < sizeof chunk; s++, n += 2)
+            dch__put_u16(chunk + n, own[s]);
+        dch__sipstream_update(&st, chunk, n);
+    }
+    for (uint32_t s = 0; own == NULL && s < P;) {
         size_t n = 0;
         for (; s < P && n + 2 * R <= sizeof chunk; s++) {
-            if (own != NULL) {
-                dch__put_u16(chunk + n, own[s]);
-                n += 2;
-                continue;
-            }
             uint32_t c[DCH_MAP_MAX_REPLICAS];
             const size_t have = dch_map_slot_replicas(m, s, c, DCH_MAP_MAX_REPLICAS);
             for (uint32_t k = 0; k < R; k++, n += 2)

@@ -10,7 +10,8 @@
  * mutations get past the checksum into the parser and the map checks
  * (otherwise almost every input stops there). A map with replicas must
  * also give every key distinct copies, all members of positive weight,
- * primary first.
+ * primary first. Maps of more than 2^20 copies are loaded but not
+ * round-tripped (see try_load).
  *
  * Build: configure with CC=clang -DDCH_FUZZ=ON (see tests/fuzz/CMakeLists.txt).
  * Run:   build-fuzz/tests/fuzz/fuzz_map_load NEW_CORPUS_DIR tests/fuzz/corpus_map_load
@@ -69,7 +70,14 @@ static void try_load(const uint8_t *data, size_t size)
     dch_map *m = NULL;
     const int rc = dch_map_load(&m, data, size);
     if (rc == DCH_OK) {
-        check_map(m);
+        /* The round trip of a map of more than 2^20 copies (up to 2^27:
+         * 2^24 slots of 8) takes seconds under the sanitizers and coverage,
+         * past libFuzzer's timeout; loading it still runs every check.
+         * test_map_file* round-trip large maps outside the fuzzer. */
+        dch_map_config cfg;
+        dch_map_get_config(m, &cfg);
+        if ((uint64_t)dch_map_slot_count(m) * cfg.replicas <= (UINT64_C(1) << 20))
+            check_map(m);
         dch_map_free(m);
     } else if (rc != DCH_ECORRUPT && rc != DCH_EVERSION) {
         abort();
