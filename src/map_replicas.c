@@ -269,8 +269,9 @@ static void force_everywhere(const dch__rep_call *e)
                 continue;
             /* Members with copies to spare over their primaries' need
              * first, then the one furthest above its copy share. */
-            const int spare = e->v->members[b[k]].copies > rep_need(e, b[k]);
-            const int best_spare = best >= 0 && e->v->members[b[best]].copies > rep_need(e, b[best]);
+            const int spare = e->v->members[b[k]].copies > rep_keep(e, b[k]);
+            const int best_spare =
+                best >= 0 && e->v->members[b[best]].copies > rep_keep(e, b[best]);
             if (best < 0 || spare > best_spare ||
                 (spare == best_spare && rep_first(e, 1, b[k], b[best])))
                 best = (int)k;

@@ -189,9 +189,10 @@ static inline void rep_record(const dch__rep_call *e, uint32_t s, uint32_t k, ui
 
 
 /*
- * The fewest copies member id may keep: its primary share P*w/W rounded
- * up, less one, so that it can still be the primary of all but at most one
- * slot of its share. Copy shares are never below that where zones leave
+ * The fewest copies member id may keep, and what its primaries need to
+ * come within 2 of its share: its primary share P*w/W rounded up, less
+ * one, so that it can still be the primary of all but at most one slot of
+ * its share. Copy shares are never below that where zones leave
  * room; when fewer zones than copies make a zone's members share a floor of
  * P copies, the rule alone could drain one of them. Over a zone these sum
  * to at most the zone's primary share, which one copy a slot can hold.
@@ -202,14 +203,6 @@ static inline uint32_t rep_keep(const dch__rep_call *e, uint32_t id)
     if (w == 0)
         return 0;
     return (uint32_t)((P * w + (uint64_t)e->W - 1) / (uint64_t)e->W - 1);
-}
-
-/* What member id's primaries need to come within 2 of its share: as many
- * copies as it keeps (rep_keep). A name of its own for the places that
- * give copies to a member rather than protect its own. */
-static inline uint32_t rep_need(const dch__rep_call *e, uint32_t id)
-{
-    return rep_keep(e, id);
 }
 
 /* Step 1, placing the copies (map_replicas_copies.c): x takes copies on a

@@ -103,48 +103,45 @@ static int build_rows(const dch__rep_call *e, int all)
 
 /* ---- Raise: x takes copies --------------------------------------------- */
 
+/*
+ * One step of a raise's plan from the heap of n donors: the top donor gives
+ * x one copy, or leaves the heap when it is down to what it keeps. The
+ * heap's new size.
+ */
+static uint32_t take_one(const dch__rep_call *e, uint32_t n, uint64_t *total)
+{
+    dch__rep_move *rm = e->rm;
+    const uint32_t d = rm->heap[0];
+    if (e->v->members[d].copies - rm->quota[d] <= rep_keep(e, d)) {
+        rm->heap[0] = rm->heap[--n]; /* d keeps the rest */
+    } else {
+        rm->quota[d]++;
+        rm->dev[d] -= DCH__REP_ONE;
+        rm->dev[e->x] += DCH__REP_ONE;
+        (*total)++;
+    }
+    sift_down(e, 1, n, 0);
+    return n;
+}
+
 /* Copies x takes from the heap's members by the rule; their quotas. */
 static uint64_t plan_raise(const dch__rep_call *e)
 {
-    dch__rep_move *rm = e->rm;
+    const dch__rep_move *rm = e->rm;
     uint32_t n = build_heap(e, 1);
     uint64_t total = 0;
     const uint64_t room = e->v->slots - e->v->members[e->x].copies;
-    while (n > 0 && total < room) {
-        const uint32_t d = rm->heap[0];
-        if (rm->dev[d] <= rm->dev[e->x] + DCH__REP_ONE)
-            break;
-        if (e->v->members[d].copies - rm->quota[d] <= rep_keep(e, d)) {
-            rm->heap[0] = rm->heap[--n]; /* d keeps the rest */
-            sift_down(e, 1, n, 0);
-            continue;
-        }
-        rm->quota[d]++;
-        rm->dev[d] -= DCH__REP_ONE;
-        rm->dev[e->x] += DCH__REP_ONE;
-        total++;
-        sift_down(e, 1, n, 0);
-    }
+    while (n > 0 && total < room && rm->dev[rm->heap[0]] > rm->dev[e->x] + DCH__REP_ONE)
+        n = take_one(e, n, &total);
     /* x may end the rule short of what its primaries need (its copy share
      * close to its primary share, as in a zone with nearly all the
      * weight): it takes on from the members with copies to spare. */
-    const uint32_t need = rep_need(e, e->x);
+    const uint32_t need = rep_keep(e, e->x);
     if (e->v->members[e->x].copies + total >= need)
         return total;
     n = build_heap(e, 1);
-    while (n > 0 && e->v->members[e->x].copies + total < need && total < room) {
-        const uint32_t d = rm->heap[0];
-        if (e->v->members[d].copies - rm->quota[d] <= rep_keep(e, d)) {
-            rm->heap[0] = rm->heap[--n];
-            sift_down(e, 1, n, 0);
-            continue;
-        }
-        rm->quota[d]++;
-        rm->dev[d] -= DCH__REP_ONE;
-        rm->dev[e->x] += DCH__REP_ONE;
-        total++;
-        sift_down(e, 1, n, 0);
-    }
+    while (n > 0 && e->v->members[e->x].copies + total < need && total < room)
+        n = take_one(e, n, &total);
     return total;
 }
 
@@ -331,7 +328,7 @@ static uint64_t plan_lower(const dch__rep_call *e, uint64_t held)
      * raises every other member's primary share), furthest below first. */
     for (uint32_t i = 0; i < n && total + keep < held; i++) {
         const uint32_t r = rm->heap[i];
-        const uint32_t need = rep_need(e, r);
+        const uint32_t need = rep_keep(e, r);
         while (e->v->members[r].copies + rm->quota[r] < need && total + keep < held) {
             rm->quota[r]++;
             rm->dev[r] += DCH__REP_ONE;
