@@ -43,10 +43,11 @@
 int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves)
 {
-    /* One block of 32-bit words: a deviation (two words) and 13 arrays per
-     * id, 2 per unit, 2 per slot of a unit (and one), 2 per slot that can move. Sizes
-     * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
-    const size_t n = 15 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
+    /* One block of 32-bit words: a deviation and a key (two words each) and
+     * 14 arrays per id, 2 per unit, 2 per slot of a unit (and one), 2 per
+     * slot that can move. Sizes stay far below SIZE_MAX (ids < 2^16, units
+     * and moves <= 2^24). */
+    const size_t n = 18 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
                      2 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
@@ -55,9 +56,11 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     mv->alloc = a;
     mv->dev = (int64_t *)(void *)p; /* the block is aligned for any type */
     p += 2 * (size_t)id_limit;
+    mv->key = (uint64_t *)(void *)p;
+    p += 2 * (size_t)id_limit;
     uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,   &mv->slot,    &mv->forced,
                            &mv->par,   &mv->via,   &mv->entry, &mv->mark,    &mv->queue,
-                           &mv->pool,  &mv->band_lo, &mv->band_hi};
+                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->hpos};
     for (size_t i = 0; i < sizeof per_id / sizeof per_id[0]; i++, p += id_limit)
         *per_id[i] = p;
     mv->xcnt = p;
@@ -79,75 +82,12 @@ void dch__move_release(dch__move *mv)
 }
 
 
-/* ---- Heaps ------------------------------------------------------------ */
-
 static int before_global(const dch__engine *g, uint32_t a, uint32_t b)
 {
     const int64_t da = dch__deviation(g, a), db = dch__deviation(g, b);
     if (da != db)
         return g->grow ? da > db : da < db;
     return a < b;
-}
-
-/*
- * Phase 2 order of receivers holding nothing in the unit: tier 0 (a share
- * of at least one slot per unit) before tier 1, then the larger quota, then
- * the lower id; the same order pick_key() gives them.
- */
-static void heap_set(const dch__engine *g, uint32_t i, uint32_t id)
-{
-    g->mv->heap[i] = id;
-    g->mv->slot[id] = i;
-}
-
-void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i)
-{
-    uint32_t *h = g->mv->heap;
-    const uint32_t id = h[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && before(g, h[c + 1], h[c]))
-            c++;
-        if (!before(g, h[c], id))
-            break;
-        heap_set(g, i, h[c]);
-        i = c;
-    }
-    heap_set(g, i, id);
-}
-
-static void sift_up(const dch__engine *g, dch__before_fn before, uint32_t i)
-{
-    uint32_t *h = g->mv->heap;
-    const uint32_t id = h[i];
-    while (i > 0 && before(g, id, h[(i - 1) / 2])) {
-        heap_set(g, i, h[(i - 1) / 2]);
-        i = (i - 1) / 2;
-    }
-    heap_set(g, i, id);
-}
-
-void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        heap_set(g, i, g->mv->heap[i]);
-    for (uint32_t i = n / 2; i-- > 0;)
-        dch__sift_down(g, before, n, i);
-}
-
-/* Remove the entry at position i; returns the new size. */
-uint32_t dch__heap_remove(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i)
-{
-    n--;
-    if (i < n) {
-        const uint32_t last = g->mv->heap[n];
-        heap_set(g, i, last);
-        sift_up(g, before, i);
-        dch__sift_down(g, before, n, g->mv->slot[last]);
-    }
-    return n;
 }
 
 /* ---- Phase 1: counts --------------------------------------------------- */
@@ -191,7 +131,7 @@ static uint32_t candidates(const dch__engine *g, int64_t ex)
             continue;
         if (n < k) {
             h[n] = id;
-            sift_up(g, after_global, n++);
+            dch__sift_up(g, after_global, n++);
         } else if (before_global(g, id, h[0])) {
             h[0] = id;
             dch__sift_down(g, after_global, n, 0);

@@ -31,16 +31,18 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 60 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * Size: 72 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
  * 8 per slot that can move.
  */
 typedef struct dch__move {
     const dch_allocator *alloc;
     int64_t *dev; /* per id: held*W - P*w once the planned moves are made */
     uint32_t *quota; /* per id: slots it gives (raise) or receives (lowering) */
-    uint32_t *heap; /* per id: the global heap of counterparties */
+    uint32_t *heap; /* per id: a heap of counterparties (phase 1's, then phase 2's) */
+    uint32_t *hpos; /* per id: its position in heap */
+    uint64_t *key; /* per id: phase 2's order of counterparties (before_key) */
     uint32_t *cnt; /* per id: slots held in the unit being visited */
-    uint32_t *slot; /* per id: a heap position, or the last slot seen */
+    uint32_t *slot; /* per id: the last slot of the unit seen */
     uint32_t *xcnt; /* per unit: slots the changing member holds */
     uint32_t *target; /* per unit: what it should hold after the move */
     uint32_t *present; /* ids seen in the unit being visited */
@@ -102,12 +104,69 @@ static inline int64_t dch__deviation(const dch__engine *g, uint32_t id)
     return g->mv->dev[id];
 }
 
-/* Binary heaps over mv->heap, with mv->slot[id] id's position (map_engine.c). */
-void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i);
-void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n);
+/*
+ * Binary heaps over mv->heap, with mv->hpos[id] id's position; `before` is
+ * a strict total order. Inline, so that each heap's comparison is inlined
+ * into its own copy of the loops.
+ */
+static inline void dch__heap_set(const dch__engine *g, uint32_t i, uint32_t id)
+{
+    g->mv->heap[i] = id;
+    g->mv->hpos[id] = i;
+}
+
+static inline void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n,
+                                  uint32_t i)
+{
+    const uint32_t *h = g->mv->heap;
+    const uint32_t id = h[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && before(g, h[c + 1], h[c]))
+            c++;
+        if (!before(g, h[c], id))
+            break;
+        dch__heap_set(g, i, h[c]);
+        i = c;
+    }
+    dch__heap_set(g, i, id);
+}
+
+static inline void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i)
+{
+    const uint32_t *h = g->mv->heap;
+    const uint32_t id = h[i];
+    while (i > 0 && before(g, id, h[(i - 1) / 2])) {
+        dch__heap_set(g, i, h[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    dch__heap_set(g, i, id);
+}
+
+/** Order heap[0 .. n). */
+static inline void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        dch__heap_set(g, i, g->mv->heap[i]);
+    for (uint32_t i = n / 2; i-- > 0;)
+        dch__sift_down(g, before, n, i);
+}
+
 /** Remove the entry at position i; returns the new size. */
-uint32_t dch__heap_remove(const dch__engine *g, dch__before_fn before, uint32_t n,
-                          uint32_t i);
+static inline uint32_t dch__heap_remove(const dch__engine *g, dch__before_fn before,
+                                        uint32_t n, uint32_t i)
+{
+    n--;
+    if (i < n) {
+        const uint32_t last = g->mv->heap[n];
+        dch__heap_set(g, i, last);
+        dch__sift_up(g, before, i);
+        dch__sift_down(g, before, n, g->mv->hpos[last]);
+    }
+    return n;
+}
 
 /* Phase 2 (map_engine_slots.c). */
 /** Carry the quotas in slots chosen unit by unit. */

@@ -45,22 +45,24 @@ static void plan_bands(const dch__engine *g)
     }
 }
 
-/* Phase 1 order: the donor of greatest, or receiver of least, deviation. */
-static int before_absent(const dch__engine *g, uint32_t a, uint32_t b)
+/*
+ * Phase 2's order of the counterparties with quota: members whose per-unit
+ * share is at least one slot (floor(S*w/W) >= 1) first, then the larger
+ * quota, then the lower id; packed into key[], which follows each change
+ * of a quota (set_key), so that the heap compares one word.
+ */
+static void set_key(const dch__engine *g, uint32_t id)
 {
-    const uint32_t *q = g->mv->quota;
-    uint32_t lo_a, lo_b, hi;
-    band(g, a, &lo_a, &hi);
-    band(g, b, &lo_b, &hi);
-    const int ta = lo_a == 0, tb = lo_b == 0;
-    if (ta != tb)
-        return ta < tb;
-    if (q[a] != q[b])
-        return q[a] > q[b];
-    return a < b;
+    const dch__move *mv = g->mv;
+    mv->key[id] = (uint64_t)(mv->band_lo[id] == 0) << 48 |
+                  (uint64_t)(UINT32_MAX - mv->quota[id]) << 16 | id;
 }
 
-/* Binary heap over mv->heap; mv->slot[id] is id's position in it. */
+static int before_key(const dch__engine *g, uint32_t a, uint32_t b)
+{
+    return g->mv->key[a] < g->mv->key[b];
+}
+
 /*
  * How many of o[0 .. n) equal id, four entries a word: a lane of t is 0
  * exactly where the entry is id, and ((t & low) + low) | t sets the lane's
@@ -90,6 +92,48 @@ uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id)
     for (; i < n; i++)
         c += o[i] == id;
     return c;
+}
+
+/*
+ * The first i in [from, n) with o[i] == id, or n; count_of()'s test finds
+ * the words of four entries that hold id.
+ */
+static inline uint32_t next_of(const uint16_t *o, uint32_t from, uint32_t n, uint32_t id)
+{
+    const uint64_t low = UINT64_C(0x7FFF7FFF7FFF7FFF);
+    const uint64_t pattern = UINT64_C(0x0001000100010001) * id;
+    uint32_t i = from;
+    for (; i + 4 <= n; i += 4) {
+        uint64_t w;
+        memcpy(&w, o + i, sizeof w);
+        const uint64_t t = w ^ pattern;
+        if (~(((t & low) + low) | t) & ~low)
+            break;
+    }
+    for (; i < n && o[i] != id; i++) {
+    }
+    return i;
+}
+
+/* Whether id is among o[0 .. n), with count_of()'s test, a word at a time. */
+static int has_id(const uint16_t *o, uint32_t n, uint32_t id)
+{
+    const uint64_t low = UINT64_C(0x7FFF7FFF7FFF7FFF);
+    const uint64_t pattern = UINT64_C(0x0001000100010001) * id;
+    uint32_t i = 0;
+    uint64_t hit = 0;
+    /* Sixteen entries a round, tested once: a miss is as likely as a hit. */
+    for (; i + 16 <= n && hit == 0; i += 16) {
+        uint64_t w[4];
+        memcpy(w, o + i, sizeof w);
+        for (int k = 0; k < 4; k++) {
+            const uint64_t t = w[k] ^ pattern;
+            hit |= ~(((t & low) + low) | t) & ~low;
+        }
+    }
+    for (; i < n && hit == 0; i++)
+        hit |= o[i] == id;
+    return hit != 0;
 }
 
 /* x's count in every unit into xcnt. */
@@ -264,10 +308,41 @@ static uint32_t count_unit(const dch__engine *g, const uint16_t *base, int all)
                 continue;
             present[np] = o;
             np += cnt[o]++ == 0;
-            if (g->grow)
-                slot[o] = i; /* on a lowering slot[] holds heap positions */
+            slot[o] = i;
         }
     }
+    return np;
+}
+
+/*
+ * count_unit() of a raise, which also sets *best to best_present()'s answer
+ * on the first pass when nothing is forced and every donor's band starts at
+ * 0 (so a donor of c slots is of tier 0 when c > ceil(S*w/W), else 1, and
+ * its spare quota is its quota). As c grows during the count a donor's key
+ * only falls, so the least key seen is the least over the final counts.
+ * (With more members than slots a unit, a raise takes about one slot of
+ * each unit it visits, and a second pass over the members present cost as
+ * much as the rest of the join.)
+ */
+static uint32_t count_unit_best(const dch__engine *g, const uint16_t *base, uint64_t *best)
+{
+    uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
+    const uint32_t *quota = g->mv->quota, *hi = g->mv->band_hi;
+    const uint32_t spu = g->v->spu, ids = g->v->id_limit;
+    uint32_t np = 0;
+    uint64_t b = UINT64_MAX;
+    for (uint32_t i = 0; i < spu; i++) {
+        const uint32_t o = base[i];
+        if (o >= ids || quota[o] == 0) /* x's quota is 0 */
+            continue;
+        present[np] = o;
+        const uint32_t c = ++cnt[o];
+        np += c == 1;
+        slot[o] = i;
+        const uint64_t key = key_of(c > hi[o] ? 0 : 1, quota[o], o);
+        b = key < b ? key : b;
+    }
+    *best = b;
     return np;
 }
 
@@ -311,6 +386,10 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
+    /* The first pick of a unit is found while counting it (count_unit_best)
+     * on the first pass when nothing is forced and no other member's band
+     * starts above 0. */
+    const int fused = slack == 0 && max_tier == 1 && !mv->surveyed && mv->max_band_lo == 0;
     for (uint32_t u = 0; u < v->units && left > 0; u++) {
         const uint32_t limit = slack == UINT32_MAX       ? v->spu
                                : slack == UINT32_MAX - 1 ? mv->level + 1
@@ -318,13 +397,15 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
         if (mv->xcnt[u] >= limit)
             continue;
         uint16_t *base = v->owner + (size_t)u * v->spu;
-        const uint32_t np = count_unit(g, base, 0);
         const int first = slack == 0 && max_tier == 1;
+        uint64_t best_key = UINT64_MAX;
+        const uint32_t np = fused ? count_unit_best(g, base, &best_key) : count_unit(g, base, 0);
         if (first)
             if (mv->surveyed)
                 tally_forced(g, np, -1);
-        while (mv->xcnt[u] < limit && left > 0) {
-            const uint64_t best_key = best_present(g, np, UINT64_MAX, max_tier, first);
+        for (int pick = 0; mv->xcnt[u] < limit && left > 0; pick++) {
+            if (!fused || pick > 0)
+                best_key = best_present(g, np, UINT64_MAX, max_tier, first);
             if (best_key == UINT64_MAX)
                 break;
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
@@ -354,59 +435,98 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
  * subtrees that cannot beat the best found so far. The best absent receiver
  * is one the walk stops at, since an absent receiver below an absent one
  * comes after it. The walk expands present receivers only, so its stack
- * (park) holds at most one more than those (S + 1).
+ * (park) holds at most one more than those (S + 1). Presence is read from
+ * cnt[] when the unit was counted (unit NULL), else from the unit's slots,
+ * at most LAZY_TESTS times: past that, counting the unit costs less, and
+ * the answer is UNCOUNTED.
  */
-static uint32_t best_absent(const dch__engine *g, uint32_t n)
+#define LAZY_TESTS 4u
+#define UNCOUNTED (UINT32_MAX - 1)
+
+static uint32_t best_absent(const dch__engine *g, uint32_t n, const uint16_t *unit)
 {
     dch__move *mv = g->mv;
-    uint32_t *stack = mv->park, len = 0, best = UINT32_MAX;
+    uint32_t *stack = mv->park, len = 0, best = UINT32_MAX, tests = 0;
     if (n > 0)
         stack[len++] = 0;
     while (len > 0) {
         const uint32_t p = stack[--len], id = mv->heap[p];
-        if (best != UINT32_MAX && !before_absent(g, id, best))
+        if (best != UINT32_MAX && !before_key(g, id, best))
             continue; /* nothing below p comes before best */
-        if (mv->cnt[id] == 0) {
+        if (unit != NULL && tests++ == LAZY_TESTS)
+            return UNCOUNTED;
+        if (unit == NULL ? mv->cnt[id] == 0 : !has_id(unit, g->v->spu, id)) {
             best = id;
             continue;
         }
-        for (uint32_t c = 2 * p + 1; c <= 2 * p + 2 && c < n; c++)
+        /* The better child is looked at first (pushed last), so that the
+         * best found early prunes more. */
+        const uint32_t c = 2 * p + 1;
+        if (c + 1 < n && before_key(g, mv->heap[c + 1], mv->heap[c])) {
             stack[len++] = c;
+            stack[len++] = c + 1;
+        } else {
+            if (c + 1 < n)
+                stack[len++] = c + 1;
+            if (c < n)
+                stack[len++] = c;
+        }
     }
     return best;
 }
 
-/* The heap of receivers with quota left, ordered by before_absent. */
+/* The heap of receivers with quota left, ordered by before_key. */
 static uint32_t rebuild_receivers(const dch__engine *g)
 {
     uint32_t n = 0;
-    for (uint32_t k = 0; k < g->mv->npool; k++)
-        if (g->mv->quota[g->mv->pool[k]] > 0)
-            g->mv->heap[n++] = g->mv->pool[k];
-    dch__heapify(g, before_absent, n);
+    for (uint32_t k = 0; k < g->mv->npool; k++) {
+        const uint32_t id = g->mv->pool[k];
+        if (g->mv->quota[id] > 0) {
+            set_key(g, id);
+            g->mv->heap[n++] = id;
+        }
+    }
+    dch__heapify(g, before_key, n);
     return n;
 }
 
 /*
  * Lowering: x gives slots in every unit above its target, each to the
  * receiver (quota left) most below its per-unit share. `n` receivers with
- * quota are in the heap ordered by before_absent.
+ * quota are in the heap ordered by before_key.
+ *
+ * When no receiver's share passes one slot a unit and nothing is forced,
+ * an absent receiver is of tier 0 or 1 and every present one of tier 2, so
+ * while some absent receiver has quota the pick is best_absent()'s and the
+ * unit's counts are not needed: presence is tested on the few receivers the
+ * walk visits, and the unit is counted only when every receiver with quota
+ * is present. (With more members than slots a unit, x holds about one slot
+ * of each unit it leaves, and counting each such unit cost more than the
+ * rest of the removal.) Where the walk would test many receivers, the unit
+ * is counted after all.
  */
 static void give_pass(const dch__engine *g, uint32_t n)
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
+    const int lazy = !mv->surveyed && mv->max_band_hi <= 1;
     for (uint32_t u = 0; u < v->units && n > 0; u++) {
         if (mv->xcnt[u] <= mv->target[u])
             continue;
         uint16_t *base = v->owner + (size_t)u * v->spu;
-        uint32_t np = count_unit(g, base, 1);
+        int counted = !lazy;
+        uint32_t np = counted ? count_unit(g, base, 1) : 0;
         if (mv->surveyed)
             tally_forced(g, np, -1);
-        for (uint32_t i = 0; i < v->spu && mv->xcnt[u] > mv->target[u]; i++) {
-            if (base[i] != g->x)
-                continue;
-            uint32_t best = best_absent(g, n);
+        for (uint32_t i = next_of(base, 0, v->spu, g->x); i < v->spu && mv->xcnt[u] > mv->target[u];
+             i = next_of(base, i + 1, v->spu, g->x)) {
+            uint32_t best = best_absent(g, n, counted ? NULL : base);
+            if (!counted && (best == UINT32_MAX || best == UNCOUNTED)) {
+                np = count_unit(g, base, 1);
+                counted = 1;
+                if (best == UNCOUNTED)
+                    best = best_absent(g, n, NULL);
+            }
             uint64_t best_key =
                 best == UINT32_MAX ? UINT64_MAX : pick_key(g, best, tier(g, best, 0));
             /* A receiver present holds a slot of the unit, so where no band
@@ -421,6 +541,7 @@ static void give_pass(const dch__engine *g, uint32_t n)
                 clear_unit(g, np);
                 const int chained = dch__search_chain(g, u, u * v->spu + i);
                 np = count_unit(g, base, 1);
+                counted = 1;
                 if (chained) {
                     mv->xcnt[u]--;
                     n = rebuild_receivers(g);
@@ -428,18 +549,20 @@ static void give_pass(const dch__engine *g, uint32_t n)
                 }
             }
             base[i] = (uint16_t)best;
-            if (mv->cnt[best]++ == 0)
+            if (counted && mv->cnt[best]++ == 0)
                 mv->present[np++] = best;
             v->members[best].slots++;
             v->members[g->x].slots--;
             mv->xcnt[u]--;
             dch__record(g, u * v->spu + i, best);
             mv->quota[best]--;
-            const uint32_t at = mv->slot[best];
-            if (mv->quota[best] == 0)
-                n = dch__heap_remove(g, before_absent, n, at);
-            else
-                dch__sift_down(g, before_absent, n, at);
+            const uint32_t at = mv->hpos[best];
+            if (mv->quota[best] == 0) {
+                n = dch__heap_remove(g, before_key, n, at);
+            } else {
+                set_key(g, best);
+                dch__sift_down(g, before_key, n, at);
+            }
         }
         clear_unit(g, np);
     }
