@@ -44,11 +44,11 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves)
 {
     /* One block of 32-bit words: a deviation and a key (two words each) and
-     * 14 arrays per id, 2 per unit, 2 per slot of a unit (and one), 2 per
-     * slot that can move. Sizes stay far below SIZE_MAX (ids < 2^16, units
-     * and moves <= 2^24). */
-    const size_t n = 18 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
-                     2 * (size_t)(max_moves ? max_moves : 1);
+     * 15 arrays per id, the chain search's table (4 words per id), 2 per
+     * unit, 2 per slot of a unit (and one), 3 per slot that can move. Sizes
+     * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
+    const size_t n = 23 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
+                     3 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
     if (p == NULL)
@@ -60,18 +60,22 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     p += 2 * (size_t)id_limit;
     uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,   &mv->slot,    &mv->forced,
                            &mv->par,   &mv->via,   &mv->entry, &mv->mark,    &mv->queue,
-                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->hpos};
+                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->hpos, &mv->rec_head};
     for (size_t i = 0; i < sizeof per_id / sizeof per_id[0]; i++, p += id_limit)
         *per_id[i] = p;
+    mv->table = p;
+    p += 4 * (size_t)id_limit;
     mv->xcnt = p;
     mv->target = p + units;
     mv->present = p + 2 * (size_t)units;
     mv->park = mv->present + spu;
     mv->rec_slot = mv->park + spu + 1;
     mv->rec_who = mv->rec_slot + (max_moves ? max_moves : 1);
+    mv->rec_next = mv->rec_who + (max_moves ? max_moves : 1);
     memset(mv->quota, 0, (size_t)id_limit * sizeof *mv->quota);
     memset(mv->cnt, 0, (size_t)id_limit * sizeof *mv->cnt);
     memset(mv->mark, 0, (size_t)id_limit * sizeof *mv->mark);
+    memset(mv->rec_head, 0xFF, (size_t)id_limit * sizeof *mv->rec_head);
     return DCH_OK;
 }
 
@@ -149,40 +153,62 @@ static uint32_t candidates(const dch__engine *g, int64_t ex)
 static uint32_t plan_counts(const dch__engine *g)
 {
     const dch__map_view *v = g->v;
-    uint32_t *h = g->mv->heap, *quota = g->mv->quota;
+    uint32_t *a = g->mv->heap, *q = g->mv->queue, *quota = g->mv->quota;
     const uint32_t x = g->x;
     int64_t ex = (int64_t)v->members[x].slots * g->W - (int64_t)v->slots * v->members[x].weight;
     const uint32_t n = candidates(g, ex);
     /* partner()'s pool: the candidates (every member that can get a quota),
      * in id order. */
-    memcpy(g->mv->pool, h, (size_t)n * sizeof *h);
-    qsort(g->mv->pool, n, sizeof *h, id_order);
+    memcpy(g->mv->pool, a, (size_t)n * sizeof *a);
+    qsort(g->mv->pool, n, sizeof *a, id_order);
     g->mv->npool = n;
-    dch__heapify(g, before_global, n);
-    uint32_t moved = 0;
-    for (uint32_t left = n; left > 0;) {
-        const uint32_t top = h[0];
+    /* candidates() left a heap whose root comes last: sorting it down puts
+     * a[0 .. n) in before_global order. */
+    for (uint32_t end = n; end > 1;) {
+        const uint32_t last = a[0];
+        a[0] = a[--end];
+        a[end] = last;
+        dch__sift_down(g, after_global, end, 0);
+    }
+    /* Each pick moves its member's deviation by one slot, the same step for
+     * every member, so the members picked, in the order picked and with
+     * their new deviations, are themselves in before_global order: the next
+     * pick is the first of a[] (not picked yet) or of the queue q[] (picked
+     * before, and not spent), and each pick costs O(1). */
+    uint32_t ai = 0, qh = 0, qn = 0, moved = 0;
+    for (;;) {
+        uint32_t top;
+        const int queued = qn > 0 && (ai == n || before_global(g, q[qh], a[ai]));
+        if (queued)
+            top = q[qh];
+        else if (ai < n)
+            top = a[ai];
+        else
+            break;
         if (g->grow) {
             if (dch__deviation(g, top) - ex <= g->W)
                 break;
-            quota[top]++;
             g->mv->dev[top] -= g->W;
             ex += g->W;
-            if (quota[top] == v->members[top].slots) {
-                left = dch__heap_remove(g, before_global, left, 0);
-                moved++;
-                continue;
-            }
         } else {
             if (moved == v->members[x].slots ||
                 (v->members[x].weight > 0 && ex - dch__deviation(g, top) <= g->W))
                 break;
-            quota[top]++;
             g->mv->dev[top] += g->W;
             ex -= g->W;
         }
-        dch__sift_down(g, before_global, left, 0);
+        quota[top]++;
         moved++;
+        if (queued) {
+            qh = qh + 1 == n ? 0 : qh + 1;
+            qn--;
+        } else {
+            ai++;
+        }
+        if (!g->grow || quota[top] < v->members[top].slots) {
+            q[(qh + qn) % n] = top;
+            qn++;
+        }
     }
     return moved;
 }

@@ -31,8 +31,8 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 72 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
- * 8 per slot that can move.
+ * Size: 92 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * 12 per slot that can move.
  */
 typedef struct dch__move {
     const dch_allocator *alloc;
@@ -49,7 +49,9 @@ typedef struct dch__move {
     uint32_t *park; /* heap positions best_absent() has yet to look at, at most S + 1 */
     uint32_t *forced; /* per id: moves the per-unit bands force in units to come */
     uint32_t *par, *via, *entry; /* per id: the chain search's parent, record, unit */
-    uint32_t *mark, *queue; /* per id: visited stamp; the search's queue */
+    /* per id: a stamp (visited by the chain search, or present in a unit
+     * of a lowering); the chain search's queue, or phase 1's */
+    uint32_t *mark, *queue;
     uint32_t stamp, qlen;
     uint32_t *pool, npool; /* per id: members with quota left, for partner() */
     uint32_t *band_lo, *band_hi; /* per id: floor and ceil of S*w/W */
@@ -60,6 +62,8 @@ typedef struct dch__move {
     int64_t x_final; /* the count phase 1 planned for x */
     int allow_fit; /* partner() may pick a swap that is not exact */
     uint32_t *rec_slot, *rec_who; /* per move so far: its slot and counterparty */
+    uint32_t *rec_head, *rec_next; /* the chain search's lists of each id's moves */
+    uint32_t *table, table_mask; /* the chain search's ids with quota, by deviation */
     uint32_t nrec;
 } dch__move;
 

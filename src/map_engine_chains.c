@@ -62,6 +62,47 @@ static int64_t final_count(const dch__engine *g, uint32_t id)
  * NOTES.md uses to show that equal weights never need a repair move).
  * UINT32_MAX if none.
  */
+static uint32_t table_slot(const dch__move *mv, int64_t dev)
+{
+    return (uint32_t)(((uint64_t)dev * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & mv->table_mask;
+}
+
+/*
+ * The members with quota left (in pool order, so the lowest id first) by
+ * their deviation, for partner()'s exact match: an open-addressed table
+ * of at least twice as many places, holding the first id of each deviation.
+ * Quotas and deviations do not change during a search.
+ */
+static void index_quotas(const dch__engine *g)
+{
+    dch__move *mv = g->mv;
+    uint32_t size = 2;
+    while (size < 2 * mv->npool)
+        size *= 2;
+    mv->table_mask = size - 1;
+    for (uint32_t i = 0; i < size; i++)
+        mv->table[i] = UINT32_MAX;
+    for (uint32_t k = 0; k < mv->npool; k++) {
+        const uint32_t y = mv->pool[k];
+        if (mv->quota[y] == 0)
+            continue;
+        uint32_t i = table_slot(mv, mv->dev[y]);
+        while (mv->table[i] != UINT32_MAX && mv->dev[mv->table[i]] != mv->dev[y])
+            i = (i + 1) & mv->table_mask;
+        if (mv->table[i] == UINT32_MAX)
+            mv->table[i] = y;
+    }
+}
+
+/* The first member with quota left (in pool order) of deviation dev. */
+static uint32_t quota_of_deviation(const dch__move *mv, int64_t dev)
+{
+    uint32_t i = table_slot(mv, dev);
+    while (mv->table[i] != UINT32_MAX && mv->dev[mv->table[i]] != dev)
+        i = (i + 1) & mv->table_mask;
+    return mv->table[i];
+}
+
 static uint32_t partner(const dch__engine *g, uint32_t id)
 {
     dch__move *mv = g->mv;
@@ -69,17 +110,19 @@ static uint32_t partner(const dch__engine *g, uint32_t id)
         return id;
     const int64_t W = g->W, step = g->grow ? -1 : 1;
     const int64_t mine = dch__deviation(g, id) + step * W; /* after the extra move */
+    /* The exact swap: theirs, one move short, equals mine less a move. */
+    const uint32_t exact = quota_of_deviation(mv, dch__deviation(g, id) + step * W);
+    if (exact != UINT32_MAX || !mv->allow_fit)
+        return exact;
+    if (mine <= -2 * W || mine >= 2 * W)
+        return UINT32_MAX;
     const int64_t my_count = final_count(g, id) + step;
-    uint32_t fit = UINT32_MAX;
     for (uint32_t k = 0; k < mv->npool; k++) {
         const uint32_t y = mv->pool[k];
         if (mv->quota[y] == 0)
             continue;
         const int64_t theirs = dch__deviation(g, y) - step * W; /* one move short */
-        if (theirs == mine - step * W)
-            return y;
-        if (!mv->allow_fit || fit != UINT32_MAX || mine <= -2 * W || mine >= 2 * W ||
-            theirs <= -2 * W || theirs >= 2 * W)
+        if (theirs <= -2 * W || theirs >= 2 * W)
             continue;
         /* With equal weights: every final count within 2 of every other. */
         const int64_t their_count = final_count(g, y) - step;
@@ -87,9 +130,9 @@ static uint32_t partner(const dch__engine *g, uint32_t id)
         const int64_t hi = my_count < their_count ? their_count : my_count;
         if (!g->equal || (hi > mv->hi_count ? hi : mv->hi_count) -
                                  (lo < mv->lo_count ? lo : mv->lo_count) <= 2)
-            fit = y;
+            return y;
     }
-    return fit;
+    return UINT32_MAX;
 }
 
 /* Put id on the search's frontier, reached through record r in unit u. */
@@ -198,16 +241,31 @@ static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
     dch__move *mv = g->mv;
     mv->stamp++;
     mv->qlen = 0;
+    index_quotas(g);
     const uint16_t *base0 = v->owner + (size_t)u0 * v->spu;
     uint32_t np = dch__count_unit(g, base0, 1);
     uint32_t z = frontier(g, np, UINT32_MAX, UINT32_MAX, u0, DCH__SEARCH);
     dch__clear_unit(g, np);
+    /* Each member's moves, in record order, as lists: the search looks at
+     * the moves of every member it reaches, and the records do not change
+     * until a chain is applied. */
+    if (z == UINT32_MAX && mv->qlen > 0) {
+        for (uint32_t r = 0; r < mv->nrec; r++)
+            mv->rec_head[mv->rec_who[r]] = UINT32_MAX;
+        for (uint32_t r = mv->nrec; r-- > 0;) {
+            mv->rec_next[r] = mv->rec_head[mv->rec_who[r]];
+            mv->rec_head[mv->rec_who[r]] = r;
+        }
+    }
     for (uint32_t head = 0; z == UINT32_MAX && head < mv->qlen && mv->qlen < DCH__SEARCH;
          head++) {
         const uint32_t k = mv->queue[head];
-        for (uint32_t r = 0; r < mv->nrec && z == UINT32_MAX; r++) {
-            if (mv->rec_who[r] != k)
-                continue;
+        /* The head of a member with no record is left from an earlier
+         * search, or UINT32_MAX: not one of its records. */
+        uint32_t r = mv->rec_head[k];
+        if (r >= mv->nrec || mv->rec_who[r] != k)
+            continue;
+        for (; r != UINT32_MAX && z == UINT32_MAX; r = mv->rec_next[r]) {
             const uint32_t u = mv->rec_slot[r] / v->spu;
             if (u == u0 || !can_undo(g, k, held_in_unit(g, u, k)))
                 continue;

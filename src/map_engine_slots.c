@@ -115,27 +115,6 @@ static inline uint32_t next_of(const uint16_t *o, uint32_t from, uint32_t n, uin
     return i;
 }
 
-/* Whether id is among o[0 .. n), with count_of()'s test, a word at a time. */
-static int has_id(const uint16_t *o, uint32_t n, uint32_t id)
-{
-    const uint64_t low = UINT64_C(0x7FFF7FFF7FFF7FFF);
-    const uint64_t pattern = UINT64_C(0x0001000100010001) * id;
-    uint32_t i = 0;
-    uint64_t hit = 0;
-    /* Sixteen entries a round, tested once: a miss is as likely as a hit. */
-    for (; i + 16 <= n && hit == 0; i += 16) {
-        uint64_t w[4];
-        memcpy(w, o + i, sizeof w);
-        for (int k = 0; k < 4; k++) {
-            const uint64_t t = w[k] ^ pattern;
-            hit |= ~(((t & low) + low) | t) & ~low;
-        }
-    }
-    for (; i < n && hit == 0; i++)
-        hit |= o[i] == id;
-    return hit != 0;
-}
-
 /* x's count in every unit into xcnt. */
 static void count_x(const dch__engine *g)
 {
@@ -430,80 +409,120 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
 }
 
 /*
- * The best receiver holding nothing in the unit, found without changing the
- * heap: a walk down from its root that stops at absent receivers and at
- * subtrees that cannot beat the best found so far. The best absent receiver
- * is one the walk stops at, since an absent receiver below an absent one
- * comes after it. The walk expands present receivers only, so its stack
- * (park) holds at most one more than those (S + 1). Presence is read from
- * cnt[] when the unit was counted (unit NULL), else from the unit's slots,
- * at most LAZY_TESTS times: past that, counting the unit costs less, and
- * the answer is UNCOUNTED.
+ * Phase 2 of a lowering keeps the receivers with quota left in heap[0 .. n)
+ * sorted by before_key. The best receiver holding nothing in the unit is
+ * the first absent one there; its position, or n if every one is present.
+ * Presence is read from cnt[] when the unit was counted, else from mark[]
+ * (mark_unit).
  */
-#define LAZY_TESTS 4u
-#define UNCOUNTED (UINT32_MAX - 1)
-
-static uint32_t best_absent(const dch__engine *g, uint32_t n, const uint16_t *unit)
+static uint32_t best_absent(const dch__engine *g, uint32_t n, int counted)
 {
-    dch__move *mv = g->mv;
-    uint32_t *stack = mv->park, len = 0, best = UINT32_MAX, tests = 0;
-    if (n > 0)
-        stack[len++] = 0;
-    while (len > 0) {
-        const uint32_t p = stack[--len], id = mv->heap[p];
-        if (best != UINT32_MAX && !before_key(g, id, best))
-            continue; /* nothing below p comes before best */
-        if (unit != NULL && tests++ == LAZY_TESTS)
-            return UNCOUNTED;
-        if (unit == NULL ? mv->cnt[id] == 0 : !has_id(unit, g->v->spu, id)) {
-            best = id;
-            continue;
-        }
-        /* The better child is looked at first (pushed last), so that the
-         * best found early prunes more. */
-        const uint32_t c = 2 * p + 1;
-        if (c + 1 < n && before_key(g, mv->heap[c + 1], mv->heap[c])) {
-            stack[len++] = c;
-            stack[len++] = c + 1;
-        } else {
-            if (c + 1 < n)
-                stack[len++] = c + 1;
-            if (c < n)
-                stack[len++] = c;
-        }
-    }
-    return best;
+    const dch__move *mv = g->mv;
+    uint32_t p = 0;
+    if (counted)
+        while (p < n && mv->cnt[mv->heap[p]] > 0)
+            p++;
+    else
+        while (p < n && mv->mark[mv->heap[p]] == mv->stamp)
+            p++;
+    return p;
 }
 
-/* The heap of receivers with quota left, ordered by before_key. */
-static uint32_t rebuild_receivers(const dch__engine *g)
+static int after_key(const dch__engine *g, uint32_t a, uint32_t b)
 {
-    uint32_t n = 0;
+    return before_key(g, b, a);
+}
+
+/* The receivers with quota left, sorted (a heap sort, in place). */
+static uint32_t sort_receivers(const dch__engine *g)
+{
+    uint32_t *h = g->mv->heap, n = 0;
     for (uint32_t k = 0; k < g->mv->npool; k++) {
         const uint32_t id = g->mv->pool[k];
         if (g->mv->quota[id] > 0) {
             set_key(g, id);
-            g->mv->heap[n++] = id;
+            h[n++] = id;
         }
     }
-    dch__heapify(g, before_key, n);
+    dch__heapify(g, after_key, n);
+    for (uint32_t end = n; end > 1;) {
+        const uint32_t top = h[0];
+        h[0] = h[--end];
+        h[end] = top;
+        dch__sift_down(g, after_key, end, 0);
+    }
     return n;
+}
+
+/*
+ * After receiver heap[p]'s quota fell by one: it leaves when spent, else
+ * moves back past the receivers its new key follows (found by bisection).
+ * Returns the new n.
+ */
+static uint32_t resort_receiver(const dch__engine *g, uint32_t n, uint32_t p)
+{
+    uint32_t *h = g->mv->heap;
+    const uint32_t id = h[p];
+    if (g->mv->quota[id] == 0) {
+        memmove(h + p, h + p + 1, (size_t)(n - p - 1) * sizeof *h);
+        return n - 1;
+    }
+    set_key(g, id);
+    uint32_t lo = p + 1, hi = n;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (before_key(g, h[mid], id))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    memmove(h + p, h + p + 1, (size_t)(lo - p - 1) * sizeof *h);
+    h[lo - 1] = id;
+    return n;
+}
+
+/* After a chain, which spends one quota of some receiver: the spent ones
+ * leave and the one whose key changed moves to its place (insertion). */
+static uint32_t resort_receivers(const dch__engine *g, uint32_t n)
+{
+    uint32_t *h = g->mv->heap, kept = 0;
+    for (uint32_t p = 0; p < n; p++) {
+        const uint32_t id = h[p];
+        if (g->mv->quota[id] == 0)
+            continue;
+        set_key(g, id);
+        uint32_t q = kept++;
+        for (; q > 0 && before_key(g, id, h[q - 1]); q--)
+            h[q] = h[q - 1];
+        h[q] = id;
+    }
+    return kept;
+}
+
+/* Mark the owners of a unit with a new stamp: mark[id] == stamp exactly
+ * for those present. (The chain search draws its stamps from the same
+ * counter, so no mark of one use is taken for the other's.) */
+static void mark_unit(const dch__engine *g, const uint16_t *base)
+{
+    dch__move *mv = g->mv;
+    const uint32_t stamp = ++mv->stamp, ids = g->v->id_limit;
+    for (uint32_t i = 0; i < g->v->spu; i++)
+        if (base[i] < ids)
+            mv->mark[base[i]] = stamp;
 }
 
 /*
  * Lowering: x gives slots in every unit above its target, each to the
  * receiver (quota left) most below its per-unit share. `n` receivers with
- * quota are in the heap ordered by before_key.
+ * quota are in heap[0 .. n), sorted by before_key.
  *
  * When no receiver's share passes one slot a unit and nothing is forced,
  * an absent receiver is of tier 0 or 1 and every present one of tier 2, so
  * while some absent receiver has quota the pick is best_absent()'s and the
- * unit's counts are not needed: presence is tested on the few receivers the
- * walk visits, and the unit is counted only when every receiver with quota
- * is present. (With more members than slots a unit, x holds about one slot
- * of each unit it leaves, and counting each such unit cost more than the
- * rest of the removal.) Where the walk would test many receivers, the unit
- * is counted after all.
+ * unit's counts are not needed: its owners are only marked, and the unit
+ * is counted when every receiver with quota is present. (With more members
+ * than slots a unit, x holds about one slot of each unit it leaves, and
+ * counting each such unit cost more than the rest of the removal.)
  */
 static void give_pass(const dch__engine *g, uint32_t n)
 {
@@ -515,18 +534,21 @@ static void give_pass(const dch__engine *g, uint32_t n)
             continue;
         uint16_t *base = v->owner + (size_t)u * v->spu;
         int counted = !lazy;
-        uint32_t np = counted ? count_unit(g, base, 1) : 0;
+        uint32_t np = 0;
+        if (counted)
+            np = count_unit(g, base, 1);
+        else
+            mark_unit(g, base);
         if (mv->surveyed)
             tally_forced(g, np, -1);
         for (uint32_t i = next_of(base, 0, v->spu, g->x); i < v->spu && mv->xcnt[u] > mv->target[u];
              i = next_of(base, i + 1, v->spu, g->x)) {
-            uint32_t best = best_absent(g, n, counted ? NULL : base);
-            if (!counted && (best == UINT32_MAX || best == UNCOUNTED)) {
+            uint32_t at = best_absent(g, n, counted);
+            if (at == n && !counted) {
                 np = count_unit(g, base, 1);
                 counted = 1;
-                if (best == UNCOUNTED)
-                    best = best_absent(g, n, NULL);
             }
+            uint32_t best = at < n ? mv->heap[at] : UINT32_MAX;
             uint64_t best_key =
                 best == UINT32_MAX ? UINT64_MAX : pick_key(g, best, tier(g, best, 0));
             /* A receiver present holds a slot of the unit, so where no band
@@ -544,25 +566,24 @@ static void give_pass(const dch__engine *g, uint32_t n)
                 counted = 1;
                 if (chained) {
                     mv->xcnt[u]--;
-                    n = rebuild_receivers(g);
+                    n = resort_receivers(g, n);
                     continue;
                 }
             }
             base[i] = (uint16_t)best;
-            if (counted && mv->cnt[best]++ == 0)
+            if (!counted)
+                mv->mark[best] = mv->stamp;
+            else if (mv->cnt[best]++ == 0)
                 mv->present[np++] = best;
             v->members[best].slots++;
             v->members[g->x].slots--;
             mv->xcnt[u]--;
             dch__record(g, u * v->spu + i, best);
             mv->quota[best]--;
-            const uint32_t at = mv->hpos[best];
-            if (mv->quota[best] == 0) {
-                n = dch__heap_remove(g, before_key, n, at);
-            } else {
-                set_key(g, best);
-                dch__sift_down(g, before_key, n, at);
-            }
+            if (at >= n || mv->heap[at] != best) /* a present receiver was picked */
+                for (at = 0; mv->heap[at] != best; at++) {
+                }
+            n = resort_receiver(g, n, at);
         }
         clear_unit(g, np);
     }
@@ -608,7 +629,7 @@ void dch__place(const dch__engine *g, uint32_t moved)
             (void)take_pass(g, UINT32_MAX, 2, left);
         return;
     }
-    give_pass(g, rebuild_receivers(g));
+    give_pass(g, sort_receivers(g));
 }
 
 
