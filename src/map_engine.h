@@ -158,20 +158,6 @@ static inline void dch__heapify(const dch__engine *g, dch__before_fn before, uin
         dch__sift_down(g, before, n, i);
 }
 
-/** Remove the entry at position i; returns the new size. */
-static inline uint32_t dch__heap_remove(const dch__engine *g, dch__before_fn before,
-                                        uint32_t n, uint32_t i)
-{
-    n--;
-    if (i < n) {
-        const uint32_t last = g->mv->heap[n];
-        dch__heap_set(g, i, last);
-        dch__sift_up(g, before, i);
-        dch__sift_down(g, before, n, g->mv->hpos[last]);
-    }
-    return n;
-}
-
 /* Phase 2 (map_engine_slots.c). */
 /** Carry the quotas in slots chosen unit by unit. */
 void dch__place(const dch__engine *g, uint32_t moved);

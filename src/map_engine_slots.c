@@ -360,61 +360,26 @@ static void survey_forced(const dch__engine *g)
     }
 }
 
-/* Slots member id holds in unit u. */
-static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint32_t left)
+/*
+ * Where the bands leave a unit's pick to the order of quotas alone, phase 2
+ * keeps the counterparties with quota left in heap[0 .. n) sorted by
+ * before_key, and a unit's owners are marked (mark_unit) rather than
+ * counted: the pick is the first counterparty present (raise) or absent
+ * (lowering) there.
+ */
+
+/* The first of heap[0 .. n) present in the unit (marked), or n. */
+static uint32_t first_present(const dch__engine *g, uint32_t n)
 {
-    const dch__map_view *v = g->v;
-    dch__move *mv = g->mv;
-    /* The first pick of a unit is found while counting it (count_unit_best)
-     * on the first pass when nothing is forced and no other member's band
-     * starts above 0. */
-    const int fused = slack == 0 && max_tier == 1 && !mv->surveyed && mv->max_band_lo == 0;
-    for (uint32_t u = 0; u < v->units && left > 0; u++) {
-        const uint32_t limit = slack == UINT32_MAX       ? v->spu
-                               : slack == UINT32_MAX - 1 ? mv->level + 1
-                                                         : mv->target[u] + slack;
-        if (mv->xcnt[u] >= limit)
-            continue;
-        uint16_t *base = v->owner + (size_t)u * v->spu;
-        const int first = slack == 0 && max_tier == 1;
-        uint64_t best_key = UINT64_MAX;
-        const uint32_t np = fused ? count_unit_best(g, base, &best_key) : count_unit(g, base, 0);
-        if (first)
-            if (mv->surveyed)
-                tally_forced(g, np, -1);
-        for (int pick = 0; mv->xcnt[u] < limit && left > 0; pick++) {
-            if (!fused || pick > 0)
-                best_key = best_present(g, np, UINT64_MAX, max_tier, first);
-            if (best_key == UINT64_MAX)
-                break;
-            const uint32_t best = (uint32_t)(best_key & 0xFFFF);
-            uint32_t s = mv->slot[best];
-            base[s] = (uint16_t)g->x;
-            mv->cnt[best]--;
-            mv->quota[best]--;
-            dch__record(g, u * v->spu + s, best);
-            v->members[best].slots--;
-            v->members[g->x].slots++;
-            mv->xcnt[u]++;
-            left--;
-            if (mv->cnt[best] > 0) { /* its next slot, below the one taken */
-                while (base[--s] != best) {
-                }
-                mv->slot[best] = s;
-            }
-        }
-        clear_unit(g, np);
-    }
-    return left;
+    const dch__move *mv = g->mv;
+    uint32_t p = 0;
+    while (p < n && mv->mark[mv->heap[p]] != mv->stamp)
+        p++;
+    return p;
 }
 
-/*
- * Phase 2 of a lowering keeps the receivers with quota left in heap[0 .. n)
- * sorted by before_key. The best receiver holding nothing in the unit is
- * the first absent one there; its position, or n if every one is present.
- * Presence is read from cnt[] when the unit was counted, else from mark[]
- * (mark_unit).
- */
+/* The first of heap[0 .. n) holding nothing in the unit, from cnt[] when
+ * it was counted, else from mark[]; or n. */
 static uint32_t best_absent(const dch__engine *g, uint32_t n, int counted)
 {
     const dch__move *mv = g->mv;
@@ -428,13 +393,22 @@ static uint32_t best_absent(const dch__engine *g, uint32_t n, int counted)
     return p;
 }
 
+/* Where id is in heap[0 .. n) (it is there). */
+static uint32_t position_of(const dch__engine *g, uint32_t id)
+{
+    uint32_t p = 0;
+    while (g->mv->heap[p] != id)
+        p++;
+    return p;
+}
+
 static int after_key(const dch__engine *g, uint32_t a, uint32_t b)
 {
     return before_key(g, b, a);
 }
 
-/* The receivers with quota left, sorted (a heap sort, in place). */
-static uint32_t sort_receivers(const dch__engine *g)
+/* The counterparties with quota left, sorted (a heap sort, in place). */
+static uint32_t sort_quotas(const dch__engine *g)
 {
     uint32_t *h = g->mv->heap, n = 0;
     for (uint32_t k = 0; k < g->mv->npool; k++) {
@@ -455,11 +429,10 @@ static uint32_t sort_receivers(const dch__engine *g)
 }
 
 /*
- * After receiver heap[p]'s quota fell by one: it leaves when spent, else
- * moves back past the receivers its new key follows (found by bisection).
- * Returns the new n.
+ * After heap[p]'s quota fell by one: it leaves when spent, else moves back
+ * past those its new key follows (found by bisection). Returns the new n.
  */
-static uint32_t resort_receiver(const dch__engine *g, uint32_t n, uint32_t p)
+static uint32_t resort_one(const dch__engine *g, uint32_t n, uint32_t p)
 {
     uint32_t *h = g->mv->heap;
     const uint32_t id = h[p];
@@ -481,9 +454,9 @@ static uint32_t resort_receiver(const dch__engine *g, uint32_t n, uint32_t p)
     return n;
 }
 
-/* After a chain, which spends one quota of some receiver: the spent ones
- * leave and the one whose key changed moves to its place (insertion). */
-static uint32_t resort_receivers(const dch__engine *g, uint32_t n)
+/* After a chain, which spends one quota of some counterparty: the spent
+ * ones leave and the one whose key changed moves to its place. */
+static uint32_t resort_all(const dch__engine *g, uint32_t n)
 {
     uint32_t *h = g->mv->heap, kept = 0;
     for (uint32_t p = 0; p < n; p++) {
@@ -499,9 +472,11 @@ static uint32_t resort_receivers(const dch__engine *g, uint32_t n)
     return kept;
 }
 
-/* Mark the owners of a unit with a new stamp: mark[id] == stamp exactly
- * for those present. (The chain search draws its stamps from the same
- * counter, so no mark of one use is taken for the other's.) */
+/*
+ * Mark the owners of a unit with a new stamp, so that mark[id] == stamp
+ * exactly for those present. (The chain search draws its stamps from the
+ * same counter, so no mark of one use is taken for the other's.)
+ */
 static void mark_unit(const dch__engine *g, const uint16_t *base)
 {
     dch__move *mv = g->mv;
@@ -509,6 +484,99 @@ static void mark_unit(const dch__engine *g, const uint16_t *base)
     for (uint32_t i = 0; i < g->v->spu; i++)
         if (base[i] < ids)
             mv->mark[base[i]] = stamp;
+}
+
+/* mark_unit() that also sets slot[id] to the last slot id holds in the
+ * unit, and returns whether some member holds two slots of it. */
+static int mark_unit_slots(const dch__engine *g, const uint16_t *base)
+{
+    dch__move *mv = g->mv;
+    const uint32_t stamp = ++mv->stamp, ids = g->v->id_limit;
+    uint32_t twice = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++) {
+        const uint32_t o = base[i];
+        if (o >= ids)
+            continue;
+        twice |= mv->mark[o] == stamp;
+        mv->mark[o] = stamp;
+        mv->slot[o] = i;
+    }
+    return twice != 0;
+}
+
+/* Raise: x takes slot s of unit u from donor id. */
+static void take(const dch__engine *g, uint32_t u, uint32_t id, uint32_t s)
+{
+    const dch__map_view *v = g->v;
+    v->owner[(size_t)u * v->spu + s] = (uint16_t)g->x;
+    g->mv->quota[id]--;
+    dch__record(g, u * v->spu + s, id);
+    v->members[id].slots--;
+    v->members[g->x].slots++;
+    g->mv->xcnt[u]++;
+}
+
+/*
+ * Raise: x takes slots in every unit below its limit (target + slack; its
+ * ceiling, the level plus one, when slack is UINT32_MAX - 1; every slot
+ * when it is UINT32_MAX) from the donors present whose tier is at most
+ * max_tier, the best by pick_key() first; returns the slots still to take.
+ *
+ * On the first pass, when nothing is forced and no other member's share
+ * reaches a slot a unit, every donor's band is [0, 1]: one present once is
+ * of tier 1 and one present twice of tier 0. So in a unit where no member
+ * holds two slots the pick is the first donor present in the order of
+ * quotas, and the unit is only marked; where one does, or a second pick is
+ * due, the unit is counted, and its first pick found while counting
+ * (count_unit_best). (With more members than slots a unit, a raise takes
+ * about one slot of each unit it visits.)
+ */
+static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint32_t left)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    const int first = slack == 0 && max_tier == 1;
+    const int banded = first && !mv->surveyed && mv->max_band_lo == 0;
+    uint32_t nq = banded ? sort_quotas(g) : 0;
+    for (uint32_t u = 0; u < v->units && left > 0; u++) {
+        const uint32_t limit = slack == UINT32_MAX       ? v->spu
+                               : slack == UINT32_MAX - 1 ? mv->level + 1
+                                                         : mv->target[u] + slack;
+        if (mv->xcnt[u] >= limit)
+            continue;
+        uint16_t *base = v->owner + (size_t)u * v->spu;
+        if (banded && !mark_unit_slots(g, base)) {
+            const uint32_t at = first_present(g, nq);
+            if (at == nq) /* no donor with quota is present */
+                continue;
+            take(g, u, mv->heap[at], mv->slot[mv->heap[at]]);
+            nq = resort_one(g, nq, at);
+            if (--left == 0 || mv->xcnt[u] >= limit)
+                continue;
+        }
+        uint64_t best_key = UINT64_MAX;
+        const uint32_t np = banded ? count_unit_best(g, base, &best_key) : count_unit(g, base, 0);
+        if (first && mv->surveyed)
+            tally_forced(g, np, -1);
+        for (int pick = 0; mv->xcnt[u] < limit && left > 0; pick++, left--) {
+            if (!banded || pick > 0)
+                best_key = best_present(g, np, UINT64_MAX, max_tier, first);
+            if (best_key == UINT64_MAX)
+                break;
+            const uint32_t best = (uint32_t)(best_key & 0xFFFF);
+            uint32_t s = mv->slot[best];
+            take(g, u, best, s);
+            if (banded)
+                nq = resort_one(g, nq, position_of(g, best));
+            if (--mv->cnt[best] > 0) { /* its next slot, below the one taken */
+                while (base[--s] != best) {
+                }
+                mv->slot[best] = s;
+            }
+        }
+        clear_unit(g, np);
+    }
+    return left;
 }
 
 /*
@@ -566,7 +634,7 @@ static void give_pass(const dch__engine *g, uint32_t n)
                 counted = 1;
                 if (chained) {
                     mv->xcnt[u]--;
-                    n = resort_receivers(g, n);
+                    n = resort_all(g, n);
                     continue;
                 }
             }
@@ -581,9 +649,8 @@ static void give_pass(const dch__engine *g, uint32_t n)
             dch__record(g, u * v->spu + i, best);
             mv->quota[best]--;
             if (at >= n || mv->heap[at] != best) /* a present receiver was picked */
-                for (at = 0; mv->heap[at] != best; at++) {
-                }
-            n = resort_receiver(g, n, at);
+                at = position_of(g, best);
+            n = resort_one(g, n, at);
         }
         clear_unit(g, np);
     }
@@ -629,7 +696,7 @@ void dch__place(const dch__engine *g, uint32_t moved)
             (void)take_pass(g, UINT32_MAX, 2, left);
         return;
     }
-    give_pass(g, sort_receivers(g));
+    give_pass(g, sort_quotas(g));
 }
 
 
