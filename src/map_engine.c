@@ -68,8 +68,8 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     mv->xcnt = p;
     mv->target = p + units;
     mv->present = p + 2 * (size_t)units;
-    mv->park = mv->present + spu;
-    mv->rec_slot = mv->park + spu + 1;
+    mv->xs = mv->present + spu;
+    mv->rec_slot = mv->xs + spu + 1;
     mv->rec_who = mv->rec_slot + (max_moves ? max_moves : 1);
     mv->rec_next = mv->rec_who + (max_moves ? max_moves : 1);
     memset(mv->quota, 0, (size_t)id_limit * sizeof *mv->quota);

@@ -46,7 +46,7 @@ typedef struct dch__move {
     uint32_t *xcnt; /* per unit: slots the changing member holds */
     uint32_t *target; /* per unit: what it should hold after the move */
     uint32_t *present; /* ids seen in the unit being visited */
-    uint32_t *park; /* heap positions best_absent() has yet to look at, at most S + 1 */
+    uint32_t *xs; /* x's slots of the unit being visited (a lowering), at most S */
     uint32_t *forced; /* per id: moves the per-unit bands force in units to come */
     uint32_t *par, *via, *entry; /* per id: the chain search's parent, record, unit */
     /* per id: a stamp (visited by the chain search, or present in a unit

@@ -472,18 +472,36 @@ static uint32_t resort_all(const dch__engine *g, uint32_t n)
     return kept;
 }
 
+/* x's slots of a unit, in order, into xs[]; returns how many. */
+static uint32_t x_slots(const dch__engine *g, const uint16_t *base)
+{
+    const uint32_t spu = g->v->spu;
+    uint32_t n = 0;
+    for (uint32_t i = next_of(base, 0, spu, g->x); i < spu; i = next_of(base, i + 1, spu, g->x))
+        g->mv->xs[n++] = i;
+    return n;
+}
+
 /*
  * Mark the owners of a unit with a new stamp, so that mark[id] == stamp
- * exactly for those present. (The chain search draws its stamps from the
- * same counter, so no mark of one use is taken for the other's.)
+ * exactly for those present, and list x's slots as x_slots() does. (The
+ * chain search draws its stamps from the same counter, so no mark of one
+ * use is taken for the other's.)
  */
-static void mark_unit(const dch__engine *g, const uint16_t *base)
+static uint32_t mark_unit(const dch__engine *g, const uint16_t *base)
 {
     dch__move *mv = g->mv;
-    const uint32_t stamp = ++mv->stamp, ids = g->v->id_limit;
-    for (uint32_t i = 0; i < g->v->spu; i++)
-        if (base[i] < ids)
-            mv->mark[base[i]] = stamp;
+    const uint32_t stamp = ++mv->stamp, ids = g->v->id_limit, x = g->x;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++) {
+        const uint32_t o = base[i];
+        if (o >= ids)
+            continue;
+        mv->mark[o] = stamp;
+        if (o == x)
+            mv->xs[n++] = i;
+    }
+    return n;
 }
 
 /* mark_unit() that also sets slot[id] to the last slot id holds in the
@@ -603,14 +621,14 @@ static void give_pass(const dch__engine *g, uint32_t n)
         uint16_t *base = v->owner + (size_t)u * v->spu;
         int counted = !lazy;
         uint32_t np = 0;
+        /* x's slots of the unit, in order, into xs[0 .. nx) */
+        const uint32_t nx = counted ? x_slots(g, base) : mark_unit(g, base);
         if (counted)
             np = count_unit(g, base, 1);
-        else
-            mark_unit(g, base);
         if (mv->surveyed)
             tally_forced(g, np, -1);
-        for (uint32_t i = next_of(base, 0, v->spu, g->x); i < v->spu && mv->xcnt[u] > mv->target[u];
-             i = next_of(base, i + 1, v->spu, g->x)) {
+        for (uint32_t k = 0; k < nx && mv->xcnt[u] > mv->target[u]; k++) {
+            const uint32_t i = mv->xs[k];
             uint32_t at = best_absent(g, n, counted);
             if (at == n && !counted) {
                 np = count_unit(g, base, 1);
