@@ -119,11 +119,78 @@ int dch_map_new(dch_map **out, const dch_map_config *cfg)
     return DCH_OK;
 }
 
+/* ---- Per-id arrays beside the member table ----------------------------- */
+
+/* A copy of old (have entries) with cap entries, the rest 0; NULL if the
+ * allocation fails. */
+static uint32_t *side_grow(const dch_allocator *a, const uint32_t *old, uint32_t have,
+                           uint32_t cap)
+{
+    uint32_t *p = dch__alloc_array(a, cap, sizeof *p);
+    if (p != NULL) {
+        if (have > 0)
+            memcpy(p, old, (size_t)have * sizeof *p);
+        memset(p + have, 0, (size_t)(cap - have) * sizeof *p);
+    }
+    return p;
+}
+
+int dch__map_side_reserve(const dch_map *m, uint32_t cap, int zoned, dch__side_add *a)
+{
+    const dch_allocator *al = m->cfg.allocator;
+    const int held = m->replicas > 1, zone = held || zoned || m->zone_of != NULL;
+    a->held = a->zone_of = NULL;
+    a->cap = cap > m->side_cap ? cap : m->side_cap;
+    if (held && (m->held == NULL || a->cap > m->side_cap)) {
+        a->held = side_grow(al, m->held, m->held ? m->side_cap : 0, a->cap);
+        if (a->held == NULL)
+            return DCH_ENOMEM;
+    }
+    if (zone && (m->zone_of == NULL || a->cap > m->side_cap)) {
+        a->zone_of = side_grow(al, m->zone_of, m->zone_of ? m->side_cap : 0, a->cap);
+        if (a->zone_of == NULL) {
+            dch__free(al, a->held);
+            a->held = NULL;
+            return DCH_ENOMEM;
+        }
+    }
+    return DCH_OK;
+}
+
+void dch__map_side_commit(dch_map *m, dch__side_add *a, uint32_t id)
+{
+    const dch_allocator *al = m->cfg.allocator;
+    if (a->held != NULL) {
+        dch__free(al, m->held);
+        m->held = a->held;
+    }
+    if (a->zone_of != NULL) {
+        dch__free(al, m->zone_of);
+        m->zone_of = a->zone_of;
+    }
+    if (a->held != NULL || a->zone_of != NULL)
+        m->side_cap = a->cap;
+    if (m->held != NULL)
+        m->held[id] = 0;
+    if (m->zone_of != NULL)
+        m->zone_of[id] = 0;
+    a->held = a->zone_of = NULL;
+}
+
+void dch__map_side_cancel(const dch_map *m, dch__side_add *a)
+{
+    dch__free(m->cfg.allocator, a->held);
+    dch__free(m->cfg.allocator, a->zone_of);
+    a->held = a->zone_of = NULL;
+}
+
 void dch_map_free(dch_map *m)
 {
     if (m == NULL)
         return;
     const dch_allocator *a = m->cfg.allocator;
+    dch__free(a, m->held);
+    dch__free(a, m->zone_of);
     dch__members_free(&m->mt);
     dch__zones_free(&m->zones);
     dch__free(a, m->owner);
@@ -143,10 +210,14 @@ int dch_map_clone(dch_map **out, const dch_map *m)
     const size_t ncopies = m->copies ? (size_t)m->slots * m->stride : 0;
     c->owner = dch__alloc_array(a, m->slots, sizeof *c->owner);
     c->copies = ncopies ? dch__alloc_array(a, ncopies, sizeof *c->copies) : NULL;
-    if (c->owner == NULL || (ncopies && c->copies == NULL) ||
-        dch__zones_clone(&c->zones, &m->zones) != DCH_OK) {
+    c->held = m->held ? side_grow(a, m->held, m->side_cap, m->side_cap) : NULL;
+    c->zone_of = m->zone_of ? side_grow(a, m->zone_of, m->side_cap, m->side_cap) : NULL;
+    if (c->owner == NULL || (ncopies && c->copies == NULL) || (m->held && !c->held) ||
+        (m->zone_of && !c->zone_of) || dch__zones_clone(&c->zones, &m->zones) != DCH_OK) {
         dch__free(a, c->owner);
         dch__free(a, c->copies);
+        dch__free(a, c->held);
+        dch__free(a, c->zone_of);
         dch__free(a, c);
         return DCH_ENOMEM;
     }
@@ -154,6 +225,8 @@ int dch_map_clone(dch_map **out, const dch_map *m)
         dch__zones_free(&c->zones);
         dch__free(a, c->owner);
         dch__free(a, c->copies);
+        dch__free(a, c->held);
+        dch__free(a, c->zone_of);
         dch__free(a, c);
         return DCH_ENOMEM;
     }
@@ -189,13 +262,13 @@ uint32_t dch_map_node_copies(const dch_map *m, uint32_t id)
     const member *mb = member_of(m, id);
     if (mb == NULL)
         return 0;
-    return m->replicas > 1 ? mb->copies : mb->slots;
+    return m->replicas > 1 ? m->held[id] : mb->slots;
 }
 
 const char *dch_map_node_zone(const dch_map *m, uint32_t id)
 {
     const member *mb = member_of(m, id);
-    return mb && mb->zone ? dch__zones_name(&m->zones, mb->zone - 1) : NULL;
+    return mb && zone_of(m, id) ? dch__zones_name(&m->zones, zone_of(m, id) - 1) : NULL;
 }
 
 uint32_t dch_map_node_count(const dch_map *m)
@@ -314,8 +387,10 @@ size_t dch_map_memory(const dch_map *m)
     if (m == NULL)
         return 0;
     const size_t ncopies = m->copies ? (size_t)m->slots * m->stride : 0;
+    const size_t arrays = (size_t)(m->held != NULL) + (size_t)(m->zone_of != NULL);
+    const size_t side = (size_t)m->side_cap * sizeof(uint32_t) * arrays;
     return sizeof *m + (size_t)m->slots * sizeof *m->owner +
-           ncopies * sizeof *m->copies + dch__members_memory(&m->mt) +
+           ncopies * sizeof *m->copies + dch__members_memory(&m->mt) + side +
            dch__zones_memory(&m->zones);
 }
 
@@ -396,6 +471,8 @@ static dch__rep_view rep_view(dch_map *m)
     v.stride = m->stride;
     v.id_limit = m->mt.id_limit;
     v.members = m->mt.entries;
+    v.held = m->held;
+    v.zone = m->zone_of;
     return v;
 }
 
@@ -408,10 +485,10 @@ static int change_alloc(change *c, const dch_map *m, uint32_t id_limit, uint32_t
     const uint32_t weight = xm ? xm->weight : 0;
     if (m->replicas > 1)
         return dch__rep_alloc(&c->rm, m->cfg.allocator, id_limit,
-                              dch__rep_rows(id_limit, m->replicas, xm ? xm->copies : 0,
+                              dch__rep_rows(id_limit, m->replicas, xm ? m->held[x] : 0,
                                             w > weight),
-                              w > weight ? m->slots - (xm ? xm->copies : 0)
-                                         : (xm ? xm->copies : 0));
+                              w > weight ? m->slots - (xm ? m->held[x] : 0)
+                                         : (xm ? m->held[x] : 0));
     return dch__move_alloc(&c->mv, m->cfg.allocator, id_limit, m->units, m->spu,
                            w > weight ? m->slots - held : held);
 }
@@ -482,18 +559,27 @@ int dch_map_add_node_in_zone(dch_map *m, const char *name, const char *zone,
         dch__members_cancel(&m->mt, &add);
         return DCH_ENOMEM;
     }
+    dch__side_add side;
+    if (dch__map_side_reserve(m, add.cap, zoned, &side) != DCH_OK) {
+        if (zoned)
+            dch__zones_cancel(&m->zones, &zadd);
+        dch__members_cancel(&m->mt, &add);
+        return DCH_ENOMEM;
+    }
     change c;
     const int moving = weight > 0 && (m->total_weight > 0 || m->replicas > 1);
     if (moving && change_alloc(&c, m, add.limit, add.id, weight) != DCH_OK) {
+        dch__map_side_cancel(m, &side);
         if (zoned)
             dch__zones_cancel(&m->zones, &zadd);
         dch__members_cancel(&m->mt, &add);
         return DCH_ENOMEM;
     }
 
-    member *mb = dch__members_commit(&m->mt, &add);
+    (void)dch__members_commit(&m->mt, &add);
+    dch__map_side_commit(m, &side, add.id);
     if (zoned)
-        mb->zone = 1 + dch__zones_commit(&m->zones, &zadd);
+        m->zone_of[add.id] = 1 + dch__zones_commit(&m->zones, &zadd);
     reweigh(m, add.id, weight, moving ? &c : NULL);
     if (moving)
         change_release(m, &c);
@@ -522,8 +608,10 @@ int dch_map_remove_node(dch_map *m, uint32_t id)
     reweigh(m, id, 0, moving ? &c : NULL);
     if (moving)
         change_release(m, &c);
-    if (entry(m, id)->zone)
-        dch__zones_release(&m->zones, entry(m, id)->zone - 1);
+    if (zone_of(m, id)) {
+        dch__zones_release(&m->zones, zone_of(m, id) - 1);
+        m->zone_of[id] = 0;
+    }
     dch__members_remove(&m->mt, id);
     m->epoch++;
     return DCH_OK;

@@ -28,7 +28,7 @@ const dch_map_transition *dch__map_transition(const dch_map *m)
  * its id, above every zone index. */
 static uint32_t zone_key(const dch_map *m, uint32_t id)
 {
-    const uint32_t z = entry(m, id)->zone;
+    const uint32_t z = zone_of(m, id);
     return z ? z - 1 : DCH_MAP_MAX_NODES + id;
 }
 
@@ -45,8 +45,8 @@ static int copies_valid(dch_map *m)
         M++;
         /* A zone counts once: at its member of lowest id. */
         uint32_t first = id;
-        for (uint32_t j = 0; j < id && mb->zone; j++)
-            if (member_of(m, j) && entry(m, j)->weight > 0 && entry(m, j)->zone == mb->zone) {
+        for (uint32_t j = 0; j < id && zone_of(m, id); j++)
+            if (member_of(m, j) && entry(m, j)->weight > 0 && zone_of(m, j) == zone_of(m, id)) {
                 first = j;
                 break;
             }
@@ -80,7 +80,7 @@ static int copies_valid(dch_map *m)
         if (n > 0 && c[0] != m->owner[s])
             return 0;
         for (uint32_t k = 0; k < n; k++)
-            entry(m, c[k])->copies++;
+            m->held[c[k]]++;
     }
     return 1;
 }
@@ -136,14 +136,21 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
         if (rc == DCH_OK && zone != NULL &&
             (rc = dch__zones_reserve(&m->zones, zone, &zadd)) != DCH_OK)
             dch__members_cancel(&m->mt, &add);
+        dch__side_add side;
+        if (rc == DCH_OK && (rc = dch__map_side_reserve(m, add.cap, zone != NULL, &side)) != DCH_OK) {
+            if (zone != NULL)
+                dch__zones_cancel(&m->zones, &zadd);
+            dch__members_cancel(&m->mt, &add);
+        }
         if (rc != DCH_OK) {
             dch_map_free(m);
             return rc == DCH_ENOMEM ? rc : DCH_ECORRUPT;
         }
         member *mb = dch__members_commit(&m->mt, &add);
+        dch__map_side_commit(m, &side, id);
         mb->weight = weights[id];
         if (zone != NULL)
-            mb->zone = 1 + dch__zones_commit(&m->zones, &zadd);
+            m->zone_of[id] = 1 + dch__zones_commit(&m->zones, &zadd);
     }
     m->total_weight = (uint32_t)total;
     for (uint32_t s = 0; s < m->slots; s++)

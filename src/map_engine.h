@@ -15,8 +15,6 @@ typedef struct dch__member {
     char *name; /* NULL when the id is free */
     uint32_t weight; /* 0 for a free id */
     uint32_t slots; /* slots owned (as primary); sums to P when the weight sum is > 0 */
-    uint32_t copies; /* copies held over all positions (replicas >= 2; else unused) */
-    uint32_t zone; /* 0: a zone of its own; else 1 + its index in the map's zones */
 } dch__member;
 
 /** What the engine reads and changes of a map. */

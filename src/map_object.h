@@ -36,6 +36,14 @@ struct dch_map {
     uint32_t replicas, stride;
     uint32_t ncopies; /* copies a slot holds: min(replicas, members of positive weight) */
     dch__members mt; /* entries are `member`s */
+    /* Per id, beside the member table and never shorter than its id limit
+     * (side_cap entries each): held[] the copies a member holds over all
+     * positions (replicas >= 2), zone_of[] 0 (a zone of its own) or 1 + its
+     * zone's index (replicas >= 2, or once some member had a zone). NULL
+     * while not needed, so that a map of one copy and no zones spends 16
+     * bytes a member id on its entries. */
+    uint32_t *held, *zone_of;
+    uint32_t side_cap;
     dch__zones zones;
     uint32_t total_weight;
     uint64_t epoch;
@@ -58,6 +66,27 @@ static inline const member *member_of(const dch_map *m, uint32_t id)
 }
 
 /* Copies a slot holds (every slot holds as many). */
+/* id's zone: 0 (its own) or 1 + the index of its zone. */
+static inline uint32_t zone_of(const dch_map *m, uint32_t id)
+{
+    return m->zone_of ? m->zone_of[id] : 0;
+}
+
+/* The per-id arrays an add needs, reserved before anything changes (the
+ * member table's capacity after the add is cap; zoned: the new member has
+ * a zone), then installed or dropped. */
+typedef struct dch__side_add {
+    uint32_t *held, *zone_of; /* new arrays, or NULL where the old ones do */
+    uint32_t cap;
+} dch__side_add;
+
+/** DCH_OK or DCH_ENOMEM (nothing allocated). */
+int dch__map_side_reserve(const dch_map *m, uint32_t cap, int zoned, dch__side_add *a);
+/** Install what was reserved; id's entries are set to 0 (no copies, a zone
+ *  of its own). */
+void dch__map_side_commit(dch_map *m, dch__side_add *a, uint32_t id);
+void dch__map_side_cancel(const dch_map *m, dch__side_add *a);
+
 static inline uint32_t copy_count(const dch_map *m)
 {
     uint32_t n = 0;

@@ -160,7 +160,7 @@ static void plan_shares(dch__rep_call *e)
     uint64_t *keys = (uint64_t *)(void *)rm->pdev;
     uint32_t nk = 0;
     for (uint32_t id = 0; id < v->id_limit; id++) {
-        const uint32_t z = v->members[id].name ? v->members[id].zone : 0;
+        const uint32_t z = v->members[id].name ? v->zone[id] : 0;
         rm->zone[id] = z ? z - 1 : DCH_MAP_MAX_NODES + id;
         rm->share[id] = 0;
         if (rep_positive(e, id))
@@ -235,7 +235,7 @@ static void append_everywhere(const dch__rep_call *e)
 {
     for (uint32_t s = 0; s < e->v->slots; s++)
         rep_block(e, s)[e->n - 1] = (uint16_t)e->x;
-    e->v->members[e->x].copies = e->v->slots;
+    e->v->held[e->x] = e->v->slots;
 }
 
 /* M was at most R: x leaves every slot, the copies after it move up. */
@@ -249,7 +249,7 @@ static void drop_everywhere(const dch__rep_call *e)
             b[i] = b[i + 1];
         b[n0 - 1] = DCH__REP_NONE;
     }
-    e->v->members[e->x].copies = 0;
+    e->v->held[e->x] = 0;
 }
 
 /* x is the only member of a new zone and zones are at most n: every slot
@@ -269,9 +269,9 @@ static void force_everywhere(const dch__rep_call *e)
                 continue;
             /* Members with copies to spare over their primaries' need
              * first, then the one furthest above its copy share. */
-            const int spare = e->v->members[b[k]].copies > rep_keep(e, b[k]);
+            const int spare = e->v->held[b[k]] > rep_keep(e, b[k]);
             const int best_spare =
-                best >= 0 && e->v->members[b[best]].copies > rep_keep(e, b[best]);
+                best >= 0 && e->v->held[b[best]] > rep_keep(e, b[best]);
             if (best < 0 || spare > best_spare ||
                 (spare == best_spare && rep_first(e, 1, b[k], b[best])))
                 best = (int)k;
@@ -307,7 +307,7 @@ void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint3
         e.bits++;
     {
         /* The order's key: a mix of the call (member, weights, counts). */
-        uint64_t h = ((uint64_t)x << 32) ^ ((uint64_t)e.M << 16) ^ v->members[x].copies ^
+        uint64_t h = ((uint64_t)x << 32) ^ ((uint64_t)e.M << 16) ^ v->held[x] ^
                      ((uint64_t)w << 40) ^ ((uint64_t)old << 8) ^ (uint64_t)e.W;
         h ^= h >> 33;
         h *= UINT64_C(0xFF51AFD7ED558CCD);
@@ -322,7 +322,7 @@ void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint3
     for (uint32_t id = 0; id < v->id_limit; id++)
         rm->mark[id] = 0;
     for (uint32_t id = 0; id < v->id_limit; id++)
-        rm->dev[id] = (int64_t)v->members[id].copies * DCH__REP_ONE - rm->share[id];
+        rm->dev[id] = (int64_t)v->held[id] * DCH__REP_ONE - rm->share[id];
 
     /* Whether x is the only member of its zone among members of positive
      * weight once it has weight. */

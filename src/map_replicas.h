@@ -19,7 +19,9 @@ typedef struct dch__rep_view {
     uint16_t *copies; /* P blocks of stride entries, DCH__MAP_UNOWNED past n */
     uint32_t slots, replicas, stride; /* P, R, R rounded up to a power of two */
     uint32_t id_limit;
-    dch__member *members; /* weight, slots (primaries), copies, zone */
+    dch__member *members; /* weight, slots (primaries) */
+    uint32_t *held; /* per id: copies held over all positions */
+    uint32_t *zone; /* per id: 0 (a zone of its own) or 1 + its zone's index */
 } dch__rep_view;
 
 /**
@@ -171,8 +173,8 @@ static inline void rep_trade(const dch__rep_call *e, uint32_t s, uint32_t k, uin
     uint16_t *b = rep_block(e, s);
     const uint32_t from = b[k];
     b[k] = (uint16_t)to;
-    e->v->members[from].copies--;
-    e->v->members[to].copies++;
+    e->v->held[from]--;
+    e->v->held[to]++;
 }
 
 /* Note that this call moved the copy at position k of slot s, which

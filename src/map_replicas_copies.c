@@ -112,7 +112,7 @@ static uint32_t take_one(const dch__rep_call *e, uint32_t n, uint64_t *total)
 {
     dch__rep_move *rm = e->rm;
     const uint32_t d = rm->heap[0];
-    if (e->v->members[d].copies - rm->quota[d] <= rep_keep(e, d)) {
+    if (e->v->held[d] - rm->quota[d] <= rep_keep(e, d)) {
         rm->heap[0] = rm->heap[--n]; /* d keeps the rest */
     } else {
         rm->quota[d]++;
@@ -130,17 +130,17 @@ static uint64_t plan_raise(const dch__rep_call *e)
     const dch__rep_move *rm = e->rm;
     uint32_t n = build_heap(e, 1);
     uint64_t total = 0;
-    const uint64_t room = e->v->slots - e->v->members[e->x].copies;
+    const uint64_t room = e->v->slots - e->v->held[e->x];
     while (n > 0 && total < room && rm->dev[rm->heap[0]] > rm->dev[e->x] + DCH__REP_ONE)
         n = take_one(e, n, &total);
     /* x may end the rule short of what its primaries need (its copy share
      * close to its primary share, as in a zone with nearly all the
      * weight): it takes on from the members with copies to spare. */
     const uint32_t need = rep_keep(e, e->x);
-    if (e->v->members[e->x].copies + total >= need)
+    if (e->v->held[e->x] + total >= need)
         return total;
     n = build_heap(e, 1);
-    while (n > 0 && e->v->members[e->x].copies + total < need && total < room)
+    while (n > 0 && e->v->held[e->x] + total < need && total < room)
         n = take_one(e, n, &total);
     return total;
 }
@@ -213,7 +213,7 @@ void dch__rep_grow(const dch__rep_call *e)
         rm->pair[id] = rm->quota[id] = rm->stuck[id] = 0;
         rm->from[id] = UINT32_MAX; /* no pools */
     }
-    for (uint32_t s = 0; s < P && v->members[x].copies > 0; s++) {
+    for (uint32_t s = 0; s < P && v->held[x] > 0; s++) {
         const uint16_t *b = rep_block(e, s);
         if (rep_place_of(b, n, x) >= 0)
             for (uint32_t k = 0; k < n; k++)
@@ -227,8 +227,8 @@ void dch__rep_grow(const dch__rep_call *e)
             return;
         /* cap[]: every member's count once the planned copies moved. */
         for (uint32_t id = 0; id < v->id_limit; id++)
-            rm->cap[id] = v->members[id].copies - rm->quota[id];
-        const uint64_t fx = v->members[x].copies + left;
+            rm->cap[id] = v->held[id] - rm->quota[id];
+        const uint64_t fx = v->held[x] + left;
         /* Passes under looser and looser caps: first only where no member
          * would share more than about the mean of x's slots, at last
          * anywhere. */
@@ -329,7 +329,7 @@ static uint64_t plan_lower(const dch__rep_call *e, uint64_t held)
     for (uint32_t i = 0; i < n && total + keep < held; i++) {
         const uint32_t r = rm->heap[i];
         const uint32_t need = rep_keep(e, r);
-        while (e->v->members[r].copies + rm->quota[r] < need && total + keep < held) {
+        while (e->v->held[r] + rm->quota[r] < need && total + keep < held) {
             rm->quota[r]++;
             rm->dev[r] += DCH__REP_ONE;
             rm->dev[e->x] -= DCH__REP_ONE;
@@ -455,13 +455,13 @@ void dch__rep_shrink(const dch__rep_call *e)
         rm->quota[id] = rm->stuck[id] = 0;
     const int rows = build_rows(e, 0);
     for (;;) {
-        uint64_t left = plan_lower(e, v->members[x].copies);
+        uint64_t left = plan_lower(e, v->held[x]);
         if (left == 0)
             break;
         /* The receivers with quota or in a pool, in queue[], and their
          * counts once the plan is carried (for the diversity caps). */
         for (uint32_t id = 0; id < v->id_limit; id++)
-            rm->cap[id] = v->members[id].copies + rm->quota[id];
+            rm->cap[id] = v->held[id] + rm->quota[id];
         make_pools(e);
         uint32_t np = 0;
         for (uint32_t id = 0; id < v->id_limit; id++)
@@ -550,7 +550,7 @@ void dch__rep_shrink(const dch__rep_call *e)
             }
         }
     }
-    if (v->members[x].weight > 0 || v->members[x].copies == 0) {
+    if (v->members[x].weight > 0 || v->held[x] == 0) {
         hand_over_primaries(e);
         return;
     }

@@ -126,12 +126,12 @@ int dch__rep_augment(const dch__rep_call *e, int grow, uint32_t d)
                     b[q] = (uint16_t)e->x;
                     rm->rec_at[j] = s1 << 3 | q;
                     rm->rec_from[j] = prev;
-                    e->v->members[cur].copies++;
-                    e->v->members[prev].copies--;
+                    e->v->held[cur]++;
+                    e->v->held[prev]--;
                 } else { /* prev takes the copy cur had */
                     b[k1] = (uint16_t)prev;
-                    e->v->members[cur].copies--;
-                    e->v->members[prev].copies++;
+                    e->v->held[cur]--;
+                    e->v->held[prev]++;
                 }
                 cur = prev;
             }

@@ -801,3 +801,93 @@ Test(map, a_nonzero_callback_return_stops_the_walk_and_is_returned)
     cr_assert_eq(dch_map_foreach_range(m, NULL, NULL), DCH_EINVAL);
     dch_map_free(m);
 }
+
+/*
+ * Memory, exactly: a map of one copy a slot keeps its table, 16 bytes of
+ * entry and 2 of name index a member id of capacity, and the names; the
+ * default map of 1,000 members fits in 160 KiB. A member's zone adds a
+ * per-id array of 4 bytes an id, from the first zone on; a later member
+ * that reuses a zoned member's id has no zone.
+ */
+Test(map, memory_of_one_copy_without_zones_and_with_a_zone)
+{
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, NULL), DCH_OK);
+    size_t names = 0;
+    for (uint32_t i = 0; i < 1000; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "node-%u", (unsigned)i);
+        names += strlen(name) + 1;
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+    }
+    const size_t table = (size_t)dch_map_slot_count(m) * 2;
+    const size_t plain = dch_map_memory(m);
+    /* Capacity doubles from 8: 1,024 ids for 1,000 members. */
+    cr_assert_geq(plain, table + 1024 * 18 + names);
+    cr_assert_leq(plain, table + 1024 * 18 + names + 1024, "%zu bytes", plain);
+    cr_assert_leq(plain, (size_t)160 * 1024, "%zu bytes at N = 1000", plain);
+
+    uint32_t id;
+    cr_assert_eq(dch_map_add_node_in_zone(m, "zoned", "rack-1", 1, &id), DCH_OK);
+    cr_assert_str_eq(dch_map_node_zone(m, id), "rack-1");
+    const size_t zoned = dch_map_memory(m);
+    cr_assert_geq(zoned, plain + 1024 * 4, "the zones' array of 4 bytes an id");
+    cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
+    uint32_t again;
+    cr_assert_eq(dch_map_add_node(m, "plain", 1, &again), DCH_OK);
+    cr_assert_eq(again, id, "the freed id is reused");
+    cr_assert_null(dch_map_node_zone(m, again));
+    for (uint32_t k = 0; k < dch_map_id_limit(m); k++)
+        if (dch_map_node_name(m, k) != NULL)
+            cr_assert_null(dch_map_node_zone(m, k));
+    dch_map_free(m);
+}
+
+/* The first zone of a map of one copy allocates the zones' array: a failed
+ * allocation at any point of that add, or of the add that grows the
+ * member table past it, leaves the map as it was and leaks nothing. */
+Test(map, a_first_zone_that_fails_to_allocate_changes_nothing)
+{
+    faulty fa = {0};
+    const dch_allocator al = faulty_allocator(&fa);
+    dch_map_config cfg;
+    dch_map_config_default(&cfg);
+    cfg.units = 64;
+    cfg.slots_per_unit = 16;
+    cfg.allocator = &al;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    for (int i = 0; i < 7; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "n%d", i);
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+    }
+    /* The 8th member fills the table's first 8 ids, the 9th grows it. */
+    static const char *const zones[2] = {"rack-1", "rack-2"};
+    for (int call = 0; call < 2; call++) {
+        const uint64_t fp = dch_map_fingerprint(m);
+        const size_t memory = dch_map_memory(m);
+        const uint32_t count = dch_map_node_count(m);
+        fault_sweep sw;
+        int rc = DCH_ENOMEM;
+        for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+            char name[8];
+            snprintf(name, sizeof name, "z%d", call);
+            rc = dch_map_add_node_in_zone(m, name, zones[call], 1, NULL);
+            fault_sweep_done(&sw, rc);
+            if (rc == DCH_OK)
+                break;
+            cr_assert_eq(rc, DCH_ENOMEM);
+            cr_assert_eq(sw.leaked, 0, "call %d leaked at allocation %ld", call, sw.at);
+            cr_assert_eq(dch_map_fingerprint(m), fp);
+            cr_assert_eq(dch_map_memory(m), memory);
+            cr_assert_eq(dch_map_node_count(m), count);
+        }
+        cr_assert_eq(rc, DCH_OK);
+        cr_assert_gt(sw.failed, 0, "call %d allocates", call);
+        cr_assert_str_eq(dch_map_node_zone(m, dch_map_node_count(m) - 1), zones[call]);
+    }
+    cr_assert_null(dch_map_node_zone(m, 0));
+    dch_map_free(m);
+    cr_assert_eq(fa.live, 0);
+}
