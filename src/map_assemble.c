@@ -137,7 +137,8 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
             (rc = dch__zones_reserve(&m->zones, zone, &zadd)) != DCH_OK)
             dch__members_cancel(&m->mt, &add);
         dch__side_add side;
-        if (rc == DCH_OK && (rc = dch__map_side_reserve(m, add.cap, zone != NULL, &side)) != DCH_OK) {
+        if (rc == DCH_OK &&
+            (rc = dch__map_side_reserve(m, add.cap, zone != NULL, &side)) != DCH_OK) {
             if (zone != NULL)
                 dch__zones_cancel(&m->zones, &zadd);
             dch__members_cancel(&m->mt, &add);

@@ -44,10 +44,10 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves)
 {
     /* One block of 32-bit words: a deviation and a key (two words each) and
-     * 15 arrays per id, the chain search's table (4 words per id), 2 per
+     * 14 arrays per id, the chain search's table (4 words per id), 2 per
      * unit, 2 per slot of a unit (and one), 3 per slot that can move. Sizes
      * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
-    const size_t n = 23 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
+    const size_t n = 22 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
                      3 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
@@ -60,7 +60,7 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     p += 2 * (size_t)id_limit;
     uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,   &mv->slot,    &mv->forced,
                            &mv->par,   &mv->via,   &mv->entry, &mv->mark,    &mv->queue,
-                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->hpos, &mv->rec_head};
+                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->rec_head};
     for (size_t i = 0; i < sizeof per_id / sizeof per_id[0]; i++, p += id_limit)
         *per_id[i] = p;
     mv->table = p;

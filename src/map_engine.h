@@ -29,7 +29,7 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 92 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * Size: 88 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
  * 12 per slot that can move.
  */
 typedef struct dch__move {
@@ -37,7 +37,6 @@ typedef struct dch__move {
     int64_t *dev; /* per id: held*W - P*w once the planned moves are made */
     uint32_t *quota; /* per id: slots it gives (raise) or receives (lowering) */
     uint32_t *heap; /* per id: a heap of counterparties (phase 1's, then phase 2's) */
-    uint32_t *hpos; /* per id: its position in heap */
     uint64_t *key; /* per id: phase 2's order of counterparties (before_key) */
     uint32_t *cnt; /* per id: slots held in the unit being visited */
     uint32_t *slot; /* per id: the last slot of the unit seen */
@@ -107,20 +106,13 @@ static inline int64_t dch__deviation(const dch__engine *g, uint32_t id)
 }
 
 /*
- * Binary heaps over mv->heap, with mv->hpos[id] id's position; `before` is
- * a strict total order. Inline, so that each heap's comparison is inlined
- * into its own copy of the loops.
+ * Binary heaps over mv->heap; `before` is a strict total order. Inline, so
+ * that each heap's comparison is inlined into its own copy of the loops.
  */
-static inline void dch__heap_set(const dch__engine *g, uint32_t i, uint32_t id)
-{
-    g->mv->heap[i] = id;
-    g->mv->hpos[id] = i;
-}
-
 static inline void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n,
                                   uint32_t i)
 {
-    const uint32_t *h = g->mv->heap;
+    uint32_t *h = g->mv->heap;
     const uint32_t id = h[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
@@ -130,28 +122,26 @@ static inline void dch__sift_down(const dch__engine *g, dch__before_fn before, u
             c++;
         if (!before(g, h[c], id))
             break;
-        dch__heap_set(g, i, h[c]);
+        h[i] = h[c];
         i = c;
     }
-    dch__heap_set(g, i, id);
+    h[i] = id;
 }
 
 static inline void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i)
 {
-    const uint32_t *h = g->mv->heap;
+    uint32_t *h = g->mv->heap;
     const uint32_t id = h[i];
     while (i > 0 && before(g, id, h[(i - 1) / 2])) {
-        dch__heap_set(g, i, h[(i - 1) / 2]);
+        h[i] = h[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    dch__heap_set(g, i, id);
+    h[i] = id;
 }
 
 /** Order heap[0 .. n). */
 static inline void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
-        dch__heap_set(g, i, g->mv->heap[i]);
     for (uint32_t i = n / 2; i-- > 0;)
         dch__sift_down(g, before, n, i);
 }

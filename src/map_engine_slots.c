@@ -94,27 +94,6 @@ uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id)
     return c;
 }
 
-/*
- * The first i in [from, n) with o[i] == id, or n; count_of()'s test finds
- * the words of four entries that hold id.
- */
-static inline uint32_t next_of(const uint16_t *o, uint32_t from, uint32_t n, uint32_t id)
-{
-    const uint64_t low = UINT64_C(0x7FFF7FFF7FFF7FFF);
-    const uint64_t pattern = UINT64_C(0x0001000100010001) * id;
-    uint32_t i = from;
-    for (; i + 4 <= n; i += 4) {
-        uint64_t w;
-        memcpy(&w, o + i, sizeof w);
-        const uint64_t t = w ^ pattern;
-        if (~(((t & low) + low) | t) & ~low)
-            break;
-    }
-    for (; i < n && o[i] != id; i++) {
-    }
-    return i;
-}
-
 /* x's count in every unit into xcnt. */
 static void count_x(const dch__engine *g)
 {
@@ -294,38 +273,6 @@ static uint32_t count_unit(const dch__engine *g, const uint16_t *base, int all)
 }
 
 /*
- * count_unit() of a raise, which also sets *best to best_present()'s answer
- * on the first pass when nothing is forced and every donor's band starts at
- * 0 (so a donor of c slots is of tier 0 when c > ceil(S*w/W), else 1, and
- * its spare quota is its quota). As c grows during the count a donor's key
- * only falls, so the least key seen is the least over the final counts.
- * (With more members than slots a unit, a raise takes about one slot of
- * each unit it visits, and a second pass over the members present cost as
- * much as the rest of the join.)
- */
-static uint32_t count_unit_best(const dch__engine *g, const uint16_t *base, uint64_t *best)
-{
-    uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
-    const uint32_t *quota = g->mv->quota, *hi = g->mv->band_hi;
-    const uint32_t spu = g->v->spu, ids = g->v->id_limit;
-    uint32_t np = 0;
-    uint64_t b = UINT64_MAX;
-    for (uint32_t i = 0; i < spu; i++) {
-        const uint32_t o = base[i];
-        if (o >= ids || quota[o] == 0) /* x's quota is 0 */
-            continue;
-        present[np] = o;
-        const uint32_t c = ++cnt[o];
-        np += c == 1;
-        slot[o] = i;
-        const uint64_t key = key_of(c > hi[o] ? 0 : 1, quota[o], o);
-        b = key < b ? key : b;
-    }
-    *best = b;
-    return np;
-}
-
-/*
  * The moves the bands force on the members present in unit u: added to
  * forced[] by the survey before the first pass (sign +1), and taken off as
  * the first pass reaches u (sign -1), so that forced[] holds what later
@@ -475,10 +422,10 @@ static uint32_t resort_all(const dch__engine *g, uint32_t n)
 /* x's slots of a unit, in order, into xs[]; returns how many. */
 static uint32_t x_slots(const dch__engine *g, const uint16_t *base)
 {
-    const uint32_t spu = g->v->spu;
     uint32_t n = 0;
-    for (uint32_t i = next_of(base, 0, spu, g->x); i < spu; i = next_of(base, i + 1, spu, g->x))
-        g->mv->xs[n++] = i;
+    for (uint32_t i = 0; i < g->v->spu; i++)
+        if (base[i] == g->x)
+            g->mv->xs[n++] = i;
     return n;
 }
 
@@ -545,9 +492,8 @@ static void take(const dch__engine *g, uint32_t u, uint32_t id, uint32_t s)
  * of tier 1 and one present twice of tier 0. So in a unit where no member
  * holds two slots the pick is the first donor present in the order of
  * quotas, and the unit is only marked; where one does, or a second pick is
- * due, the unit is counted, and its first pick found while counting
- * (count_unit_best). (With more members than slots a unit, a raise takes
- * about one slot of each unit it visits.)
+ * due, the unit is counted. (With more members than slots a unit, a raise
+ * takes about one slot of each unit it visits.)
  */
 static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint32_t left)
 {
@@ -572,13 +518,11 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
             if (--left == 0 || mv->xcnt[u] >= limit)
                 continue;
         }
-        uint64_t best_key = UINT64_MAX;
-        const uint32_t np = banded ? count_unit_best(g, base, &best_key) : count_unit(g, base, 0);
+        const uint32_t np = count_unit(g, base, 0);
         if (first && mv->surveyed)
             tally_forced(g, np, -1);
-        for (int pick = 0; mv->xcnt[u] < limit && left > 0; pick++, left--) {
-            if (!banded || pick > 0)
-                best_key = best_present(g, np, UINT64_MAX, max_tier, first);
+        for (; mv->xcnt[u] < limit && left > 0; left--) {
+            const uint64_t best_key = best_present(g, np, UINT64_MAX, max_tier, first);
             if (best_key == UINT64_MAX)
                 break;
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
