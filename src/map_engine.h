@@ -43,7 +43,9 @@ typedef struct dch__move {
     uint32_t *xcnt; /* per unit: slots the changing member holds */
     uint32_t *target; /* per unit: what it should hold after the move */
     uint32_t *present; /* ids seen in the unit being visited */
-    uint32_t *xs; /* x's slots of the unit being visited (a lowering), at most S */
+    /* S + 1 entries: the histogram of x's counts a unit (plan_targets), then
+     * x's slots of the unit being visited (a lowering) */
+    uint32_t *xs;
     uint32_t *forced; /* per id: moves the per-unit bands force in units to come */
     uint32_t *par, *via, *entry; /* per id: the chain search's parent, record, unit */
     /* per id: a stamp (visited by the chain search, or present in a unit

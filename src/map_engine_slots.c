@@ -110,12 +110,13 @@ static void count_x(const dch__engine *g)
 /* Slots x would gain (raise) or lose (lowering) with every unit levelled at L. */
 static uint64_t fill_to(const dch__engine *g, uint32_t L)
 {
+    /* From the histogram of x's counts, hist[c] units holding c slots
+     * (plan_targets keeps it in xs[0 .. S]). */
+    const uint32_t *hist = g->mv->xs;
     uint64_t f = 0;
-    for (uint32_t u = 0; u < g->v->units; u++) {
-        const uint32_t c = g->mv->xcnt[u];
+    for (uint32_t c = 0; c <= g->v->spu; c++)
         if (g->grow ? c < L : c > L)
-            f += g->grow ? L - c : c - L;
-    }
+            f += (uint64_t)hist[c] * (g->grow ? L - c : c - L);
     return f;
 }
 
@@ -128,6 +129,9 @@ static uint64_t fill_to(const dch__engine *g, uint32_t L)
 static void plan_targets(const dch__engine *g, uint32_t moved)
 {
     const dch__map_view *v = g->v;
+    memset(g->mv->xs, 0, ((size_t)v->spu + 1) * sizeof *g->mv->xs);
+    for (uint32_t u = 0; u < v->units; u++)
+        g->mv->xs[g->mv->xcnt[u]]++;
     /* Raise: the largest L with fill_to(L) <= moved; lowering: the smallest. */
     uint32_t lo = 0, hi = v->spu;
     while (lo < hi) {
@@ -469,6 +473,16 @@ static int mark_unit_slots(const dch__engine *g, const uint16_t *base)
     return twice != 0;
 }
 
+/* Whether a member with quota left holds a slot of the unit (x's is 0). */
+static int has_donor(const dch__engine *g, const uint16_t *base)
+{
+    const uint32_t *quota = g->mv->quota, ids = g->v->id_limit;
+    uint32_t any = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++)
+        any |= base[i] < ids && quota[base[i]] > 0;
+    return any != 0;
+}
+
 /* Raise: x takes slot s of unit u from donor id. */
 static void take(const dch__engine *g, uint32_t u, uint32_t id, uint32_t s)
 {
@@ -509,6 +523,8 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
         if (mv->xcnt[u] >= limit)
             continue;
         uint16_t *base = v->owner + (size_t)u * v->spu;
+        if (!first && !has_donor(g, base)) /* later passes look far for a few donors */
+            continue;
         if (banded && !mark_unit_slots(g, base)) {
             const uint32_t at = first_present(g, nq);
             if (at == nq) /* no donor with quota is present */
