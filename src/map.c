@@ -481,7 +481,6 @@ static int change_alloc(change *c, const dch_map *m, uint32_t id_limit, uint32_t
                         uint32_t w)
 {
     const member *xm = member_of(m, x);
-    const uint32_t held = xm ? xm->slots : 0;
     const uint32_t weight = xm ? xm->weight : 0;
     if (m->replicas > 1)
         return dch__rep_alloc(&c->rm, m->cfg.allocator, id_limit,
@@ -490,7 +489,7 @@ static int change_alloc(change *c, const dch_map *m, uint32_t id_limit, uint32_t
                               w > weight ? m->slots - (xm ? m->held[x] : 0)
                                          : (xm ? m->held[x] : 0));
     return dch__move_alloc(&c->mv, m->cfg.allocator, id_limit, m->units, m->spu,
-                           w > weight ? m->slots - held : held);
+                           dch__move_bound(m->mt.entries, m->mt.id_limit, m->slots, x, w));
 }
 
 static void change_release(const dch_map *m, change *c)

@@ -79,6 +79,28 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     return DCH_OK;
 }
 
+uint32_t dch__move_bound(const dch__member *members, uint32_t id_limit, uint32_t slots,
+                         uint32_t x, uint32_t w)
+{
+    const uint32_t held = x < id_limit ? members[x].slots : 0;
+    const uint32_t before = x < id_limit ? members[x].weight : 0;
+    if (w <= before)
+        return held;
+    /* candidates()'s k with x's new weight: the picks of a raise. */
+    int64_t W = w;
+    for (uint32_t id = 0; id < id_limit; id++)
+        W += id == x ? 0 : members[id].weight;
+    const int64_t ex = (int64_t)held * W - (int64_t)slots * w;
+    int64_t top = INT64_MIN;
+    for (uint32_t id = 0; id < id_limit; id++) {
+        const int64_t d = (int64_t)members[id].slots * W - (int64_t)slots * members[id].weight;
+        if (id != x && members[id].slots > 0 && d > top)
+            top = d;
+    }
+    const uint64_t k = top > ex ? (uint64_t)((top - ex) / W) + 1 : 0;
+    return k < slots - held ? (uint32_t)k : slots - held;
+}
+
 void dch__move_release(dch__move *mv)
 {
     dch__free(mv->alloc, mv->dev); /* the block */

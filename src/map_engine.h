@@ -67,11 +67,21 @@ typedef struct dch__move {
 } dch__move;
 
 /** DCH_OK or DCH_ENOMEM (nothing allocated). max_moves bounds the slots
- * the move can carry: those x holds (lowering) or does not hold (raise). */
+ * the move can carry (dch__move_bound). */
 int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves);
 
 void dch__move_release(dch__move *mv);
+
+/**
+ * The most slots changing x's weight to w can move, for dch__move_alloc:
+ * on a lowering the slots x holds; on a raise the picks phase 1 can make
+ * (the bound candidates() uses, about x's new share plus 3), so the scratch
+ * follows the change, not P. members has id_limit entries; x may be past
+ * them (a member being added: no slots, weight 0).
+ */
+uint32_t dch__move_bound(const dch__member *members, uint32_t id_limit, uint32_t slots,
+                         uint32_t x, uint32_t w);
 
 /**
  * Change member x's weight to w, moving slots only between x and the other
