@@ -45,7 +45,7 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
 {
     /* One block of 32-bit words: a deviation and a key (two words each) and
      * 14 arrays per id, the chain search's table (4 words per id), 2 per
-     * unit, 2 per slot of a unit (and one), 3 per slot that can move. Sizes
+     * unit, 2 per slot of a unit (and one), 3 per move it can make. Sizes
      * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
     const size_t n = 22 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
                      3 * (size_t)(max_moves ? max_moves : 1);

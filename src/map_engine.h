@@ -30,7 +30,7 @@ typedef struct dch__map_view {
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
  * Size: 88 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
- * 12 per slot that can move.
+ * 12 per move it can make (dch__move_bound).
  */
 typedef struct dch__move {
     const dch_allocator *alloc;
