@@ -843,6 +843,23 @@ Test(map, memory_of_one_copy_without_zones_and_with_a_zone)
     dch_map_free(m);
 }
 
+/* A map of units x spu slots through allocator al, with n members of
+ * weight 1 named n0, n1, ... */
+static dch_map *map_of_equals(uint32_t units, uint32_t spu, const dch_allocator *al,
+                              uint32_t n)
+{
+    dch_map_config cfg = map_config(units, spu);
+    cfg.allocator = al;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    for (uint32_t i = 0; i < n; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%u", (unsigned)i);
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+    }
+    return m;
+}
+
 /* The first zone of a map of one copy allocates the zones' array: a failed
  * allocation at any point of that add, or of the add that grows the
  * member table past it, leaves the map as it was and leaks nothing. */
@@ -850,18 +867,7 @@ Test(map, a_first_zone_that_fails_to_allocate_changes_nothing)
 {
     faulty fa = {0};
     const dch_allocator al = faulty_allocator(&fa);
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 64;
-    cfg.slots_per_unit = 16;
-    cfg.allocator = &al;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    for (int i = 0; i < 7; i++) {
-        char name[8];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
-    }
+    dch_map *m = map_of_equals(64, 16, &al, 7);
     /* The 8th member fills the table's first 8 ids, the 9th grows it. */
     static const char *const zones[2] = {"rack-1", "rack-2"};
     for (int call = 0; call < 2; call++) {
@@ -924,18 +930,7 @@ Test(map, a_change_allocates_for_its_moves_not_for_every_slot)
 {
     size_t largest = 0;
     const dch_allocator al = {largest_alloc, largest_realloc, largest_free, &largest};
-    dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    cfg.units = 16384;
-    cfg.slots_per_unit = 64;
-    cfg.allocator = &al;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    for (uint32_t i = 0; i < 100; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "node-%u", (unsigned)i);
-        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
-    }
+    dch_map *m = map_of_equals(16384, 64, &al, 100);
     const size_t table = (size_t)dch_map_slot_count(m) * 2;
     for (int call = 0; call < 2; call++) {
         largest = 0;
