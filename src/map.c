@@ -489,7 +489,8 @@ static int change_alloc(change *c, const dch_map *m, uint32_t id_limit, uint32_t
                               w > weight ? m->slots - (xm ? m->held[x] : 0)
                                          : (xm ? m->held[x] : 0));
     return dch__move_alloc(&c->mv, m->cfg.allocator, id_limit, m->units, m->spu,
-                           dch__move_bound(m->mt.entries, m->mt.id_limit, m->slots, x, w));
+                           dch__move_bound(m->mt.entries, m->mt.id_limit, m->slots, x, w,
+                                           m->total_weight));
 }
 
 static void change_release(const dch_map *m, change *c)
@@ -529,6 +530,7 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, change *c)
         v.spu = m->spu;
         v.slots = m->slots;
         v.id_limit = m->mt.id_limit;
+        v.total_weight = m->total_weight;
         v.members = m->mt.entries;
         dch__move_apply(&c->mv, &v, x, w);
     }

@@ -80,16 +80,14 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
 }
 
 uint32_t dch__move_bound(const dch__member *members, uint32_t id_limit, uint32_t slots,
-                         uint32_t x, uint32_t w)
+                         uint32_t x, uint32_t w, uint32_t total)
 {
     const uint32_t held = x < id_limit ? members[x].slots : 0;
     const uint32_t before = x < id_limit ? members[x].weight : 0;
     if (w <= before)
         return held;
     /* candidates()'s k with x's new weight: the picks of a raise. */
-    int64_t W = w;
-    for (uint32_t id = 0; id < id_limit; id++)
-        W += id == x ? 0 : members[id].weight;
+    const int64_t W = (int64_t)total - before + w;
     const int64_t ex = (int64_t)held * W - (int64_t)slots * w;
     int64_t top = INT64_MIN;
     for (uint32_t id = 0; id < id_limit; id++) {
@@ -297,18 +295,16 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
     g.mv = mv;
     g.x = x;
     g.grow = w > v->members[x].weight;
+    const int64_t W = (int64_t)v->total_weight - v->members[x].weight + w;
     v->members[x].weight = w;
-    int64_t W = 0;
+    g.W = W;
     g.equal = 1;
     for (uint32_t id = 0, first = 0; id < v->id_limit; id++) {
         const uint32_t wi = v->members[id].weight;
-        W += wi;
         first = first == 0 ? wi : first;
         g.equal &= wi == 0 || wi == first;
+        mv->dev[id] = (int64_t)v->members[id].slots * W - (int64_t)v->slots * wi;
     }
-    g.W = W;
-    for (uint32_t id = 0; id < v->id_limit; id++)
-        mv->dev[id] = (int64_t)v->members[id].slots * W - (int64_t)v->slots * v->members[id].weight;
 
     mv->nrec = 0;
     const uint32_t moved = plan_counts(&g);

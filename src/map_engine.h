@@ -22,6 +22,7 @@ typedef struct dch__map_view {
     uint16_t *owner; /* P entries: an id, or DCH__MAP_UNOWNED */
     uint32_t units, spu, slots; /* U, S, P = U * S */
     uint32_t id_limit; /* members has id_limit entries */
+    uint32_t total_weight; /* their weights' sum before the change */
     dch__member *members;
 } dch__map_view;
 
@@ -77,11 +78,12 @@ void dch__move_release(dch__move *mv);
  * The most slots changing x's weight to w can move, for dch__move_alloc:
  * on a lowering the slots x holds; on a raise the picks phase 1 can make
  * (the bound candidates() uses, about x's new share plus 3), so the scratch
- * follows the change, not P. members has id_limit entries; x may be past
- * them (a member being added: no slots, weight 0).
+ * follows the change, not P. members has id_limit entries, of weights
+ * summing to total; x may be past them (a member being added: no slots,
+ * weight 0).
  */
 uint32_t dch__move_bound(const dch__member *members, uint32_t id_limit, uint32_t slots,
-                         uint32_t x, uint32_t w);
+                         uint32_t x, uint32_t w, uint32_t total);
 
 /**
  * Change member x's weight to w, moving slots only between x and the other
