@@ -169,8 +169,6 @@ uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id);
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all);
 /** Zero cnt[] of the np members present. */
 void dch__clear_unit(const dch__engine *g, uint32_t np);
-/** How welcome one more move is for id holding c slots of a unit: 0 .. 2. */
-int dch__tier(const dch__engine *g, uint32_t id, uint32_t c);
 /** id's band in a unit: floor and ceil of S*w/W. */
 void dch__band(const dch__engine *g, uint32_t id, uint32_t *lo, uint32_t *hi);
 

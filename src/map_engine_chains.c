@@ -159,7 +159,10 @@ static uint32_t frontier(const dch__engine *g, uint32_t np, uint32_t from, uint3
     dch__move *mv = g->mv;
     for (uint32_t k = 0; k < np; k++) {
         const uint32_t id = mv->present[k];
-        if (mv->mark[id] == mv->stamp || dch__tier(g, id, mv->cnt[id]) > 1)
+        /* Within its band after one more move: tier 0 or 1. */
+        const uint32_t c = mv->cnt[id];
+        if (mv->mark[id] == mv->stamp ||
+            (g->grow ? c <= mv->band_lo[id] : c >= mv->band_hi[id]))
             continue;
         visit(g, id, from, r, u);
         if (partner(g, id) != UINT32_MAX)

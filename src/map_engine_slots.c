@@ -678,11 +678,6 @@ void dch__place(const dch__engine *g, uint32_t moved)
 }
 
 
-int dch__tier(const dch__engine *g, uint32_t id, uint32_t c)
-{
-    return tier(g, id, c);
-}
-
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
     return count_unit(g, base, all);
