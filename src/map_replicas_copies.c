@@ -446,6 +446,103 @@ static void hand_over_primaries(const dch__rep_call *e)
     }
 }
 
+/*
+ * The most slots two members holding ca and cb copies should share, as
+ * promise 7 bounds a pair against a mean: 1.5 times the mean pair_mean()
+ * rounds up, plus 2, rounded down.
+ */
+static uint64_t pair_limit(const dch__rep_call *e, uint64_t ca, uint64_t cb)
+{
+    const uint64_t T = (uint64_t)e->n * e->v->slots, mx = ca > cb ? ca : cb;
+    if (e->n < 2 || T <= mx)
+        return 2;
+    return (3 * ca * cb * (e->n - 1) + 4 * (T - mx)) / (2 * (T - mx));
+}
+
+/* Whether a, placed at position k of block b, shares more slots with a
+ * co-holder than pair_limit() allows. */
+static int over_limit(const dch__rep_call *e, const uint16_t *b, uint32_t k)
+{
+    for (uint32_t i = 0; i < e->n; i++) {
+        const uint32_t *c = i == k ? NULL : pair_cell(e, b[k], b[i]);
+        if (c != NULL && *c > pair_limit(e, e->v->held[b[k]], e->v->held[b[i]]))
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether member a can join block b at position k (replacing b[k]) with
+ * every pair it gains within pair_limit() and known. */
+static int joins_within(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t a)
+{
+    for (uint32_t i = 0; i < e->n; i++) {
+        if (i == k)
+            continue;
+        const uint32_t *c = pair_cell(e, a, b[i]);
+        if (c == NULL || *c + 1 > pair_limit(e, e->v->held[a], e->v->held[b[i]]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Count a's pairs with the co-holders of block b (a at position k) up or
+ * down by one. */
+static void count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k, int up)
+{
+    dch__rep_move *rm = e->rm;
+    for (uint32_t i = 0; i < e->n; i++) {
+        if (i == k)
+            continue;
+        if (rm->rowof[b[k]] != UINT32_MAX)
+            rm->rows[(size_t)rm->rowof[b[k]] * e->v->id_limit + b[i]] += up ? 1u : UINT32_MAX;
+        if (rm->rowof[b[i]] != UINT32_MAX)
+            rm->rows[(size_t)rm->rowof[b[i]] * e->v->id_limit + b[k]] += up ? 1u : UINT32_MAX;
+    }
+}
+
+/*
+ * After a lowering placed x's copies, a receiver may share more slots with
+ * a co-holder than pair_limit() allows (the last copies can have one place
+ * left). Where it does, its new copy is traded for another receiver's new
+ * copy in another of x's slots, if neither is already in the other's slot,
+ * the zones allow it, and every pair the trade adds stays within its limit.
+ * Counts do not change, and both copies stay on slots x held, so the call
+ * still moves only x's copies; which copy of such a slot is its primary is
+ * chosen afterwards (hand_over_primaries).
+ */
+static void split_pairs(const dch__rep_call *e)
+{
+    const dch__rep_move *rm = e->rm;
+    const uint32_t n = e->n;
+    /* Trades looked at, over the call: at most 4 a record and 4,096 more,
+     * so the step stays linear in the copies moved. */
+    uint64_t budget = 4 * (uint64_t)rm->nrec + 4096;
+    for (uint32_t j = 0; j < rm->nrec && budget > 0; j++) {
+        const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7;
+        uint16_t *b = rep_block(e, s);
+        if (b[k] == e->x || !over_limit(e, b, k))
+            continue;
+        const uint32_t a = b[k];
+        for (uint32_t j2 = 0; j2 < rm->nrec && budget > 0; j2++, budget--) {
+            const uint32_t s2 = rm->rec_at[j2] >> 3, k2 = rm->rec_at[j2] & 7;
+            uint16_t *b2 = rep_block(e, s2);
+            const uint32_t a2 = b2[k2];
+            if (s2 == s || a2 == e->x || a2 == a || rep_place_of(b2, n, a) >= 0 ||
+                rep_place_of(b, n, a2) >= 0 || !rep_zones_ok(e, b2, n, k2, a) ||
+                !rep_zones_ok(e, b, n, k, a2) || !joins_within(e, b2, k2, a) ||
+                !joins_within(e, b, k, a2))
+                continue;
+            count_pairs(e, b, k, 0);
+            count_pairs(e, b2, k2, 0);
+            b[k] = (uint16_t)a2;
+            b2[k2] = (uint16_t)a;
+            count_pairs(e, b, k, 1);
+            count_pairs(e, b2, k2, 1);
+            break;
+        }
+    }
+}
+
 void dch__rep_shrink(const dch__rep_call *e)
 {
     const dch__rep_view *v = e->v;
@@ -551,6 +648,8 @@ void dch__rep_shrink(const dch__rep_call *e)
         }
     }
     if (v->members[x].weight > 0 || v->held[x] == 0) {
+        if (rows)
+            split_pairs(e);
         hand_over_primaries(e);
         return;
     }
@@ -573,6 +672,8 @@ void dch__rep_shrink(const dch__rep_call *e)
             rep_trade(e, s, (uint32_t)at, best);
         }
     }
+    if (rows)
+        split_pairs(e);
     hand_over_primaries(e);
 }
 

@@ -84,8 +84,8 @@
  *  6. Even recovery: while every positive weight ever set has been equal
  *     and no member has a zone, the copies a removal re-creates land evenly:
  *     no survivor receives more than 1.25 times the mean plus 2.
- *  7. Diversity: under the same condition, with R >= 2 and at least 32
- *     copies a member on average (R*P >= 32*M), the members sharing a
+ *  7. Diversity: under the same condition, with R >= 2 and at least 16
+ *     copies a member on average (R*P >= 16*M), the members sharing a
  *     member's slots share about equally many: the most any one shares is
  *     at most 1.5 times the mean plus 2, so a failed member's reads and
  *     re-copies fall on all survivors.

@@ -274,7 +274,7 @@ const char *rep_check_diversity(const dch_map *m, const rep_table *t, const rep_
     uint32_t M = 0;
     for (uint32_t id = 0; id < L; id++)
         M += dch_map_node_weight(m, id) > 0;
-    if (h->unequal || h->zoned || R < 2 || M < 2 || (uint64_t)R * P < (uint64_t)32 * M)
+    if (h->unequal || h->zoned || R < 2 || M < 2 || (uint64_t)R * P < (uint64_t)16 * M)
         return NULL;
     uint32_t *pair = xcalloc((size_t)L * L, sizeof *pair);
     for (uint32_t s = 0; s < P; s++) {

@@ -78,7 +78,7 @@ const char *rep_check_move(const dch_map *m, const rep_table *t0, const rep_tabl
 
 /*
  * Promise 7: with equal weights and no zones in the whole history, R >= 2
- * and at least 32 copies a member on average (R*P >= 32*M), every member's
+ * and at least 16 copies a member on average (R*P >= 16*M), every member's
  * most frequent co-holder shares at most 1.5 times the mean plus 2 of its
  * slots. O(P * R^2 + N^2) time, N^2 counters.
  */
