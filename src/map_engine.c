@@ -79,6 +79,14 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     return DCH_OK;
 }
 
+/* The most picks a raise can make: x's deviation ex rises a slot (W) a
+ * pick and stops within a slot of the greatest, top, which no pick raises
+ * (candidates() and dch__move_bound share this bound). */
+static uint64_t raise_picks(int64_t top, int64_t ex, int64_t W)
+{
+    return top > ex ? (uint64_t)((top - ex) / W) + 1 : 0;
+}
+
 uint32_t dch__move_bound(const dch__member *members, uint32_t id_limit, uint32_t slots,
                          uint32_t x, uint32_t w, uint32_t total)
 {
@@ -95,7 +103,7 @@ uint32_t dch__move_bound(const dch__member *members, uint32_t id_limit, uint32_t
         if (id != x && members[id].slots > 0 && d > top)
             top = d;
     }
-    const uint64_t k = top > ex ? (uint64_t)((top - ex) / W) + 1 : 0;
+    const uint64_t k = raise_picks(top, ex, W);
     return k < slots - held ? (uint32_t)k : slots - held;
 }
 
@@ -147,7 +155,7 @@ static uint32_t candidates(const dch__engine *g, int64_t ex)
         for (uint32_t id = 0; id < v->id_limit; id++)
             if (id != x && v->members[id].slots > 0 && g->mv->dev[id] > top)
                 top = g->mv->dev[id];
-        k = top > ex ? (uint64_t)((top - ex) / g->W) + 1 : 0;
+        k = raise_picks(top, ex, g->W);
     }
     uint32_t n = 0;
     for (uint32_t id = 0; id < v->id_limit && k > 0; id++) {

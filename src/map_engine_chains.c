@@ -52,16 +52,6 @@ static int64_t final_count(const dch__engine *g, uint32_t id)
     return g->grow ? c - q : c + q;
 }
 
-/*
- * A member whose remaining quota id can carry in its place (id itself when
- * its quota is not spent). Preferred: one whose final deviation is exactly
- * one slot below id's (raise; above, lowering), so that swapping one move
- * between them leaves the multiset of final deviations as phase 1 planned.
- * Else one for which the swap keeps both within the global bound and, with
- * equal weights, every final count within 2 of every other (the invariant
- * NOTES.md uses to show that equal weights never need a repair move).
- * UINT32_MAX if none.
- */
 static uint32_t table_slot(const dch__move *mv, int64_t dev)
 {
     return (uint32_t)(((uint64_t)dev * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & mv->table_mask;
@@ -71,7 +61,7 @@ static uint32_t table_slot(const dch__move *mv, int64_t dev)
  * The members with quota left (in pool order, so the lowest id first) by
  * their deviation, for partner()'s exact match: an open-addressed table
  * of at least twice as many places, holding the first id of each deviation.
- * Quotas and deviations do not change during a search.
+ * Quotas and deviations do not change until a chain is applied.
  */
 static void index_quotas(const dch__engine *g)
 {
@@ -103,6 +93,16 @@ static uint32_t quota_of_deviation(const dch__move *mv, int64_t dev)
     return mv->table[i];
 }
 
+/*
+ * A member whose remaining quota id can carry in its place (id itself when
+ * its quota is not spent). Preferred: one whose final deviation is exactly
+ * one slot below id's (raise; above, lowering), so that swapping one move
+ * between them leaves the multiset of final deviations as phase 1 planned.
+ * Else one for which the swap keeps both within the global bound and, with
+ * equal weights, every final count within 2 of every other (the invariant
+ * NOTES.md uses to show that equal weights never need a repair move).
+ * UINT32_MAX if none.
+ */
 static uint32_t partner(const dch__engine *g, uint32_t id)
 {
     dch__move *mv = g->mv;
@@ -110,8 +110,9 @@ static uint32_t partner(const dch__engine *g, uint32_t id)
         return id;
     const int64_t W = g->W, step = g->grow ? -1 : 1;
     const int64_t mine = dch__deviation(g, id) + step * W; /* after the extra move */
-    /* The exact swap: theirs, one move short, equals mine less a move. */
-    const uint32_t exact = quota_of_deviation(mv, dch__deviation(g, id) + step * W);
+    /* The exact swap: theirs, one move short, equals mine less a move, so
+     * their deviation now is mine. */
+    const uint32_t exact = quota_of_deviation(mv, mine);
     if (exact != UINT32_MAX || !mv->allow_fit)
         return exact;
     if (mine <= -2 * W || mine >= 2 * W)
@@ -244,7 +245,6 @@ static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
     dch__move *mv = g->mv;
     mv->stamp++;
     mv->qlen = 0;
-    index_quotas(g);
     const uint16_t *base0 = v->owner + (size_t)u0 * v->spu;
     uint32_t np = dch__count_unit(g, base0, 1);
     uint32_t z = frontier(g, np, UINT32_MAX, UINT32_MAX, u0, DCH__SEARCH);
@@ -290,6 +290,7 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
+    index_quotas(g); /* for both searches: a failed one changes nothing */
     mv->allow_fit = 0;
     if (search_once(g, u0, s0))
         return 1;

@@ -319,12 +319,13 @@ static void survey_forced(const dch__engine *g)
  * (lowering) there.
  */
 
-/* The first of heap[0 .. n) present in the unit (marked), or n. */
-static uint32_t first_present(const dch__engine *g, uint32_t n)
+/* The first of heap[0 .. n) present in the marked unit (present 1) or
+ * absent from it (present 0), or n. */
+static uint32_t first_marked(const dch__engine *g, uint32_t n, int present)
 {
     const dch__move *mv = g->mv;
     uint32_t p = 0;
-    while (p < n && mv->mark[mv->heap[p]] != mv->stamp)
+    while (p < n && (mv->mark[mv->heap[p]] == mv->stamp) != present)
         p++;
     return p;
 }
@@ -333,14 +334,11 @@ static uint32_t first_present(const dch__engine *g, uint32_t n)
  * it was counted, else from mark[]; or n. */
 static uint32_t best_absent(const dch__engine *g, uint32_t n, int counted)
 {
-    const dch__move *mv = g->mv;
     uint32_t p = 0;
-    if (counted)
-        while (p < n && mv->cnt[mv->heap[p]] > 0)
-            p++;
-    else
-        while (p < n && mv->mark[mv->heap[p]] == mv->stamp)
-            p++;
+    if (!counted)
+        return first_marked(g, n, 0);
+    while (p < n && g->mv->cnt[g->mv->heap[p]] > 0)
+        p++;
     return p;
 }
 
@@ -526,7 +524,7 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
         if (!first && !has_donor(g, base)) /* later passes look far for a few donors */
             continue;
         if (banded && !mark_unit_slots(g, base)) {
-            const uint32_t at = first_present(g, nq);
+            const uint32_t at = first_marked(g, nq, 1);
             if (at == nq) /* no donor with quota is present */
                 continue;
             take(g, u, mv->heap[at], mv->slot[mv->heap[at]]);
