@@ -65,7 +65,6 @@ static inline const member *member_of(const dch_map *m, uint32_t id)
     return m ? dch__members_get(&m->mt, id) : NULL;
 }
 
-/* Copies a slot holds (every slot holds as many). */
 /* id's zone: 0 (its own) or 1 + the index of its zone. */
 static inline uint32_t zone_of(const dch_map *m, uint32_t id)
 {
@@ -87,6 +86,7 @@ int dch__map_side_reserve(const dch_map *m, uint32_t cap, int zoned, dch__side_a
 void dch__map_side_commit(dch_map *m, dch__side_add *a, uint32_t id);
 void dch__map_side_cancel(const dch_map *m, dch__side_add *a);
 
+/* Copies a slot holds (every slot holds as many). */
 static inline uint32_t copy_count(const dch_map *m)
 {
     uint32_t n = 0;

@@ -448,8 +448,8 @@ static void hand_over_primaries(const dch__rep_call *e)
 
 /*
  * The most slots two members holding ca and cb copies should share, as
- * promise 7 bounds a pair against a mean: 1.5 times the mean pair_mean()
- * rounds up, plus 2, rounded down.
+ * promise 7 bounds a pair against a mean: 1.5 times the expected count
+ * (pair_mean() before it rounds up), plus 2, rounded down.
  */
 static uint64_t pair_limit(const dch__rep_call *e, uint64_t ca, uint64_t cb)
 {
@@ -618,14 +618,8 @@ void dch__rep_shrink(const dch__rep_call *e)
                 }
                 rep_record(e, s, (uint32_t)at, x);
                 rep_trade(e, s, (uint32_t)at, best);
-                for (uint32_t j = 0; rows && j < n; j++) {
-                    if (j == (uint32_t)at)
-                        continue;
-                    if (rm->rowof[b[j]] != UINT32_MAX)
-                        rm->rows[(size_t)rm->rowof[b[j]] * v->id_limit + best]++;
-                    if (rm->rowof[best] != UINT32_MAX)
-                        rm->rows[(size_t)rm->rowof[best] * v->id_limit + b[j]]++;
-                }
+                if (rows)
+                    count_pairs(e, b, (uint32_t)at, 1);
                 left--;
             }
         }
