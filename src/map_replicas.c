@@ -19,8 +19,11 @@
  *    largest remaining quota that the slot's rules allow (x absent, zones
  *    kept), first only where x would not share too many slots with any
  *    member (diversity), then anywhere. A counterparty that finds no slot
- *    is left out and the counts are planned again without it. Only x's
- *    copies change, so movement is minimal by construction.
+ *    is left out and the counts are planned again without it. Then pairs
+ *    of members sharing more slots than promise 7 allows are split: a
+ *    lowering trades receivers' new copies between x's slots, a raise moves
+ *    x's takes to other slots. Only x's copies change, so movement is
+ *    minimal by construction.
  *    Three changes of shape are forced and handled first: a member joining
  *    while M < R is added to every slot; one leaving while M <= R leaves
  *    every slot; one joining as the only member of a new zone while zones
@@ -40,7 +43,8 @@
  *
  * This file holds the shares, the forced shapes and the call; step 1's
  * placement is map_replicas_copies.c, with its reroutes in
- * map_replicas_reroute.c, and step 2 is map_replicas_primaries.c.
+ * map_replicas_reroute.c and its diversity repairs in map_replicas_pairs.c,
+ * and step 2 is map_replicas_primaries.c.
  *
  * Deviations are integers (copies scaled by 2^32, primaries by W), ties
  * fall to the lower id and slots are visited in a fixed order, so the

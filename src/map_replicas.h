@@ -207,6 +207,31 @@ static inline uint32_t rep_keep(const dch__rep_call *e, uint32_t id)
     return (uint32_t)((P * w + (uint64_t)e->W - 1) / (uint64_t)e->W - 1);
 }
 
+/* The count of slots member a shares with member c in the rows; NULL when
+ * neither has a row (then neither shares a slot with x, so the question
+ * does not arise). */
+static inline uint32_t *rep_pair_cell(const dch__rep_call *e, uint32_t a, uint32_t c)
+{
+    const dch__rep_move *rm = e->rm;
+    if (rm->rowof[a] != UINT32_MAX)
+        return rm->rows + (size_t)rm->rowof[a] * e->v->id_limit + c;
+    if (rm->rowof[c] != UINT32_MAX)
+        return rm->rows + (size_t)rm->rowof[c] * e->v->id_limit + a;
+    return NULL;
+}
+
+/* Diversity (map_replicas_pairs.c). The rows of slots shared: for every
+ * id (all) or for every member that shares a slot with x (the only ones a
+ * receiver of x's copies can be paired with), if the scratch has room; 0
+ * when it has not. */
+int dch__rep_build_rows(const dch__rep_call *e, int all);
+/* Count the pairs of the member at position k of block b with its
+ * co-holders up or down by one. */
+void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k, int up);
+/* The repairs after a lowering's and a raise's placement. */
+void dch__rep_split_pairs(const dch__rep_call *e);
+void dch__rep_relieve_pairs(const dch__rep_call *e);
+
 /* Step 1, placing the copies (map_replicas_copies.c): x takes copies on a
  * raise, gives them on a lowering. */
 void dch__rep_grow(const dch__rep_call *e);

@@ -41,66 +41,6 @@ static uint32_t build_heap(const dch__rep_call *e, int max)
     return n;
 }
 
-/* ---- Shared-slot rows (diversity) ------------------------------------ */
-
-/* The count of slots member a shares with member c in the rows; NULL when
- * neither has a row (then neither shares a slot with x, so the question
- * does not arise). */
-static uint32_t *pair_cell(const dch__rep_call *e, uint32_t a, uint32_t c)
-{
-    const dch__rep_move *rm = e->rm;
-    if (rm->rowof[a] != UINT32_MAX)
-        return rm->rows + (size_t)rm->rowof[a] * e->v->id_limit + c;
-    if (rm->rowof[c] != UINT32_MAX)
-        return rm->rows + (size_t)rm->rowof[c] * e->v->id_limit + a;
-    return NULL;
-}
-
-/*
- * Rows of slots shared: for every id (all) or for every member that shares
- * a slot with x (the only ones a receiver of x's copies can be paired
- * with), if the scratch has room; 0 when it has not.
- */
-static int build_rows(const dch__rep_call *e, int all)
-{
-    const dch__rep_view *v = e->v;
-    dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n, L = v->id_limit;
-    uint32_t rows = 0;
-    for (uint32_t id = 0; id < L; id++)
-        rm->rowof[id] = UINT32_MAX;
-    if (rm->nrows == 0)
-        return 0;
-    for (uint32_t id = 0; all && id < L; id++) {
-        if (rows == rm->nrows)
-            return 0;
-        rm->rowof[id] = rows++;
-    }
-    for (uint32_t s = 0; !all && s < v->slots; s++) {
-        const uint16_t *b = rep_block(e, s);
-        if (rep_place_of(b, n, e->x) < 0)
-            continue;
-        for (uint32_t k = 0; k < n; k++)
-            if (b[k] != e->x && rm->rowof[b[k]] == UINT32_MAX) {
-                if (rows == rm->nrows)
-                    return 0;
-                rm->rowof[b[k]] = rows++;
-            }
-    }
-    memset(rm->rows, 0, (size_t)rows * L * sizeof *rm->rows);
-    for (uint32_t s = 0; s < v->slots; s++) {
-        const uint16_t *b = rep_block(e, s);
-        for (uint32_t i = 0; i < n; i++) {
-            if (rm->rowof[b[i]] == UINT32_MAX)
-                continue;
-            uint32_t *row = rm->rows + (size_t)rm->rowof[b[i]] * L;
-            for (uint32_t j = 0; j < n; j++)
-                row[b[j]] += j != i;
-        }
-    }
-    return 1;
-}
-
 /* ---- Raise: x takes copies --------------------------------------------- */
 
 /*
@@ -219,12 +159,12 @@ void dch__rep_grow(const dch__rep_call *e)
             for (uint32_t k = 0; k < n; k++)
                 rm->pair[b[k]] += b[k] != x;
     }
-    const int rows = build_rows(e, 1);
+    const int rows = dch__rep_build_rows(e, 1);
     for (;;) {
         uint64_t left = plan_raise(e);
         const uint64_t total = left;
         if (left == 0)
-            return;
+            break;
         /* cap[]: every member's count once the planned copies moved. */
         for (uint32_t id = 0; id < v->id_limit; id++)
             rm->cap[id] = v->held[id] - rm->quota[id];
@@ -268,7 +208,7 @@ void dch__rep_grow(const dch__rep_call *e)
                         if (j == i)
                             continue;
                         const uint64_t mean = pair_mean(e, rm->cap[d], rm->cap[b[j]]);
-                        const int64_t over = (int64_t)*pair_cell(e, d, b[j]) - (int64_t)mean;
+                        const int64_t over = (int64_t)*rep_pair_cell(e, d, b[j]) - (int64_t)mean;
                         hot = over > hot ? over : hot;
                     }
                     if (best < 0 || hot > best_hot || (hot == best_hot && urgent(rm, d, b[best]))) {
@@ -288,8 +228,8 @@ void dch__rep_grow(const dch__rep_call *e)
                 for (uint32_t j = 0; j < n; j++) {
                     rm->pair[b[j]] += b[j] != x;
                     if (rows && b[j] != x) {
-                        (*pair_cell(e, d, b[j]))--;
-                        (*pair_cell(e, b[j], d))--;
+                        (*rep_pair_cell(e, d, b[j]))--;
+                        (*rep_pair_cell(e, b[j], d))--;
                     }
                 }
                 left--;
@@ -311,6 +251,7 @@ void dch__rep_grow(const dch__rep_call *e)
                 rm->stuck[id] = 1;
             }
     }
+    dch__rep_relieve_pairs(e);
 }
 
 /* ---- Lowering: x gives copies ------------------------------------------ */
@@ -446,103 +387,6 @@ static void hand_over_primaries(const dch__rep_call *e)
     }
 }
 
-/*
- * The most slots two members holding ca and cb copies should share, as
- * promise 7 bounds a pair against a mean: 1.5 times the expected count
- * (pair_mean() before it rounds up), plus 2, rounded down.
- */
-static uint64_t pair_limit(const dch__rep_call *e, uint64_t ca, uint64_t cb)
-{
-    const uint64_t T = (uint64_t)e->n * e->v->slots, mx = ca > cb ? ca : cb;
-    if (e->n < 2 || T <= mx)
-        return 2;
-    return (3 * ca * cb * (e->n - 1) + 4 * (T - mx)) / (2 * (T - mx));
-}
-
-/* Whether a, placed at position k of block b, shares more slots with a
- * co-holder than pair_limit() allows. */
-static int over_limit(const dch__rep_call *e, const uint16_t *b, uint32_t k)
-{
-    for (uint32_t i = 0; i < e->n; i++) {
-        const uint32_t *c = i == k ? NULL : pair_cell(e, b[k], b[i]);
-        if (c != NULL && *c > pair_limit(e, e->v->held[b[k]], e->v->held[b[i]]))
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether member a can join block b at position k (replacing b[k]) with
- * every pair it gains within pair_limit() and known. */
-static int joins_within(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t a)
-{
-    for (uint32_t i = 0; i < e->n; i++) {
-        if (i == k)
-            continue;
-        const uint32_t *c = pair_cell(e, a, b[i]);
-        if (c == NULL || *c + 1 > pair_limit(e, e->v->held[a], e->v->held[b[i]]))
-            return 0;
-    }
-    return 1;
-}
-
-/* Count a's pairs with the co-holders of block b (a at position k) up or
- * down by one. */
-static void count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k, int up)
-{
-    dch__rep_move *rm = e->rm;
-    for (uint32_t i = 0; i < e->n; i++) {
-        if (i == k)
-            continue;
-        if (rm->rowof[b[k]] != UINT32_MAX)
-            rm->rows[(size_t)rm->rowof[b[k]] * e->v->id_limit + b[i]] += up ? 1u : UINT32_MAX;
-        if (rm->rowof[b[i]] != UINT32_MAX)
-            rm->rows[(size_t)rm->rowof[b[i]] * e->v->id_limit + b[k]] += up ? 1u : UINT32_MAX;
-    }
-}
-
-/*
- * After a lowering placed x's copies, a receiver may share more slots with
- * a co-holder than pair_limit() allows (the last copies can have one place
- * left). Where it does, its new copy is traded for another receiver's new
- * copy in another of x's slots, if neither is already in the other's slot,
- * the zones allow it, and every pair the trade adds stays within its limit.
- * Counts do not change, and both copies stay on slots x held, so the call
- * still moves only x's copies; which copy of such a slot is its primary is
- * chosen afterwards (hand_over_primaries).
- */
-static void split_pairs(const dch__rep_call *e)
-{
-    const dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n;
-    /* Trades looked at, over the call: at most 4 a record and 4,096 more,
-     * so the step stays linear in the copies moved. */
-    uint64_t budget = 4 * (uint64_t)rm->nrec + 4096;
-    for (uint32_t j = 0; j < rm->nrec && budget > 0; j++) {
-        const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7;
-        uint16_t *b = rep_block(e, s);
-        if (b[k] == e->x || !over_limit(e, b, k))
-            continue;
-        const uint32_t a = b[k];
-        for (uint32_t j2 = 0; j2 < rm->nrec && budget > 0; j2++, budget--) {
-            const uint32_t s2 = rm->rec_at[j2] >> 3, k2 = rm->rec_at[j2] & 7;
-            uint16_t *b2 = rep_block(e, s2);
-            const uint32_t a2 = b2[k2];
-            if (s2 == s || a2 == e->x || a2 == a || rep_place_of(b2, n, a) >= 0 ||
-                rep_place_of(b, n, a2) >= 0 || !rep_zones_ok(e, b2, n, k2, a) ||
-                !rep_zones_ok(e, b, n, k, a2) || !joins_within(e, b2, k2, a) ||
-                !joins_within(e, b, k, a2))
-                continue;
-            count_pairs(e, b, k, 0);
-            count_pairs(e, b2, k2, 0);
-            b[k] = (uint16_t)a2;
-            b2[k2] = (uint16_t)a;
-            count_pairs(e, b, k, 1);
-            count_pairs(e, b2, k2, 1);
-            break;
-        }
-    }
-}
-
 void dch__rep_shrink(const dch__rep_call *e)
 {
     const dch__rep_view *v = e->v;
@@ -550,7 +394,7 @@ void dch__rep_shrink(const dch__rep_call *e)
     const uint32_t n = e->n, P = v->slots, x = e->x;
     for (uint32_t id = 0; id < v->id_limit; id++)
         rm->quota[id] = rm->stuck[id] = 0;
-    const int rows = build_rows(e, 0);
+    const int rows = dch__rep_build_rows(e, 0);
     for (;;) {
         uint64_t left = plan_lower(e, v->held[x]);
         if (left == 0)
@@ -596,7 +440,7 @@ void dch__rep_shrink(const dch__rep_call *e)
                     for (uint32_t j = 0; rows && j < n; j++) {
                         if (j == (uint32_t)at)
                             continue;
-                        const uint32_t *c = pair_cell(e, b[j], r);
+                        const uint32_t *c = rep_pair_cell(e, b[j], r);
                         const uint64_t cap = pair_mean(e, rm->cap[b[j]], rm->cap[r]);
                         crowded |= c != NULL && *c >= cap + slack;
                     }
@@ -619,7 +463,7 @@ void dch__rep_shrink(const dch__rep_call *e)
                 rep_record(e, s, (uint32_t)at, x);
                 rep_trade(e, s, (uint32_t)at, best);
                 if (rows)
-                    count_pairs(e, b, (uint32_t)at, 1);
+                    dch__rep_count_pairs(e, b, (uint32_t)at, 1);
                 left--;
             }
         }
@@ -643,7 +487,7 @@ void dch__rep_shrink(const dch__rep_call *e)
     }
     if (v->members[x].weight > 0 || v->held[x] == 0) {
         if (rows)
-            split_pairs(e);
+            dch__rep_split_pairs(e);
         hand_over_primaries(e);
         return;
     }
@@ -667,7 +511,7 @@ void dch__rep_shrink(const dch__rep_call *e)
         }
     }
     if (rows)
-        split_pairs(e);
+        dch__rep_split_pairs(e);
     hand_over_primaries(e);
 }
 

@@ -96,7 +96,7 @@
  * replicas allocate 72 bytes per member id and 8 per copy that can move,
  * plus diversity counters of 4 bytes per id and member involved (at most
  * 16 MiB; beyond that diversity is pursued without them), and cost
- * O(P * R^2 + N log N) and more when zones constrain the slots; staging
+ * O(P * R^2 + N^2) and more when zones constrain the slots; staging
  * (map_stage.h) handles one copy only.
  *
  * Changes allocate their scratch up front and free it before returning:
