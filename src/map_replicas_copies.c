@@ -224,14 +224,11 @@ void dch__rep_grow(const dch__rep_call *e)
                         rm->avail[b[i]]--;
                 rm->quota[d]--;
                 rep_record(e, s, (uint32_t)best, d);
+                if (rows)
+                    dch__rep_count_pairs(e, b, (uint32_t)best, 0);
                 rep_trade(e, s, (uint32_t)best, x);
-                for (uint32_t j = 0; j < n; j++) {
+                for (uint32_t j = 0; j < n; j++)
                     rm->pair[b[j]] += b[j] != x;
-                    if (rows && b[j] != x) {
-                        (*rep_pair_cell(e, d, b[j]))--;
-                        (*rep_pair_cell(e, b[j], d))--;
-                    }
-                }
                 left--;
             }
         }

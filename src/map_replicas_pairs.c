@@ -92,15 +92,17 @@ static int over_limit(const dch__rep_call *e, const uint16_t *b, uint32_t k)
     return 0;
 }
 
-/* Whether member a can join block b at position k (replacing b[k]) with
- * every pair it gains within pair_limit() and known. */
-static int joins_within(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t a)
+/* Whether member a, not in block b, can take position k (replacing b[k])
+ * with every pair it gains known and within both bounds: `bound` for a
+ * (its share_limit() once the move is made), share_limit() for the others. */
+static int joins_within(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t a,
+                        uint64_t bound)
 {
     for (uint32_t i = 0; i < e->n; i++) {
         if (i == k)
             continue;
         const uint32_t *c = rep_pair_cell(e, a, b[i]);
-        if (c == NULL || *c + 1 > pair_limit(e, e->v->held[a], e->v->held[b[i]]))
+        if (c == NULL || *c + 1 > bound || *c + 1 > share_limit(e, e->v->held[b[i]]))
             return 0;
     }
     return 1;
@@ -149,8 +151,9 @@ void dch__rep_split_pairs(const dch__rep_call *e)
             const uint32_t a2 = b2[k2];
             if (s2 == s || a2 == e->x || a2 == a || rep_place_of(b2, n, a) >= 0 ||
                 rep_place_of(b, n, a2) >= 0 || !rep_zones_ok(e, b2, n, k2, a) ||
-                !rep_zones_ok(e, b, n, k, a2) || !joins_within(e, b2, k2, a) ||
-                !joins_within(e, b, k, a2))
+                !rep_zones_ok(e, b, n, k, a2) ||
+                !joins_within(e, b2, k2, a, share_limit(e, e->v->held[a])) ||
+                !joins_within(e, b, k, a2, share_limit(e, e->v->held[a2])))
                 continue;
             dch__rep_count_pairs(e, b, k, 0);
             dch__rep_count_pairs(e, b2, k2, 0);
@@ -283,24 +286,11 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     spend(r, recount ? 2 * (uint64_t)e->v->id_limit : e->n);
 }
 
-/* Whether member a at position k of block b (replacing b[k]) would share
- * at most its bound `cap` and its co-holders' bounds with each of them. */
-static int fits(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t a, uint64_t cap)
-{
-    for (uint32_t i = 0; i < e->n; i++)
-        if (i != k && b[i] != a) {
-            const uint32_t v = *rep_pair_cell(e, a, b[i]) + 1;
-            if (v > cap || v > e->rm->cap[b[i]])
-                return 0;
-        }
-    return 1;
-}
-
 static int relieve_x(relief *r, uint32_t p, uint64_t goal);
 
 /* Try take j at position kt of slot t: kept (1) if the excess falls below
- * goal, alone or (second) with a pair it pushes x over
- * relieved next. Moves that would push d over at s are not tried. */
+ * goal, alone or (second) with a pair it pushes x over relieved next.
+ * Moves that would push d over at s are not tried. */
 static int try_shift(relief *r, uint32_t j, uint32_t t, uint32_t kt, uint64_t goal, int second)
 {
     const dch__rep_call *e = r->e;
@@ -310,9 +300,9 @@ static int try_shift(relief *r, uint32_t j, uint32_t t, uint32_t kt, uint64_t go
     const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7, d = rm->rec_from[j];
     const uint16_t *bt = rep_block(e, t);
     const uint32_t moved = bt[kt] != d;
-    if (!fits(e, rep_block(e, s), k, d, share_limit(e, e->v->held[d] + moved)))
+    if (!joins_within(e, rep_block(e, s), k, d, share_limit(e, e->v->held[d] + moved)))
         return 0;
-    const int x_fits = fits(e, bt, kt, e->x, rm->cap[e->x]);
+    const int x_fits = joins_within(e, bt, kt, e->x, rm->cap[e->x]);
     if (!x_fits && !second)
         return 0;
     shift_take(r, j, t, kt);
@@ -336,7 +326,7 @@ static int relieve_x(relief *r, uint32_t p, uint64_t goal)
         const uint16_t *bs = rep_block(e, s);
         /* d must fit back at s, whatever slot the take moves to. */
         if (rep_place_of(bs, e->n, p) < 0 ||
-            !fits(e, bs, k, d, share_limit(e, e->v->held[d] + 1)))
+            !joins_within(e, bs, k, d, share_limit(e, e->v->held[d] + 1)))
             continue;
         for (uint32_t i = 0; i < e->v->slots && r->budget > 0; i++, spend(r, 1)) {
             const uint32_t t = rep_visit(e, i);
