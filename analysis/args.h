@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Command-line options shared by dch-analysis and dch-bench: every option is
  * "--name value" or "--name=value", except the flags a program lists, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The columns of every fixed table the report writes, in one place: each
  * table's CSV header line is its keys, so this file is the schema a program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The report's fixed tables: each kind names its CSV file and columns
  * (columns.c), so every section that writes one states only its title.

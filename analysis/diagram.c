@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SVG ring diagrams, written by hand (no renderer needed). Each range becomes
  * an annular sector; a sector longer than half a turn is split in two, since

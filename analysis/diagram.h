@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Ring diagrams: a scheme's ownership before and after one change, drawn as
  * two rings side by side in a self-contained SVG file. Arcs are coloured by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-analysis: measure the DCH map against the classic consistent-hash ring
  * on a built-in scenario and write a report (tables on stdout, CSV files,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Measurements of a partition scheme from its ownership ranges.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Measurements of a partition scheme, taken exactly from its ownership ranges.
  *

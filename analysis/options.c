@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-analysis's options: one table drives the parser and the help text.
  * Words are read by an_arg_next (args.c, shared with dch-bench); numbers by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The settings of a dch-analysis run. One table lists every option once:
  * its name, what it sets, its range and its help line, so the parser and

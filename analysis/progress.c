@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Progress lines. The clock is CLOCK_MONOTONIC, so a wall-clock jump cannot
  * make a step look long or short.

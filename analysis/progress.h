@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A progress line on stderr for steps that take more than a second: nothing
  * is printed for quick steps, and a long one reports at most twice a second

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Replica placements as pieces of the hash space, and what the replica
  * section (section_replicas.c) measures on them; see replica_figures.h.

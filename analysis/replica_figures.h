@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Replica placements and their figures, for the replica section: copies kept
  * as pieces of the hash space, each with its copy list, so that a DCH map

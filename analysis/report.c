@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The report directory and its index.html. The page is assembled from a list
  * of blocks (sections, tables, charts, images) recorded as the

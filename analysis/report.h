@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The report directory: one CSV per table, charts rendered by gnuplot (PNG
  * and SVG), SVG diagrams, and an index.html that holds them all with a short

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A run of the built-in scenario: its setup (schemes, hash key, sampled
  * keys) and the helpers every section uses. The order of operations is fixed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The scheme interface: each call forwards to the map or the ring. Lookups of
  * many keys test the kind once, outside the loop, so sampling a million keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One interface over the two schemes the analysis compares: a DCH map or a
  * classic ring, behind the same add / remove / reweight / lookup / ranges

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 4. Balance: peak-to-average and coefficient of variation of ownership for
  * N = 2 .. --balance-max, for DCH and for rings of 1 to 640 points per node,

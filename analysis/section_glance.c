@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The four properties at a glance: the summary that opens the report. Karger
  * et al.'s balance, monotonicity, spread and load, plus what a membership

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 1. Growth: from one node to --nodes, one join at a time, for every scheme;
  * each join's moved share against the optimum 1/N, who donated and how much.

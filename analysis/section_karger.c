@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 5. Karger's properties: balance and monotonicity from the sections before,
  * spread and load over client views that each see a seeded half of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 7. Replicas: three copies of every key in three or four zones, under the
  * DCH map (config.replicas = 3, members added in zones) and under the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 6. Sampled keys: how the lookups of sampled keys before and after every
  * step of growth, shrink and weights agreed with the exact range figures.

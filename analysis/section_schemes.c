@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The schemes and their ring diagrams: each scheme drawn before and after
  * one join and one removal, small enough that every arc shows.

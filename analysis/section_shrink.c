@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 2. Shrink: from the grown schemes, members chosen by a seeded draw leave
  * one at a time; each removal's moved share against the leaver's share, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 3b. Weights within each unit: under unequal weights, how far a member's
  * count of slots in one unit lies from its share of that unit, S*w/W, over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * 3. Weights: one member of the grown schemes is raised, lowered, drained
  * and restored; each change's moved share against the change of its target

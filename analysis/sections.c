@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The table of report sections and the runner. Which section reads what
  * another measured is data here (`needs`), not an order of calls: the

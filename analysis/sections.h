@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The built-in scenario of dch-analysis: a table of report sections, each in
  * a file of its own (section_*.c), and what they share: the run's state, the

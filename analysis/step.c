@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * One measured change, the skeleton that growth, shrink and weights share:
  * apply the change and take its exact migration plan (an_scheme_change, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Result tables. Cells are stored as strings (display and CSV renderings);
  * text is left-aligned and numbers right-aligned when printed.

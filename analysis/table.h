@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Result tables: filled once, then printed as aligned text, written as CSV
  * and emitted as HTML, so the terminal, the CSV files and the web report

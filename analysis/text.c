@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The growing string and the HTML escape. Appends grow the buffer by
  * doubling, so building a page or a JSON text of n bytes costs O(n).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Text the analysis writes: a growing string (HTML paragraphs, gnuplot
  * scripts, the explorer's JSON) and the one HTML escape every page uses.

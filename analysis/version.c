@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Prints the version of the libdch it is linked with and of the headers it was built against. */
 #include <dch/dch.h>
 

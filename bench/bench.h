@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's shared state and method, for the files that hold its sections.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's growth driver and the sections measured along it: a map (the
  * default config) and a ring grow to each checkpoint, 10 .. 10,000 members,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's hash sections: dch_siphash24 against libsodium's
  * crypto_shorthash_siphash24 (the reference SipHash-2-4) at 8 .. 1024 bytes,

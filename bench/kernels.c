@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's peers (see kernels.h). They are kept out of lookup.c and
  * marked noinline so that the timing loops call them exactly as they call

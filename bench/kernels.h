@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The peers dch-bench measures the library against, each behind a call the
  * compiler cannot inline or vectorise (they live in their own translation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's lookup sections, on precomputed 64-bit hashes in two modes:
  * independent (throughput: the next hash never waits for an answer) and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench: what libdch's lookups, changes, hashing and memory cost, each
  * measured against a peer in the same process and the same run, so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's publish section: what a membership change costs on a freshly
  * cloned map, the pattern map.h documents for sharing a map (clone the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's timings as report entries (see report.h): measurements keep
  * every trial's value, checks carry a target, and a failure to record marks

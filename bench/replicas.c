@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's replica section: reading every copy of a hash
  * (dch_map_lookup_replicas_hash into a caller's array) against reading its

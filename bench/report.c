@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's results (see report.h). Values are kept per trial so that
  * the JSON file holds everything the summary was computed from; the verdict

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's results: every timing it takes (one value per trial), the
  * checks derived from them (ratios within the run and a few absolute

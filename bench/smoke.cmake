@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Smoke test of dch-bench, run by ctest as `cmake -P`: a quick run must exit
 # 0 and write a JSON file that parses and holds measurements and checks, and
 # bad usage must exit 2. It asserts no timing: CI builds the benchmark but

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-bench's clocks and trials (see bench.h for the method). A timing is
  * the thread's CPU time; the wall time is kept beside it to tell how much of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Included by the top-level CMakeLists.txt in a native build: builds
 # explorer/ (the library and the explorer's engine in WebAssembly, and the
 # page) with Emscripten in <build>/explorer, whose site/ folder is the whole

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The explorer page: buttons call the engine (engine.c and report.c, with
 // libdch, compiled to WebAssembly) and everything it reports is drawn here.
 // Nothing below decides who owns a key or computes a figure: it formats the

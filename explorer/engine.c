@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The explorer's engine: the state behind explorer/index.html, compiled with
  * the library to WebAssembly. The page only draws what report.c reports.

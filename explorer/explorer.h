@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The explorer's engine state, shared by engine.c (changes, undo, history)
  * and report.c (the JSON the page draws). Private to explorer/.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The explorer's report: the current state as one JSON text that the page
  * draws without computing anything itself. Ranges and changes go out as

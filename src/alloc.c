@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation through a caller's dch_allocator, falling back to libc. Every
  * allocation an object makes goes through here, which is what lets tests fail

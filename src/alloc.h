@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Allocation through an object's dch_allocator (libc when none is given).
  * Internal to libdch.

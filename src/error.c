@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Error messages, generated from DCH_ERROR_LIST in include/dch/error.h so that
  * codes and messages cannot drift apart.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A map built from its parts, as a loaded file describes them
  * (dch__map_assemble in map_internal.h): everything is checked before the

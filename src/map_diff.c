@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The diff of two maps as named hash ranges.
  *

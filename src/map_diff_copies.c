@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The copy diff of two maps: where the set of members holding a slot's data
  * changes, which member gains a copy, which loses one, and where the gainer

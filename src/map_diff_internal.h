@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the two diffs of maps share (map_diff.c: owners, map_diff_copies.c:
  * copies): the argument check and the first hash of a slot. Internal to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The placement engine of the DCH map: which slots move when one member's
  * weight changes (add is a raise from 0, remove a lowering to 0).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The DCH map's placement engine: how slots move when one member's weight
  * changes. Internal to libdch; NOTES.md ("The placement engine") states the

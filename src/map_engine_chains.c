@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The chain search of phase 2 (map_engine_slots.c): when no counterparty
  * with quota fits a unit's band, trade moves along a chain of members so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Phase 2 of the placement engine (map_engine.c): which slots carry the
  * quotas phase 1 planned. x's count in each unit is water-filled towards an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Map files, versions 1, 2 and 3: the byte format documented in map_file.h,
  * its writer, its hostile-input reader, and the routing fingerprint.

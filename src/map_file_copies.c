@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The table of a map file (map_file.h): every slot's n entries, primary
  * first, either raw (n u16 a slot) or as runs of slots holding the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the map file code shares between its files: the little-endian and
  * LEB128 primitives of the byte format (map_file.h), the copy table of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Map files on disk: atomic replacement on save, bounded reading on load.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the map's serialisation needs from inside the map. Internal to
  * libdch: the map file code builds maps from untrusted bytes through

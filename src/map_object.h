@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The map object itself: what map.c (the object, its reading and its
  * changes) and map_assemble.c (a map built from a file's parts) both see.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica engine (map_replicas.h): R copies of every slot.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica engine of the DCH map: R copies of every slot, in distinct
  * zones, for maps made with dch_map_config.replicas >= 2. Internal to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica engine's step 1 (map_replicas.c has the rule): placing the
  * copies x takes on a raise or gives on a lowering, slot by slot, under

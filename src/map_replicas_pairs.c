@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica engine's diversity (promise 7; map_replicas.c has the rule):
  * the rows counting the slots each pair of members shares, the promise's

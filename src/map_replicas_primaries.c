@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica engine's step 2 (map_replicas.c has the rule): which copy of
  * each slot is the primary, and the order of the others.

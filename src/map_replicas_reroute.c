@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica engine's reroutes (map_replicas.c has the rule): augmenting
  * paths through the slots a call already used, for a member whose quota

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Staged changes: the next step map from a current map towards a target, as
  * map_stage.h specifies.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The zone names of a map (map_zones.h): a reference-counted name table.
  * Arrays grow by doubling from 4 entries and never shrink.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The zone names of a map: failure domains that members share. Internal to
  * libdch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * MD5 as RFC 1321 specifies it: 64-byte blocks of little-endian words, four
  * rounds of sixteen steps, and the padding of a 0x80 byte, zeros to 56 bytes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * MD5 (RFC 1321), internal to libdch. It is here only because ketama
  * placement (ring.h, DCH_RING_PLACE_KETAMA) is defined in terms of it: MD5

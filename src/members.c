@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The member table a map and a ring share (members.h): entries by id, the
  * name index, the lowest free id, and the name rule.

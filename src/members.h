@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The member table of a map and of a ring: names, the name index, ids.
  * Internal to libdch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Range lists: the diff of two ownership lists, and the size of a range.
  *

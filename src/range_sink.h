@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Collecting ranges into a caller's array, for dch_map_ranges and
  * dch_ring_ranges. Internal to libdch.

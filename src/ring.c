@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The classic consistent-hash ring (Karger et al., "Consistent hashing and
  * random trees", 1997) with virtual nodes, placed as ring.h specifies.

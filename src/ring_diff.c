@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The diff of two rings as named hash ranges (ring_diff.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libmemcached 1.1's weighted ketama continuum (the behaviour of
  * MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED: update_continuum and ketama_server_hash

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rules of libmemcached's weighted ketama continuum, internal to libdch:
  * how many points a server gets, where they sit, and where a key lands. The

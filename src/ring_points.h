@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The ring's points: the sorted entry array and its bucket index, how points
  * are placed, merged in and dropped, and how a hash or the whole ring is

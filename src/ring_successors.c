@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The ring's successor walk (dch_ring_successors_hash): the distinct members
  * met going clockwise from a hash, the owner first. It is the replica

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SipHash-2-4, written from Aumasson and Bernstein, "SipHash: a fast
  * short-input PRF" (2012), with the 128-bit output variant as the reference

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Incremental SipHash-2-4 with 64-bit output, from the same paper as
  * siphash.c (Aumasson and Bernstein, 2012). The one-shot function there

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Incremental SipHash-2-4 (64-bit output), for digests of data that is never
  * held in one buffer, such as a map's canonical serialisation. Internal to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The SipHash-2-4 core shared by the one-shot hash (siphash.c) and the
  * incremental one (siphash_stream.c): state, key setup, the SipRound, the

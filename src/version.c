@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The library's version, as built (the header's macros give the version compiled against). */
 #include "dch/dch.h"
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install the Debian packages libdch's build, tests and analysis need, and
 # only those that are missing: `apt-get update` runs only when something must
 # be installed, so a second run on a ready machine touches nothing.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The ketama ring against libmemcached itself: the same servers, in the same
  * order, are pushed into a memcached_st in weighted ketama mode

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of the analysis: the metric code on tiny hand-built cases whose
  * answers are known (hand-made range lists, a two-node ring whose arcs follow

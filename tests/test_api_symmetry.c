@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The map and the ring mirror each other: one NULL policy, one code for a
  * buffer that is too small.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of the dch tool, driven end to end: the program is run as an operator
  * would run it, and its files and output are checked against the library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * `dch compare-ketama`, run as an operator would: its balance table and its
  * join and removal totals are recomputed here from the library (a ketama

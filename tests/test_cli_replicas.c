@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The dch tool with replicas and zones, run as an operator would: `init
  * --replicas R`, `add --zone Z`, `lookup` printing every copy of a key and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Concurrent readers under one writer, the update pattern dch.h and map.h
  * document: readers look up in the published object without locks; the

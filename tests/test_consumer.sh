@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Install libdch into a temporary prefix and build tests/consumer against it
 # twice, through find_package(dch CONFIG) and through plain cc with
 # `pkg-config --cflags --libs dch`, then run both programs. When dch-etcd is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Error codes and their messages, checked against the single list they are
  * generated from (DCH_ERROR_LIST): codes are distinct, DCH_OK is 0 and every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of the explorer's engine (explorer/engine.c and report.c), built
  * natively here so that the sanitizer and valgrind passes check the C the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Every public header, the generated version.h included, compiles alone as the
 # first include of a translation unit under strict C11, so no header leans on
 # something an earlier include happened to provide.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of the DCH partition map: the invariants of map.h checked after every
  * operation of seeded random sequences, an exact key-level migration test,

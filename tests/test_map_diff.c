@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of dch_map_diff against two oracles: the owners of random keys looked
  * up in both maps, and the merge of the two maps' range lists (dch_map_ranges)

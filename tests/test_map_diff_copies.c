@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of dch_map_diff_copies over seeded random histories with 1 .. 4
  * copies a slot, with and without zones: the reported changes equal, slot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of map files: round trips of random maps, the byte layout against an
  * independent reader and writer that follow map_file.h's description (with

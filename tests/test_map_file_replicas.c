@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of map files for maps with replicas or zones (format version 3):
  * round trips of random histories for R = 1 .. 4 with and without zones,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of dch_map_load_file_with: reading a map file through a caller's
  * allocator.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Replica sets and zones (dch/map.h, "Replicas"): the API's contracts, and
  * the eight promises over seeded random histories, checked through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of staged changes (map_stage.h) against an oracle built from the two
  * ends alone: the plan is, per slot, the owner's name in OLD and in NEW.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * MD5 against the test suite of RFC 1321 (appendix A.5), kept as data in
  * tests/golden/md5-rfc1321.txt, and against the well-known digest of a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The MD5 vector test can fail. Through DCH_MD5_VECTORS the md5 test program
 # is handed copies of the RFC 1321 vector file:
 #   - the unchanged copy must pass (so the failures below come from the damage);

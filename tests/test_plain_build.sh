@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A plain build needs only a C compiler and CMake: configured as if
 # pkg-config found nothing (no Criterion, libsodium, hiredis, libcurl or
 # json-c), the tree must configure, build and install with default options,

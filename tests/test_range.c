@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of range lists: dch_range_diff against hand-built lists and against a
  * key-by-key comparison (of random lists, and of rings before and after each

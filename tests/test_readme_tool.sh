@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The README's walk-through of the dch tool, run as written: the first sh
 # block of its "The dch tool" section is executed line by line in an empty
 # temporary folder with the built dch first on PATH. Every command must

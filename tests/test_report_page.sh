@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The analysis report as a reader sees it: dch-analysis writes a report on
 # its default scenario, headless Chromium opens index.html from the disk, and
 # the page must load with no console error, no script error and no image or

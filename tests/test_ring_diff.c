@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of dch_ring_diff: migration plans between two rings, by name.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The ring's ketama placement (ring.h, DCH_RING_PLACE_KETAMA) against a
  * brute-force continuum built here from the rules ring.h states: random

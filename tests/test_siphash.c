@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SipHash-2-4 against three independent oracles: the reference vectors in
  * tests/vectors/siphash.txt, the worked example of the paper, and libsodium on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Incremental SipHash-2-4 against two oracles: libsodium's one-shot
  * crypto_shorthash_siphash24 and libdch's own dch_siphash24, on random

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The SipHash vector tests can fail. Through DCH_SIPHASH_VECTORS the siphash
 # test program is handed copies of the vector file:
 #   - the unchanged copy must pass (so the failures below come from the damage);

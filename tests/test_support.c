@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Tests of the tests' own support code (tests/support): a snapshot that
  * missed a change, or a sweep that skipped a failure point, would let every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The version the library reports at run time matches the generated header it
  * was built with, in the form MAJOR.MINOR.PATCH.

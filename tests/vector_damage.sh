@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by the *_vectors_can_fail.sh scripts, which prove that a vector
 # test can fail: they hand the test program damaged copies of its vector
 # file and expect it to fail, naming the damage.

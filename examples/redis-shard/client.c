@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The concurrent client (see client.h and the rule in flight.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The concurrent client: a thread that keeps reading and writing a fixed set
  * of keys while the migrator runs, following the rule in flight.h, and

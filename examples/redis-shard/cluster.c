@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The state directory (see cluster.h): parsing and writing its text files,
  * and building the router from them.

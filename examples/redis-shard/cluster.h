@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The cluster's state directory: who the shards are, where they listen, how
  * keys are routed, and what the data set holds.

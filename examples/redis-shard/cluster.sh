@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The cluster mode of redis-shard: the map in etcd, changed in bounded steps.
 #
 # Starts one etcd member and five Redis servers on free loopback ports

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redis-shard-cluster: the sharded store of redis-shard run as a cluster
  * whose map lives in etcd (dch-etcd) and changes in bounded steps.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The commands of redis-shard, one file each (main.c holds init and the
  * dispatch), and the little they share.

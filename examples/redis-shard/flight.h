@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the migrator and a concurrent client share while one step runs, and
  * the rule by which the client reads and writes during it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The example's data set: key i is "k:<i>" and its value at generation g is
  * "<i>.<g>.<check>", where <check> is 16 hex digits of SipHash-2-4 of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * load: write keys k:0 .. k:N-1 at generation 0, each on its owner under the
  * published router, pipelined PIPELINE at a time per shard.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redis-shard: a sharded key-value store on plain Redis servers, routed by
  * libdch. Each Redis server is one shard; a DCH map (or, chosen at init, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The migrator (see migrate.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The migrator: carries out a plan, donor after donor.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Migration plans from the library's diffs (see plan.h).
  */

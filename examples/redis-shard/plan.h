@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A migration plan: the hash ranges whose owner changes between two versions
  * of the router, with their donor and receiver as address-book indexes.

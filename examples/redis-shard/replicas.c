@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replicas: the store with R copies of every key (a map with
  * dch_map_config.replicas = R), through a shard's failure.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica scenario's parts (replicas.c runs it): the shards it holds,
  * its pipelined writes, and the fill of the copies a leave creates

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The replica scenario against real Redis servers: start K servers on free
 # loopback ports, run `redis-shard replicas` over them (R copies of every
 # key, every write to every copy; one shard stopped and removed, its copies

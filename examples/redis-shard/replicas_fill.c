@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The fill of the copies a leave creates (replicas.h): which slots gain
  * copies and from which surviving copy each is read, then the copying

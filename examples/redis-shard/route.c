@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Views of a map or a ring over the address book (see route.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Routing a key to a shard: a view puts one version of the router (a
  * dch_map or a dch_ring) over the address book, so that a lookup gives the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run redis-shard against real Redis servers: start K+1 servers on free
 # loopback ports, then, for the DCH map and for the classic ring in turn,
 # load N keys on K shards, join a (K+1)th shard, have one of the first shards

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Redis servers for the scripts of this example (sourced by run.sh and
 # replicas.sh): each on a free loopback port from 27000, with its files in
 # $work/server-PORT and nothing kept on disk. The sourcing script calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * join and leave: one membership change carried out on the shards. The
  * router is cloned and changed, the plan taken from the library's diff, the

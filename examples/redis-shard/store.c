@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Redis commands over hiredis (see store.h). Commands are always sent as
  * argument vectors, never formatted strings, so key and value bytes need no

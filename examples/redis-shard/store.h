@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The few Redis commands the example needs, over hiredis's blocking API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * verify: every key of the data set on its owner under the published router
  * with its last written value, nothing on a shard that does not own it, no

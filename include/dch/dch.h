@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libdch: partition keys over nodes with distributed consistent hashing.
  *

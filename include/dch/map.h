@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The DCH partition map: distributed consistent hashing with equal arcs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Migration plans between two maps.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Map files: a dch_map as bytes, and its routing fingerprint.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Staged changes: going from one map to another in bounded steps.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Ownership as hash ranges, common to the map and the ring.
  *

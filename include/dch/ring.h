@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The classic consistent-hash ring (Karger et al. 1997) with virtual nodes,
  * kept beside the DCH map as its baseline. It mirrors the map's API so code

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Migration plans between two rings, by member name: the ring's counterpart
  * of map_diff.h.

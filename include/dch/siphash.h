@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SipHash-2-4 (Aumasson and Bernstein, 2012), the keyed hash that places keys
  * and ring points.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The dch-etcd client: endpoints, bounded HTTP calls to etcd's JSON gateway
  * with failover, base64 and the reading of the gateway's JSON.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-etcd internals shared by its files: the client, one HTTP call to
  * etcd's JSON gateway with retries over the endpoints, base64 and the JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Publish and fetch: the map under one etcd key, written only by
  * compare-and-swap on its epoch.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Watch: follow the map under a key, never stepping back an epoch.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Drives the explorer page in headless Chromium and checks what it shows
 // against dch-analysis on the same scenario.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Prepares DIR to run the browser test: copies the test script and the npm
 # manifest and lock from SRC, and runs `npm ci` when the lock differs from
 # the one last installed there (so the registry is reached once per lock).

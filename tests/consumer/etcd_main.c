@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A consumer of an installed dch-etcd: includes its header, links it (and,
  * for a static install, the libcurl, json-c and threads it brings), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A consumer of an installed libdch: includes the umbrella header, links the
  * library, and checks what it gets back, so a broken install fails here.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_steps ORIG TARGET K STEP... : the oracle for a rollout's steps,
  * independent of the staging code. Exit 0 when all of these hold, 1 with

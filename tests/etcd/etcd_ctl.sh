@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # etcd members for the tests, sourced by the test scripts: started on
 # 127.0.0.1 on free ports with data in a temporary directory, stopped and
 # removed by etcd_cleanup (the scripts set it as their EXIT trap).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Run the dch-etcd library tests (test_etcd) against one etcd member started
 # for them on loopback. Usage: run_lib.sh TEST_PROGRAM [criterion args]
 # Environment: ETCD, ETCDCTL (the binaries).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # A rollout through a 3-member etcd cluster whose leader is stopped in the
 # middle of it: the rollout carries on through the other members and its
 # steps pass check_steps; a watcher following all three members sees rising

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch-etcd against a live etcd (tests/etcd/run_lib.sh starts one and sets
  * DCH_ETCD_URL, plus DCH_ETCD_DEAD_URL, a loopback port nobody listens on).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Rollouts through one etcd member with the dch tool: a join (8 -> 9 members)
 # and a leave, at the default 65,536 slots with K = 512, checked step by step
 # by check_steps; the operator killed with SIGKILL mid-rollout and resumed;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # What the dch tool's etcd tests (test_rollout.sh, test_cluster.sh) share,
 # sourced with their arguments and the name of their work directory:
 #   . tool_test.sh DCH CHECK_STEPS NAME

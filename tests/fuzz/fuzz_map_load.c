@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for dch_map_load: any bytes must give DCH_OK,
  * DCH_ECORRUPT or DCH_EVERSION, never a crash, a leak or undefined

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the invariants of the map and the ring under any sequence
  * of operations the fuzzer's bytes describe.

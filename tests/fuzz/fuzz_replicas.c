@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: the replica promises of dch/map.h ("Replicas") under any
  * sequence of operations the fuzzer's bytes describe, checked by the same

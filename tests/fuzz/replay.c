@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Runs a libFuzzer target's entry point over committed inputs without
  * libFuzzer, so that every build (any compiler, under the sanitizers and

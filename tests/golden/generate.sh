@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Writes the golden map files of tests/golden/ and the fuzz seed corpus of
 # tests/fuzz/corpus_map_load/ with the dch tool, and next to each golden map
 # NAME.dchmap its expectations NAME.expect: epoch, fingerprint, members, and

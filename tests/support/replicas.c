@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica promises checked from outside (replicas.h). Shares are
  * compared in integers: |c - R*P*w/W| < k is |c*W - R*P*w| < k*W.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The replica promises of dch/map.h ("Replicas"), checked from outside
  * through the public API only, in exact integers: shared by the property

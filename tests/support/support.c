@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The shared test support declared in support.h. Plain C11 and libc: the
  * ThreadSanitizer and fuzz builds link it without Criterion.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What every test program shares, so that a test file holds only the
  * behaviour it checks: the scale and seed every random test reads from the

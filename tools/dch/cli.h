@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the files of the dch tool share: exit statuses, the command table's
  * entry, the options of the map commands and their parser, output helpers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch compare-ketama: a libmemcached fleet under ketama and under DCH. The
  * fleet file lists the servers as libmemcached is given them; the ring is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch publish, fetch and watch: the map shared through etcd (dch-etcd,
  * include/dch/etcd.h), and the table of the etcd commands (rollout.c holds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the tool's etcd commands share (etcd_cmds.c, rollout.c): their
  * options, the client made from them, and how they report.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch: keep a DCH partition map in a file, change it, inspect it, plan the
  * migration between two versions of it, and (with dch-etcd) share it

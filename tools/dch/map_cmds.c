@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The commands that keep a map in a file: init, add, remove, weight, show,
  * lookup, verify and fingerprint.

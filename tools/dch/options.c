@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Argument parsing: the rule every command keeps (before --, a leading '-'
  * always means an option, so `add FILE -x` cannot quietly add a member

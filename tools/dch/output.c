@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Output helpers of the dch tool: JSON strings that are always valid JSON
  * whatever bytes a name or key holds, text that a key cannot break into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Migration plans: what moves between two maps (dch diff, and every change
  * a map command makes), and a change staged in bounded steps (dch plan).

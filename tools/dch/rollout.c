@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch rollout: moves a cluster from the map stored in etcd to a target map
  * in steps of at most K slots into and out of any member (map_stage.h). It

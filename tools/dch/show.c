@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * dch show: a map's config, epoch, fingerprint and members, with how far
  * each member's slots are from its ideal share (weight / total weight), in

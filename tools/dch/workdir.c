@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A rollout's step files live in a folder of their own in $TMPDIR, so that
  * the migrator gets them as plain paths. A rollout removes its folder when

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The folder of a rollout's step files, $TMPDIR/dch-rollout-XXXXXX (see
  * workdir.c): made locked, and removed by the next rollout when the one
