@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of the dch tool, driven end to end: the program is run as an operator
+ * Tests of the dchctl tool, driven end to end: the program is run as an operator
  * would run it, and its files and output are checked against the library
  * (the map it wrote, loaded back; lookups and plans recomputed), every --json
  * output against a strict JSON grammar, and its exit status: 0 success, 1
@@ -53,7 +53,7 @@ static char *read_all(const char *path, size_t *len)
 #define RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
 
 
-/* `dch init` of a 16 x 8 map at `map`, which must succeed. */
+/* `dchctl init` of a 16 x 8 map at `map`, which must succeed. */
 static void init_small_map(const char *map)
 {
     result r = RUN("init", (char *)map, "--units", "16", "--slots", "8");
@@ -682,7 +682,7 @@ Test(cli, help_and_version)
         r = tool_run((char *const[]){"help", (char *)cmds[k], NULL});
         cr_assert_eq(r.status, 0);
         char want[64];
-        snprintf(want, sizeof want, "usage: dch %s ", cmds[k]);
+        snprintf(want, sizeof want, "usage: dchctl %s ", cmds[k]);
         cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
         tool_result_free(&r);
         r = tool_run((char *const[]){(char *)cmds[k], "--help", NULL});
@@ -693,7 +693,7 @@ Test(cli, help_and_version)
     r = RUN("--version");
     cr_assert_eq(r.status, 0);
     char want[64];
-    snprintf(want, sizeof want, "dch %s\n", dch_version());
+    snprintf(want, sizeof want, "dchctl %s\n", dch_version());
     cr_assert_str_eq(r.out, want);
     tool_result_free(&r);
 }

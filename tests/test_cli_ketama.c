@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `dch compare-ketama`, run as an operator would: its balance table and its
+ * `dchctl compare-ketama`, run as an operator would: its balance table and its
  * join and removal totals are recomputed here from the library (a ketama
  * ring and a DCH map built from the same servers, shares and diffs from
  * their ranges), and bad fleet files must fail with the line they fail on.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The dch tool with replicas and zones, run as an operator would: `init
+ * The dchctl tool with replicas and zones, run as an operator would: `init
  * --replicas R`, `add --zone Z`, `lookup` printing every copy of a key and
  * `show` printing each member's copies and zone. Every answer is checked
  * against the library (dch_map_lookup_replicas_hash, dch_map_slot_replicas,

@@ -39,8 +39,10 @@ echo "progress: plain_build: build"
 echo "progress: plain_build: install"
 "$cmake" --install "$work/build" --prefix "$work/prefix" >"$work/install.log" ||
     { cat "$work/install.log"; fail "a plain install failed"; }
-for f in include/dch/dch.h bin/dch; do
+for f in include/dch/dch.h bin/dchctl; do
     [ -e "$work/prefix/$f" ] || fail "$f not installed"
 done
-"$work/prefix/bin/dch" help >/dev/null || fail "the installed dch does not run"
+# The tool is dchctl: /usr/bin/dch is Debian's debchange (devscripts).
+[ ! -e "$work/prefix/bin/dch" ] || fail "bin/dch installed: the tool is dchctl"
+"$work/prefix/bin/dchctl" help >/dev/null || fail "the installed dchctl does not run"
 echo "a plain build configures, builds and installs with the optional parts skipped"

@@ -6,7 +6,7 @@
 # (temporary data, everything stopped and removed on exit), publishes a map
 # of shards s1..s4, loads a data set, starts two routers that follow the map
 # in etcd while their clients read and write, then rolls out a join of s5
-# and a leave of s2 with `dch rollout --max-slots K`, whose migrator
+# and a leave of s2 with `dchctl rollout --max-slots K`, whose migrator
 # (`redis-shard-cluster migrate`) waits for every router to route by each
 # step before it moves that step's keys. Fails unless: every router saw its
 # epochs rise and never went back, read nothing stale, missed nothing, lost
@@ -19,7 +19,7 @@
 # Usage: cluster.sh DCH REDIS_SHARD_CLUSTER [KEYS [K [naive]]]
 # Environment: ETCD, ETCDCTL (defaults: etcd, etcdctl from PATH).
 set -euo pipefail
-dch=$(readlink -f "$1")
+dchctl=$(readlink -f "$1")
 prog=$(readlink -f "$2")
 keys=${3:-20000}
 K=${4:-1024}
@@ -84,9 +84,9 @@ for i in 1 2 3 4 5; do
     start_redis "$i"
 done
 
-"$dch" init map0 >/dev/null
-for i in 1 2 3 4; do "$dch" add map0 "s$i" >/dev/null; done
-"$dch" publish --etcd "$url" --key $key map0 >/dev/null
+"$dchctl" init map0 >/dev/null
+for i in 1 2 3 4; do "$dchctl" add map0 "s$i" >/dev/null; done
+"$dchctl" publish --etcd "$url" --key $key map0 >/dev/null
 "$prog" load --shards "$shards" --map map0 --keys "$keys" >load.out
 
 for r in ra rb; do
@@ -97,14 +97,14 @@ done
 
 migrator="'$prog' migrate --shards '$shards' --acks '$work/acks' --routers ra,rb"
 cp map0 join
-"$dch" add join s5 >/dev/null
+"$dchctl" add join s5 >/dev/null
 start=$SECONDS
 rollout_failed=0
-if "$dch" rollout --etcd "$url" --key $key join --max-slots "$K" --exec "$migrator" \
+if "$dchctl" rollout --etcd "$url" --key $key join --max-slots "$K" --exec "$migrator" \
     >join.out 2>join.err; then
-    "$dch" fetch --etcd "$url" --key $key leave >/dev/null
-    "$dch" remove leave s2 >/dev/null
-    "$dch" rollout --etcd "$url" --key $key leave --max-slots "$K" --exec "$migrator" \
+    "$dchctl" fetch --etcd "$url" --key $key leave >/dev/null
+    "$dchctl" remove leave s2 >/dev/null
+    "$dchctl" rollout --etcd "$url" --key $key leave --max-slots "$K" --exec "$migrator" \
         >leave.out 2>leave.err || rollout_failed=1
 else
     rollout_failed=1
@@ -136,8 +136,8 @@ for r in ra rb; do
         fail "router $r went back an epoch"
     grep -q "fallback_reads=[1-9]" "$r.out" || fail "router $r never read through the fallback"
 done
-"$dch" fetch --etcd "$url" --key $key final >/dev/null
-[ "$("$dch" fingerprint final)" = "$("$dch" fingerprint leave)" ] || fail "etcd does not hold the target"
+"$dchctl" fetch --etcd "$url" --key $key final >/dev/null
+[ "$("$dchctl" fingerprint final)" = "$("$dchctl" fingerprint leave)" ] || fail "etcd does not hold the target"
 "$prog" check --shards "$shards" --map final --keys "$keys" | tee check.out || fail "the data set"
 steps=$(grep -c '^@ step=' join.out leave.out | awk -F: '{ s += $2 } END { print s }')
 moved=$(sed -n 's/^@ step=.* moved=\([0-9]*\).*/\1/p' join.out leave.out | awk '{ s += $1 } END { print s }')

@@ -6,7 +6,7 @@
  *   load     write the data set k:0 .. k:N-1 (generation 0) under a map
  *   router   a router with its client: follows the map in etcd, reads and
  *            writes its own keys by the rule below, checks every read
- *   migrate  the migrator `dch rollout --exec` runs after each step: waits
+ *   migrate  the migrator `dchctl rollout --exec` runs after each step: waits
  *            until every router routes by the step, then moves the step's
  *            keys from their old owner to their new one with MIGRATE
  *   check    every data-set key on its owner under a map with its value,
@@ -523,7 +523,7 @@ static int cmd_migrate(const opts *o)
     const char *from_path = getenv("DCH_FROM"), *to_path = getenv("DCH_TO");
     const char *epoch_text = getenv("DCH_EPOCH");
     if (!from_path || !to_path || !epoch_text || !o->acks || !o->routers)
-        return fail("migrate runs under dch rollout --exec, with --acks and --routers");
+        return fail("migrate runs under dchctl rollout --exec, with --acks and --routers");
     dch_map *from, *to;
     if (dch_map_load_file(&from, from_path) != DCH_OK || dch_map_load_file(&to, to_path) != DCH_OK)
         return fail("cannot load DCH_FROM or DCH_TO");

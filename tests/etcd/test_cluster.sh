@@ -16,7 +16,7 @@ urls=${ETCD_URL[$leader]}
 for i in 0 1 2; do [ "$i" = "$leader" ] || urls+=",${ETCD_URL[$i]}"; done
 
 make_join_maps
-"$dch" publish --etcd "$urls" --key $key orig.map >/dev/null
+"$dchctl" publish --etcd "$urls" --key $key orig.map >/dev/null
 
 start_watcher "$urls" $key 60000
 
@@ -31,14 +31,14 @@ fi
 SH
 export STEPS=$work/steps LEADER_PID=${ETCD_PID[$leader]}
 start=$SECONDS
-"$dch" rollout --etcd "$urls" --key $key join.map --max-slots $K --exec "bash $work/migrator.sh" \
+"$dchctl" rollout --etcd "$urls" --key $key join.map --max-slots $K --exec "bash $work/migrator.sh" \
     >rollout.out 2>rollout.err || fail "the rollout with its leader stopped: $(cat rollout.err)"
 wait "${ETCD_PID[$leader]}" 2>/dev/null || true
 ETCD_PID[$leader]=
 grep -q "^done:" rollout.out || fail "the rollout did not finish"
 "$check" orig.map join.map $K $(ls steps/step-*.map | sort) || fail "the steps"
 last=$(ls steps/step-*.map | sort | tail -n 1)
-"$dch" fetch --etcd "$urls" --key $key final.map >/dev/null
+"$dchctl" fetch --etcd "$urls" --key $key final.map >/dev/null
 cmp -s final.map "$last" || fail "etcd does not hold the last step"
 new_leader=$(etcd_leader) || fail "no leader after the stop"
 [ "$new_leader" != "$leader" ] || fail "the leader did not change"
@@ -48,7 +48,7 @@ finish_watcher join.map
 # The old leader, back, serves the map the cluster agreed on.
 etcd_restart "$leader" || fail "the old leader did not restart"
 for _ in $(seq 1 50); do
-    "$dch" fetch --etcd "${ETCD_URL[$leader]}" --key $key back.map >/dev/null 2>&1 &&
+    "$dchctl" fetch --etcd "${ETCD_URL[$leader]}" --key $key back.map >/dev/null 2>&1 &&
         cmp -s back.map final.map && break
     sleep 0.1
 done

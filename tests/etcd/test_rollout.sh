@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Rollouts through one etcd member with the dch tool: a join (8 -> 9 members)
+# Rollouts through one etcd member with the dchctl tool: a join (8 -> 9 members)
 # and a leave, at the default 65,536 slots with K = 512, checked step by step
 # by check_steps; the operator killed with SIGKILL mid-rollout and resumed;
 # the step folder the killed rollout left behind removed by the next one,
@@ -20,7 +20,7 @@ make_join_maps
 # Usage errors: exit status 2, before any contact with etcd.
 usage_case() {
     local status=0
-    "$dch" "$@" >/dev/null 2>usage.err || status=$?
+    "$dchctl" "$@" >/dev/null 2>usage.err || status=$?
     [ "$status" = 2 ] || fail "dch $* exited with $status, not 2"
 }
 usage_case publish --etcd "$url" orig.map
@@ -31,13 +31,13 @@ usage_case rollout --etcd "$url" --key $key orig.map --max-slots 0
 usage_case rollout --etcd "$url" --key $key orig.map --max-slots 8 --json
 usage_case watch --etcd "$url" --key $key --count 0
 usage_case fetch --etcd "$url" --key $key a.map b.map
-# As for every dch command, a leading '-' is an option before -- only.
+# As for every dchctl command, a leading '-' is an option before -- only.
 usage_case fetch --etcd "$url" --key $key -x.map
 
-"$dch" publish --etcd "$url" --key $key orig.map --expect 0 >/dev/null
-"$dch" fetch --etcd "$url" --key $key -- -x.map >/dev/null
+"$dchctl" publish --etcd "$url" --key $key orig.map --expect 0 >/dev/null
+"$dchctl" fetch --etcd "$url" --key $key -- -x.map >/dev/null
 cmp -s ./-x.map orig.map || fail "fetch -- -x.map did not write the stored map to -x.map"
-orig_epoch=$("$dch" show orig.map --json | sed -n 's/.*"epoch": *\([0-9]*\).*/\1/p' | head -1)
+orig_epoch=$("$dchctl" show orig.map --json | sed -n 's/.*"epoch": *\([0-9]*\).*/\1/p' | head -1)
 [ "$orig_epoch" = 8 ] || fail "orig epoch is $orig_epoch"
 
 start_watcher "$url" $key 90000
@@ -54,8 +54,8 @@ if [ "$DCH_STEP" = "${KILL_AT:-0}" ] && [ ! -e killed ]; then
     touch killed
     # The rollout is our parent, or the parent of the shell that runs us.
     pid=$PPID
-    [ "$(cat /proc/$pid/comm)" = dch ] || pid=$(awk '{ print $4 }' /proc/$pid/stat)
-    [ "$(cat /proc/$pid/comm)" = dch ] || { echo "no dch above the migrator" >&2; exit 1; }
+    [ "$(cat /proc/$pid/comm)" = dchctl ] || pid=$(awk '{ print $4 }' /proc/$pid/stat)
+    [ "$(cat /proc/$pid/comm)" = dchctl ] || { echo "no dchctl above the migrator" >&2; exit 1; }
     kill -KILL "$pid"
     sleep 5
 fi
@@ -66,13 +66,13 @@ export URL=$url KEY=$key
 export STEPS=$work/steps/join KILL_AT=5
 mkdir -p "$STEPS"
 set +e
-"$dch" rollout --etcd "$url" --key $key join.map --max-slots $K --exec "bash $work/migrator.sh" \
+"$dchctl" rollout --etcd "$url" --key $key join.map --max-slots $K --exec "bash $work/migrator.sh" \
     >join1.out 2>join1.err &
 wait $! 2>/dev/null
 status=$?
 set -e
 [ "$status" = 137 ] || fail "the killed rollout exited with $status: $(cat join1.err)"
-"$dch" fetch --etcd "$url" --key $key mid.map >mid.out
+"$dchctl" fetch --etcd "$url" --key $key mid.map >mid.out
 grep -q "^epoch $((orig_epoch + 5)) .* step 5/" mid.out || fail "after the kill etcd holds: $(cat mid.out)"
 # The killed rollout's step folder is still here, unlocked; a folder a live
 # rollout holds (its flock taken) must survive the sweep of the next one.
@@ -84,7 +84,7 @@ mkdir dch-rollout-live
 holder=$!
 for _ in $(seq 1 100); do [ -e live.held ] && break; sleep 0.1; done
 [ -e live.held ] || fail "no lock on dch-rollout-live"
-"$dch" rollout --etcd "$url" --key $key join.map --max-slots $K --exec "bash $work/migrator.sh" \
+"$dchctl" rollout --etcd "$url" --key $key join.map --max-slots $K --exec "bash $work/migrator.sh" \
     >join2.out 2>join2.err || fail "the resumed rollout: $(cat join2.err)"
 grep -q "^resume: migrating step 5/" join2.out || fail "the resumed rollout did not migrate step 5 again"
 grep -q "^step 6/" join2.out || fail "the resumed rollout did not go on at step 6"
@@ -101,41 +101,41 @@ nsteps=$(ls "$STEPS" | wc -l)
 [ "$nsteps" -ge 15 ] || fail "a join of 1/9 with K = $K took $nsteps steps"
 
 # Leave: n3 goes, from the map the join ended on.
-"$dch" fetch --etcd "$url" --key $key joined.map >/dev/null
+"$dchctl" fetch --etcd "$url" --key $key joined.map >/dev/null
 cmp -s joined.map "$STEPS/step-$(printf %04d "$nsteps").map" || fail "etcd does not hold the last step"
 cp joined.map leave.map
-"$dch" remove leave.map n3 >/dev/null
+"$dchctl" remove leave.map n3 >/dev/null
 export STEPS=$work/steps/leave KILL_AT=0
 mkdir -p "$STEPS"
-"$dch" rollout --etcd "$url" --key $key leave.map --max-slots $K --exec "bash $work/migrator.sh" \
+"$dchctl" rollout --etcd "$url" --key $key leave.map --max-slots $K --exec "bash $work/migrator.sh" \
     >leave.out 2>leave.err || fail "leave rollout: $(cat leave.err)"
 "$check" joined.map leave.map $K $(ls "$STEPS"/step-*.map | sort) || fail "leave steps"
 # A rollout to where the cluster already is does nothing.
-"$dch" rollout --etcd "$url" --key $key leave.map --max-slots $K >again.out
+"$dchctl" rollout --etcd "$url" --key $key leave.map --max-slots $K >again.out
 grep -q "^step" again.out && fail "a finished rollout published again"
 
 # Stale expectation: exit status 3, nothing written.
 cp leave.map stale.map
-"$dch" weight stale.map n1 5 >/dev/null
+"$dchctl" weight stale.map n1 5 >/dev/null
 set +e
-"$dch" publish --etcd "$url" --key $key stale.map --expect "$orig_epoch" 2>stale.err
+"$dchctl" publish --etcd "$url" --key $key stale.map --expect "$orig_epoch" 2>stale.err
 status=$?
 set -e
 [ "$status" = 3 ] || fail "a stale publish exited with $status"
 grep -q "stored epoch" stale.err || fail "the conflict message: $(cat stale.err)"
 
 # etcd down at publish time: a clear error in bounded time, nothing changed.
-"$dch" fetch --etcd "$url" --key $key before.map >/dev/null
+"$dchctl" fetch --etcd "$url" --key $key before.map >/dev/null
 etcd_stop 0
-before_epoch=$("$dch" show before.map --json | sed -n 's/.*"epoch": *\([0-9]*\).*/\1/p' | head -1)
+before_epoch=$("$dchctl" show before.map --json | sed -n 's/.*"epoch": *\([0-9]*\).*/\1/p' | head -1)
 cp before.map down.map
-"$dch" add down.map n10 >/dev/null
+"$dchctl" add down.map n10 >/dev/null
 set +e
 start=$SECONDS
-"$dch" publish --etcd "$url" --key $key down.map --expect "$before_epoch" --timeout 1500 \
+"$dchctl" publish --etcd "$url" --key $key down.map --expect "$before_epoch" --timeout 1500 \
     2>down.err
 status=$?
-"$dch" rollout --etcd "$url" --key $key orig.map --max-slots $K --timeout 1500 2>down2.err
+"$dchctl" rollout --etcd "$url" --key $key orig.map --max-slots $K --timeout 1500 2>down2.err
 status2=$?
 took=$((SECONDS - start))
 set -e
@@ -143,10 +143,10 @@ set -e
 grep -q "input/output error: etcd at $url" down.err || fail "the error says: $(cat down.err)"
 [ "$took" -le 8 ] || fail "with etcd down the two commands took $took s"
 etcd_restart 0
-"$dch" fetch --etcd "$url" --key $key after.map >/dev/null
+"$dchctl" fetch --etcd "$url" --key $key after.map >/dev/null
 cmp -s before.map after.map || fail "the stored map changed while etcd was down"
 
 # The watcher lived through the restart: a map published now reaches it.
-"$dch" publish --etcd "$url" --key $key down.map --expect "$before_epoch" >/dev/null
+"$dchctl" publish --etcd "$url" --key $key down.map --expect "$before_epoch" >/dev/null
 finish_watcher down.map
 echo "rollout: join $nsteps steps, leave $(ls "$work/steps/leave" | wc -l) steps, watcher saw $(wc -l <watch.out) epochs"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# What the dch tool's etcd tests (test_rollout.sh, test_cluster.sh) share,
+# What the dchctl tool's etcd tests (test_rollout.sh, test_cluster.sh) share,
 # sourced with their arguments and the name of their work directory:
 #   . tool_test.sh DCH CHECK_STEPS NAME
 # Sets dch and check (absolute paths) and K (the slots a step may move),
@@ -7,7 +7,7 @@
 # its step files in $TMPDIR; a killed one leaves them there), and stops the
 # watcher, the holder of a rollout's lock and every etcd member on exit.
 set -euo pipefail
-dch=$(readlink -f "$1")
+dchctl=$(readlink -f "$1")
 check=$(readlink -f "$2")
 . "$(dirname "${BASH_SOURCE[0]}")/etcd_ctl.sh"
 watcher=
@@ -34,16 +34,16 @@ K=512
 
 # orig.map: members n1 .. n8 at the default 65,536 slots; join.map: n9 too.
 make_join_maps() {
-    "$dch" init orig.map >/dev/null
-    for i in 1 2 3 4 5 6 7 8; do "$dch" add orig.map "n$i" >/dev/null; done
+    "$dchctl" init orig.map >/dev/null
+    for i in 1 2 3 4 5 6 7 8; do "$dchctl" add orig.map "n$i" >/dev/null; done
     cp orig.map join.map
-    "$dch" add join.map n9 >/dev/null
+    "$dchctl" add join.map n9 >/dev/null
 }
 
-# start_watcher URLS KEY TIMEOUT_MS: `dch watch` in the background, its
+# start_watcher URLS KEY TIMEOUT_MS: `dchctl watch` in the background, its
 # lines in watch.out.
 start_watcher() {
-    "$dch" watch --etcd "$1" --key "$2" --timeout "$3" >watch.out 2>watch.err &
+    "$dchctl" watch --etcd "$1" --key "$2" --timeout "$3" >watch.out 2>watch.err &
     watcher=$!
 }
 
@@ -51,7 +51,7 @@ start_watcher() {
 # fingerprint; then it is stopped, and the epochs it saw must rise.
 finish_watcher() {
     local fp
-    fp=$("$dch" fingerprint "$1")
+    fp=$("$dchctl" fingerprint "$1")
     for _ in $(seq 1 100); do
         tail -n 1 watch.out | grep -q "fingerprint $fp" && break
         sleep 0.1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Writes the golden map files of tests/golden/ and the fuzz seed corpus of
-# tests/fuzz/corpus_map_load/ with the dch tool, and next to each golden map
+# tests/fuzz/corpus_map_load/ with the dchctl tool, and next to each golden map
 # NAME.dchmap its expectations NAME.expect: epoch, fingerprint, members, and
 # the owner of 100 keys, as this version computes them.
 #
@@ -26,7 +26,7 @@ if [ "${1:-}" = "--force" ]; then
     shift
 fi
 dch=${1:-build/src/tool/dch}
-[ -x "$dch" ] || { echo "generate.sh: no dch tool at $dch (build first)" >&2; exit 1; }
+[ -x "$dchctl" ] || { echo "generate.sh: no dchctl tool at $dch (build first)" >&2; exit 1; }
 
 golden=tests/golden
 corpus=tests/fuzz/corpus_map_load
@@ -40,15 +40,15 @@ build() {
     local name=$1 init=$2
     shift 2
     # shellcheck disable=SC2086
-    "$dch" init "$work/$name.dchmap" $init >/dev/null
+    "$dchctl" init "$work/$name.dchmap" $init >/dev/null
     local change
     for change in "$@"; do
         # shellcheck disable=SC2086
         set -- $change
         case $1 in
-        add) "$dch" add "$work/$name.dchmap" "$2" --weight "$3" >/dev/null ;;
-        remove) "$dch" remove "$work/$name.dchmap" "$2" >/dev/null ;;
-        weight) "$dch" weight "$work/$name.dchmap" "$2" "$3" >/dev/null ;;
+        add) "$dchctl" add "$work/$name.dchmap" "$2" --weight "$3" >/dev/null ;;
+        remove) "$dchctl" remove "$work/$name.dchmap" "$2" >/dev/null ;;
+        weight) "$dchctl" weight "$work/$name.dchmap" "$2" "$3" >/dev/null ;;
         esac
     done
 }
@@ -56,15 +56,15 @@ build() {
 expect() {
     local map=$1
     echo "# Expectations for $(basename "$map"), written by tests/golden/generate.sh"
-    echo "# with $("$dch" --version). Do not edit: later versions must match."
-    "$dch" show "$map" | awk '$1 == "epoch:" { print "epoch", $2 }'
-    echo "fingerprint $("$dch" fingerprint "$map")"
-    # Member rows of `dch show`: id name weight slots ...
-    "$dch" show "$map" | awk 'NF >= 4 && $1 ~ /^[0-9]+$/ { print "member", $1, $3, $4, $2 }'
+    echo "# with $("$dchctl" --version). Do not edit: later versions must match."
+    "$dchctl" show "$map" | awk '$1 == "epoch:" { print "epoch", $2 }'
+    echo "fingerprint $("$dchctl" fingerprint "$map")"
+    # Member rows of `dchctl show`: id name weight slots ...
+    "$dchctl" show "$map" | awk 'NF >= 4 && $1 ~ /^[0-9]+$/ { print "member", $1, $3, $4, $2 }'
     local keys=()
     for i in $(seq 0 89); do keys+=("key-$i"); done
     keys+=(user:1 user:42 order/2024/17 a b z 0 "~" session-ffee 9999999999)
-    "$dch" lookup "$map" "${keys[@]}" | awk -F'\t' '{ print "route", $1, $2 }'
+    "$dchctl" lookup "$map" "${keys[@]}" | awk -F'\t' '{ print "route", $1, $2 }'
 }
 
 build default-5 "--key $key" "add node-1 1" "add node-2 1" "add node-3 1" \
@@ -81,9 +81,9 @@ build weightless "--units 8 --slots 8" "add idle 0" "add spare 0"
 # 16 slots.
 build stage-old "--units 16 --slots 16 --key $key" "add a 1" "add b 1" "add c 1"
 cp "$work/stage-old.dchmap" "$work/stage-new.dchmap"
-"$dch" add "$work/stage-new.dchmap" d --weight 1 >/dev/null
+"$dchctl" add "$work/stage-new.dchmap" d --weight 1 >/dev/null
 mkdir "$work/steps"
-"$dch" plan "$work/stage-old.dchmap" "$work/stage-new.dchmap" --max-slots 16 \
+"$dchctl" plan "$work/stage-old.dchmap" "$work/stage-new.dchmap" --max-slots 16 \
     --write-dir "$work/steps" >/dev/null
 cp "$work/steps/step-0002.dchmap" "$work/join-step-2.dchmap"
 

@@ -509,7 +509,7 @@ const char *test_tool_path(void)
         path = DCH_TOOL_PATH;
 #endif
     if (path == NULL || path[0] == '\0' || access(path, X_OK) != 0)
-        die("no dch tool at %s; set DCH_TOOL", path ? path : "(none)");
+        die("no dchctl tool at %s; set DCH_TOOL", path ? path : "(none)");
     return path;
 }
 char *slurp(const char *path, size_t *len)

@@ -263,7 +263,7 @@ const char *ring_snap_differs(const ring_snap *s, const dch_ring *r, bool memory
 
 /* ---- The tool and scratch files ---------------------------------------- */
 
-/* The dch tool to run: $DCH_TOOL when set, else the one this build tree
+/* The dchctl tool to run: $DCH_TOOL when set, else the one this build tree
  * built (DCH_TOOL_PATH, from CMake). Aborts when there is none, or it is
  * not executable. */
 const char *test_tool_path(void);
@@ -274,7 +274,7 @@ char *slurp(const char *path, size_t *len);
 
 /*
  * The fixture of the tests that run the tool: the tool (test_tool_path())
- * and a fresh scratch directory, /tmp/dch-tool-XXXXXX, made by
+ * and a fresh scratch directory, /tmp/dchctl-XXXXXX, made by
  * tool_fixture_init and removed with what it holds by tool_fixture_fini
  * (a Criterion suite's .init and .fini).
  */

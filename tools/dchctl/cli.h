@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the files of the dch tool share: exit statuses, the command table's
+ * What the files of the dchctl tool share: exit statuses, the command table's
  * entry, the options of the map commands and their parser, output helpers
  * (JSON strings, hex), map file loading, and migration plans. The tool uses
  * only the public API of libdch, as any consumer would.
@@ -81,7 +81,7 @@ typedef int (*option_reader)(const command *cmd, void *ctx, int argc, char **arg
 int read_args(const command *cmd, int argc, char **argv, option_reader option, void *ctx,
               const char **pos, int room, int *npos);
 
-/* Print "dch CMD: <fmt with what>" and the command's usage; EXIT_USAGE. */
+/* Print "dchctl CMD: <fmt with what>" and the command's usage; EXIT_USAGE. */
 int usage_error(const command *cmd, const char *fmt, const char *what);
 
 /* Parse argv as cmd's options and positional arguments, run cmd->run.map,
@@ -106,7 +106,7 @@ void json_string(FILE *f, const char *s);
 /* Text for line-oriented output: control bytes as \xNN. */
 void text_string(FILE *f, const char *s);
 const char *or_dash(const char *s);
-/* "dch: out of memory" on stderr; EXIT_RUNTIME. */
+/* "dchctl: out of memory" on stderr; EXIT_RUNTIME. */
 int out_of_memory(void);
 /* v, or v moved, with room for element n (elements of `size` bytes; *cap,
  * first `first`, doubles as needed); NULL when out of memory, and then v
@@ -117,7 +117,7 @@ void *grow(void *v, size_t n, size_t *cap, size_t size, size_t first);
 
 /* Why a file call failed: errno's reason for DCH_EIO, else the library's. */
 const char *file_error_cause(int rc, int err);
-/* "dch: PATH: cause" on stderr; EXIT_RUNTIME. */
+/* "dchctl: PATH: cause" on stderr; EXIT_RUNTIME. */
 int report_file_error(const char *path, int rc, int err);
 /* Load PATH; 0, or EXIT_RUNTIME after reporting why not. */
 int load(const char *path, dch_map **m);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dch show: a map's config, epoch, fingerprint and members, with how far
+ * dchctl show: a map's config, epoch, fingerprint and members, with how far
  * each member's slots are from its ideal share (weight / total weight), in
  * the whole ring and in each unit.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dch compare-ketama: a libmemcached fleet under ketama and under DCH. The
+ * dchctl compare-ketama: a libmemcached fleet under ketama and under DCH. The
  * fleet file lists the servers as libmemcached is given them; the ring is
  * the one libmemcached 1.1 builds (weighted ketama, MD5) and the map a DCH
  * map of the same members. Both are compared by the share of the keys each
@@ -70,7 +70,7 @@ static int read_fleet(const char *path, fleet *f)
     memset(f, 0, sizeof *f);
     FILE *in = fopen(path, "r");
     if (in == NULL) {
-        fprintf(stderr, "dch: %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "dchctl: %s: %s\n", path, strerror(errno));
         return EXIT_RUNTIME;
     }
     char line[1024];
@@ -96,12 +96,12 @@ static int read_fleet(const char *path, fleet *f)
     }
     fclose(in);
     if (bad != NULL) {
-        fprintf(stderr, "dch: %s:%u: %s\n", path, lineno, bad);
+        fprintf(stderr, "dchctl: %s:%u: %s\n", path, lineno, bad);
         free(f->sv);
         return EXIT_RUNTIME;
     }
     if (f->n < 2) {
-        fprintf(stderr, "dch: %s: needs at least 2 servers\n", path);
+        fprintf(stderr, "dchctl: %s: needs at least 2 servers\n", path);
         free(f->sv);
         return EXIT_RUNTIME;
     }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dch: keep a DCH partition map in a file, change it, inspect it, plan the
+ * dchctl: keep a DCH partition map in a file, change it, inspect it, plan the
  * migration between two versions of it, and (with dch-etcd) share it
  * through etcd. This file holds the command table, the help and the
  * dispatch; each command lives with its concern (map_cmds.c, show.c,
@@ -10,7 +10,7 @@
  * file that cannot be read or written, a damaged map, a name in use or
  * missing), 2 a usage error, 3 (etcd commands) a conflict.
  *
- * dch does not lock FILE: two changes run at once may lose one of them.
+ * dchctl does not lock FILE: two changes run at once may lose one of them.
  * Serialise changes (one operator, or a lock held around each command).
  */
 #include "cli.h"
@@ -125,7 +125,7 @@ static void list_commands(FILE *f, const command *c, size_t n)
 
 static void general_help(FILE *f)
 {
-    fprintf(f, "usage: dch COMMAND [ARGS]\n\n"
+    fprintf(f, "usage: dchctl COMMAND [ARGS]\n\n"
                "Keep a DCH partition map in a file. Changes write FILE atomically and\n"
                "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n"
                "Arguments after -- are never options (for a NAME or KEY that starts with\n"
@@ -135,12 +135,12 @@ static void general_help(FILE *f)
 #ifdef DCH_TOOL_ETCD
     list_commands(f, etcd_commands, etcd_command_count);
 #endif
-    fprintf(f, "\n'dch help COMMAND' or 'dch COMMAND --help' describes one; 'dch --version'.\n");
+    fprintf(f, "\n'dchctl help COMMAND' or 'dchctl COMMAND --help' describes one; 'dchctl --version'.\n");
 }
 
 static void command_help(const command *c)
 {
-    printf("usage: dch %s %s\n\n%s.\n", c->name, c->usage, c->summary);
+    printf("usage: dchctl %s %s\n\n%s.\n", c->name, c->usage, c->summary);
     if (c->options & OPT_DRY_RUN)
         printf("Writes FILE atomically and prints the plan: totals per (from -> to) pair.\n"
                "  --dry-run       print the plan, write nothing\n"
@@ -180,12 +180,12 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("dch %s\n", dch_version());
+        printf("dchctl %s\n", dch_version());
         return 0;
     }
     const command *c = find_command(name);
     if (c == NULL) {
-        fprintf(stderr, "dch: no command %s\n\n", name);
+        fprintf(stderr, "dchctl: no command %s\n\n", name);
         general_help(stderr);
         return EXIT_USAGE;
     }

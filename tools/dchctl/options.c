@@ -31,9 +31,9 @@ static const option_def option_defs[] = {
 
 int usage_error(const command *cmd, const char *fmt, const char *what)
 {
-    fprintf(stderr, "dch %s: ", cmd->name);
+    fprintf(stderr, "dchctl %s: ", cmd->name);
     fprintf(stderr, fmt, what);
-    fprintf(stderr, "\nusage: dch %s %s\n(see dch help %s)\n", cmd->name, cmd->usage,
+    fprintf(stderr, "\nusage: dchctl %s %s\n(see dchctl help %s)\n", cmd->name, cmd->usage,
             cmd->name);
     return EXIT_USAGE;
 }
@@ -126,7 +126,7 @@ int run_map_command(const command *cmd, int argc, char **argv)
         status = cmd->run.map(cmd, a);
     free(a);
     if (fflush(stdout) != 0 && status == 0) {
-        fprintf(stderr, "dch: cannot write output (%s)\n", strerror(errno));
+        fprintf(stderr, "dchctl: cannot write output (%s)\n", strerror(errno));
         status = EXIT_RUNTIME;
     }
     return status;

@@ -27,7 +27,7 @@ const char *file_error_cause(int rc, int err)
 
 int report_file_error(const char *path, int rc, int err)
 {
-    fprintf(stderr, "dch: %s: %s\n", path, file_error_cause(rc, err));
+    fprintf(stderr, "dchctl: %s: %s\n", path, file_error_cause(rc, err));
     return EXIT_RUNTIME;
 }
 
@@ -102,7 +102,7 @@ static int init_config(const command *cmd, const args *a, dch_map_config *cfg)
     if ((a->given & OPT_KEY) && parse_key(opt_value(a, OPT_KEY), cfg->hash_key) != 0)
         return usage_error(cmd, "--key %s: not 32 hex digits", opt_value(a, OPT_KEY));
     if ((a->given & OPT_RANDOM_KEY) && random_key(cfg->hash_key) != 0) {
-        fprintf(stderr, "dch: /dev/urandom: cannot read a random key (%s)\n", strerror(errno));
+        fprintf(stderr, "dchctl: /dev/urandom: cannot read a random key (%s)\n", strerror(errno));
         return EXIT_RUNTIME;
     }
     return 0;
@@ -119,14 +119,14 @@ int cmd_init(const command *cmd, const args *a)
         FILE *f = fopen(path, "rb");
         if (f != NULL) {
             fclose(f);
-            fprintf(stderr, "dch: %s: already exists (--force replaces it)\n", path);
+            fprintf(stderr, "dchctl: %s: already exists (--force replaces it)\n", path);
             return EXIT_RUNTIME;
         }
     }
     dch_map *m;
     const int rc = dch_map_new(&m, &cfg);
     if (rc != DCH_OK) {
-        fprintf(stderr, "dch: %s\n", dch_strerror(rc));
+        fprintf(stderr, "dchctl: %s\n", dch_strerror(rc));
         return EXIT_RUNTIME;
     }
     status = save(path, m);
@@ -240,9 +240,9 @@ static int change(const command *cmd, const args *a, change_kind kind)
     uint32_t id = 0;
     int rc = dch_map_clone(&m, old);
     if (rc != DCH_OK)
-        fprintf(stderr, "dch: %s\n", dch_strerror(rc));
+        fprintf(stderr, "dchctl: %s\n", dch_strerror(rc));
     else if ((rc = apply_change(m, kind, name, zone, weight, &id)) != DCH_OK)
-        fprintf(stderr, "dch: %s: %s: %s\n", path, name, dch_strerror(rc));
+        fprintf(stderr, "dchctl: %s: %s: %s\n", path, name, dch_strerror(rc));
     status = rc != DCH_OK ? EXIT_RUNTIME : 0;
     if (status == 0 && !(a->given & OPT_DRY_RUN))
         status = save(path, m);

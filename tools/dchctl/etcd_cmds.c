@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dch publish, fetch and watch: the map shared through etcd (dch-etcd,
+ * dchctl publish, fetch and watch: the map shared through etcd (dch-etcd,
  * include/dch/etcd.h), and the table of the etcd commands (rollout.c holds
  * the fourth). They read their arguments by the tool's rule (read_args)
  * with an option table of their own: every option but --json takes a value,
@@ -113,7 +113,7 @@ int connect_etcd(const command *cmd, const etcd_opts *o, dch_etcd **c)
         return usage_error(cmd, "--etcd: not a comma-separated list of http:// URLs: %s",
                            o->etcd);
     if (rc != DCH_OK) {
-        fprintf(stderr, "dch %s: %s\n", cmd->name, dch_strerror(rc));
+        fprintf(stderr, "dchctl %s: %s\n", cmd->name, dch_strerror(rc));
         return EXIT_RUNTIME;
     }
     return 0;
@@ -122,7 +122,7 @@ int connect_etcd(const command *cmd, const etcd_opts *o, dch_etcd **c)
 int etcd_error(const command *cmd, dch_etcd *c, int rc)
 {
     const char *msg = dch_etcd_errmsg(c);
-    fprintf(stderr, "dch %s: %s%s%s\n", cmd->name, dch_strerror(rc), msg[0] ? ": " : "", msg);
+    fprintf(stderr, "dchctl %s: %s%s%s\n", cmd->name, dch_strerror(rc), msg[0] ? ": " : "", msg);
     return rc == DCH_ECONFLICT ? EXIT_CONFLICT : EXIT_RUNTIME;
 }
 
@@ -133,10 +133,10 @@ int etcd_load_file(const command *cmd, const char *path, dch_map **m)
     if (rc == DCH_OK)
         return 0;
     if (rc == DCH_EIO)
-        fprintf(stderr, "dch %s: %s: %s (%s)\n", cmd->name, path, dch_strerror(rc),
+        fprintf(stderr, "dchctl %s: %s: %s (%s)\n", cmd->name, path, dch_strerror(rc),
                 strerror(errno));
     else
-        fprintf(stderr, "dch %s: %s: %s\n", cmd->name, path, dch_strerror(rc));
+        fprintf(stderr, "dchctl %s: %s: %s\n", cmd->name, path, dch_strerror(rc));
     return EXIT_RUNTIME;
 }
 
@@ -175,7 +175,7 @@ static int run_publish(const command *cmd, const etcd_opts *o)
     if (status != 0)
         return status;
     if (dch_map_epoch(m) <= expect) {
-        fprintf(stderr, "dch publish: %s has epoch %" PRIu64 ", not above --expect %" PRIu64 "\n",
+        fprintf(stderr, "dchctl publish: %s has epoch %" PRIu64 ", not above --expect %" PRIu64 "\n",
                 o->pos[0], dch_map_epoch(m), expect);
         dch_map_free(m);
         return EXIT_RUNTIME;
@@ -212,7 +212,7 @@ static int run_fetch(const command *cmd, const etcd_opts *o)
     errno = 0;
     const int wrc = dch_map_save_file(m, o->pos[0]);
     if (wrc != DCH_OK) {
-        fprintf(stderr, "dch fetch: %s: %s (%s)\n", o->pos[0], dch_strerror(wrc),
+        fprintf(stderr, "dchctl fetch: %s: %s (%s)\n", o->pos[0], dch_strerror(wrc),
                 strerror(errno));
         status = EXIT_RUNTIME;
     } else {
@@ -233,7 +233,7 @@ static int on_map(const dch_map *m, void *ctx)
     watch_ctx *w = ctx;
     /* The file first, so whoever reads the line finds the map it names. */
     if (w->o->write != NULL && dch_map_save_file(m, w->o->write) != DCH_OK) {
-        fprintf(stderr, "dch watch: cannot write %s (%s)\n", w->o->write, strerror(errno));
+        fprintf(stderr, "dchctl watch: cannot write %s (%s)\n", w->o->write, strerror(errno));
         w->failed = 1;
         return 1;
     }
@@ -307,7 +307,7 @@ const command etcd_commands[] = {
      "  --max-slots K   most slots a step moves into, or out of, any member\n"
      "  --exec CMD      run CMD (with /bin/sh) after publishing each step; it gets\n"
      "                  DCH_FROM and DCH_TO (the maps before and after the step),\n"
-     "                  DCH_PLAN (their plan, as dch diff --json), DCH_STEP,\n"
+     "                  DCH_PLAN (their plan, as dchctl diff --json), DCH_STEP,\n"
      "                  DCH_STEPS and DCH_EPOCH; a non-zero exit stops the rollout\n"
      "  --timeout MS    each etcd request's limit (default 5000)\n"
      "  Each step is published by compare-and-swap from the step before it (exit\n"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Output helpers of the dch tool: JSON strings that are always valid JSON
+ * Output helpers of the dchctl tool: JSON strings that are always valid JSON
  * whatever bytes a name or key holds, text that a key cannot break into
  * forged columns or lines, hex, and the growth of the arrays that collect
  * what the library reports through callbacks.
@@ -97,7 +97,7 @@ const char *or_dash(const char *s)
 
 int out_of_memory(void)
 {
-    fputs("dch: out of memory\n", stderr);
+    fputs("dchctl: out of memory\n", stderr);
     return EXIT_RUNTIME;
 }
 

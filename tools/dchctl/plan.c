@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Migration plans: what moves between two maps (dch diff, and every change
- * a map command makes), and a change staged in bounded steps (dch plan).
+ * Migration plans: what moves between two maps (dchctl diff, and every change
+ * a map command makes), and a change staged in bounded steps (dchctl plan).
  * A plan is dch_map_diff's ranges, each with its slot count; its totals sum
  * them per (from, to) pair, its flows per member.
  */
@@ -74,7 +74,7 @@ int make_plan(const dch_map *from, const dch_map *to, plan *p)
     if (p->failed)
         return out_of_memory();
     if (rc != DCH_OK) {
-        fputs("dch: the maps differ in units, slots per unit or hash key: no "
+        fputs("dchctl: the maps differ in units, slots per unit or hash key: no "
               "plan by hash ranges exists between them\n",
               stderr);
         return EXIT_RUNTIME;
@@ -230,7 +230,7 @@ int cmd_diff(const command *cmd, const args *a)
     return status;
 }
 
-/* ---- dch plan: bounded steps ------------------------------------------ */
+/* ---- dchctl plan: bounded steps ------------------------------------------ */
 
 /* Slots a member gives and takes in one step. */
 typedef struct member_flow {
@@ -296,7 +296,7 @@ static void print_step_text(const dch_map *step, uint32_t i, uint32_t n, uint64_
         printf("  %-20s out %6" PRIu64 "  in %6" PRIu64 "\n", f[k].name, f[k].out, f[k].in);
 }
 
-/* One step of `dch plan`: its epoch, moves per member and fingerprint. */
+/* One step of `dchctl plan`: its epoch, moves per member and fingerprint. */
 static int print_step(const dch_map *prev, const dch_map *step, uint32_t i, uint32_t n,
                       int json)
 {
@@ -317,7 +317,7 @@ static int print_step(const dch_map *prev, const dch_map *step, uint32_t i, uint
 
 static int stage_error(const char *old, const char *target, int rc)
 {
-    fprintf(stderr, "dch: cannot stage %s -> %s: %s%s\n", old, target, dch_strerror(rc),
+    fprintf(stderr, "dchctl: cannot stage %s -> %s: %s%s\n", old, target, dch_strerror(rc),
             rc == DCH_EINVAL ? " (the maps need the same units, slots per unit and hash "
                                "key, a target of a later epoch, and no target in transition)"
                              : "");

@@ -31,7 +31,7 @@ int etcd_load_file(const command *cmd, const char *path, dch_map **m);
 /* "epoch E fingerprint F" or its JSON, plus the step record of a step map. */
 void print_map_line(const dch_map *m, int json);
 
-/* dch rollout (rollout.c). */
+/* dchctl rollout (rollout.c). */
 int run_rollout(const command *cmd, const etcd_opts *o);
 
 #endif /* DCH_TOOL_ETCD_CMDS_H */

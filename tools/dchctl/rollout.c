@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dch rollout: moves a cluster from the map stored in etcd to a target map
+ * dchctl rollout: moves a cluster from the map stored in etcd to a target map
  * in steps of at most K slots into and out of any member (map_stage.h). It
  * publishes one step at a time, each by compare-and-swap from the step
  * before, and between steps runs the migrator (--exec) with the step's
@@ -23,18 +23,18 @@
 #include <unistd.h>
 
 /* Run the migrator for the step from -> to, given as files and as the plan
- * `dch diff --json` prints; 0 when it exits with status 0. */
+ * `dchctl diff --json` prints; 0 when it exits with status 0. */
 static int migrate(const etcd_opts *o, const workdir *d, const dch_map *from, const dch_map *to,
                    uint32_t step, uint32_t steps)
 {
     if (dch_map_save_file(from, d->from) != DCH_OK || dch_map_save_file(to, d->to) != DCH_OK) {
-        fprintf(stderr, "dch rollout: cannot write the step's maps in %s\n", d->path);
+        fprintf(stderr, "dchctl rollout: cannot write the step's maps in %s\n", d->path);
         return -1;
     }
     char self[4096];
     const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
-        fprintf(stderr, "dch rollout: cannot find the dch executable for the plan\n");
+        fprintf(stderr, "dchctl rollout: cannot find the dchctl executable for the plan\n");
         return -1;
     }
     self[n] = '\0';
@@ -53,19 +53,19 @@ static int migrate(const etcd_opts *o, const workdir *d, const dch_map *from, co
     /* The plan first, from the same dch, then the migrator. */
     const int plan_status = system("\"$DCH\" diff \"$DCH_FROM\" \"$DCH_TO\" --json >\"$DCH_PLAN\"");
     if (plan_status != 0) {
-        fprintf(stderr, "dch rollout: cannot write the plan of step %" PRIu32 "\n", step);
+        fprintf(stderr, "dchctl rollout: cannot write the plan of step %" PRIu32 "\n", step);
         return -1;
     }
     const int status = system(o->exec);
     if (status == 0)
         return 0;
     if (status == -1)
-        fprintf(stderr, "dch rollout: cannot run --exec (%s)\n", strerror(errno));
+        fprintf(stderr, "dchctl rollout: cannot run --exec (%s)\n", strerror(errno));
     else if (WIFEXITED(status))
-        fprintf(stderr, "dch rollout: --exec exited with status %d at step %" PRIu32 "\n",
+        fprintf(stderr, "dchctl rollout: --exec exited with status %d at step %" PRIu32 "\n",
                 WEXITSTATUS(status), step);
     else
-        fprintf(stderr, "dch rollout: --exec ended by signal %d at step %" PRIu32 "\n",
+        fprintf(stderr, "dchctl rollout: --exec ended by signal %d at step %" PRIu32 "\n",
                 WIFSIGNALED(status) ? WTERMSIG(status) : 0, step);
     return -1;
 }
@@ -101,7 +101,7 @@ static int remigrate(const command *cmd, const etcd_opts *o, dch_etcd *c, const 
     const int rc = dch_etcd_fetch_previous(c, o->key, &prev);
     if (rc == DCH_ENOENT || rc == DCH_ECORRUPT || rc == DCH_EVERSION) {
         if (moving)
-            fprintf(stderr, "dch rollout: warning: the map before epoch %" PRIu64
+            fprintf(stderr, "dchctl rollout: warning: the map before epoch %" PRIu64
                     " is gone from etcd's history; its migration is not run again\n",
                     dch_map_epoch(stored));
         return 0;
@@ -134,7 +134,7 @@ static int rollout_steps(const command *cmd, const etcd_opts *o, dch_etcd *c, co
         dch_map *next;
         int rc = dch_map_stage_next(&next, cur, target, k);
         if (rc != DCH_OK) {
-            fprintf(stderr, "dch rollout: cannot stage from the stored epoch %" PRIu64
+            fprintf(stderr, "dchctl rollout: cannot stage from the stored epoch %" PRIu64
                     " to the target: %s (a step of another rollout, a map with another"
                     " config, or a target epoch not above the stored one)\n",
                     dch_map_epoch(cur), dch_strerror(rc));
@@ -152,7 +152,7 @@ static int rollout_steps(const command *cmd, const etcd_opts *o, dch_etcd *c, co
         printf("step %" PRIu32 "/%" PRIu32 " published: ", step, steps);
         print_map_line(next, 0);
         if (o->exec != NULL && migrate(o, d, cur, next, step, steps) != 0) {
-            fprintf(stderr, "dch rollout: stopped; the cluster runs epoch %" PRIu64
+            fprintf(stderr, "dchctl rollout: stopped; the cluster runs epoch %" PRIu64
                     "; run the same rollout again to go on from there\n",
                     dch_map_epoch(next));
             status = EXIT_RUNTIME;
@@ -180,7 +180,7 @@ int run_rollout(const command *cmd, const etcd_opts *o)
     dch_map *stored = NULL;
     workdir d = {.lock = -1};
     if (dch_map_in_transition(target, NULL)) {
-        fprintf(stderr, "dch rollout: %s is a step map; the target must be settled\n", o->pos[0]);
+        fprintf(stderr, "dchctl rollout: %s is a step map; the target must be settled\n", o->pos[0]);
         status = EXIT_RUNTIME;
     }
     if (status == 0)
@@ -190,12 +190,12 @@ int run_rollout(const command *cmd, const etcd_opts *o)
         if (rc != DCH_OK) {
             status = etcd_error(cmd, c, rc);
             if (rc == DCH_ENOENT)
-                fprintf(stderr, "dch rollout: publish the first map with dch publish\n");
+                fprintf(stderr, "dchctl rollout: publish the first map with dchctl publish\n");
         }
     }
     if (status == 0 && o->exec != NULL) {
         if (make_workdir(&d) != 0) {
-            fprintf(stderr, "dch rollout: cannot make a temporary directory (%s)\n",
+            fprintf(stderr, "dchctl rollout: cannot make a temporary directory (%s)\n",
                     strerror(errno));
             status = EXIT_RUNTIME;
         } else {
