@@ -39,7 +39,7 @@ ExternalProject_Add(dch_explorer
     INSTALL_COMMAND "")
 set(DCH_EXPLORER_SITE ${PROJECT_BINARY_DIR}/explorer/site)
 
-if(NOT DCH_BUILD_TESTS)
+if(NOT dch_build_tests)
     return()
 endif()
 find_program(DCH_CHROMIUM NAMES chromium chromium-browser)

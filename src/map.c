@@ -64,11 +64,16 @@ void dch_map_config_default(dch_map_config *cfg)
 {
     if (cfg == NULL)
         return;
-    memset(cfg, 0, sizeof *cfg);
-    cfg->units = 1024;
-    cfg->slots_per_unit = 64;
-    cfg->allocator = NULL;
-    cfg->replicas = 1;
+    const dch_map_config def = DCH_MAP_CONFIG_INIT;
+    *cfg = def;
+}
+
+int dch_map_config_init(dch_map_config *cfg, uint32_t version)
+{
+    if (cfg == NULL || version != DCH_MAP_CONFIG_VERSION)
+        return DCH_EINVAL;
+    dch_map_config_default(cfg);
+    return DCH_OK;
 }
 
 int dch_map_new(dch_map **out, const dch_map_config *cfg)
@@ -80,7 +85,7 @@ int dch_map_new(dch_map **out, const dch_map_config *cfg)
         dch_map_config_default(&def);
         cfg = &def;
     }
-    if (!is_pow2(cfg->units) || !is_pow2(cfg->slots_per_unit) ||
+    if (cfg->version != DCH_MAP_CONFIG_VERSION || !is_pow2(cfg->units) || !is_pow2(cfg->slots_per_unit) ||
         cfg->replicas > DCH_MAP_MAX_REPLICAS || !dch__allocator_valid(cfg->allocator))
         return DCH_EINVAL;
     if ((uint64_t)cfg->units * cfg->slots_per_unit > DCH_MAP_MAX_SLOTS)

@@ -61,8 +61,16 @@ void dch_ring_config_default(dch_ring_config *cfg)
 {
     if (cfg == NULL)
         return;
-    memset(cfg, 0, sizeof *cfg);
-    cfg->points_per_weight = 160;
+    const dch_ring_config def = DCH_RING_CONFIG_INIT;
+    *cfg = def;
+}
+
+int dch_ring_config_init(dch_ring_config *cfg, uint32_t version)
+{
+    if (cfg == NULL || version != DCH_RING_CONFIG_VERSION)
+        return DCH_EINVAL;
+    dch_ring_config_default(cfg);
+    return DCH_OK;
 }
 
 int dch_ring_new(dch_ring **out, const dch_ring_config *cfg)
@@ -72,7 +80,8 @@ int dch_ring_new(dch_ring **out, const dch_ring_config *cfg)
         dch_ring_config_default(&c);
     else
         c = *cfg;
-    if (out == NULL || c.placement > DCH_RING_PLACE_KETAMA ||
+    if (out == NULL || c.version != DCH_RING_CONFIG_VERSION ||
+        c.placement > DCH_RING_PLACE_KETAMA ||
         (c.placement == DCH_RING_PLACE_SIPHASH && c.points_per_weight == 0) ||
         !dch__allocator_valid(c.allocator))
         return DCH_EINVAL;

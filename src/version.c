@@ -6,3 +6,8 @@ const char *dch_version(void)
 {
     return DCH_VERSION_STRING;
 }
+
+uint32_t dch_version_number(void)
+{
+    return DCH_VERSION_NUMBER;
+}

@@ -4,7 +4,11 @@
 # only those that are missing: `apt-get update` runs only when something must
 # be installed, so a second run on a ready machine touches nothing.
 #
-# The last group is optional for the build (CMake skips the explorer and its
+# The line of scdoc ... lintian renders and checks the man pages, holds the
+# shared libraries to their ABI baselines (abigail-tools) and builds and
+# checks the Debian packages.
+#
+# The group before it is optional for the build (CMake skips the explorer and its
 # browser test without them) but installed all the same, so the README's
 # commands build and test everything: emscripten compiles the explorer to
 # WebAssembly, chromium and Node.js drive it in the browser test, python3
@@ -22,14 +26,18 @@ packages=(
     libmemcached-dev
     libcurl4-openssl-dev libjson-c-dev etcd-server etcd-client
     emscripten nodejs python3
+    scdoc groff-base man-db abigail-tools dpkg-dev debhelper lintian
 )
 command -v npm >/dev/null || packages+=(npm)
 packages+=("$@")
 
+arch=$(dpkg --print-architecture)
 missing=()
 for p in "${packages[@]}"; do
-    status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
-    [ "$status" = "install ok installed" ] || missing+=("$p")
+    # Installed for this machine's architecture (or for all): a package
+    # installed only for another one (libcriterion-dev:i386) does not count.
+    dpkg-query -W -f='${Status} ${Architecture}\n' "$p" 2>/dev/null |
+        grep -Eqx "install ok installed ($arch|all)" || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 

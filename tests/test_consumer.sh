@@ -6,13 +6,16 @@
 # built (DCH_ETCD=1), the same for it: the etcd component of the package
 # (dch::etcd) and dch-etcd.pc, and a program that calls it.
 #
-#   static  installs this build tree (the library as configured here).
-#   shared  builds the library anew with BUILD_SHARED_LIBS=ON, checks that it
-#           exports only the public dch_ functions, installs and uses that.
+#   static  installs this build tree and links its static libraries
+#           (dch::dch_static, dch::etcd_static; `pkg-config --static`).
+#   shared  builds the library anew (shared and static, as by default),
+#           checks that the shared one is libdch.so.SOVERSION and exports
+#           only the public dch_ functions, installs and links it (dch::dch,
+#           dch::etcd; plain pkg-config).
 #
 # Usage: test_consumer.sh static|shared WORK_DIR
 # Environment (set by ctest): CC, DCH_SOURCE_DIR, DCH_BINARY_DIR, DCH_CMAKE,
-# DCH_GENERATOR, DCH_VERSION, DCH_SANITIZE, DCH_ETCD.
+# DCH_GENERATOR, DCH_VERSION, DCH_SOVERSION, DCH_SANITIZE, DCH_ETCD.
 set -euo pipefail
 
 mode=${1:?mode}
@@ -43,7 +46,8 @@ shared)
     lib_build="$work/lib-build"
     step "building libdch as a shared library"
     "$cmake" -S "$src" -B "$lib_build" -G "$gen" -DCMAKE_C_COMPILER="$cc" \
-        -DBUILD_SHARED_LIBS=ON -DDCH_BUILD_TESTS=OFF -DDCH_BUILD_ANALYSIS=OFF -DDCH_BUILD_EXPLORER=OFF \
+        -DDCH_BUILD_SHARED=ON -DDCH_BUILD_STATIC=ON -DDCH_WITH_TESTS=OFF -DDCH_WITH_ANALYSIS=OFF \
+        -DDCH_WITH_BENCH=OFF -DDCH_WITH_EXAMPLES=OFF -DDCH_WITH_EXPLORER=OFF -DDCH_WITH_MAN=OFF \
         -DDCH_WERROR=ON -DDCH_SANITIZE="${DCH_SANITIZE:-}" >"$work/lib-configure.log" ||
         { cat "$work/lib-configure.log"; fail "configure of the shared build"; }
     "$cmake" --build "$lib_build" -j2
@@ -72,9 +76,13 @@ else
     [ ! -e "$prefix/include/dch/etcd.h" ] || fail "dch/etcd.h installed without dch-etcd"
 fi
 
+soversion=${DCH_SOVERSION:?}
 if [ "$mode" = shared ]; then
     so=$(find "$prefix" -name 'libdch.so.*' -type f | head -n 1)
     [ -n "$so" ] || fail "no libdch.so installed"
+    soname=$(readelf -d "$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    [ "$soname" = "libdch.so.$soversion" ] || fail "$so has SONAME '$soname', not libdch.so.$soversion"
+    [ -n "$(find "$prefix" -name libdch.a)" ] || fail "a default build did not install libdch.a beside it"
     step "checking the exported symbols of $(basename "$so")"
     mapfile -t exported < <(nm -D --defined-only "$so" | awk '{print $NF}' | sort)
     [ ${#exported[@]} -gt 0 ] || fail "the shared library exports nothing"
@@ -100,14 +108,16 @@ if [ "$mode" = shared ]; then
     fi
 fi
 
-# The program must link libdch dynamically exactly when the library is shared.
+# The program must link libdch dynamically, by its SONAME, exactly in the
+# shared mode: the static mode links libdch.a even where libdch.so is
+# installed beside it.
 check_linkage() {
     local exe=$1 needs
-    needs=$(readelf -d "$exe" | grep -c 'NEEDED.*libdch\.so' || true)
+    needs=$(readelf -d "$exe" | grep -c "NEEDED.*\[libdch\.so\.$soversion\]" || true)
     if [ "$mode" = shared ]; then
-        [ "$needs" -eq 1 ] || fail "$exe does not link libdch.so"
-    elif [ -z "$(find "$prefix" -name 'libdch.so*')" ] && [ "$needs" -ne 0 ]; then
-        fail "$exe needs a libdch.so although only the static library is installed"
+        [ "$needs" -eq 1 ] || fail "$exe does not link libdch.so.$soversion"
+    elif readelf -d "$exe" | grep -q 'NEEDED.*libdch'; then
+        fail "$exe needs a shared libdch although it asked for the static one"
     fi
 }
 
@@ -118,6 +128,7 @@ step "consumer through find_package(dch CONFIG)"
     -DCMAKE_C_COMPILER="$cc" -DCMAKE_PREFIX_PATH="$prefix" \
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_C_FLAGS="${san[*]}" \
     -DDCH_EXPECTED_VERSION="${DCH_VERSION:-}" -DDCH_CONSUMER_ETCD="$etcd" \
+    -DDCH_CONSUMER_STATIC="$([ "$mode" = static ] && echo ON || echo OFF)" \
     >"$work/consumer-configure.log" ||
     { cat "$work/consumer-configure.log"; fail "consumer configure"; }
 found_dir=$(sed -n 's/^dch_DIR:PATH=//p' "$work/cmake-consumer/CMakeCache.txt")
@@ -136,7 +147,17 @@ step "consumer through pkg-config"
 # can answer.
 export PKG_CONFIG_LIBDIR PKG_CONFIG_PATH=''
 PKG_CONFIG_LIBDIR=$(dirname "$pc")
-pcflags=$(pkg-config --cflags --libs dch)
+# The static mode asks for the archive by its file name (-l:libdch.a), as
+# the linker prefers libdch.so when both are there, and for what
+# `pkg-config --static` adds.
+pc_libs() {
+    if [ "$mode" = static ]; then
+        pkg-config --static --cflags --libs "$1" | sed -E 's/(^| )-l(dch(-etcd)?)( |$)/\1-l:lib\2.a\4/g; s/(^| )-l(dch(-etcd)?)( |$)/\1-l:lib\2.a\4/g'
+    else
+        pkg-config --cflags --libs "$1"
+    fi
+}
+pcflags=$(pc_libs dch)
 libdir=$(pkg-config --variable=libdir dch)
 echo "pkg-config --cflags --libs dch: $pcflags"
 # shellcheck disable=SC2086 # pkg-config output is a list of flags
@@ -149,8 +170,22 @@ if [ "$etcd" = 1 ]; then
     # dch-etcd.pc requires libcurl and json-c: the system's .pc files too,
     # after this prefix.
     PKG_CONFIG_LIBDIR=$(dirname "$pc"):$(env -u PKG_CONFIG_LIBDIR pkg-config --variable pc_path pkg-config)
-    pcflags=$(pkg-config --cflags --libs dch-etcd)
-    echo "pkg-config --cflags --libs dch-etcd: $pcflags"
+    if [ "$mode" = static ]; then
+        # `pkg-config --static` must carry what libdch-etcd.a needs. It
+        # also expands libcurl's own private libraries, whose static
+        # archives Debian does not ship, so the link takes libcurl and
+        # json-c shared: the archives of libdch, the rest as usual.
+        static_libs=" $(pkg-config --static --libs dch-etcd) "
+        for want in -ldch-etcd -ldch -lcurl -ljson-c -pthread; do
+            [[ $static_libs == *" $want "* ]] ||
+                fail "pkg-config --static --libs dch-etcd lacks $want: $static_libs"
+        done
+        pcflags="$(pkg-config --cflags dch-etcd) -L$(pkg-config --variable=libdir dch-etcd)"
+        pcflags+=" -l:libdch-etcd.a -l:libdch.a $(pkg-config --libs libcurl json-c) -pthread"
+    else
+        pcflags=$(pc_libs dch-etcd)
+    fi
+    echo "dch-etcd flags ($mode): $pcflags"
     # shellcheck disable=SC2086 # pkg-config output is a list of flags
     "$cc" -std=c11 -pedantic -Wall -Wextra -Werror "${san[@]}" -o "$work/pc-etcd-consumer" \
         "$consumer_src/etcd_main.c" $pcflags

@@ -3,7 +3,7 @@
  * libdch: partition keys over nodes with distributed consistent hashing.
  *
  * This umbrella header includes every public header:
- *   dch/version.h  DCH_VERSION_MAJOR/MINOR/PATCH, DCH_VERSION_STRING
+ *   dch/version.h  DCH_VERSION_MAJOR/MINOR/PATCH, DCH_VERSION_STRING, DCH_VERSION_NUMBER
  *   dch/common.h   DCH_API, DCH_NODE_NONE, DCH_NAME_MAX, dch_allocator
  *   dch/error.h    error codes and dch_strerror
  *   dch/siphash.h  SipHash-2-4, the hash every client shares
@@ -56,6 +56,13 @@ extern "C" {
 
 /** The version of the library linked in, as "MAJOR.MINOR.PATCH". */
 DCH_API const char *dch_version(void);
+
+/**
+ * The version of the library linked in, as MAJOR * 10000 + MINOR * 100 +
+ * PATCH: DCH_VERSION_NUMBER of the headers it was built with. A program
+ * built against one version and run against another can compare the two.
+ */
+DCH_API uint32_t dch_version_number(void);
 
 #ifdef __cplusplus
 }

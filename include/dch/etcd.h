@@ -50,8 +50,16 @@ extern "C" {
 /** Opaque etcd client. */
 typedef struct dch_etcd dch_etcd;
 
-/** Client settings. */
+/** The layout of dch_etcd_config that this header describes. */
+#define DCH_ETCD_CONFIG_VERSION 1u
+
+/**
+ * Client settings. Versioned as dch_map_config is: `version` first, new
+ * fields only at the end, each raising DCH_ETCD_CONFIG_VERSION.
+ */
 typedef struct dch_etcd_config {
+    /** DCH_ETCD_CONFIG_VERSION (the layout the caller was built with). */
+    uint32_t version;
     /**
      * Comma-separated member URLs, e.g.
      * "http://127.0.0.1:2379,http://127.0.0.1:22379". Only http:// and
@@ -73,7 +81,27 @@ typedef struct dch_etcd_config {
     uint32_t watch_refresh_ms;
 } dch_etcd_config;
 
-/** Fill `cfg` with the defaults; endpoints is set to NULL. */
+/** A dch_etcd_config with the defaults (endpoints NULL: set them). */
+#define DCH_ETCD_CONFIG_INIT                                                 \
+    {                                                                        \
+        .version = DCH_ETCD_CONFIG_VERSION, .endpoints = NULL,               \
+        .connect_timeout_ms = 1000, .request_timeout_ms = 5000,              \
+        .watch_refresh_ms = 10000                                            \
+    }
+
+/**
+ * Fill `cfg` with the defaults for the layout `version` names (endpoints
+ * NULL).
+ *
+ * @param[out] cfg   the config to fill.
+ * @param version    DCH_ETCD_CONFIG_VERSION (as the caller's header has it).
+ * @return DCH_OK; DCH_EINVAL if cfg is NULL or the version is not one this
+ *         library knows (0 included), and then cfg is left untouched.
+ */
+DCH_API int dch_etcd_config_init(dch_etcd_config *cfg, uint32_t version);
+
+/** Fill `cfg` with the defaults, version DCH_ETCD_CONFIG_VERSION;
+ *  endpoints is set to NULL. NULL is a no-op. */
 DCH_API void dch_etcd_config_default(dch_etcd_config *cfg);
 
 /**
@@ -81,7 +109,8 @@ DCH_API void dch_etcd_config_default(dch_etcd_config *cfg);
  *
  * @param[out] out  the client, owned by the caller; untouched on error.
  * @param cfg       the settings; endpoints must hold 1 to 16 URLs.
- * @return DCH_OK; DCH_EINVAL (NULL argument, no endpoint or a malformed
+ * @return DCH_OK; DCH_EINVAL (NULL argument, a cfg->version this library does
+ *         not know (0 included), no endpoint or a malformed
  *         one, a zero timeout); DCH_ENOMEM; DCH_EIO (libcurl failed to
  *         start).
  */

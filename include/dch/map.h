@@ -140,8 +140,22 @@ extern "C" {
 /** Opaque partition map. */
 typedef struct dch_map dch_map;
 
-/** Map configuration; fixed for the map's life. */
+/** The layout of dch_map_config that these headers describe. */
+#define DCH_MAP_CONFIG_VERSION 1u
+
+/**
+ * Map configuration; fixed for the map's life.
+ *
+ * Versioned so that it can grow without breaking programs built against an
+ * older header: `version` comes first and says which layout the caller
+ * has. New fields go at the end only, and every new field raises
+ * DCH_MAP_CONFIG_VERSION; the library keeps reading every older version.
+ * Fill one with DCH_MAP_CONFIG_INIT, dch_map_config_init or
+ * dch_map_config_default, then change what differs.
+ */
 typedef struct dch_map_config {
+    /** DCH_MAP_CONFIG_VERSION (the layout the caller was built with). */
+    uint32_t version;
     /** Minimum arc units: a power of two >= 1. Default 1024. */
     uint32_t units;
     /** Slots per unit: a power of two >= 1. Default 64. */
@@ -151,14 +165,32 @@ typedef struct dch_map_config {
     /** Allocator for everything the map holds; NULL means libc. */
     const dch_allocator *allocator;
     /** Copies of every slot, 1 .. DCH_MAP_MAX_REPLICAS. Default 1; 0 is read
-     *  as 1, so a config zeroed before this field existed keeps working. */
+     *  as 1. */
     uint32_t replicas;
 } dch_map_config;
+
+/** A dch_map_config with the defaults (see dch_map_config_default). */
+#define DCH_MAP_CONFIG_INIT                                                    \
+    {                                                                          \
+        .version = DCH_MAP_CONFIG_VERSION, .units = 1024, .slots_per_unit = 64, \
+        .hash_key = {0}, .allocator = NULL, .replicas = 1                       \
+    }
+
+/**
+ * Fill `cfg` with the defaults for the layout `version` names.
+ *
+ * @param[out] cfg   the config to fill.
+ * @param version    DCH_MAP_CONFIG_VERSION (as the caller's header has it).
+ * @return DCH_OK; DCH_EINVAL if cfg is NULL or the version is not one this
+ *         library knows (0 included), and then cfg is left untouched.
+ */
+DCH_API int dch_map_config_init(dch_map_config *cfg, uint32_t version);
 
 /**
  * Fill `cfg` with the defaults: 1024 units of 64 slots (65,536 slots, a
  * 128 KiB table that stays cache-resident), a zero hash key, libc
- * allocation, one copy of every slot. NULL is a no-op.
+ * allocation, one copy of every slot, and version DCH_MAP_CONFIG_VERSION.
+ * NULL is a no-op.
  */
 DCH_API void dch_map_config_default(dch_map_config *cfg);
 
@@ -167,7 +199,8 @@ DCH_API void dch_map_config_default(dch_map_config *cfg);
  *
  * @param[out] out  the new map, owned by the caller (free with dch_map_free).
  * @param cfg       the config, copied; NULL means dch_map_config_default.
- * @return DCH_OK; DCH_EINVAL if out is NULL, units or slots_per_unit is not a
+ * @return DCH_OK; DCH_EINVAL if out is NULL, cfg->version is not a version
+ *         this library knows (0 included), units or slots_per_unit is not a
  *         power of two, replicas is above DCH_MAP_MAX_REPLICAS, or an
  *         allocator lacks a function; DCH_EFULL if
  *         units * slots_per_unit exceeds DCH_MAP_MAX_SLOTS; DCH_ENOMEM.

@@ -106,8 +106,17 @@ extern "C" {
 /** Opaque consistent-hash ring. */
 typedef struct dch_ring dch_ring;
 
-/** Ring configuration; fixed for the ring's life. */
+/** The layout of dch_ring_config that these headers describe. */
+#define DCH_RING_CONFIG_VERSION 1u
+
+/**
+ * Ring configuration; fixed for the ring's life. Versioned as
+ * dch_map_config is: `version` first, new fields only at the end, each
+ * raising DCH_RING_CONFIG_VERSION.
+ */
 typedef struct dch_ring_config {
+    /** DCH_RING_CONFIG_VERSION (the layout the caller was built with). */
+    uint32_t version;
     /** Points per unit of weight, >= 1 (unused by ketama placement).
      *  Default 160, ketama's choice. */
     uint32_t points_per_weight;
@@ -119,8 +128,25 @@ typedef struct dch_ring_config {
     uint32_t placement;
 } dch_ring_config;
 
+/** A dch_ring_config with the defaults (see dch_ring_config_default). */
+#define DCH_RING_CONFIG_INIT                                                   \
+    {                                                                          \
+        .version = DCH_RING_CONFIG_VERSION, .points_per_weight = 160,          \
+        .hash_key = {0}, .allocator = NULL, .placement = DCH_RING_PLACE_SIPHASH \
+    }
+
+/**
+ * Fill `cfg` with the defaults for the layout `version` names.
+ *
+ * @param[out] cfg   the config to fill.
+ * @param version    DCH_RING_CONFIG_VERSION (as the caller's header has it).
+ * @return DCH_OK; DCH_EINVAL if cfg is NULL or the version is not one this
+ *         library knows (0 included), and then cfg is left untouched.
+ */
+DCH_API int dch_ring_config_init(dch_ring_config *cfg, uint32_t version);
+
 /** Fill `cfg` with the defaults: 160 points per weight, zero key, libc,
- *  SipHash placement. NULL is a no-op. */
+ *  SipHash placement, version DCH_RING_CONFIG_VERSION. NULL is a no-op. */
 DCH_API void dch_ring_config_default(dch_ring_config *cfg);
 
 /**
@@ -128,7 +154,8 @@ DCH_API void dch_ring_config_default(dch_ring_config *cfg);
  *
  * @param[out] out  the new ring, owned by the caller (free with dch_ring_free).
  * @param cfg       copied; NULL means dch_ring_config_default.
- * @return DCH_OK; DCH_EINVAL (out NULL, an unknown placement,
+ * @return DCH_OK; DCH_EINVAL (out NULL, a cfg->version this library does
+ *         not know (0 included), an unknown placement,
  *         points_per_weight 0 with SipHash placement, or an allocator
  *         lacking a function); DCH_ENOMEM. On error *out is untouched.
  */

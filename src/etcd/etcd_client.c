@@ -97,10 +97,16 @@ void dch_etcd_config_default(dch_etcd_config *cfg)
 {
     if (cfg == NULL)
         return;
-    cfg->endpoints = NULL;
-    cfg->connect_timeout_ms = 1000;
-    cfg->request_timeout_ms = 5000;
-    cfg->watch_refresh_ms = 10000;
+    const dch_etcd_config def = DCH_ETCD_CONFIG_INIT;
+    *cfg = def;
+}
+
+int dch_etcd_config_init(dch_etcd_config *cfg, uint32_t version)
+{
+    if (cfg == NULL || version != DCH_ETCD_CONFIG_VERSION)
+        return DCH_EINVAL;
+    dch_etcd_config_default(cfg);
+    return DCH_OK;
 }
 
 /* One endpoint URL: http:// or https://, a host, no spaces. */
@@ -132,7 +138,8 @@ void dch_etcd_free(dch_etcd *c)
 
 int dch_etcd_new(dch_etcd **out, const dch_etcd_config *cfg)
 {
-    if (out == NULL || cfg == NULL || cfg->endpoints == NULL ||
+    if (out == NULL || cfg == NULL || cfg->version != DCH_ETCD_CONFIG_VERSION ||
+        cfg->endpoints == NULL ||
         cfg->connect_timeout_ms == 0 || cfg->request_timeout_ms == 0 ||
         cfg->watch_refresh_ms == 0)
         return DCH_EINVAL;

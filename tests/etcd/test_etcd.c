@@ -133,6 +133,37 @@ Test(etcd, publishing_the_stored_bytes_again_succeeds)
     dch_etcd_free(c);
 }
 
+Test(etcd, config_versions)
+{
+    dch_etcd_config a, b, c = DCH_ETCD_CONFIG_INIT;
+    memset(&a, 0xA5, sizeof a);
+    cr_assert_eq(dch_etcd_config_init(&a, DCH_ETCD_CONFIG_VERSION), DCH_OK);
+    dch_etcd_config_default(&b);
+    const dch_etcd_config *all[] = {&a, &b, &c};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(all[i]->version, DCH_ETCD_CONFIG_VERSION, "config %d", i);
+        cr_assert_null(all[i]->endpoints, "config %d", i);
+        cr_assert_eq(all[i]->connect_timeout_ms, 1000u, "config %d", i);
+        cr_assert_eq(all[i]->request_timeout_ms, 5000u, "config %d", i);
+        cr_assert_eq(all[i]->watch_refresh_ms, 10000u, "config %d", i);
+    }
+    cr_assert_eq(dch_etcd_config_init(NULL, DCH_ETCD_CONFIG_VERSION), DCH_EINVAL);
+    const uint32_t unknown[] = {0, 2, UINT32_MAX};
+    for (int i = 0; i < 3; i++) {
+        dch_etcd_config cfg, before;
+        memset(&cfg, 0x5A, sizeof cfg);
+        before = cfg;
+        cr_assert_eq(dch_etcd_config_init(&cfg, unknown[i]), DCH_EINVAL);
+        cr_assert_eq(memcmp(&cfg, &before, sizeof cfg), 0, "version %u wrote cfg", unknown[i]);
+        dch_etcd_config bad = DCH_ETCD_CONFIG_INIT;
+        bad.endpoints = live_url();
+        bad.version = unknown[i];
+        dch_etcd *e = NULL;
+        cr_assert_eq(dch_etcd_new(&e, &bad), DCH_EINVAL, "version %u", unknown[i]);
+        cr_assert_null(e);
+    }
+}
+
 Test(etcd, bad_arguments_are_einval)
 {
     char key[KEY_SIZE];

@@ -15,8 +15,8 @@
 # build) are written by tests/test_map_file_replicas.c: run it with
 # DCH_WRITE_SEEDS=1; without it, it checks that they are current.
 #
-# Usage: bash tests/golden/generate.sh [--force] [path/to/dch]
-#        (default: build/src/tool/dch, built by tests/run)
+# Usage: bash tests/golden/generate.sh [--force] [path/to/dchctl]
+#        (default: build/tools/dchctl/dchctl, built by tests/run)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -25,8 +25,8 @@ if [ "${1:-}" = "--force" ]; then
     force=1
     shift
 fi
-dch=${1:-build/src/tool/dch}
-[ -x "$dchctl" ] || { echo "generate.sh: no dchctl tool at $dch (build first)" >&2; exit 1; }
+dchctl=${1:-build/tools/dchctl/dchctl}
+[ -x "$dchctl" ] || { echo "generate.sh: no dchctl tool at $dchctl (build first)" >&2; exit 1; }
 
 golden=tests/golden
 corpus=tests/fuzz/corpus_map_load
