@@ -2,8 +2,9 @@
 /*
  * What the files of the dchctl tool share: exit statuses, the command table's
  * entry, the options of the map commands and their parser, output helpers
- * (JSON strings, hex), map file loading, and migration plans. The tool uses
- * only the public API of libdch, as any consumer would.
+ * (JSON strings, hex), map file loading and saving (standard input and
+ * output included), and migration plans. The tool uses only the public API
+ * of libdch, as any consumer would.
  */
 #ifndef DCH_TOOL_CLI_H
 #define DCH_TOOL_CLI_H
@@ -35,6 +36,7 @@ enum {
     OPT_WRITE_DIR = 1 << 10,
     OPT_REPLICAS = 1 << 11,
     OPT_ZONE = 1 << 12,
+    OPT_OUT = 1 << 13,
 };
 
 #define MAX_ARGS 4096
@@ -75,9 +77,12 @@ struct command {
 typedef int (*option_reader)(const command *cmd, void *ctx, int argc, char **argv, int *i);
 
 /* The tool's rule for every command: before --, an argument that starts
- * with '-' is an option (read by `option`); after it, nothing is. The
- * positional arguments go to pos (room for `room`), their count to *npos
- * and is checked against cmd's min_pos and max_pos. 0 or EXIT_USAGE. */
+ * with '-' is an option (read by `option`), but for '-' alone, which is
+ * standard input or output and goes to pos as stdio_arg; after --, nothing
+ * is an option and '-' is a name like any other. The positional arguments
+ * go to pos (room for `room`), their count to *npos and is checked against
+ * cmd's min_pos and max_pos; at most one may be stdio_arg, as standard
+ * input can be read only once. 0 or EXIT_USAGE. */
 int read_args(const command *cmd, int argc, char **argv, option_reader option, void *ctx,
               const char **pos, int room, int *npos);
 
@@ -89,6 +94,12 @@ int usage_error(const command *cmd, const char *fmt, const char *what);
 int run_map_command(const command *cmd, int argc, char **argv);
 
 const char *opt_value(const args *a, int flag);
+
+/* The "-" that read_args puts in pos for a '-' met before --. A caller
+ * tells it from a name "-" given after -- by its address (is_stdio). */
+extern const char stdio_arg[];
+/* Whether arg is stdio_arg, standard input or output. */
+int is_stdio(const char *arg);
 /* Strict decimal u32: digits only, no sign, no overflow; 0 or -1. */
 int parse_u32(const char *s, uint32_t *out);
 /* Whether s is a valid member or zone name: 1 .. DCH_NAME_MAX bytes, no
@@ -103,8 +114,12 @@ void print_hex(FILE *f, const uint8_t *b, size_t n);
 /* A JSON string; bytes that are not valid UTF-8 are written as \u00XX
  * (Latin-1), so the output is always valid JSON. NULL is null. */
 void json_string(FILE *f, const char *s);
+/* json_string of the n bytes at s, which may hold NUL. */
+void json_bytes(FILE *f, const char *s, size_t n);
 /* Text for line-oriented output: control bytes as \xNN. */
 void text_string(FILE *f, const char *s);
+/* text_string of the n bytes at s, which may hold NUL. */
+void text_bytes(FILE *f, const char *s, size_t n);
 const char *or_dash(const char *s);
 /* "dchctl: out of memory" on stderr; EXIT_RUNTIME. */
 int out_of_memory(void);
@@ -112,16 +127,32 @@ int out_of_memory(void);
  * first `first`, doubles as needed); NULL when out of memory, and then v
  * and *cap are unchanged. */
 void *grow(void *v, size_t n, size_t *cap, size_t size, size_t first);
+/* "dchctl: NAME: cannot write (cause)" for a failed write (err: errno),
+ * but nothing for EPIPE; EXIT_RUNTIME. */
+int write_error(const char *name, int err);
+/* From now on a write to a closed pipe fails with EPIPE, reported like any
+ * failed write, instead of killing the tool (see output.c). */
+void ignore_sigpipe(void);
 
 /* ---- Map files (map_cmds.c) -------------------------------------------- */
 
 /* Why a file call failed: errno's reason for DCH_EIO, else the library's. */
 const char *file_error_cause(int rc, int err);
-/* "dchctl: PATH: cause" on stderr; EXIT_RUNTIME. */
+/* "dchctl: PATH: cause" on stderr (PATH as input_name); EXIT_RUNTIME. */
 int report_file_error(const char *path, int rc, int err);
-/* Load PATH; 0, or EXIT_RUNTIME after reporting why not. */
+/* How messages name a map argument: "standard input" or "standard output"
+ * for stdio_arg, else the path itself. */
+const char *input_name(const char *path);
+const char *output_name(const char *path);
+/* dch_map_load_file(m, path), or for stdio_arg all of standard input read
+ * into memory and given to dch_map_load: DCH_OK or the library's code, with
+ * errno set for DCH_EIO. */
+int load_map(dch_map **m, const char *path);
+/* Load PATH (stdio_arg: standard input); 0, or EXIT_RUNTIME after
+ * reporting why not. */
 int load(const char *path, dch_map **m);
-/* Save m to PATH atomically; 0, or EXIT_RUNTIME after reporting why not. */
+/* Save m to PATH atomically (dch_map_save_file), or for stdio_arg write its
+ * bytes to standard output; 0, or EXIT_RUNTIME after reporting why not. */
 int save(const char *path, const dch_map *m);
 /* The map's copies per slot (its config's replicas, 0 read as 1). */
 uint32_t map_replicas(const dch_map *m);
@@ -152,9 +183,10 @@ int make_plan(const dch_map *from, const dch_map *to, plan *p);
  * slot by member name (dch_map_diff_copies); both maps have one shape. */
 void copy_changes(const dch_map *from, const dch_map *to, uint64_t *created,
                   uint64_t *dropped);
-/* Print the plan: as text (totals per pair, and with `ranges` every range)
- * or as JSON members of an object the caller opened. 0 or EXIT_RUNTIME. */
-int print_plan(const plan *p, int json, int ranges);
+/* Print the plan to f: as text (totals per pair, and with `ranges` every
+ * range) or as JSON members of an object the caller opened. 0 or
+ * EXIT_RUNTIME. */
+int print_plan(FILE *f, const plan *p, int json, int ranges);
 
 /* ---- Command entry points ---------------------------------------------- */
 

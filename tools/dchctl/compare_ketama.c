@@ -65,10 +65,12 @@ static const char *parse_server(char *line, kserver *out)
     return NULL;
 }
 
+/* The fleet file at path, or standard input for '-'; 0 or EXIT_RUNTIME. */
 static int read_fleet(const char *path, fleet *f)
 {
     memset(f, 0, sizeof *f);
-    FILE *in = fopen(path, "r");
+    FILE *in = is_stdio(path) ? stdin : fopen(path, "r");
+    const char *shown = input_name(path);
     if (in == NULL) {
         fprintf(stderr, "dchctl: %s: %s\n", path, strerror(errno));
         return EXIT_RUNTIME;
@@ -94,14 +96,17 @@ static int read_fleet(const char *path, fleet *f)
         if (bad == NULL && ++f->n > DCH_RING_MAX_NODES)
             bad = "too many servers";
     }
-    fclose(in);
+    if (bad == NULL && ferror(in))
+        bad = strerror(errno);
+    if (in != stdin)
+        fclose(in);
     if (bad != NULL) {
-        fprintf(stderr, "dchctl: %s:%u: %s\n", path, lineno, bad);
+        fprintf(stderr, "dchctl: %s:%u: %s\n", shown, lineno, bad);
         free(f->sv);
         return EXIT_RUNTIME;
     }
     if (f->n < 2) {
-        fprintf(stderr, "dchctl: %s: needs at least 2 servers\n", path);
+        fprintf(stderr, "dchctl: %s: needs at least 2 servers\n", shown);
         free(f->sv);
         return EXIT_RUNTIME;
     }

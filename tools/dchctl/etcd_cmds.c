@@ -129,38 +129,38 @@ int etcd_error(const command *cmd, dch_etcd *c, int rc)
 int etcd_load_file(const command *cmd, const char *path, dch_map **m)
 {
     errno = 0;
-    const int rc = dch_map_load_file(m, path);
+    const int rc = load_map(m, path);
     if (rc == DCH_OK)
         return 0;
     if (rc == DCH_EIO)
-        fprintf(stderr, "dchctl %s: %s: %s (%s)\n", cmd->name, path, dch_strerror(rc),
-                strerror(errno));
+        fprintf(stderr, "dchctl %s: %s: %s (%s)\n", cmd->name, input_name(path),
+                dch_strerror(rc), strerror(errno));
     else
-        fprintf(stderr, "dchctl %s: %s: %s\n", cmd->name, path, dch_strerror(rc));
+        fprintf(stderr, "dchctl %s: %s: %s\n", cmd->name, input_name(path), dch_strerror(rc));
     return EXIT_RUNTIME;
 }
 
-void print_map_line(const dch_map *m, int json)
+void print_map_line(FILE *f, const dch_map *m, int json)
 {
     dch_map_transition tr;
     const int moving = dch_map_in_transition(m, &tr);
     if (json) {
-        printf("{\"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64 "\"", dch_map_epoch(m),
-               dch_map_fingerprint(m));
+        fprintf(f, "{\"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64 "\"",
+                dch_map_epoch(m), dch_map_fingerprint(m));
         if (moving)
-            printf(", \"step\": %" PRIu32 ", \"steps\": %" PRIu32
-                   ", \"target_fingerprint\": \"%016" PRIx64 "\"",
-                   tr.step, tr.steps, tr.target_fingerprint);
-        printf("}\n");
+            fprintf(f, ", \"step\": %" PRIu32 ", \"steps\": %" PRIu32
+                       ", \"target_fingerprint\": \"%016" PRIx64 "\"",
+                    tr.step, tr.steps, tr.target_fingerprint);
+        fprintf(f, "}\n");
     } else {
-        printf("epoch %" PRIu64 " fingerprint %016" PRIx64, dch_map_epoch(m),
-               dch_map_fingerprint(m));
+        fprintf(f, "epoch %" PRIu64 " fingerprint %016" PRIx64, dch_map_epoch(m),
+                dch_map_fingerprint(m));
         if (moving)
-            printf(" step %" PRIu32 "/%" PRIu32 " towards %016" PRIx64, tr.step, tr.steps,
-                   tr.target_fingerprint);
-        printf("\n");
+            fprintf(f, " step %" PRIu32 "/%" PRIu32 " towards %016" PRIx64, tr.step, tr.steps,
+                    tr.target_fingerprint);
+        fprintf(f, "\n");
     }
-    fflush(stdout);
+    fflush(f);
 }
 
 /* ---- publish, fetch, watch -------------------------------------------- */
@@ -176,7 +176,7 @@ static int run_publish(const command *cmd, const etcd_opts *o)
         return status;
     if (dch_map_epoch(m) <= expect) {
         fprintf(stderr, "dchctl publish: %s has epoch %" PRIu64 ", not above --expect %" PRIu64 "\n",
-                o->pos[0], dch_map_epoch(m), expect);
+                input_name(o->pos[0]), dch_map_epoch(m), expect);
         dch_map_free(m);
         return EXIT_RUNTIME;
     }
@@ -186,7 +186,7 @@ static int run_publish(const command *cmd, const etcd_opts *o)
         uint64_t stored = 0;
         const int rc = dch_etcd_publish(c, o->key, m, expect, &stored);
         if (rc == DCH_OK)
-            print_map_line(m, o->json);
+            print_map_line(stdout, m, o->json);
         else
             status = etcd_error(cmd, c, rc);
         dch_etcd_free(c);
@@ -195,8 +195,13 @@ static int run_publish(const command *cmd, const etcd_opts *o)
     return status;
 }
 
+/* OUT '-' writes the map to standard output, and the line to standard
+ * error. */
 static int run_fetch(const command *cmd, const etcd_opts *o)
 {
+    const char *out = o->pos[0];
+    if (is_stdio(out))
+        ignore_sigpipe(); /* fetch starts no other program (output.c) */
     dch_etcd *c;
     int status = connect_etcd(cmd, o, &c);
     if (status != 0)
@@ -209,15 +214,19 @@ static int run_fetch(const command *cmd, const etcd_opts *o)
         return status;
     }
     dch_etcd_free(c);
-    errno = 0;
-    const int wrc = dch_map_save_file(m, o->pos[0]);
-    if (wrc != DCH_OK) {
-        fprintf(stderr, "dchctl fetch: %s: %s (%s)\n", o->pos[0], dch_strerror(wrc),
-                strerror(errno));
-        status = EXIT_RUNTIME;
+    if (is_stdio(out)) {
+        status = save(out, m);
     } else {
-        print_map_line(m, o->json);
+        errno = 0;
+        const int wrc = dch_map_save_file(m, out);
+        if (wrc != DCH_OK) {
+            fprintf(stderr, "dchctl fetch: %s: %s (%s)\n", out, dch_strerror(wrc),
+                    strerror(errno));
+            status = EXIT_RUNTIME;
+        }
     }
+    if (status == 0)
+        print_map_line(is_stdio(out) ? stderr : stdout, m, o->json);
     dch_map_free(m);
     return status;
 }
@@ -237,7 +246,7 @@ static int on_map(const dch_map *m, void *ctx)
         w->failed = 1;
         return 1;
     }
-    print_map_line(m, w->o->json);
+    print_map_line(stdout, m, w->o->json);
     return w->left != 0 && --w->left == 0;
 }
 
@@ -284,12 +293,15 @@ const command etcd_commands[] = {
      "  --expect EPOCH  the epoch the change started from (default 0: nothing\n"
      "                  stored); any other stored epoch is a conflict, exit status 3\n"
      "  --timeout MS    give up after MS milliseconds (default 5000); etcd down:\n"
-     "                  exit status 1 and nothing is written\n",
+     "                  exit status 1 and nothing is written\n"
+     "  FILE '-' reads the map from standard input\n",
      1, 1, OPT_JSON, etcd_main, {.etcd = run_publish}},
     {"fetch", "--etcd URLS --key KEY FILE [--timeout MS] [--json]",
      "write the map stored in etcd to FILE",
-     COMMON_HELP "  --timeout MS    give up after MS milliseconds (default 5000)\n", 1, 1,
-     OPT_JSON, etcd_main, {.etcd = run_fetch}},
+     COMMON_HELP "  --timeout MS    give up after MS milliseconds (default 5000)\n"
+     "  FILE '-' writes the map to standard output (never a terminal) and the\n"
+     "  line to standard error\n",
+     1, 1, OPT_JSON, etcd_main, {.etcd = run_fetch}},
     {"watch", "--etcd URLS --key KEY [--after EPOCH] [--count N] [--timeout MS] [--write FILE] [--json]",
      "print a line for each newer map stored in etcd",
      COMMON_HELP
@@ -313,7 +325,8 @@ const command etcd_commands[] = {
      "  Each step is published by compare-and-swap from the step before it (exit\n"
      "  status 3 if another operator moved the epoch). Run again after a stop or\n"
      "  a crash, it goes on from the epoch stored in etcd, first running CMD\n"
-     "  again for the stored step, so CMD must accept running twice.\n",
+     "  again for the stored step, so CMD must accept running twice.\n"
+     "  NEW '-' reads the target map from standard input\n",
      1, 1, 0, etcd_main, {.etcd = run_rollout}},
 };
 

@@ -28,8 +28,9 @@ int connect_etcd(const command *cmd, const etcd_opts *o, dch_etcd **c);
 int etcd_error(const command *cmd, dch_etcd *c, int rc);
 /* Load a map file; 0, or EXIT_RUNTIME after saying why not. */
 int etcd_load_file(const command *cmd, const char *path, dch_map **m);
-/* "epoch E fingerprint F" or its JSON, plus the step record of a step map. */
-void print_map_line(const dch_map *m, int json);
+/* "epoch E fingerprint F" or its JSON, plus the step record of a step map,
+ * on f, flushed. */
+void print_map_line(FILE *f, const dch_map *m, int json);
 
 /* dchctl rollout (rollout.c). */
 int run_rollout(const command *cmd, const etcd_opts *o);

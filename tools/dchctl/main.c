@@ -34,10 +34,12 @@ static const command commands[] = {
      "  --key HEX       the SipHash key every client shares, 32 hex digits\n"
      "                  (default all zero)\n"
      "  --random-key    a key from /dev/urandom\n"
-     "  --force         replace FILE if it exists (by default init refuses)\n",
+     "  --force         replace FILE if it exists (by default init refuses)\n"
+     "  FILE '-' writes the map to standard output (never a terminal) and the\n"
+     "  report to standard error\n",
      1, 1, OPT_UNITS | OPT_SLOTS | OPT_REPLICAS | OPT_KEY | OPT_RANDOM_KEY | OPT_FORCE | OPT_JSON,
      MAP(cmd_init)},
-    {"add", "FILE NAME [--weight W] [--zone Z] [--dry-run] [--ranges] [--json]",
+    {"add", "FILE NAME [--weight W] [--zone Z] [--out OUT] [--dry-run] [--ranges] [--json]",
      "add a member; prints the plan",
      "  --weight W      0 .. 4294967295 (default 1); 0 adds a member that owns\n"
      "                  nothing yet\n"
@@ -46,34 +48,42 @@ static const command commands[] = {
      "                  (default: a zone of its own)\n"
      "  With replicas, also prints the copies created and dropped; the plan\n"
      "  lists the primaries' moves.\n",
-     2, 2, OPT_WEIGHT | OPT_ZONE | OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_add)},
-    {"remove", "FILE NAME [--dry-run] [--ranges] [--json]",
-     "remove a member; prints the plan", "", 2, 2, OPT_DRY_RUN | OPT_RANGES | OPT_JSON,
+     2, 2, OPT_WEIGHT | OPT_ZONE | OPT_OUT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_add)},
+    {"remove", "FILE NAME [--out OUT] [--dry-run] [--ranges] [--json]",
+     "remove a member; prints the plan", "", 2, 2, OPT_OUT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON,
      MAP(cmd_remove)},
-    {"weight", "FILE NAME W [--dry-run] [--ranges] [--json]",
+    {"weight", "FILE NAME W [--out OUT] [--dry-run] [--ranges] [--json]",
      "set a member's weight; prints the plan", "  W               0 drains the member but keeps it\n",
-     3, 3, OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_weight)},
+     3, 3, OPT_OUT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_weight)},
     {"show", "FILE [--json]", "config, epoch, fingerprint, members and their balance",
      "  columns: share% of the slots, ideal% (weight / total weight), dev (slots\n"
      "  minus ideal slots), unit (fewest..most slots held in one unit), ideal/u\n"
      "  (ideal slots per unit); with replicas, slots are the member's primaries;\n"
      "  a map with replicas or zones also shows copies (every position) and\n"
-     "  zone ('-': a zone of its own)\n",
+     "  zone ('-': a zone of its own)\n"
+     "  FILE '-' reads the map from standard input\n",
      1, 1, OPT_JSON, MAP(cmd_show)},
-    {"lookup", "FILE KEY... [--json]", "the members that hold each key",
+    {"lookup", "FILE KEY... [--json] | FILE - [--json]", "the members that hold each key",
      "  each KEY is hashed as its bytes; text output is a line per KEY:\n"
      "  KEY<tab>NAME, '-' for no owner, and with replicas a further\n"
      "  <tab>NAME for every copy, primary first (cut -f2 is the primary);\n"
      "  control bytes of KEY shown as \\xNN; --json adds the hash, slot and\n"
      "  id, and with replicas \"copies\", every copy's name, primary first.\n"
-     "  A KEY that starts with '-' goes after --\n",
+     "  A KEY that starts with '-' goes after --\n"
+     "  KEY '-', alone, reads the keys from standard input, one a line; the\n"
+     "  \"\\n\" or \"\\r\\n\" that ends a line (a last line needs none) is not part\n"
+     "  of the key, an empty line is the empty key, and every other byte, NUL\n"
+     "  included, is the key's; the answers come in order, one a line (--json:\n"
+     "  one element each)\n"
+     "  FILE '-' reads the map from standard input (then the keys are arguments)\n",
      2, -1, OPT_JSON, MAP(cmd_lookup)},
     {"diff", "OLD NEW [--json]", "the migration plan from OLD to NEW",
      "  totals per (from -> to) pair as slots and percent of the ring, then every\n"
      "  hash range that moves; members are matched by name; '-' is no owner.\n"
      "  Both maps need the same units, slots per unit and hash key. With\n"
      "  replicas, first the copies created and dropped (matched by name per\n"
-     "  slot); the plan is the primaries'.\n",
+     "  slot); the plan is the primaries'.\n"
+     "  OLD or NEW may be '-', standard input (not both)\n",
      2, 2, OPT_JSON, MAP(cmd_diff)},
     {"plan", "OLD NEW --max-slots K [--write-dir DIR] [--json]",
      "stage the change from OLD to NEW in bounded steps",
@@ -83,13 +93,17 @@ static const command commands[] = {
      "  The last step is NEW. NEW must be derived from OLD: the same units, slots\n"
      "  per unit and hash key, and a later epoch.\n"
      "  --max-slots K   1 .. 4294967295\n"
-     "  --write-dir DIR write each step to DIR/step-0001.dchmap, ... (DIR exists)\n",
+     "  --write-dir DIR write each step to DIR/step-0001.dchmap, ... (DIR exists)\n"
+     "  OLD or NEW may be '-', standard input (not both)\n",
      2, 2, OPT_MAX_SLOTS | OPT_WRITE_DIR | OPT_JSON, MAP(cmd_plan)},
     {"verify", "FILE [--json]", "check a map file completely",
-     "  exit status 0 when FILE is an intact map, 1 otherwise\n", 1, 1, OPT_JSON, MAP(cmd_verify)},
+     "  exit status 0 when FILE is an intact map, 1 otherwise\n"
+     "  FILE '-' reads the map from standard input\n",
+     1, 1, OPT_JSON, MAP(cmd_verify)},
     {"fingerprint", "FILE [--json]", "print the routing fingerprint (16 hex digits)",
-     "  equal fingerprints: the two maps route every key alike\n", 1, 1, OPT_JSON,
-     MAP(cmd_fingerprint)},
+     "  equal fingerprints: the two maps route every key alike\n"
+     "  FILE '-' reads the map from standard input\n",
+     1, 1, OPT_JSON, MAP(cmd_fingerprint)},
     {"compare-ketama", "SERVERS.txt [HOST:PORT]",
      "a libmemcached ketama fleet beside a DCH map of the same servers",
      "  SERVERS.txt holds one \"host:port weight\" line per server (# starts a\n"
@@ -97,7 +111,8 @@ static const command commands[] = {
      "  Builds the ring libmemcached 1.1 builds (weighted ketama, MD5) and a\n"
      "  DCH map of the same servers, and prints each server's share of the keys\n"
      "  under both, then what each moves, and between whom, when HOST:PORT\n"
-     "  (default: the last server listed) joins the others and when it leaves.\n",
+     "  (default: the last server listed) joins the others and when it leaves.\n"
+     "  SERVERS.txt '-' reads the list from standard input.\n",
      1, 2, 0, MAP(cmd_compare_ketama)},
     {"help", "[COMMAND]", "this help, or a command's", "", 0, 1, 0, MAP(cmd_help)},
 };
@@ -129,7 +144,9 @@ static void general_help(FILE *f)
                "Keep a DCH partition map in a file. Changes write FILE atomically and\n"
                "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n"
                "Arguments after -- are never options (for a NAME or KEY that starts with\n"
-               "'-'). Names hold 1 to 255 bytes and no control character.\n\n"
+               "'-'). Names hold 1 to 255 bytes and no control character. A FILE '-'\n"
+               "before -- is standard input, or standard output for a map written (the\n"
+               "report then goes to standard error); a file called '-' is ./-.\n\n"
                "commands:\n");
     list_commands(f, commands, NCOMMANDS);
 #ifdef DCH_TOOL_ETCD
@@ -145,6 +162,12 @@ static void command_help(const command *c)
         printf("Writes FILE atomically and prints the plan: totals per (from -> to) pair.\n"
                "  --dry-run       print the plan, write nothing\n"
                "  --ranges        also list every hash range that moves\n");
+    if (c->options & OPT_OUT)
+        printf("  --out OUT       write the map to OUT, atomically, and leave FILE as it\n"
+               "                  was; OUT '-' is standard output (never a terminal)\n"
+               "  FILE '-' reads the map from standard input and, without --out, writes\n"
+               "  the new one to standard output. When the map goes to standard output,\n"
+               "  the plan goes to standard error.\n");
     if (c->options & OPT_JSON)
         printf("  --json          machine-readable output\n");
     fputs(c->help, stdout);

@@ -5,6 +5,12 @@
  * named "-x"; after --, nothing is an option), and the map commands'
  * options: one table of every option, each command accepting the subset
  * its table entry lists.
+ *
+ * A '-' alone before -- stands for standard input (or output, where the
+ * argument names a map to write). read_args marks it by giving its place
+ * in pos the address of stdio_arg rather than of argv's string, so a '-'
+ * after -- stays a plain name or key and no command needs to know where
+ * the -- was; a file called "-" is ./- anywhere.
  */
 #include "cli.h"
 
@@ -26,8 +32,15 @@ static const option_def option_defs[] = {
     {"weight", OPT_WEIGHT, 1},     {"ranges", OPT_RANGES, 0},
     {"dry-run", OPT_DRY_RUN, 0},   {"max-slots", OPT_MAX_SLOTS, 1},
     {"write-dir", OPT_WRITE_DIR, 1}, {"replicas", OPT_REPLICAS, 1},
-    {"zone", OPT_ZONE, 1},
+    {"zone", OPT_ZONE, 1},         {"out", OPT_OUT, 1},
 };
+
+const char stdio_arg[] = "-";
+
+int is_stdio(const char *arg)
+{
+    return arg == stdio_arg;
+}
 
 int usage_error(const command *cmd, const char *fmt, const char *what)
 {
@@ -99,10 +112,10 @@ int read_args(const command *cmd, int argc, char **argv, option_reader option, v
         const char *s = argv[i];
         if (!options_done && strcmp(s, "--") == 0) {
             options_done = 1;
-        } else if (options_done || s[0] != '-') {
+        } else if (options_done || s[0] != '-' || s[1] == '\0') {
             if (*npos == room)
                 return usage_error(cmd, "%s", "too many arguments");
-            pos[(*npos)++] = s;
+            pos[(*npos)++] = !options_done && s[0] == '-' ? stdio_arg : s;
         } else {
             const int status = option(cmd, ctx, argc, argv, &i);
             if (status != 0)
@@ -112,11 +125,19 @@ int read_args(const command *cmd, int argc, char **argv, option_reader option, v
     if (*npos < cmd->min_pos || (cmd->max_pos >= 0 && *npos > cmd->max_pos))
         return usage_error(cmd, "%s", *npos < cmd->min_pos ? "missing arguments"
                                                            : "too many arguments");
+    int dashes = 0;
+    for (int k = 0; k < *npos; k++)
+        dashes += is_stdio(pos[k]);
+    if (dashes > 1)
+        return usage_error(cmd, "%s",
+                           "'-' (standard input) given twice: it can be read only once "
+                           "(a file called - is ./-)");
     return 0;
 }
 
 int run_map_command(const command *cmd, int argc, char **argv)
 {
+    ignore_sigpipe();
     args *a = malloc(sizeof *a);
     if (a == NULL)
         return out_of_memory();
@@ -125,10 +146,8 @@ int run_map_command(const command *cmd, int argc, char **argv)
     if (status == 0)
         status = cmd->run.map(cmd, a);
     free(a);
-    if (fflush(stdout) != 0 && status == 0) {
-        fprintf(stderr, "dchctl: cannot write output (%s)\n", strerror(errno));
-        status = EXIT_RUNTIME;
-    }
+    if (fflush(stdout) != 0 && status == 0)
+        status = write_error("standard output", errno);
     return status;
 }
 

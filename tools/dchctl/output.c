@@ -2,12 +2,16 @@
 /*
  * Output helpers of the dchctl tool: JSON strings that are always valid JSON
  * whatever bytes a name or key holds, text that a key cannot break into
- * forged columns or lines, hex, and the growth of the arrays that collect
- * what the library reports through callbacks.
+ * forged columns or lines, hex, the growth of the arrays that collect what
+ * the library reports through callbacks, and failed writes.
  */
+#define _POSIX_C_SOURCE 200809L /* SIGPIPE */
 #include "cli.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
 void print_hex(FILE *f, const uint8_t *b, size_t n)
 {
@@ -15,10 +19,11 @@ void print_hex(FILE *f, const uint8_t *b, size_t n)
         fprintf(f, "%02x", b[i]);
 }
 
-/* Whether s is valid UTF-8 (shortest forms, no surrogates, <= U+10FFFF). */
-static int valid_utf8(const unsigned char *s)
+/* Whether the bytes s .. end are valid UTF-8 (shortest forms, no
+ * surrogates, <= U+10FFFF). */
+static int valid_utf8(const unsigned char *s, const unsigned char *end)
 {
-    while (*s) {
+    while (s < end) {
         const unsigned c = *s;
         unsigned n, min;
         if (c < 0x80) {
@@ -36,6 +41,8 @@ static int valid_utf8(const unsigned char *s)
         } else {
             return 0;
         }
+        if ((size_t)(end - s) <= n)
+            return 0;
         unsigned cp = c & (0x3Fu >> n);
         for (unsigned i = 1; i <= n; i++) {
             if ((s[i] & 0xC0) != 0x80)
@@ -56,13 +63,18 @@ static int valid_utf8(const unsigned char *s)
  */
 void json_string(FILE *f, const char *s)
 {
-    if (s == NULL) {
+    if (s == NULL)
         fputs("null", f);
-        return;
-    }
-    const int utf8 = valid_utf8((const unsigned char *)s);
+    else
+        json_bytes(f, s, strlen(s));
+}
+
+void json_bytes(FILE *f, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    const int utf8 = valid_utf8(p, end);
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (; p < end; p++) {
         if (*p == '"' || *p == '\\')
             fprintf(f, "\\%c", *p);
         else if (*p == '\n')
@@ -77,16 +89,25 @@ void json_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* Control bytes (below 0x20, and 0x7f) are written as \xNN so that a key
- * cannot forge a column or a line. Member names never hold them (the
- * library refuses such names). */
 void text_string(FILE *f, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7F)
-            fprintf(f, "\\x%02x", *p);
-        else
-            fputc(*p, f);
+    text_bytes(f, s, strlen(s));
+}
+
+/* Control bytes (below 0x20, and 0x7f) are written as \xNN so that a key
+ * cannot forge a column or a line. Member names never hold them (the
+ * library refuses such names). The bytes between control bytes go out as
+ * one run: `lookup MAP -` prints a million keys a second through here. */
+void text_bytes(FILE *f, const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        const unsigned char *run = p;
+        while (p < end && *p >= 0x20 && *p != 0x7F)
+            p++;
+        fwrite(run, 1, (size_t)(p - run), f);
+        if (p < end)
+            fprintf(f, "\\x%02x", *p++);
     }
 }
 
@@ -99,6 +120,28 @@ int out_of_memory(void)
 {
     fputs("dchctl: out of memory\n", stderr);
     return EXIT_RUNTIME;
+}
+
+/* A reader that went away (EPIPE: `dchctl show m | head`) ended the
+ * output on purpose and needs no message; any other failure gets one. */
+int write_error(const char *name, int err)
+{
+    if (err != EPIPE)
+        fprintf(stderr, "dchctl: %s: cannot write (%s)\n", name, strerror(err));
+    return EXIT_RUNTIME;
+}
+
+/*
+ * Killed by SIGPIPE, the tool would end silently with a status outside its
+ * contract (0, 1, 2) when the reader of its output goes away (`| head`).
+ * Ignored, the write fails with EPIPE, and the tool stops there and exits
+ * with status 1, having written no file half (files are written to a
+ * temporary name and renamed). Only commands that start no other program
+ * call this: a child would inherit the ignored signal.
+ */
+void ignore_sigpipe(void)
+{
+    signal(SIGPIPE, SIG_IGN);
 }
 
 void *grow(void *v, size_t n, size_t *cap, size_t size, size_t first)

@@ -91,60 +91,61 @@ static uint64_t plan_moved(const plan *p)
 }
 
 /* Totals per pair, then (with ranges) every range. */
-static void print_plan_text(const plan *p, const transfer *t, size_t nt, int ranges)
+static void print_plan_text(FILE *f, const plan *p, const transfer *t, size_t nt, int ranges)
 {
     const uint64_t moved = plan_moved(p);
-    printf("plan: %" PRIu64 " of %" PRIu32 " slots move (%.4f%% of the ring) in %zu range%s\n",
-           moved, p->P, 100.0 * (double)moved / p->P, p->n, p->n == 1 ? "" : "s");
+    fprintf(f, "plan: %" PRIu64 " of %" PRIu32 " slots move (%.4f%% of the ring) in %zu range%s\n",
+            moved, p->P, 100.0 * (double)moved / p->P, p->n, p->n == 1 ? "" : "s");
     for (size_t i = 0; i < nt; i++)
-        printf("  %s -> %s: %" PRIu64 "/%" PRIu32 " slots (%.4f%%)\n", or_dash(t[i].from),
-               or_dash(t[i].to), t[i].slots, p->P, 100.0 * (double)t[i].slots / p->P);
+        fprintf(f, "  %s -> %s: %" PRIu64 "/%" PRIu32 " slots (%.4f%%)\n", or_dash(t[i].from),
+                or_dash(t[i].to), t[i].slots, p->P, 100.0 * (double)t[i].slots / p->P);
     if (ranges)
         for (size_t i = 0; i < p->n; i++)
-            printf("  0x%016" PRIx64 "..0x%016" PRIx64 " %s -> %s\n", p->moves[i].lo,
-                   p->moves[i].hi, or_dash(p->moves[i].from), or_dash(p->moves[i].to));
+            fprintf(f, "  0x%016" PRIx64 "..0x%016" PRIx64 " %s -> %s\n", p->moves[i].lo,
+                    p->moves[i].hi, or_dash(p->moves[i].from), or_dash(p->moves[i].to));
 }
 
-static void print_from_to_json(const char *from, const char *to)
+static void print_from_to_json(FILE *f, const char *from, const char *to)
 {
-    json_string(stdout, from);
-    printf(", \"to\": ");
-    json_string(stdout, to);
+    json_string(f, from);
+    fprintf(f, ", \"to\": ");
+    json_string(f, to);
 }
 
 /* JSON members of an object that the caller opened: totals and ranges. */
-static void print_plan_json(const plan *p, const transfer *t, size_t nt)
+static void print_plan_json(FILE *f, const plan *p, const transfer *t, size_t nt)
 {
     const uint64_t moved = plan_moved(p);
-    printf("\"slots\": %" PRIu32 ", \"moved_slots\": %" PRIu64 ", \"moved_fraction\": %.17g,\n",
-           p->P, moved, (double)moved / p->P);
-    printf("  \"transfers\": [");
+    fprintf(f, "\"slots\": %" PRIu32 ", \"moved_slots\": %" PRIu64 ", \"moved_fraction\": %.17g,\n",
+            p->P, moved, (double)moved / p->P);
+    fprintf(f, "  \"transfers\": [");
     for (size_t i = 0; i < nt; i++) {
-        printf("%s\n    {\"from\": ", i ? "," : "");
-        print_from_to_json(t[i].from, t[i].to);
-        printf(", \"slots\": %" PRIu64 ", \"fraction\": %.17g}", t[i].slots,
-               (double)t[i].slots / p->P);
+        fprintf(f, "%s\n    {\"from\": ", i ? "," : "");
+        print_from_to_json(f, t[i].from, t[i].to);
+        fprintf(f, ", \"slots\": %" PRIu64 ", \"fraction\": %.17g}", t[i].slots,
+                (double)t[i].slots / p->P);
     }
-    printf("%s],\n  \"ranges\": [", nt ? "\n  " : "");
+    fprintf(f, "%s],\n  \"ranges\": [", nt ? "\n  " : "");
     for (size_t i = 0; i < p->n; i++) {
-        printf("%s\n    {\"lo\": \"0x%016" PRIx64 "\", \"hi\": \"0x%016" PRIx64 "\", \"from\": ",
-               i ? "," : "", p->moves[i].lo, p->moves[i].hi);
-        print_from_to_json(p->moves[i].from, p->moves[i].to);
-        printf("}");
+        fprintf(f,
+                "%s\n    {\"lo\": \"0x%016" PRIx64 "\", \"hi\": \"0x%016" PRIx64 "\", \"from\": ",
+                i ? "," : "", p->moves[i].lo, p->moves[i].hi);
+        print_from_to_json(f, p->moves[i].from, p->moves[i].to);
+        fprintf(f, "}");
     }
-    printf("%s]", p->n ? "\n  " : "");
+    fprintf(f, "%s]", p->n ? "\n  " : "");
 }
 
-int print_plan(const plan *p, int json, int ranges)
+int print_plan(FILE *f, const plan *p, int json, int ranges)
 {
     size_t nt;
     transfer *t = plan_totals(p, &nt);
     if (t == NULL)
         return out_of_memory();
     if (json)
-        print_plan_json(p, t, nt);
+        print_plan_json(f, p, t, nt);
     else
-        print_plan_text(p, t, nt, ranges);
+        print_plan_text(f, p, t, nt, ranges);
     free(t);
     return 0;
 }
@@ -212,16 +213,16 @@ int cmd_diff(const command *cmd, const args *a)
             if (replicas)
                 printf("\"copies_created\": %" PRIu64 ", \"copies_dropped\": %" PRIu64 ",\n  ",
                        created, dropped);
-            status = print_plan(&p, 1, 1);
+            status = print_plan(stdout, &p, 1, 1);
             printf("}\n");
         } else {
-            printf("%s (epoch %" PRIu64 ") -> %s (epoch %" PRIu64 ")\n", a->pos[0],
-                   dch_map_epoch(from), a->pos[1], dch_map_epoch(to));
+            printf("%s (epoch %" PRIu64 ") -> %s (epoch %" PRIu64 ")\n", input_name(a->pos[0]),
+                   dch_map_epoch(from), input_name(a->pos[1]), dch_map_epoch(to));
             if (replicas)
                 printf("copies: %" PRIu64 " created, %" PRIu64
                        " dropped (the plan below is the primaries')\n",
                        created, dropped);
-            status = print_plan(&p, 0, 1);
+            status = print_plan(stdout, &p, 0, 1);
         }
     }
     free(p.moves);
@@ -317,7 +318,8 @@ static int print_step(const dch_map *prev, const dch_map *step, uint32_t i, uint
 
 static int stage_error(const char *old, const char *target, int rc)
 {
-    fprintf(stderr, "dchctl: cannot stage %s -> %s: %s%s\n", old, target, dch_strerror(rc),
+    fprintf(stderr, "dchctl: cannot stage %s -> %s: %s%s\n", input_name(old), input_name(target),
+            dch_strerror(rc),
             rc == DCH_EINVAL ? " (the maps need the same units, slots per unit and hash "
                                "key, a target of a later epoch, and no target in transition)"
                              : "");
@@ -350,7 +352,8 @@ static void print_plan_head(const args *a, const dch_map *old, const dch_map *ta
         printf("%s (epoch %" PRIu64 ") -> %s (epoch %" PRIu64 ", fingerprint %016" PRIx64
                "): %" PRIu32 " step%s of at most %" PRIu32
                " slots into and out of each member\n",
-               a->pos[0], dch_map_epoch(old), a->pos[1], dch_map_epoch(target),
+               input_name(a->pos[0]), dch_map_epoch(old), input_name(a->pos[1]),
+               dch_map_epoch(target),
                dch_map_fingerprint(target), n, n == 1 ? "" : "s", k);
     }
 }

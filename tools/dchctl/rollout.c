@@ -150,7 +150,7 @@ static int rollout_steps(const command *cmd, const etcd_opts *o, dch_etcd *c, co
         uint32_t step, steps;
         step_of(cur, next, &step, &steps);
         printf("step %" PRIu32 "/%" PRIu32 " published: ", step, steps);
-        print_map_line(next, 0);
+        print_map_line(stdout, next, 0);
         if (o->exec != NULL && migrate(o, d, cur, next, step, steps) != 0) {
             fprintf(stderr, "dchctl rollout: stopped; the cluster runs epoch %" PRIu64
                     "; run the same rollout again to go on from there\n",
@@ -180,7 +180,8 @@ int run_rollout(const command *cmd, const etcd_opts *o)
     dch_map *stored = NULL;
     workdir d = {.lock = -1};
     if (dch_map_in_transition(target, NULL)) {
-        fprintf(stderr, "dchctl rollout: %s is a step map; the target must be settled\n", o->pos[0]);
+        fprintf(stderr, "dchctl rollout: %s is a step map; the target must be settled\n",
+                input_name(o->pos[0]));
         status = EXIT_RUNTIME;
     }
     if (status == 0)

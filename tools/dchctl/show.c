@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * dchctl show: a map's config, epoch, fingerprint and members, with how far
- * each member's slots are from its ideal share (weight / total weight), in
- * the whole ring and in each unit.
+ * dchctl show and lookup, what a map holds and where it sends keys. show:
+ * a map's config, epoch, fingerprint and members, with how far each
+ * member's slots are from its ideal share (weight / total weight), in the
+ * whole ring and in each unit. lookup: the members that hold each key,
+ * given as arguments or, with KEY '-', read from standard input a line
+ * each, in bulk (a million keys a second and more).
  */
+#define _POSIX_C_SOURCE 200809L /* read */
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* Per member: the fewest and most slots it holds in a unit. */
 typedef struct balance {
@@ -121,7 +128,7 @@ static void print_head_json(const char *path, const dch_map *m, const summary *s
 static void print_head_text(const char *path, const dch_map *m, const summary *s)
 {
     dch_map_transition tr;
-    printf("file:          %s\n", path);
+    printf("file:          %s\n", input_name(path));
     printf("units:         %" PRIu32 "\n", s->cfg.units);
     printf("slots/unit:    %" PRIu32 "\n", s->cfg.slots_per_unit);
     printf("slots:         %" PRIu32 "\n", s->P);
@@ -215,4 +222,204 @@ int cmd_show(const command *cmd, const args *a)
     free(b);
     dch_map_free(m);
     return 0;
+}
+
+/* ---- lookup ----------------------------------------------------------- */
+
+/* Where lookup's answers go, and how. */
+typedef struct answers {
+    const dch_map *m;
+    int json;
+    size_t count; /* answers printed so far (JSON: commas between them) */
+} answers;
+
+/* One key's answer in JSON: the primary as id and name, and with replicas
+ * every copy, primary first, as "copies". */
+static void print_answer_json(const answers *o, const char *key, size_t len, uint64_t h,
+                              const uint32_t *ids, size_t n)
+{
+    const dch_map *m = o->m;
+    const uint32_t id = n > 0 ? ids[0] : DCH_NODE_NONE;
+    printf("%s\n  {\"key\": ", o->count == 0 ? "" : ",");
+    json_bytes(stdout, key, len);
+    printf(", \"hash\": \"%016" PRIx64 "\", \"slot\": %" PRIu32 ", \"id\": ", h,
+           dch_map_slot_of(m, h));
+    if (id == DCH_NODE_NONE)
+        printf("null");
+    else
+        printf("%" PRIu32, id);
+    printf(", \"name\": ");
+    json_string(stdout, dch_map_node_name(m, id));
+    if (map_replicas(m) > 1) {
+        printf(", \"copies\": [");
+        for (size_t i = 0; i < n; i++) {
+            printf("%s", i ? ", " : "");
+            json_string(stdout, dch_map_node_name(m, ids[i]));
+        }
+        printf("]");
+    }
+    printf("}");
+}
+
+/*
+ * One key's answer. Text: KEY, then a column per copy, primary first (one
+ * column with one copy per slot, "-" when no member owns anything),
+ * tab-separated.
+ */
+static void answer(answers *o, const char *key, size_t len)
+{
+    const uint64_t h = dch_map_hash(o->m, key, len);
+    uint32_t ids[DCH_MAP_MAX_REPLICAS];
+    size_t n = dch_map_lookup_replicas_hash(o->m, h, ids, DCH_MAP_MAX_REPLICAS);
+    n = n < DCH_MAP_MAX_REPLICAS ? n : DCH_MAP_MAX_REPLICAS;
+    if (o->json) {
+        print_answer_json(o, key, len, h, ids, n);
+    } else {
+        text_bytes(stdout, key, len);
+        if (n == 0)
+            fputs("\t-", stdout);
+        for (size_t c = 0; c < n; c++) {
+            putc('\t', stdout);
+            fputs(or_dash(dch_map_node_name(o->m, ids[c])), stdout);
+        }
+        putc('\n', stdout);
+    }
+    o->count++;
+}
+
+/* Standard input cut into keys, a line each. */
+typedef struct key_reader {
+    char *buf;
+    size_t cap, start, end; /* the bytes not yet cut: buf[start .. end) */
+    int eof;
+    int drained; /* the last read took all there was: the next may wait */
+} key_reader;
+
+#define KEY_READ_SIZE ((size_t)1 << 20)
+
+/*
+ * Read more of standard input behind what is left of the last block. The
+ * reads are read(2) of up to a megabyte, not stdio's, for their short
+ * counts: a short read means the writer has sent all it has for now, and the
+ * next read may wait for it, so the answers so far are flushed first. From
+ * a file that never happens but at the end; from a pipe it costs a write
+ * per pipe buffer; typed at a terminal, each line is answered at once.
+ * 0, or -1 with errno set: a failed read or flush, or no memory.
+ */
+static int fill_keys(key_reader *r)
+{
+    if (r->start > 0) {
+        memmove(r->buf, r->buf + r->start, r->end - r->start);
+        r->end -= r->start;
+        r->start = 0;
+    }
+    if (r->end == r->cap) { /* one line fills the buffer: double it */
+        char *g = realloc(r->buf, 2 * r->cap);
+        if (g == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+        r->buf = g;
+        r->cap *= 2;
+    }
+    if (r->drained && fflush(stdout) != 0)
+        return -1; /* ferror(stdout) tells the caller it was no read */
+    ssize_t got;
+    do
+        got = read(STDIN_FILENO, r->buf + r->end, r->cap - r->end);
+    while (got < 0 && errno == EINTR);
+    if (got < 0)
+        return -1;
+    r->drained = (size_t)got < r->cap - r->end;
+    r->eof = got == 0;
+    r->end += (size_t)got;
+    return 0;
+}
+
+/*
+ * The next key, in place in the buffer (valid until the next call): a line
+ * without its "\n" or "\r\n"; an empty line is the empty key, and a last
+ * line without "\n" is a key too. 1, 0 at the end of input, or -1 with
+ * errno set (a failed read, no memory, or the flush of fill_keys).
+ */
+static int next_key(key_reader *r, const char **key, size_t *len)
+{
+    for (;;) {
+        char *s = r->buf + r->start;
+        const char *nl = memchr(s, '\n', r->end - r->start);
+        if (nl != NULL || (r->eof && r->start < r->end)) {
+            size_t n = nl != NULL ? (size_t)(nl - s) : r->end - r->start;
+            r->start += n + (nl != NULL);
+            if (nl != NULL && n > 0 && s[n - 1] == '\r')
+                n--;
+            *key = s;
+            *len = n;
+            return 1;
+        }
+        if (r->eof)
+            return 0;
+        if (fill_keys(r) != 0)
+            return -1;
+    }
+}
+
+/* Answers stay in a buffer of their own until it fills: a write per 256
+ * KiB, not per 4 KiB (a pipe's st_blksize, stdio's choice). Static, as
+ * stdout uses it until the tool exits. */
+static char answer_buf[(size_t)1 << 18];
+
+/* lookup MAP -: every line of standard input answered, as a key given as
+ * an argument is. Stops at the first failed write (the reader went away). */
+static int lookup_stream(answers *o)
+{
+    key_reader r = {malloc(KEY_READ_SIZE), KEY_READ_SIZE, 0, 0, 0, 0};
+    if (r.buf == NULL)
+        return out_of_memory();
+    const char *key;
+    size_t len;
+    int got;
+    while ((got = next_key(&r, &key, &len)) == 1) {
+        answer(o, key, len);
+        if (ferror(stdout))
+            break;
+    }
+    const int err = errno; /* of the failed write or read, if one failed */
+    free(r.buf);
+    if (ferror(stdout))
+        return write_error("standard output", err);
+    if (got < 0 && err == ENOMEM)
+        return out_of_memory();
+    if (got < 0) {
+        fprintf(stderr, "dchctl: standard input: %s\n", strerror(err));
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+int cmd_lookup(const command *cmd, const args *a)
+{
+    for (int i = 1; i < a->npos; i++)
+        if (is_stdio(a->pos[i]) && a->npos > 2)
+            return usage_error(cmd, "%s",
+                               "KEY '-' (keys from standard input) must be the only KEY; a "
+                               "key '-' goes after --");
+    dch_map *m;
+    int status = load(a->pos[0], &m);
+    if (status != 0)
+        return status;
+    answers o = {m, (a->given & OPT_JSON) != 0, 0};
+    const int stream = is_stdio(a->pos[1]);
+    if (stream) /* before anything is written, as setvbuf must be */
+        setvbuf(stdout, answer_buf, _IOFBF, sizeof answer_buf);
+    if (o.json)
+        printf("[");
+    if (stream)
+        status = lookup_stream(&o);
+    else
+        for (int i = 1; i < a->npos; i++)
+            answer(&o, a->pos[i], strlen(a->pos[i]));
+    if (o.json && status == 0)
+        printf("%s]\n", o.count > 0 ? "\n" : "");
+    dch_map_free(m);
+    return status;
 }

@@ -1,0 +1,928 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of dchctl's standard input and output. A FILE '-' is standard input
+ * for every command that reads a map, and standard output for one that
+ * writes it (init's FILE, --out, or FILE '-' of a change without --out);
+ * then the report goes to standard error, so changes chain through pipes.
+ * `lookup MAP -` answers keys read from standard input, a line each, checked
+ * here against the library key by key. And the tool ends with status 1,
+ * leaving no file half written, when the reader of its output goes away.
+ *
+ * tool_run gives the tool no standard input, so the tool runs here through
+ * run_io (standard input from a file), pipeline (tools chained by pipes) and
+ * run_to_closed_pipe, each in the fixture's directory, so that "./-" names
+ * a file there.
+ */
+#define _XOPEN_SOURCE 700 /* posix_openpt */
+
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+#include "support.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TestSuite(cli_stdio, .init = tool_fixture_init, .fini = tool_fixture_fini);
+
+/* ---- Running the tool with standard input and output ------------------ */
+
+/* One run: exit status (-1: a signal ended it), all of standard output
+ * (bytes, NUL-terminated beyond outlen) and standard error. */
+typedef struct run {
+    int status;
+    char *out, *err;
+    size_t outlen;
+} run;
+
+static void run_free(run *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static void path_in(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", the_tool.dir, name);
+}
+
+/* In the child: standard input from in (-1: /dev/null), output and errors
+ * to out and err, the fixture's directory as working directory, then the
+ * tool with args. Descriptors the child must not keep are close-on-exec. */
+static void exec_tool(int in, int out, int err, char *const *args)
+{
+    if (in < 0)
+        in = open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
+        chdir(the_tool.dir) != 0)
+        _exit(127);
+    char *argv[64];
+    int n = 0;
+    argv[n++] = (char *)the_tool.tool;
+    for (; args[n - 1] != NULL && n < 63; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    execv(the_tool.tool, argv);
+    _exit(127);
+}
+
+/* The exit status of pid; -1 when a signal ended it. */
+static int wait_exit(pid_t pid)
+{
+    int ws;
+    while (waitpid(pid, &ws, 0) < 0)
+        cr_assert_eq(errno, EINTR, "waitpid: %s", strerror(errno));
+    cr_assert(!WIFEXITED(ws) || WEXITSTATUS(ws) != 127, "the tool could not be run");
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static int open_capture(const char *path)
+{
+    const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    cr_assert_geq(fd, 0, "cannot create %s", path);
+    return fd;
+}
+
+/* The captures of a finished run, which a sanitizer finding fails. */
+static run collect(int status, const char *po, const char *pe)
+{
+    run r = {status, NULL, NULL, 0};
+    r.out = slurp(po, &r.outlen);
+    r.err = slurp(pe, NULL);
+    cr_assert(r.out != NULL && r.err != NULL, "the tool left no readable output");
+    unlink(po);
+    unlink(pe);
+    cr_assert(strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL &&
+                  strstr(r.err, "definitely lost") == NULL,
+              "a memory or undefined-behaviour error:\n%s", r.err);
+    return r;
+}
+
+/* The tool with args, standard input from the file `in` (NULL: nothing). */
+static run run_io(const char *in, char *const *args)
+{
+    char po[128], pe[128];
+    path_in(po, sizeof po, ".out");
+    path_in(pe, sizeof pe, ".err");
+    const int i = in != NULL ? open(in, O_RDONLY | O_CLOEXEC) : -1;
+    cr_assert(in == NULL || i >= 0, "cannot open %s", in);
+    const int o = open_capture(po), e = open_capture(pe);
+    fflush(NULL);
+    const pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0)
+        exec_tool(i, o, e, args);
+    if (i >= 0)
+        close(i);
+    close(o);
+    close(e);
+    return collect(wait_exit(pid), po, pe);
+}
+
+#define RUN_IN(in, ...) run_io(in, (char *const[]){__VA_ARGS__, NULL})
+
+/* n tools chained as a shell chains `a | b | c`: the first reads nothing,
+ * each next one reads the output of the one before, and the run holds the
+ * last one's output and every one's errors; each exit status in status[]. */
+static run pipeline(size_t n, char *const *const cmds[], int status[])
+{
+    char po[128], pe[128];
+    path_in(po, sizeof po, ".out");
+    path_in(pe, sizeof pe, ".err");
+    const int o = open_capture(po), e = open_capture(pe);
+    pid_t pid[8];
+    cr_assert(n >= 1 && n <= 8);
+    int in = -1;
+    fflush(NULL);
+    for (size_t k = 0; k < n; k++) {
+        int p[2] = {-1, -1};
+        if (k + 1 < n) {
+            cr_assert_eq(pipe(p), 0);
+            fcntl(p[0], F_SETFD, FD_CLOEXEC);
+            fcntl(p[1], F_SETFD, FD_CLOEXEC);
+        }
+        pid[k] = fork();
+        cr_assert_neq(pid[k], -1);
+        if (pid[k] == 0)
+            exec_tool(in, k + 1 < n ? p[1] : o, e, cmds[k]);
+        if (in >= 0)
+            close(in);
+        if (k + 1 < n) {
+            close(p[1]);
+            in = p[0];
+        }
+    }
+    close(o);
+    close(e);
+    for (size_t k = 0; k < n; k++)
+        status[k] = wait_exit(pid[k]);
+    return collect(status[n - 1], po, pe);
+}
+
+/*
+ * The tool with standard output a pipe whose reader reads `keep` bytes and
+ * goes away. With keep 0 the read end is closed before the tool starts, so
+ * its first write fails, however small. Its exit status (-1: a signal);
+ * standard error in *err.
+ */
+static int run_to_closed_pipe(const char *in, size_t keep, char *const *args, char **err)
+{
+    char po[128], pe[128];
+    path_in(po, sizeof po, ".out");
+    path_in(pe, sizeof pe, ".err");
+    int p[2];
+    cr_assert_eq(pipe(p), 0);
+    fcntl(p[0], F_SETFD, FD_CLOEXEC);
+    fcntl(p[1], F_SETFD, FD_CLOEXEC);
+    if (keep == 0)
+        close(p[0]);
+    const int i = in != NULL ? open(in, O_RDONLY | O_CLOEXEC) : -1;
+    const int e = open_capture(pe);
+    fflush(NULL);
+    const pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0)
+        exec_tool(i, p[1], e, args);
+    close(p[1]);
+    for (size_t got = 0; keep > 0 && got < keep;) {
+        char buf[512];
+        const ssize_t n = read(p[0], buf, sizeof buf);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    if (keep > 0)
+        close(p[0]);
+    if (i >= 0)
+        close(i);
+    close(e);
+    write_file(po, "", 0);
+    run r = collect(wait_exit(pid), po, pe);
+    free(r.out);
+    *err = r.err;
+    return r.status;
+}
+
+/* ---- Maps, keys and the library's answers ----------------------------- */
+
+/* A 16 x 8 map of `replicas` copies with members m0 .. m<n-1> of weight 1
+ * .. 3 (in zones z0 .. z2 when zoned), saved at path by the library. */
+static dch_map *make_map(const char *path, uint32_t replicas, unsigned n, bool zoned)
+{
+    dch_map_config cfg = map_config(16, 8);
+    cfg.replicas = replicas;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    for (unsigned i = 0; i < n; i++) {
+        char name[16], zone[16];
+        snprintf(name, sizeof name, "m%u", i);
+        snprintf(zone, sizeof zone, "z%u", i % 3);
+        const int rc = zoned ? dch_map_add_node_in_zone(m, name, zone, 1 + i % 3, NULL)
+                             : dch_map_add_node(m, name, 1 + i % 3, NULL);
+        cr_assert_eq(rc, DCH_OK, "add %s", name);
+    }
+    cr_assert_eq(dch_map_save_file(m, path), DCH_OK);
+    return m;
+}
+
+static dch_map *load_bytes(const char *bytes, size_t len, const char *what)
+{
+    dch_map *m = NULL;
+    cr_assert_eq(dch_map_load(&m, bytes, len), DCH_OK, "%s: not a map (%zu bytes)", what, len);
+    return m;
+}
+
+static bool has_member(const dch_map *m, const char *name)
+{
+    uint32_t id;
+    return dch_map_find_node(m, name, &id) == DCH_OK;
+}
+
+static bool same_file(const char *path, const char *bytes, size_t len)
+{
+    size_t n;
+    char *s = slurp(path, &n);
+    const bool same = s != NULL && n == len && memcmp(s, bytes, len) == 0;
+    free(s);
+    return same;
+}
+
+/* Files in the fixture's directory, the hidden captures aside. */
+static int count_files(void)
+{
+    DIR *d = opendir(the_tool.dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* A growing byte buffer. */
+typedef struct bytes {
+    char *p;
+    size_t n, cap;
+} bytes;
+
+static void put(bytes *b, const void *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        b->cap = 2 * (b->n + n + 1);
+        b->p = xrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+static void put_str(bytes *b, const char *s)
+{
+    put(b, s, strlen(s));
+}
+
+/* What lookup prints for a key, from the library's own lookups (not the
+ * tool's call): the key with control bytes as \xNN, then a tab and a name
+ * for every copy, primary first ("-" for no owner). */
+static void expect_answer(bytes *b, const dch_map *m, const char *key, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        const unsigned char c = (unsigned char)key[i];
+        char esc[8];
+        snprintf(esc, sizeof esc, "\\x%02x", c);
+        if (c < 0x20 || c == 0x7f)
+            put_str(b, esc);
+        else
+            put(b, &key[i], 1);
+    }
+    dch_map_config cfg;
+    dch_map_get_config(m, &cfg);
+    uint32_t ids[DCH_MAP_MAX_REPLICAS];
+    size_t n = 1;
+    if (cfg.replicas > 1)
+        n = dch_map_slot_replicas(m, dch_map_slot_of(m, dch_map_hash(m, key, len)), ids,
+                                  DCH_MAP_MAX_REPLICAS);
+    else
+        ids[0] = dch_map_lookup(m, key, len);
+    for (size_t c = 0; c < n; c++) {
+        const char *name = dch_map_node_name(m, ids[c]);
+        put_str(b, "\t");
+        put_str(b, name != NULL ? name : "-");
+    }
+    put_str(b, "\n");
+}
+
+/* Fail at the first line where the tool's answers and the library's part. */
+static void assert_same_answers(const run *r, const bytes *want, uint64_t seed)
+{
+    if (r->outlen == want->n && memcmp(r->out, want->p, want->n) == 0)
+        return;
+    size_t at = 0, line = 1;
+    while (at < r->outlen && at < want->n && r->out[at] == want->p[at])
+        line += r->out[at++] == '\n';
+    cr_assert_fail("seed %llu: answer line %zu differs from the library's (%zu bytes vs %zu)\n"
+                   "tool:    %.80s\nlibrary: %.80s",
+                   (unsigned long long)seed, line, r->outlen, want->n, r->out + at,
+                   want->p + at);
+}
+
+/*
+ * n random keys: any bytes but "\n" (NUL, TAB, "\r", bytes that are not
+ * UTF-8), 0 to 40 of them, written a line each, ended by "\n" or "\r\n" at
+ * random ("\r\n" always after a key that ends in "\r", which "\n" alone
+ * would lose), the last one nonempty and unended. The keys go to *keys,
+ * each followed by its length as a size_t, for walking.
+ */
+static void random_keys(const char *path, size_t n, uint64_t *rng, bytes *keys)
+{
+    bytes file = {NULL, 0, 0};
+    for (size_t k = 0; k < n; k++) {
+        char key[41];
+        size_t len = rng_below(rng, 41);
+        if (k + 1 == n && len == 0)
+            len = 1;
+        for (size_t i = 0; i < len; i++) {
+            const uint32_t r = rng_below(rng, 8);
+            key[i] = (char)(r < 5 ? 'a' + rng_below(rng, 26) : rng_below(rng, 256));
+            if (key[i] == '\n')
+                key[i] = 'n';
+        }
+        put(&file, key, len);
+        if (k + 1 < n)
+            put_str(&file, (len > 0 && key[len - 1] == '\r') || rng_below(rng, 2) ? "\r\n" : "\n");
+        put(keys, &len, sizeof len);
+        put(keys, key, len);
+    }
+    write_file(path, file.p, file.n);
+    free(file.p);
+}
+
+/* ---- Reading a map from standard input -------------------------------- */
+
+/* Standard output after its first line, which names the input. */
+static const char *after_first_line(const char *s)
+{
+    const char *nl = strchr(s, '\n');
+    return nl != NULL ? nl + 1 : s;
+}
+
+Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
+{
+    char map[256], next[256], fleet[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(next, sizeof next, "next.dchmap");
+    path_in(fleet, sizeof fleet, "fleet.txt");
+    dch_map *m = make_map(map, 1, 5, false);
+    dch_map *n;
+    cr_assert_eq(dch_map_clone(&n, m), DCH_OK);
+    cr_assert_eq(dch_map_add_node(n, "late", 2, NULL), DCH_OK);
+    cr_assert_eq(dch_map_save_file(n, next), DCH_OK);
+    const char *servers = "10.0.0.1:11211 1\n10.0.0.2 2\n10.0.0.3:11212\n";
+    write_file(fleet, servers, strlen(servers));
+    /* Each command on a file, then on standard input: the same answer, but
+     * the first line of some, which names the input. */
+    struct {
+        char *file[8], *dash[8];
+        const char *in;
+        bool named;
+    } cases[] = {
+        {{"show", map}, {"show", "-"}, map, true},
+        {{"show", map, "--json"}, {"show", "-", "--json"}, map, false},
+        {{"lookup", map, "a", "b", "", "ccc"}, {"lookup", "-", "a", "b", "", "ccc"}, map, false},
+        {{"verify", map}, {"verify", "-"}, map, false},
+        {{"fingerprint", map}, {"fingerprint", "-"}, map, false},
+        {{"fingerprint", map, "--json"}, {"fingerprint", "-", "--json"}, map, false},
+        {{"diff", map, next}, {"diff", "-", next}, map, true},
+        {{"diff", map, next}, {"diff", map, "-"}, next, true},
+        {{"plan", map, next, "--max-slots", "3"}, {"plan", "-", next, "--max-slots", "3"}, map,
+         true},
+        {{"plan", map, next, "--max-slots", "3"}, {"plan", map, "-", "--max-slots", "3"}, next,
+         true},
+        {{"compare-ketama", fleet}, {"compare-ketama", "-"}, fleet, false},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        run a = run_io(NULL, cases[k].file), b = run_io(cases[k].in, cases[k].dash);
+        cr_assert_eq(a.status, 0, "case %zu on a file: %s", k, a.err);
+        cr_assert_eq(b.status, 0, "case %zu on standard input: %s", k, b.err);
+        if (strcmp(cases[k].file[0], "verify") == 0) {
+            cr_assert(strncmp(b.out, "standard input: ok: ", 20) == 0, "%s", b.out);
+            cr_assert_str_eq(strstr(a.out, ": ok: "), strstr(b.out, ": ok: "));
+        } else if (strstr(b.out, "\"file\": \"-\"") != NULL) {
+            cr_assert_str_eq(strchr(a.out, ','), strchr(b.out, ','), "case %zu", k);
+        } else if (cases[k].named) {
+            cr_assert(strstr(b.out, "standard input") != NULL, "case %zu: %s", k, b.out);
+            cr_assert_str_eq(after_first_line(a.out), after_first_line(b.out), "case %zu", k);
+        } else {
+            cr_assert_str_eq(a.out, b.out, "case %zu", k);
+        }
+        run_free(&a);
+        run_free(&b);
+    }
+    dch_map_free(m);
+    dch_map_free(n);
+}
+
+/* Bytes on standard input that are no map fail every reader with status 1
+ * and a message naming standard input, and nothing on standard output. */
+Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
+{
+    char map[256], bad[256], next[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(bad, sizeof bad, "bad.bin");
+    path_in(next, sizeof next, "next.dchmap");
+    dch_map *m = make_map(map, 1, 3, false);
+    cr_assert_eq(dch_map_save_file(m, next), DCH_OK);
+    size_t len;
+    uint8_t *good = map_bytes(m, &len);
+    char *const cases[][7] = {
+        {"show", "-", NULL},           {"lookup", "-", "k", NULL},
+        {"verify", "-", NULL},         {"fingerprint", "-", NULL},
+        {"diff", "-", next, NULL},     {"diff", next, "-", NULL},
+        {"plan", "-", next, "--max-slots", "2", NULL},
+        {"add", "-", "x", NULL},       {"remove", "-", "m0", NULL},
+        {"weight", "-", "m0", "5", NULL}, {"add", "-", "x", "--out", "-", NULL},
+    };
+    /* Empty, not a map, cut short, a flipped byte, a byte too many; each
+     * command under a reduced scale (valgrind) meets one or two of them. */
+    const size_t stride = test_scale() < 1 ? 4 : 1;
+    for (int damage = 0; damage < 5; damage++) {
+        uint8_t *b = xmalloc(len + 1);
+        memcpy(b, good, len);
+        b[len] = 0;
+        size_t n = damage == 0 ? 0 : damage == 2 ? len - 1 : damage == 4 ? len + 1 : len;
+        if (damage == 1) {
+            n = 18;
+            memcpy(b, "this is not a map\n", n);
+        }
+        if (damage == 3)
+            b[len / 2] ^= 0x10;
+        write_file(bad, b, n);
+        free(b);
+        for (size_t k = (size_t)damage % stride; k < sizeof cases / sizeof cases[0]; k += stride) {
+            run r = run_io(bad, cases[k]);
+            cr_assert_eq(r.status, 1, "damage %d, %s: status %d", damage, cases[k][0], r.status);
+            cr_assert(strstr(r.err, "dchctl: standard input: ") != NULL, "damage %d, %s: %s",
+                      damage, cases[k][0], r.err);
+            cr_assert_eq(r.outlen, 0, "damage %d, %s wrote %s", damage, cases[k][0], r.out);
+            run_free(&r);
+        }
+    }
+    write_file(bad, "garbage", 7);
+    run r = RUN_IN(bad, "verify", "-", "--json");
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.out, "\"file\": \"-\", \"ok\": false") != NULL, "%s", r.out);
+    run_free(&r);
+    free(good);
+    dch_map_free(m);
+}
+
+/* ---- Writing a map to standard output ----------------------------------- */
+
+/* A change made with the map on standard input writes to standard output
+ * the very bytes it writes to a file, and its report to standard error. */
+Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
+{
+    char map[256], copy[256], out[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(copy, sizeof copy, "copy.dchmap");
+    path_in(out, sizeof out, "out.dchmap");
+    dch_map *m = make_map(map, 3, 6, true);
+    size_t len;
+    uint8_t *orig = map_bytes(m, &len);
+    char *const changes[][6] = {
+        {"add", "NEW", "x", "--zone", "z1", NULL},
+        {"remove", "NEW", "m2", NULL},
+        {"weight", "NEW", "m4", "7", NULL},
+    };
+    for (size_t k = 0; k < 3; k++) {
+        char *file[8] = {0}, *dash[8] = {0}, *to_out[8] = {0};
+        for (int i = 0; changes[k][i] != NULL; i++) {
+            const bool at = strcmp(changes[k][i], "NEW") == 0;
+            file[i] = at ? copy : changes[k][i];
+            dash[i] = to_out[i] = at ? "-" : changes[k][i];
+        }
+        write_file(copy, orig, len);
+        run f = run_io(NULL, file);
+        cr_assert_eq(f.status, 0, "%s on a file: %s", file[0], f.err);
+        size_t want_len;
+        char *want = slurp(copy, &want_len);
+
+        run s = run_io(map, dash);
+        cr_assert_eq(s.status, 0, "%s - : %s", file[0], s.err);
+        cr_assert(s.outlen == want_len && memcmp(s.out, want, want_len) == 0,
+                  "%s -: standard output is not the map the file got", file[0]);
+        cr_assert(strstr(s.err, "plan: ") && strstr(s.err, "standard output now at epoch"),
+                  "%s -: the report is not on standard error: %s", file[0], s.err);
+
+        /* FILE '-' with --out OUT: the map to OUT, the report to stdout. */
+        int i = 0;
+        while (to_out[i] != NULL)
+            i++;
+        to_out[i] = "--out";
+        to_out[i + 1] = out;
+        run o = run_io(map, to_out);
+        cr_assert_eq(o.status, 0, "%s - --out: %s", file[0], o.err);
+        cr_assert(same_file(out, want, want_len), "%s - --out OUT: OUT is not the map", file[0]);
+        cr_assert(strstr(o.out, "plan: ") && strstr(o.out, out), "%s", o.out);
+        cr_assert(same_file(map, (const char *)orig, len), "the input map changed");
+        free(want);
+        run_free(&f);
+        run_free(&s);
+        run_free(&o);
+    }
+    run j = RUN_IN(map, "add", "-", "y", "--json");
+    cr_assert_eq(j.status, 0, "%s", j.err);
+    cr_assert(strstr(j.err, "{\"file\": \"-\", \"change\": \"add\"") != NULL, "%s", j.err);
+    dch_map *got = load_bytes(j.out, j.outlen, "add - --json");
+    cr_assert(has_member(got, "y"), "no member %s", "y");
+    dch_map_free(got);
+    run_free(&j);
+    free(orig);
+    dch_map_free(m);
+}
+
+/* --out writes the new map to another file, atomically, or with '-' to
+ * standard output, and leaves FILE as it was. */
+Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
+{
+    char map[256], copy[256], out[256], missing[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(copy, sizeof copy, "copy.dchmap");
+    path_in(out, sizeof out, "out.dchmap");
+    path_in(missing, sizeof missing, "no-such-dir/out.dchmap");
+    dch_map *m = make_map(map, 1, 4, false);
+    size_t len;
+    uint8_t *orig = map_bytes(m, &len);
+    write_file(copy, orig, len);
+    run r = RUN_IN(NULL, "add", copy, "x", "--weight", "2");
+    run_free(&r);
+    size_t want_len;
+    char *want = slurp(copy, &want_len);
+
+    write_file(out, "old contents", 12); /* replaced whole */
+    r = RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", out, "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"out\": \"") && strstr(r.out, "\"written\": true"), "%s", r.out);
+    cr_assert(same_file(out, want, want_len), "--out FILE is not the changed map");
+    run_free(&r);
+    r = RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", "-");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(r.outlen == want_len && memcmp(r.out, want, want_len) == 0, "--out -");
+    cr_assert(strstr(r.err, "standard output now at epoch") != NULL, "%s", r.err);
+    run_free(&r);
+    r = RUN_IN(NULL, "add", map, "x", "--out", missing);
+    cr_assert_eq(r.status, 1);
+    cr_assert(strstr(r.err, missing) != NULL, "%s", r.err);
+    run_free(&r);
+    /* --dry-run writes nothing, to OUT or to standard output. */
+    char dry[256];
+    path_in(dry, sizeof dry, "dry.dchmap");
+    r = RUN_IN(NULL, "add", map, "x", "--out", dry, "--dry-run");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "dry run: ") != NULL, "%s", r.out);
+    run_free(&r);
+    r = RUN_IN(map, "add", "-", "x", "--dry-run");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strncmp(r.out, "dry run: add x", 14) == 0, "no map, the report: %s", r.out);
+    run_free(&r);
+    r = RUN_IN(NULL, "add", map, "x", "--out", "");
+    cr_assert_eq(r.status, 2);
+    run_free(&r);
+
+    cr_assert(same_file(map, (const char *)orig, len), "FILE changed");
+    cr_assert_eq(count_files(), 3, "m, copy and out: no temporary or dry-run file is left");
+    free(want);
+    free(orig);
+    dch_map_free(m);
+}
+
+Test(cli_stdio, init_dash_writes_the_new_map_to_standard_output)
+{
+    char map[256];
+    path_in(map, sizeof map, "m.dchmap");
+    run f = RUN_IN(NULL, "init", map, "--units", "32", "--slots", "4", "--replicas", "2");
+    cr_assert_eq(f.status, 0, "%s", f.err);
+    run s = RUN_IN(NULL, "init", "-", "--units", "32", "--slots", "4", "--replicas", "2");
+    cr_assert_eq(s.status, 0, "%s", s.err);
+    cr_assert(same_file(map, s.out, s.outlen), "init - and init FILE differ");
+    cr_assert(strncmp(s.err, "standard output: new map, 32 units of 4 slots", 45) == 0, "%s",
+              s.err);
+    dch_map *m = load_bytes(s.out, s.outlen, "init -");
+    cr_assert_eq(dch_map_slot_count(m), 128);
+    cr_assert_eq(dch_map_node_count(m), 0);
+    dch_map_free(m);
+    run_free(&f);
+    run_free(&s);
+    cr_assert_eq(count_files(), 1, "init - made no file");
+}
+
+/* The pipeline of the help, and a longer one, agree with the same changes
+ * made on a file: equal fingerprints. */
+Test(cli_stdio, changes_chain_through_pipes)
+{
+    char *const *const spec[] = {
+        (char *const[]){"init", "-", NULL},
+        (char *const[]){"add", "-", "node-a", NULL},
+        (char *const[]){"add", "-", "node-b", NULL},
+        (char *const[]){"show", "-", NULL},
+    };
+    int st[8];
+    run r = pipeline(4, spec, st);
+    for (int k = 0; k < 4; k++)
+        cr_assert_eq(st[k], 0, "stage %d: %s", k, r.err);
+    cr_assert(strstr(r.out, "file:          standard input\n") && strstr(r.out, " node-a ") &&
+                  strstr(r.out, " node-b ") && strstr(r.out, "members:       2,"),
+              "%s", r.out);
+    run_free(&r);
+
+    char *const *const chain[] = {
+        (char *const[]){"init", "-", "--units", "16", "--slots", "8", "--replicas", "2", NULL},
+        (char *const[]){"add", "-", "a", "--zone", "z1", NULL},
+        (char *const[]){"add", "-", "b", "--weight", "3", "--zone", "z2", NULL},
+        (char *const[]){"add", "-", "c", "--zone", "z1", NULL},
+        (char *const[]){"remove", "-", "a", NULL},
+        (char *const[]){"weight", "-", "b", "2", NULL},
+        (char *const[]){"fingerprint", "-", NULL},
+    };
+    r = pipeline(7, chain, st);
+    for (int k = 0; k < 7; k++)
+        cr_assert_eq(st[k], 0, "stage %d: %s", k, r.err);
+    char map[256];
+    path_in(map, sizeof map, "m.dchmap");
+    for (int k = 0; k < 6; k++) {
+        char *args[12] = {0};
+        for (int i = 0; chain[k][i] != NULL; i++)
+            args[i] = strcmp(chain[k][i], "-") == 0 ? map : chain[k][i];
+        run f = run_io(NULL, args);
+        cr_assert_eq(f.status, 0, "%s: %s", args[0], f.err);
+        run_free(&f);
+    }
+    dch_map *m;
+    cr_assert_eq(dch_map_load_file(&m, map), DCH_OK);
+    char want[32];
+    snprintf(want, sizeof want, "%016llx\n", (unsigned long long)dch_map_fingerprint(m));
+    cr_assert_str_eq(r.out, want, "the pipeline and the file disagree");
+    run_free(&r);
+    dch_map_free(m);
+
+    /* A stage that fails sends nothing down the pipe: the next one fails
+     * too, naming standard input, rather than reading half a map. */
+    char *const *const broken[] = {
+        (char *const[]){"init", "-", NULL},
+        (char *const[]){"remove", "-", "nobody", NULL},
+        (char *const[]){"show", "-", NULL},
+    };
+    r = pipeline(3, broken, st);
+    cr_assert(st[0] == 0 && st[1] == 1 && st[2] == 1, "statuses %d %d %d", st[0], st[1], st[2]);
+    cr_assert(strstr(r.err, "no such member") && strstr(r.err, "standard input"), "%s", r.err);
+    run_free(&r);
+}
+
+/* ---- Usage ------------------------------------------------------------ */
+
+Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
+{
+    char map[256], dash[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(dash, sizeof dash, "-");
+    dch_map *m = make_map(map, 1, 3, false);
+    char *const twice[][7] = {
+        {"diff", "-", "-", NULL},
+        {"plan", "-", "-", "--max-slots", "4", NULL},
+        {"lookup", "-", "-", NULL},
+        {"add", "-", "-", NULL},
+        {"lookup", map, "k", "-", NULL},
+        {"add", map, "-", NULL},
+    };
+    for (size_t k = 0; k < sizeof twice / sizeof twice[0]; k++) {
+        run r = run_io(map, twice[k]);
+        cr_assert_eq(r.status, 2, "case %zu: status %d", k, r.status);
+        cr_assert(strstr(r.err, "usage: dchctl ") != NULL, "case %zu: %s", k, r.err);
+        cr_assert(k >= 4 || strstr(r.err, "'-' (standard input) given twice") != NULL, "%s",
+                  r.err);
+        cr_assert_eq(r.outlen, 0);
+        run_free(&r);
+    }
+    /* After --, '-' is a key or a name, and ./- a file called "-". */
+    run r = RUN_IN(NULL, "lookup", map, "--", "-");
+    bytes want = {NULL, 0, 0};
+    expect_answer(&want, m, "-", 1);
+    cr_assert_str_eq(r.out, want.p);
+    run_free(&r);
+    write_file(dash, "", 0);
+    r = RUN_IN(NULL, "init", "./-", "--force");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strncmp(r.out, "./-: new map", 12) == 0, "%s", r.out);
+    run_free(&r);
+    r = RUN_IN(NULL, "add", "--", "-", "-");
+    cr_assert_eq(r.status, 0, "add -- - - adds member - to the file -: %s", r.err);
+    run_free(&r);
+    dch_map *d;
+    cr_assert_eq(dch_map_load_file(&d, dash), DCH_OK);
+    cr_assert(has_member(d, "-"), "no member %s", "-");
+    dch_map_free(d);
+    free(want.p);
+    dch_map_free(m);
+}
+
+Test(cli_stdio, help_tells_of_dash_and_out)
+{
+    const char *cmds[] = {"init", "add", "remove", "weight", "show", "lookup",
+                          "diff", "plan", "verify", "fingerprint", "compare-ketama"};
+    /* Every command but under a reduced scale (valgrind), a run a second. */
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k += test_scale() < 1 ? 3 : 1) {
+        run r = RUN_IN(NULL, "help", (char *)cmds[k]);
+        cr_assert_eq(r.status, 0);
+        cr_assert(strstr(r.out, "'-'") != NULL, "help %s: %s", cmds[k], r.out);
+        cr_assert((k < 1 || k > 3) || strstr(r.out, "--out OUT") != NULL, "help %s", cmds[k]);
+        run_free(&r);
+    }
+}
+
+/* ---- lookup MAP - ----------------------------------------------------- */
+
+/* Every line of standard input answered in order, as the library places
+ * each key, in maps of one copy and of three copies in zones. */
+Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
+{
+    const uint64_t seed = test_seed(0x5eedc11);
+    uint64_t rng = seed;
+    char map[256], keyfile[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(keyfile, sizeof keyfile, "keys.txt");
+    const size_t n = test_scaled(20000, 2000);
+    for (uint32_t replicas = 1; replicas <= 3; replicas += 2) {
+        dch_map *m = make_map(map, replicas, 7, replicas > 1);
+        bytes keys = {NULL, 0, 0}, want = {NULL, 0, 0};
+        random_keys(keyfile, n, &rng, &keys);
+        for (size_t at = 0; at < keys.n;) {
+            size_t len;
+            memcpy(&len, keys.p + at, sizeof len);
+            expect_answer(&want, m, keys.p + at + sizeof len, len);
+            at += sizeof len + len;
+        }
+        run r = RUN_IN(keyfile, "lookup", map, "-");
+        cr_assert_eq(r.status, 0, "seed %llu: %s", (unsigned long long)seed, r.err);
+        assert_same_answers(&r, &want, seed);
+        run_free(&r);
+        r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        size_t answers = 0;
+        for (const char *p = r.out; (p = strstr(p, "{\"key\": ")) != NULL; p++)
+            answers++;
+        cr_assert_eq(answers, n, "--json: %zu answers to %zu keys", answers, n);
+        cr_assert(r.out[0] == '[' && strcmp(r.out + r.outlen - 4, "}\n]\n") == 0);
+        run_free(&r);
+        free(keys.p);
+        free(want.p);
+        dch_map_free(m);
+    }
+}
+
+/* The line endings: "\n" and "\r\n" end a line, an empty line is the empty
+ * key, a "\r" without "\n" is the key's, and a last line needs no "\n". The
+ * answers to keys on standard input are those to the same keys given as
+ * arguments. */
+Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
+{
+    char map[256], keyfile[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(keyfile, sizeof keyfile, "keys.txt");
+    dch_map *m = make_map(map, 1, 9, false);
+    static const char lines[] = "\n\r\na\r\nb\n\nc\rd\ne\r";
+    write_file(keyfile, lines, sizeof lines - 1);
+    const char *keys[] = {"", "", "a", "b", "", "c\rd", "e\r"};
+    bytes want = {NULL, 0, 0};
+    for (int k = 0; k < 7; k++)
+        expect_answer(&want, m, keys[k], strlen(keys[k]));
+    run r = RUN_IN(keyfile, "lookup", map, "-");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert_str_eq(r.out, want.p);
+    run_free(&r);
+    r = RUN_IN(NULL, "lookup", map, "", "", "a", "b", "", "c\rd", "e\r");
+    cr_assert_str_eq(r.out, want.p, "arguments and standard input differ");
+    run_free(&r);
+
+    write_file(keyfile, "", 0);
+    r = RUN_IN(keyfile, "lookup", map, "-");
+    cr_assert(r.status == 0 && r.outlen == 0, "no key, no answer: %s", r.out);
+    run_free(&r);
+    r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+    cr_assert_str_eq(r.out, "[]\n");
+    run_free(&r);
+    write_file(keyfile, "nul\0key\n", 8);
+    r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+    cr_assert(strstr(r.out, "{\"key\": \"nul\\u0000key\", ") != NULL, "%s", r.out);
+    run_free(&r);
+    free(want.p);
+    dch_map_free(m);
+}
+
+/* ---- When the reader goes away ---------------------------------------- */
+
+Test(cli_stdio, a_reader_that_goes_away_ends_the_tool_with_status_1)
+{
+    char map[256], keyfile[256], out[256];
+    path_in(map, sizeof map, "m.dchmap");
+    path_in(keyfile, sizeof keyfile, "keys.txt");
+    path_in(out, sizeof out, "out.dchmap");
+    dch_map *m = make_map(map, 1, 4, false);
+    size_t len;
+    uint8_t *orig = map_bytes(m, &len);
+    uint64_t rng = 7;
+    bytes keys = {NULL, 0, 0};
+    random_keys(keyfile, 20000, &rng, &keys);
+    char *err;
+    /* Closed at once, and after a first block has been read. */
+    for (size_t keep = 0; keep <= 4096; keep += 4096) {
+        const int st = run_to_closed_pipe(keyfile, keep, (char *const[]){"lookup", map, "-", NULL},
+                                          &err);
+        cr_assert_eq(st, 1, "keep %zu: status %d (-1: killed by a signal)", keep, st);
+        cr_assert_str_eq(err, "", "a reader that went away needs no message");
+        free(err);
+    }
+    char *const cases[][6] = {
+        {"show", map, NULL},
+        {"add", map, "x", "--out", "-", NULL},
+        {"add", "-", "x", NULL},
+        {"init", "-", NULL},
+        {"fingerprint", "-", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int st = run_to_closed_pipe(map, 0, cases[k], &err);
+        cr_assert_eq(st, 1, "%s %s: status %d", cases[k][0], cases[k][1], st);
+        free(err);
+    }
+    /* The map goes to --out FILE whole; only the report fails. */
+    const int st = run_to_closed_pipe(NULL, 0, (char *const[]){"add", map, "y", "--out", out, NULL},
+                                      &err);
+    cr_assert_eq(st, 1, "status %d", st);
+    free(err);
+    dch_map *o;
+    cr_assert_eq(dch_map_load_file(&o, out), DCH_OK, "--out FILE is not a whole map");
+    cr_assert(has_member(o, "y"), "no member %s", "y");
+    dch_map_free(o);
+    cr_assert(same_file(map, (const char *)orig, len), "FILE changed");
+    cr_assert_eq(count_files(), 3, "map, keys and out: nothing else");
+    free(keys.p);
+    free(orig);
+    dch_map_free(m);
+}
+
+/* A map is binary: it is not written to a terminal. */
+Test(cli_stdio, a_map_is_not_written_to_a_terminal)
+{
+    const int master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0)
+        cr_skip_test("no pseudo-terminal here");
+    const int tty = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+    cr_assert_geq(tty, 0);
+    char pe[128];
+    path_in(pe, sizeof pe, ".err");
+    const int e = open_capture(pe);
+    fflush(NULL);
+    const pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0)
+        exec_tool(-1, tty, e, (char *const[]){"init", "-", NULL});
+    close(tty);
+    close(e);
+    const int st = wait_exit(pid);
+    char *err = slurp(pe, NULL);
+    cr_assert_eq(st, 1, "status %d", st);
+    cr_assert(strstr(err, "standard output is a terminal") != NULL, "%s", err);
+    free(err);
+    close(master);
+}
+
+/* The etcd commands, when built, read the map from standard input too (an
+ * etcd is not needed to see them refuse bad bytes, naming the input). */
+Test(cli_stdio, etcd_commands_read_standard_input)
+{
+    run h = RUN_IN(NULL, "--help");
+    const bool etcd = strstr(h.out, "publish") != NULL;
+    run_free(&h);
+    if (!etcd)
+        cr_skip_test("dchctl has no etcd commands in this build");
+    char bad[256];
+    path_in(bad, sizeof bad, "bad.bin");
+    write_file(bad, "not a map", 9);
+    char *const cases[][10] = {
+        {"publish", "--etcd", "http://127.0.0.1:9", "--key", "k", "-", NULL},
+        {"rollout", "--etcd", "http://127.0.0.1:9", "--key", "k", "-", "--max-slots", "4", NULL},
+    };
+    for (size_t k = 0; k < 2; k++) {
+        run r = run_io(bad, cases[k]);
+        cr_assert_eq(r.status, 1, "%s: status %d", cases[k][0], r.status);
+        cr_assert(strstr(r.err, ": standard input: ") != NULL, "%s: %s", cases[k][0], r.err);
+        run_free(&r);
+    }
+    run r = RUN_IN(NULL, "help", "fetch");
+    cr_assert(strstr(r.out, "FILE '-' writes the map to standard output") != NULL, "%s", r.out);
+    run_free(&r);
+}
