@@ -15,11 +15,13 @@
     '#79706e', '#d4a6c8', '#b6992d'];
   const DEFAULTS = { units: 8, slots: 8, points: 160, seed: 1, views: 8 };
   const RANDOM_STEPS = 20;
+  const UINT32_MAX = 4294967295;
 
   const $ = (id) => document.getElementById(id);
   let api = null;
   let state = null;
   let chosen = null; // name number of the chosen member
+  let notice = ''; // says why nothing changed, until the next change
 
   function colour(who) {
     return who < 0 ? '#e3e6eb' : PALETTE[who % PALETTE.length];
@@ -44,6 +46,50 @@
     return who < 0 ? 'nobody' : 'node-' + String(who + 1).padStart(2, '0');
   }
 
+  // ---- Reading the fields -----------------------------------------------------
+
+  // Reads a count strictly, with the rules and words of dchctl: once the
+  // surrounding whitespace (space, tab, newline, CR, VT, FF) is trimmed, the
+  // whole text must be decimal digits, so no sign, fraction, exponent or
+  // empty text, and the value must lie in [min, max].
+  function parseWhole(text, name, min, max) {
+    const digits = text.replace(/^[ \t\n\r\v\f]+|[ \t\n\r\v\f]+$/g, '');
+    const v = /^[0-9]+$/.test(digits) ? Number(digits) : NaN;
+    if (v >= min && v <= max) return { value: v };
+    return { error: name + ' must be a whole number from ' + min + ' to ' + max +
+      ', not "' + text + '"' };
+  }
+
+  // Every numeric field: its name in messages and its bounds, the engine's
+  // (it reports them as state.limits); a select's are its first and last.
+  const FIELDS = {
+    'add-weight': (lim) => ['weight', 0, lim.weight],
+    weight: (lim) => ['weight', 0, lim.weight],
+    'random-seed': () => ['seed', 0, UINT32_MAX],
+    points: (lim) => ['ring points per node', 1, lim.points],
+    views: (lim) => ['client views', 1, lim.views],
+    units: () => ['DCH units', ...selectBounds('units')],
+    slots: () => ['slots per unit', ...selectBounds('slots')],
+  };
+
+  function selectBounds(id) {
+    const o = $(id).options;
+    return [Number(o[0].value), Number(o[o.length - 1].value)];
+  }
+
+  // The value of field `id`, or null once the error line says why not.
+  function field(id) {
+    const [name, min, max] = FIELDS[id](state.limits);
+    const r = parseWhole($(id).value, name, min, max);
+    if (r.error) {
+      $(id).setAttribute('aria-invalid', 'true');
+      showError(r.error);
+      return null;
+    }
+    $(id).removeAttribute('aria-invalid');
+    return r.value;
+  }
+
   // ---- Calling the engine ---------------------------------------------------
 
   function showError(text) {
@@ -59,8 +105,16 @@
       return false;
     }
     showError('');
+    notice = '';
     refresh();
     return true;
+  }
+
+  // Nothing to do: the status line says so, and the history is untouched.
+  function nothingChanged(text) {
+    showError('');
+    notice = text + ': nothing changed.';
+    $('status').textContent = notice;
   }
 
   let generation = 0;
@@ -87,17 +141,61 @@
     }, 0));
   }
 
-  function setup() {
-    return {
-      units: Number($('units').value),
-      slots: Number($('slots').value),
-      points: Number($('points').value),
-    };
+  // The setup fields show the setup in force (after a refusal too; the
+  // error line quotes what was refused).
+  function showSetup() {
+    const c = state.config;
+    ['units', 'slots', 'points', 'views'].forEach((id) => {
+      $(id).value = String(c[id]);
+      $(id).removeAttribute('aria-invalid');
+    });
+  }
+
+  // A new setup keeps the history: the engine replays every change on it.
+  function changeSetup() {
+    const units = field('units');
+    const slots = units === null ? null : field('slots');
+    const points = slots === null ? null : field('points');
+    const c = state.config;
+    if (points === null) {
+      showSetup();
+    } else if (units === c.units && slots === c.slots && points === c.points) {
+      showSetup();
+      nothingChanged('The setup is already ' + units + ' × ' + slots + ' slots and ' +
+        points + ' ring points per node');
+    } else if (!act(() => api.setup(units, slots, points))) {
+      showSetup();
+    } else {
+      const n = state.history.length;
+      notice = 'New setup: ' + units + ' × ' + slots + ' slots, ' + points +
+        ' ring points per node. ' + (n === 0 ? 'There was no change to replay.'
+        : n === 1 ? 'The one change of the history was replayed on it.'
+          : 'The ' + n + ' changes of the history were replayed on it; undo walks back through them.');
+      $('status').textContent = notice;
+    }
+  }
+
+  function changeViews() {
+    const views = field('views');
+    if (views === null) showSetup();
+    else if (views === state.config.views) {
+      showSetup();
+      nothingChanged('There are already ' + views + ' client views');
+    } else act(() => api.views(views));
   }
 
   function restart() {
-    const s = setup();
-    return act(() => api.reset(s.units, s.slots, s.points, DEFAULTS.seed));
+    const c = state.config;
+    return act(() => api.reset(c.units, c.slots, c.points, c.seed));
+  }
+
+  function setWeight() {
+    const m = state.members.find((x) => x.who === chosen);
+    if (!m) return;
+    const w = field('weight');
+    if (w === null) return;
+    if (w === m.weight) nothingChanged(m.name + ' already has weight ' + w);
+    else act(() => api.setWeight(m.who, w));
   }
 
   // ---- Drawing a ring ---------------------------------------------------------
@@ -210,7 +308,9 @@
       const mid = (lo + hi + 1) >> 1;
       if (g.ranges[mid][0] <= f) lo = mid; else hi = mid - 1;
     }
-    let text = (100 * f).toFixed(1) + '% round the ring: ' + nameOf(g.ranges[lo][1]);
+    const dch = cv.id === 'ring-0' || cv.id.startsWith('order-');
+    let text = 'at ' + (100 * f).toFixed(1) + (dch ? '% of the map: ' : '% round the ring: ') +
+      nameOf(g.ranges[lo][1]);
     const ch = (g.changes || []).find((m) => m[0] <= f && f < m[1]);
     if (ch) {
       text += cv.id === 'order-rev' ? ' (as you built it: ' + nameOf(ch[2]) + ')'
@@ -374,13 +474,37 @@
       ? '<li>Add at least two nodes to compare.</li>' : items.join('');
   }
 
+  // Labels under the chart's x axis: the joiner's name over the members
+  // after the join. One takes LABEL_W of the 900-wide view box; closer
+  // neighbours take turns over two rows, and closer still only every k-th
+  // join is labelled (every point's tooltip names its join).
+  const LABEL_W = 56;
+
+  function xLabels(joins, x, top) {
+    const gap = joins.length > 1 ? x(1) - x(0) : LABEL_W;
+    const rows = gap >= LABEL_W ? 1 : 2;
+    const every = Math.max(1, Math.ceil(LABEL_W / (rows * gap)));
+    let out = '';
+    joins.forEach((h, i) => {
+      if (i % every !== 0) return;
+      const y = top + 20 + ((i / every) % rows) * 30;
+      out += '<text class="xlabel" x="' + x(i) + '" y="' + y + '" text-anchor="middle">' +
+        '<title>join ' + (i + 1) + ': ' + h.op.name + ' joined, ' + h.members +
+        ' nodes after it</title><tspan class="name">' + h.op.name + '</tspan>' +
+        '<tspan class="count" x="' + x(i) +
+        '" dy="13">' + h.members + ' nodes</tspan></text>';
+    });
+    return { svg: out, height: rows * 30 };
+  }
+
   function renderChart() {
     const svg = $('chart');
     const joins = state.history.filter((h) => h.op.kind === 'add' && h.optimum < 1 && h.members > 1);
-    const Wd = 900, Ht = 280, L = 56, Rm = 150, T = 30, Bm = 42;
-    const pw = Wd - L - Rm, ph = Ht - T - Bm;
+    const Wd = 900, L = 56, Rm = 150, T = 30, ph = 208;
+    const pw = Wd - L - Rm;
     let out = '<text class="title" x="' + L + '" y="18">Share of all keys moved by each join</text>';
     if (joins.length === 0) {
+      svg.setAttribute('viewBox', '0 0 ' + Wd + ' 280');
       out += '<text x="' + (L + pw / 2) + '" y="' + (T + ph / 2) + '" text-anchor="middle">' +
         'Add two or more nodes: each join adds a point here.</text>';
       svg.innerHTML = out;
@@ -397,15 +521,12 @@
         '" stroke="#e8ebf0"/><text x="' + (L - 6) + '" y="' + (y(v) + 4) +
         '" text-anchor="end">' + Math.round(v * 100) + '%</text>';
     }
-    const every = Math.max(1, Math.ceil(joins.length / 24));
-    joins.forEach((h, i) => {
-      if (i % every === 0) {
-        out += '<text x="' + x(i) + '" y="' + (T + ph + 16) + '" text-anchor="middle">' +
-          h.members + '</text>';
-      }
-    });
-    out += '<text x="' + (L + pw / 2) + '" y="' + (Ht - 6) +
-      '" text-anchor="middle">nodes after the join</text>';
+    const labels = xLabels(joins, x, T + ph);
+    out += labels.svg;
+    const Ht = T + ph + labels.height + 36;
+    svg.setAttribute('viewBox', '0 0 ' + Wd + ' ' + Ht);
+    out += '<text x="' + (L + pw / 2) + '" y="' + (Ht - 8) +
+      '" text-anchor="middle">who joined, in order, and the nodes after the join</text>';
     const line = (vals, colour, dash) => '<polyline fill="none" stroke="' + colour +
       '" stroke-width="2"' + (dash ? ' stroke-dasharray="6 4"' : '') + ' points="' +
       vals.map((v, i) => x(i) + ',' + y(v)).join(' ') + '"/>';
@@ -414,8 +535,9 @@
       out += line(joins.map((h) => h.moved[s]), SCHEME_COLOUR[s], false);
       joins.forEach((h, i) => {
         out += '<circle cx="' + x(i) + '" cy="' + y(h.moved[s]) + '" r="3.5" fill="' +
-          SCHEME_COLOUR[s] + '"><title>' + SCHEME_NAME[s] + ', ' + h.op.name + ' joins: ' +
-          pct(h.moved[s]) + '</title></circle>';
+          SCHEME_COLOUR[s] + '"><title>' + SCHEME_NAME[s] + ', join ' + (i + 1) + ' (' +
+          h.op.name + ', ' + h.members + ' nodes after it): ' + pct(h.moved[s]) +
+          '</title></circle>';
       });
     });
     const legend = [['DCH map', SCHEME_COLOUR[0], false], [SCHEME_NAME[1], SCHEME_COLOUR[1], false],
@@ -431,7 +553,7 @@
 
   function render() {
     renderControls();
-    $('status').textContent = statusText();
+    $('status').textContent = notice || statusText();
     renderMembers();
     renderRings();
     renderFigures();
@@ -454,15 +576,14 @@
   function wire() {
     fillSelect($('units'), [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], DEFAULTS.units);
     fillSelect($('slots'), [1, 2, 4, 8, 16, 32, 64], DEFAULTS.slots);
-    $('points').value = DEFAULTS.points;
-    $('views').value = DEFAULTS.views;
-    $('add').addEventListener('click', () => act(() => api.add(Number($('add-weight').value))));
+    $('add').addEventListener('click', () => {
+      const w = field('add-weight');
+      if (w !== null) act(() => api.add(w));
+    });
     $('remove').addEventListener('click', () => {
       if (chosen !== null) act(() => api.remove(chosen));
     });
-    $('set-weight').addEventListener('click', () => {
-      if (chosen !== null) act(() => api.setWeight(chosen, Number($('weight').value)));
-    });
+    $('set-weight').addEventListener('click', setWeight);
     $('member').addEventListener('change', (e) => {
       chosen = Number(e.target.value);
       render();
@@ -479,10 +600,20 @@
     });
     $('undo').addEventListener('click', () => act(() => api.undo()));
     $('reset').addEventListener('click', restart);
-    $('random').addEventListener('click', () =>
-      act(() => api.random(Number($('random-seed').value) >>> 0, RANDOM_STEPS)));
-    ['units', 'slots', 'points'].forEach((id) => $(id).addEventListener('change', restart));
-    $('views').addEventListener('change', () => act(() => api.views(Number($('views').value))));
+    $('random').addEventListener('click', () => {
+      const seed = field('random-seed');
+      if (seed !== null) act(() => api.random(seed, RANDOM_STEPS));
+    });
+    ['units', 'slots', 'points'].forEach((id) => $(id).addEventListener('change', changeSetup));
+    $('views').addEventListener('change', changeViews);
+    // Enter in a field presses its button; editing a refused field clears its mark.
+    [['add-weight', 'add'], ['weight', 'set-weight'], ['random-seed', 'random']].forEach(([id, button]) => {
+      $(id).addEventListener('keydown', (e) => {
+        if (e.key === 'Enter') $(button).click();
+      });
+    });
+    ['add-weight', 'weight', 'random-seed'].forEach((id) =>
+      $(id).addEventListener('input', () => $(id).removeAttribute('aria-invalid')));
   }
 
   // The engine's last report, for a test driving the page (read only).
@@ -491,6 +622,7 @@
   createDchExplorer().then((M) => {
     api = {
       reset: M.cwrap('ex_reset', 'number', ['number', 'number', 'number', 'number']),
+      setup: M.cwrap('ex_setup', 'number', ['number', 'number', 'number']),
       add: M.cwrap('ex_add', 'number', ['number']),
       remove: M.cwrap('ex_remove', 'number', ['number']),
       setWeight: M.cwrap('ex_set_weight', 'number', ['number', 'number']),
@@ -505,7 +637,8 @@
     $('version').textContent = 'version ' + api.version();
     wire();
     api.views(DEFAULTS.views);
-    restart();
+    act(() => api.reset(DEFAULTS.units, DEFAULTS.slots, DEFAULTS.points, DEFAULTS.seed));
+    showSetup();
   }, (err) => {
     $('status').textContent = 'The library could not be loaded: ' + err +
       '. Serve this folder over HTTP (for example with bash explorer/run).';

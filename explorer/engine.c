@@ -17,7 +17,9 @@
  * change and replays the rest on fresh objects; a DCH map is a pure function
  * of its config and its calls, so the replay gives back the very map that
  * was there. A change that fails in any scheme is undone the same way, so
- * the page never shows schemes that disagree about who is a member.
+ * the page never shows schemes that disagree about who is a member. A new
+ * setup (units, slots, ring points) replays the whole history too, measuring
+ * every change again, so changing it loses nothing.
  *
  * Owners are numbered by name for the whole page: node-NN is number NN - 1
  * in every scheme, whatever id the scheme gave it, so a move in a plan and
@@ -217,6 +219,20 @@ static int replay(uint32_t n)
     return rc;
 }
 
+/*
+ * Rebuild every scheme from the whole history, measuring every change, so
+ * that each step's figures (the migration chart) are those of the setup now
+ * in force.
+ */
+static int replay_measured(void)
+{
+    int rc = fresh_schemes();
+    for (uint32_t i = 0; i < ex.nops && rc == DCH_OK; i++)
+        for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++)
+            rc = measure_one(s, &ex.ops[i], &ex.steps[i]);
+    return rc;
+}
+
 /* Append a change and apply it to every scheme; on failure the history and
  * the schemes are as they were. */
 static int push(ex_op op)
@@ -267,20 +283,27 @@ static bool pow2(uint32_t v)
     return v != 0 && (v & (v - 1)) == 0;
 }
 
-int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed)
+/* Refuse a setup the page cannot draw or replay fast; DCH_OK otherwise. */
+static int check_setup(uint32_t units, uint32_t slots, uint32_t points)
 {
     if (!pow2(units) || !pow2(slots) || units > 4096 || slots > 1024 ||
         (uint64_t)units * slots > (1u << 20))
         return refuse(DCH_EINVAL, "units and slots per unit must be powers "
                                   "of two with at most 2^20 slots in all");
-    if (points == 0 || points > 1000)
-        return refuse(DCH_EINVAL, "points per node must be 1 .. 1000");
+    if (points == 0 || points > EX_MAX_POINTS)
+        return refuse(DCH_EINVAL, "ring points per node must be a whole "
+                                  "number from 1 to %u", (unsigned)EX_MAX_POINTS);
+    return DCH_OK;
+}
+
+/* The three schemes' specs for a setup (the history is not touched). */
+static void configure(uint32_t units, uint32_t slots, uint32_t points,
+                      uint32_t seed)
+{
     ex.units = units;
     ex.slots = slots;
     ex.points = points;
     ex.seed = seed;
-    if (ex.views == 0)
-        ex.views = 8;
     uint8_t key[16];
     an_hash_key_of_seed(seed, key);
     for (int s = 0; s < EX_SCHEMES; s++) {
@@ -292,13 +315,43 @@ int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed)
         sp->points = s == 1 ? points : 1;
         memcpy(sp->hash_key, key, sizeof key);
     }
+}
+
+int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed)
+{
+    int rc = check_setup(units, slots, points);
+    if (rc != DCH_OK)
+        return rc;
+    configure(units, slots, points, seed);
+    if (ex.views == 0)
+        ex.views = 8;
     ex.nops = 0;
     ex.ready = false;
-    int rc = fresh_schemes();
+    rc = fresh_schemes();
     if (rc != DCH_OK)
         return refuse(rc, "%s", dch_strerror(rc));
     ex.ready = true;
     return DCH_OK;
+}
+
+int ex_setup(uint32_t units, uint32_t slots, uint32_t points)
+{
+    if (!ex.ready)
+        return refuse(DCH_EINVAL, "the explorer is not set up (reset first)");
+    int rc = check_setup(units, slots, points);
+    if (rc != DCH_OK)
+        return rc;
+    const uint32_t was[3] = {ex.units, ex.slots, ex.points};
+    configure(units, slots, points, ex.seed);
+    rc = replay_measured();
+    if (rc == DCH_OK)
+        return DCH_OK;
+    configure(was[0], was[1], was[2], ex.seed);
+    int again = replay_measured();
+    if (again != DCH_OK)
+        rc = again;
+    return refuse(rc, "the history cannot be replayed on this setup: %s",
+                  dch_strerror(rc));
 }
 
 int ex_add(uint32_t weight)

@@ -16,6 +16,7 @@
 #define EX_MAX_NAMES 99u
 #define EX_MAX_MEMBERS 48u
 #define EX_MAX_WEIGHT 16u
+#define EX_MAX_POINTS 1000u
 #define EX_MAX_OPS 400u
 #define EX_MAX_VIEWS 16u
 #define EX_MAX_FLOWS 64u
@@ -94,10 +95,18 @@ int ex_ranges_by_number(const an_scheme *s, an_ranges *out);
 /**
  * Start again with an empty history: DCH with `units` x `slots` slots (powers
  * of two, at most 2^20 slots), a ring with `points` points per unit of weight
- * (1 .. 1000) and a one-point ring, all under the hash key of `seed` (as
- * dch-analysis --seed derives it). Keeps the number of client views.
+ * (1 .. EX_MAX_POINTS) and a one-point ring, all under the hash key of
+ * `seed` (as dch-analysis --seed derives it). Keeps the number of client
+ * views.
  */
 int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed);
+
+/**
+ * Change the setup (as ex_reset takes it, with the same seed) and keep the
+ * history: every change is replayed and measured again on the new schemes.
+ * If the replay is refused, the setup and the schemes are as they were.
+ */
+int ex_setup(uint32_t units, uint32_t slots, uint32_t points);
 
 /** Add the next unused name with this weight (0 .. EX_MAX_WEIGHT). */
 int ex_add(uint32_t weight);

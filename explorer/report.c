@@ -348,6 +348,12 @@ static int write_state(an_buf *b, bool full, bool views, const uint32_t *who,
                   full ? "true" : "false", (unsigned)ex.units,
                   (unsigned)ex.slots, (unsigned)ex.points, (unsigned)ex.seed,
                   (unsigned)ex.views, (unsigned)(ex.units * ex.slots));
+    /* The engine's bounds, so the page checks its fields against them. */
+    an_buf_printf(b,
+                  "\"limits\":{\"weight\":%u,\"points\":%u,\"views\":%u,"
+                  "\"members\":%u},",
+                  (unsigned)EX_MAX_WEIGHT, (unsigned)EX_MAX_POINTS,
+                  (unsigned)EX_MAX_VIEWS, (unsigned)EX_MAX_MEMBERS);
     members_json(b, who, n, now);
     an_buf_printf(b, "\"last\":");
     if (ex.nops > 0)

@@ -9,8 +9,12 @@
 // ephemeral port), and every request to another host is refused and counted
 // as a failure. Scenario: four joins and a fifth (the moved share shown must
 // be dch-analysis's figure for N = 5, and 1/5 to the slot for DCH), a
-// removal, a weight change, undo and a random history; no console error,
-// page error or failed request. Screenshots go to the --out DIR
+// removal, a weight change, refused and no-op inputs (the message shown, and
+// nothing changed: state, table, rings, history), a new ring-points setup
+// that keeps the history, undo and a random history (the join chart's labels
+// distinct and apart); no console error, page error or failed request; at
+// 1240 and 800 px wide nothing overflows its container and every canvas and
+// the chart have drawn content. Screenshots go to the --out DIR
 // (explorer-readme.png is the README's picture). A watchdog ends everything
 // after 150 s, so ctest never waits on a hung browser.
 import { execFileSync } from 'node:child_process';
@@ -96,7 +100,9 @@ try {
   page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
   await page.setRequestInterception(true);
   page.on('request', (r) => {
-    if (new URL(r.url()).hostname === '127.0.0.1') r.continue();
+    // data: URLs are the test's own (it rasterises the chart), not network.
+    const u = new URL(r.url());
+    if (u.hostname === '127.0.0.1' || u.protocol === 'data:') r.continue();
     else {
       problems.push(`request off loopback: ${r.url()}`);
       r.abort();
@@ -115,6 +121,96 @@ try {
   const value = (sel) => page.$eval(sel, (e) => JSON.parse(e.dataset.value || 'null'));
   const text = (sel) => page.$eval(sel, (e) => e.textContent);
   const state = () => page.evaluate(() => window.dchExplorerState());
+  const settled = () => page.waitForFunction(() => window.dchExplorerState().full, { timeout: 20000 });
+  // What the page shows of the cluster: the engine's report, the members
+  // table, the three rings' pixels and the undo button.
+  const snapshot = () => page.evaluate(() => JSON.stringify({
+    state: window.dchExplorerState(),
+    table: document.querySelector('#members tbody').innerHTML,
+    rings: ['ring-0', 'ring-1', 'ring-2'].map((id) => document.getElementById(id).toDataURL()),
+    undo: document.getElementById('undo').disabled,
+  }));
+  async function typeInto(sel, text) {
+    await page.$eval(sel, (e) => { e.value = ''; });
+    if (text) await page.type(sel, text);
+  }
+  const refusal = (name, min, max, input) =>
+    `${name} must be a whole number from ${min} to ${max}, not "${input}"`;
+
+  // Nothing sticks out of its box: the page, every table's container and
+  // every panel have no more content than width (1 px for rounding).
+  async function layout(tag) {
+    const over = await page.evaluate(() => {
+      const boxes = new Set([document.documentElement, document.body]);
+      document.querySelectorAll('table').forEach((t) => boxes.add(t.parentElement));
+      document.querySelectorAll('section, .group, .row, .scheme, .order-body, figure, #status, #error, #chart')
+        .forEach((e) => boxes.add(e));
+      const name = (e) => e.id ? '#' + e.id : e.tagName.toLowerCase() + (e.className ? '.' + e.className : '');
+      return [...boxes].filter((e) => e.scrollWidth > e.clientWidth + 1)
+        .map((e) => `${name(e)} ${e.scrollWidth} > ${e.clientWidth}`);
+    });
+    check(over.length === 0, `${tag}: nothing overflows its container`, over.join('; '));
+  }
+
+  // Every canvas, img and the chart have drawn something: more than one
+  // colour, with ink on at least 1% of a canvas.
+  async function drawn(tag) {
+    const blank = await page.evaluate(async () => {
+      function ink(cv) {
+        const d = cv.getContext('2d').getImageData(0, 0, cv.width, cv.height).data;
+        const colours = new Set();
+        let inked = 0;
+        for (let i = 0; i < d.length; i += 4) {
+          colours.add(((d[i] << 24) | (d[i + 1] << 16) | (d[i + 2] << 8) | d[i + 3]) >>> 0);
+          if (d[i + 3] !== 0 && (d[i] < 250 || d[i + 1] < 250 || d[i + 2] < 250)) inked++;
+        }
+        return colours.size > 1 && inked >= 0.01 * (d.length / 4);
+      }
+      const bad = [...document.querySelectorAll('canvas')].filter((cv) => !ink(cv)).map((cv) => '#' + cv.id);
+      document.querySelectorAll('img').forEach((im) => { if (!(im.naturalWidth > 0)) bad.push(im.src); });
+      // The chart, drawn from its own markup (its lines carry their colours).
+      const svg = document.getElementById('chart');
+      const vb = svg.viewBox.baseVal;
+      const img = new Image();
+      img.src = 'data:image/svg+xml;charset=utf-8,' +
+        encodeURIComponent(new XMLSerializer().serializeToString(svg));
+      await img.decode();
+      const cv = document.createElement('canvas');
+      cv.width = vb.width;
+      cv.height = vb.height;
+      cv.getContext('2d').drawImage(img, 0, 0);
+      if (!ink(cv) || svg.querySelectorAll('polyline').length < 4) bad.push('#chart');
+      return bad;
+    });
+    check(blank.length === 0, `${tag}: every ring and the chart have drawn content`, blank.join(', '));
+  }
+
+  // The join chart's x labels: one per join shown, each naming a different
+  // joiner; no two texts of the chart (labels, axes, legend) overlap.
+  async function joinLabels(tag) {
+    const { labels, texts, joins } = await page.evaluate(() => ({
+      labels: [...document.querySelectorAll('#chart .xlabel .name')].map((t) => t.textContent),
+      texts: [...document.querySelectorAll('#chart > text')].map((t) => {
+        const r = t.getBoundingClientRect();
+        const name = t.querySelector('.name');
+        return { name: (name || t).textContent, l: r.left, r: r.right, t: r.top, b: r.bottom };
+      }),
+      joins: window.dchExplorerState().history
+        .filter((h) => h.op.kind === 'add' && h.optimum < 1 && h.members > 1).map((h) => h.op.name),
+    }));
+    check(labels.length > 1 && new Set(labels).size === labels.length && labels.every((n) => joins.includes(n)),
+      `${tag}: the join chart's x labels are distinct joiners`, labels.join(','));
+    const clash = [];
+    for (let i = 0; i < texts.length; i++) {
+      for (let j = i + 1; j < texts.length; j++) {
+        const a = texts[i], b = texts[j];
+        if (a.l < b.r - 0.5 && b.l < a.r - 0.5 && a.t < b.b - 0.5 && b.t < a.b - 0.5) clash.push(a.name + ' / ' + b.name);
+      }
+    }
+    check(texts.length > labels.length && clash.length === 0, `${tag}: no two texts of the join chart overlap`,
+      clash.join('; '));
+    return { names: labels, joins };
+  }
 
   const cfg = (await state()).config;
   SCENARIO = { nodes: 5, units: cfg.units, slots: cfg.slots, points: cfg.points, views: cfg.views };
@@ -140,6 +236,8 @@ try {
   for (let i = 0; i < 4; i++) await click('#add');
   await click('#add');
   const s5 = await state();
+  await layout('after five joins');
+  await drawn('after five joins');
   check(s5.members.length === 5 && s5.last.name === 'node-05', 'five members after five joins');
   const P = s5.config.slotCount;
   const movedDch = await value('#fig-moved-0');
@@ -183,6 +281,16 @@ try {
   const tip = await page.$eval('#tip', (e) => (e.hidden ? '' : e.textContent));
   check(tip.includes(': ' + s5.members.find((m) => m.who === s5.schemes[2].ranges[0][1]).name),
     'pointing at a ring names the owner there', tip);
+  check(/^at \d+\.\d% round the ring: node-\d\d( \(.*\))?$/.test(tip), 'a ring\'s position is "% round the ring"', tip);
+  const box0 = await (await page.$('#ring-0')).boundingBox();
+  await page.mouse.move(box0.x + box0.width / 2, box0.y + box0.height * 0.16);
+  const tip0 = await page.$eval('#tip', (e) => (e.hidden ? '' : e.textContent));
+  const at0 = Number((tip0.match(/^at ([\d.]+)%/) || [])[1]) / 100;
+  const owner0 = s5.schemes[0].ranges.filter((r) => r[0] <= at0).at(-1);
+  check(/^at \d+\.\d% of the map: node-\d\d( \(.*\))?$/.test(tip0) && owner0 &&
+    tip0.includes(': ' + s5.members.find((m) => m.who === owner0[1]).name),
+  'the DCH map\'s position is "% of the map", with its owner', tip0);
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height * 0.16);
   const rings = await (await page.$('#rings')).boundingBox();
   await page.screenshot({ path: join(args.out, 'explorer-hover.png'),
     clip: { x: 0, y: rings.y, width: 1240, height: rings.height } });
@@ -225,14 +333,118 @@ try {
     String(n3.share[0]));
   await page.screenshot({ path: join(args.out, 'explorer-weight.png'), fullPage: true });
 
-  // A weight the page does not allow is refused in words, and nothing changes.
-  const nBefore = await changes();
-  await page.$eval('#add-weight', (e) => { e.value = '99'; });
-  await page.click('#add');
-  await page.waitForSelector('#error:not([hidden])', { timeout: 10000 });
-  check(/0 to 16/.test(await text('#error')) && (await changes()) === nBefore &&
-    (await state()).members.length === sw.members.length, 'weight 99 is refused in words and changes nothing');
-  await page.$eval('#add-weight', (e) => { e.value = '1'; });
+  // Refused weights: the message says what is allowed, and nothing changes.
+  const lim = (await state()).limits;
+  check(lim.weight === 16 && lim.points === 1000 && lim.views === 16,
+    'the engine reports its bounds', JSON.stringify(lim));
+  const wmax = lim.weight;
+  for (const bad of ['', 'abc', '0.5', '-1', '1e9', '4294967296', '+3', '0x10', '1 2', String(wmax + 1)]) {
+    for (const [input, button] of [['#weight', '#set-weight'], ['#add-weight', '#add']]) {
+      const before = await snapshot();
+      await typeInto(input, bad);
+      await page.click(button);
+      const want = refusal('weight', 0, wmax, bad);
+      const shown = await page.$eval('#error', (e) => (e.hidden ? '' : e.textContent));
+      check(shown === want, `${button}: weight ${JSON.stringify(bad)} is refused in words`, shown);
+      check((await snapshot()) === before && (await changes()) === sw.history.length,
+        `${button}: weight ${JSON.stringify(bad)} changes nothing`);
+      check(await page.$eval(input, (e) => e.getAttribute('aria-invalid') === 'true'),
+        `${button}: the refused field ${JSON.stringify(bad)} is marked`);
+    }
+  }
+  await typeInto('#add-weight', '1'); // typing clears the field's mark
+  check(await page.$eval('#add-weight', (e) => !e.hasAttribute('aria-invalid')), 'editing a refused field clears its mark');
+  await typeInto('#weight', '0.5');
+  await page.click('#set-weight');
+  await page.screenshot({ path: join(args.out, 'explorer-invalid.png'),
+    clip: { x: 0, y: 0, width: 1240, height: Math.ceil((await (await page.$('#rings')).boundingBox()).y) + 40 } });
+  await layout('with an error shown');
+
+  // Other counts: the seed, the ring points and the client views.
+  for (const [input, name, max, bad] of [['#random-seed', 'seed', 4294967295, '4294967296'],
+    ['#random-seed', 'seed', 4294967295, '-7'], ['#points', 'ring points per node', lim.points, '0'],
+    ['#points', 'ring points per node', lim.points, '2.5'], ['#views', 'client views', lim.views, '17'],
+    ['#views', 'client views', lim.views, 'eight']]) {
+    const before = await snapshot();
+    await typeInto(input, bad);
+    if (input === '#random-seed') await page.click('#random');
+    else await page.keyboard.press('Tab'); // commits the field (its change event)
+    const shown = await page.$eval('#error', (e) => (e.hidden ? '' : e.textContent));
+    const min = input === '#random-seed' ? 0 : 1;
+    check(shown === refusal(name, min, max, bad), `${name} ${JSON.stringify(bad)} is refused in words`, shown);
+    check((await snapshot()) === before, `${name} ${JSON.stringify(bad)} changes nothing`);
+  }
+  check(await page.evaluate(() => ['points', 'views'].every((id) => {
+    const e = document.getElementById(id);
+    return e.value === String(window.dchExplorerState().config[id]) && !e.hasAttribute('aria-invalid');
+  })), 'a refused setup field shows the setup in force again');
+  await page.$eval('#random-seed', (e) => { e.value = '1'; });
+
+  // " 12 " is 12 once trimmed: a change of its own.
+  await typeInto('#weight', ' 12 ');
+  await click('#set-weight');
+  const s12 = await state();
+  check(s12.members.find((m) => m.name === 'node-03').weight === 12 && s12.history.length === sw.history.length + 1 &&
+    !(await page.$eval('#error', (e) => !e.hidden)), 'weight " 12 " is read as 12');
+  // Setting the weight a member has is no change: the status says so, the
+  // history stays as it was.
+  const beforeNoop = await snapshot();
+  await typeInto('#weight', '12');
+  await page.click('#set-weight');
+  check((await text('#status')) === 'node-03 already has weight 12: nothing changed.',
+    'a weight set to its current value is reported as no change', await text('#status'));
+  check((await snapshot()) === beforeNoop, 'a weight set to its current value leaves the history as it was');
+  await click('#undo');
+  check((await state()).members.find((m) => m.name === 'node-03').weight === 4 &&
+    (await changes()) === sw.history.length, 'undo takes back weight 12, not the no-op');
+
+  // Another number of ring points keeps the history: every change is
+  // replayed on the new ring; the DCH map and the one-point ring stay as
+  // they were; undo still walks back; the old number gives back every figure.
+  const beforePoints = await state();
+  await typeInto('#points', '40');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => { const s = window.dchExplorerState(); return s.config.points === 40 && s.full; },
+    { timeout: 20000 });
+  const s40 = await state();
+  check(JSON.stringify(s40.history.map((h) => h.op)) === JSON.stringify(beforePoints.history.map((h) => h.op)),
+    'ring points 40: the history is kept', `${s40.history.length} vs ${beforePoints.history.length}`);
+  check(JSON.stringify(s40.schemes[0].ranges) === JSON.stringify(beforePoints.schemes[0].ranges) &&
+    JSON.stringify(s40.schemes[2].ranges) === JSON.stringify(beforePoints.schemes[2].ranges) &&
+    JSON.stringify(s40.schemes[1].ranges) !== JSON.stringify(beforePoints.schemes[1].ranges),
+  'ring points 40: only the ring with many points changed');
+  check(s40.history.every((h, i) => h.moved[0] === beforePoints.history[i].moved[0]) &&
+    s40.history.some((h, i) => h.moved[1] !== beforePoints.history[i].moved[1]),
+  'ring points 40: every change is measured again on the new ring');
+  check((await text('#title-1')) === 'Ring, 40 points per node' && (await text('#status')).includes('replayed'),
+    'ring points 40: the page says the history was replayed', await text('#status'));
+  await click('#undo');
+  check((await changes()) === beforePoints.history.length - 1, 'ring points 40: undo walks back the kept history');
+  await typeInto('#points', '160');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => { const s = window.dchExplorerState(); return s.config.points === 160 && s.full; },
+    { timeout: 20000 });
+  await typeInto('#weight', '4');
+  await click('#set-weight');
+  check(JSON.stringify(await state()) === JSON.stringify(beforePoints),
+    'back to 160 points: the same state and figures as before');
+  // So does another number of DCH units.
+  await page.select('#units', '16');
+  await page.waitForFunction(() => { const s = window.dchExplorerState(); return s.config.units === 16 && s.full; },
+    { timeout: 20000 });
+  const s16 = await state();
+  check(s16.history.length === beforePoints.history.length &&
+    JSON.stringify(s16.schemes[0].ranges) !== JSON.stringify(beforePoints.schemes[0].ranges) &&
+    JSON.stringify(s16.schemes[1].ranges) === JSON.stringify(beforePoints.schemes[1].ranges),
+  '16 DCH units: the history is kept and replayed on the new map');
+  await page.select('#units', '8');
+  await page.waitForFunction(() => { const s = window.dchExplorerState(); return s.config.units === 8 && s.full; },
+    { timeout: 20000 });
+  check(JSON.stringify(await state()) === JSON.stringify(beforePoints), 'back to 8 units: the same state as before');
+  await typeInto('#points', ' 160');
+  await page.keyboard.press('Tab');
+  check((await text('#status')).endsWith('nothing changed.') && (await changes()) === beforePoints.history.length,
+    'the same ring points again is reported as no change', await text('#status'));
 
   // Undo gives back the removal's state and figures.
   await click('#undo');
@@ -244,7 +456,31 @@ try {
   await click('#random');
   check((await changes()) === 20, 'a random history of 20 changes', String(await changes()));
   check(!(await page.$eval('#error', (e) => !e.hidden)), 'no change was refused');
+  await settled();
   await page.screenshot({ path: join(args.out, 'explorer-random.png'), fullPage: true });
+  const chart = await page.$('#chart');
+  await chart.screenshot({ path: join(args.out, 'explorer-chart.png') });
+  const { joins } = await joinLabels('random history');
+  check(new Set(joins).size === joins.length && (await page.$$('#chart .xlabel')).length === joins.length,
+    'random history: every join has its own label', joins.join(','));
+  await layout('random history, 1240 px');
+  await drawn('random history, 1240 px');
+  await page.setViewport({ width: 800, height: 900, deviceScaleFactor: 1 });
+  await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => ok())));
+  await layout('random history, 800 px');
+  await drawn('random history, 800 px');
+  await joinLabels('random history, 800 px');
+  await page.screenshot({ path: join(args.out, 'explorer-narrow.png'), fullPage: true });
+  await chart.screenshot({ path: join(args.out, 'explorer-chart-narrow.png') });
+  await page.setViewport({ width: 1240, height: 900, deviceScaleFactor: 1 });
+
+  // Many joins: the labels take turns over two rows, then thin out, and
+  // still never overlap.
+  await click('#reset');
+  for (let i = 0; i < 30; i++) await click('#add');
+  await settled();
+  await joinLabels('30 joins');
+  await chart.screenshot({ path: join(args.out, 'explorer-chart-30.png') });
 } catch (e) {
   check(false, 'the scenario ran to its end', e.stack || String(e));
 } finally {
