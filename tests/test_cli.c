@@ -66,15 +66,22 @@ static void path_in(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", the_tool.dir, name);
 }
 
-/* Names of the files in the scratch directory (stdout/stderr captures aside). */
-static int count_files(void)
+/* Names in a directory, but for hidden ones. */
+static int count_files_in(const char *dir)
 {
-    DIR *d = opendir(the_tool.dir);
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d, "cannot open %s", dir);
     int n = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;)
         n += e->d_name[0] != '.';
     closedir(d);
     return n;
+}
+
+/* Names of the files in the scratch directory (stdout/stderr captures aside). */
+static int count_files(void)
+{
+    return count_files_in(the_tool.dir);
 }
 
 /* ---- A strict JSON checker -------------------------------------------- */
@@ -770,7 +777,9 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     cr_assert_eq(dch_map_stage_steps(a, b, 40, &n), DCH_OK);
     cr_assert(n > 2);
 
-    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", the_tool.dir);
+    char steps[256];
+    path_in(steps, sizeof steps, "steps");
+    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", steps);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char want[64];
     snprintf(want, sizeof want, "%u steps of at most 40 slots", n);
@@ -778,7 +787,8 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     snprintf(want, sizeof want, "step %u/%u: epoch", n, n);
     cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
     tool_result_free(&r);
-    cr_assert_eq(count_files(), 2 + (int)n, "one file per step");
+    cr_assert_eq(count_files(), 3, "the two maps and the steps' folder, nothing beside");
+    cr_assert_eq(count_files_in(steps), (int)n, "one file per step");
 
     /* Each file is the library's step, byte for byte. */
     dch_map *prev = a;
@@ -786,7 +796,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
         dch_map *step;
         cr_assert_eq(dch_map_stage_next(&step, prev, b, 40), DCH_OK);
         char path[256], name[32];
-        snprintf(name, sizeof name, "step-%04u.dchmap", i);
+        snprintf(name, sizeof name, "steps/step-%04u.dchmap", i);
         path_in(path, sizeof path, name);
         size_t len, flen;
         cr_assert_eq(dch_map_save(step, NULL, 0, &len), DCH_OK);

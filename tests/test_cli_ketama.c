@@ -227,9 +227,10 @@ Test(cli_ketama, bad_fleet_files_fail_naming_the_line)
     const struct {
         const char *text, *message;
     } cases[] = {
-        {"a:1 1\nb:0 1\n", ":2: the port is not a number from 1 to 65535"},
-        {"a:1 1\nb:70000 1\n", ":2: the port is not a number from 1 to 65535"},
-        {"a:1 1\n\nb:2 x\n", ":3: the weight is not an integer"},
+        {"a:1 1\nb:0 1\n", ":2: port must be a whole number from 1 to 65535, not \"0\""},
+        {"a:1 1\nb:70000 1\n", ":2: port must be a whole number from 1 to 65535, not \"70000\""},
+        {"a:1 1\n\nb:2 x\n", ":3: weight must be a whole number from 0 to 4294967295, not \"x\""},
+        {"a:1 1\nb:2 +1\n", ":2: weight must be a whole number from 0 to 4294967295, not \"+1\""},
         {"a:1 1\nb:2 1 extra\n", ":2: expected \"host:port weight\""},
         {"a:1 1\n:5 1\n", ":2: no host"},
         {"a:11211 1\na 2\n", ":2: the server is listed twice"},

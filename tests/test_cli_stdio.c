@@ -926,3 +926,62 @@ Test(cli_stdio, etcd_commands_read_standard_input)
     cr_assert(strstr(r.out, "FILE '-' writes the map to standard output") != NULL, "%s", r.out);
     run_free(&r);
 }
+
+/*
+ * `dchctl plan OLD NEW --write-dir DIR | head`: the steps are written whole
+ * or not at all. They are put in place before the report, so a reader that
+ * goes away stops the report alone (status 1, no message) and DIR holds
+ * every step, each the library's; nothing else is left beside it.
+ */
+Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
+{
+    char old[256], target[256], steps[256];
+    path_in(old, sizeof old, "old.dchmap");
+    path_in(target, sizeof target, "new.dchmap");
+    path_in(steps, sizeof steps, "steps");
+    dch_map *a = make_map(old, 1, 4, false);
+    dch_map *b;
+    cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
+    cr_assert_eq(dch_map_add_node(b, "m9", 2, NULL), DCH_OK);
+    cr_assert_eq(dch_map_save_file(b, target), DCH_OK);
+    uint32_t n;
+    cr_assert_eq(dch_map_stage_steps(a, b, 1, &n), DCH_OK);
+    /* Steps of 1 slot: a report longer than stdio's buffer, so that a
+     * report written before the steps would fail before the last one. */
+    cr_assert(n > 20, "%u steps: too few to stop half-way", n);
+    char *err;
+    /* The reader closed before the tool starts: its first write fails. (A
+     * reader that reads a little first would see the whole small report,
+     * written at exit in one go.) */
+    for (size_t keep = 0; keep == 0; keep++) {
+        const int st = run_to_closed_pipe(NULL, keep,
+                                          (char *const[]){"plan", old, target, "--max-slots", "1",
+                                                          "--write-dir", steps, NULL},
+                                          &err);
+        cr_assert_eq(st, 1, "keep %zu: status %d (-1: killed by a signal)", keep, st);
+        cr_assert_str_eq(err, "", "a reader that went away needs no message");
+        free(err);
+        cr_assert_eq(count_files(), 3, "old, new and steps: nothing else");
+        DIR *d = opendir(the_tool.dir);
+        for (struct dirent *e; (e = readdir(d)) != NULL;)
+            cr_assert(strncmp(e->d_name, ".steps", 6) != 0, "%s left behind", e->d_name);
+        closedir(d);
+        dch_map *prev = a;
+        for (uint32_t i = 1; i <= n; i++) {
+            char path[300];
+            dch_map *want, *got;
+            snprintf(path, sizeof path, "%s/step-%04u.dchmap", steps, i);
+            cr_assert_eq(dch_map_stage_next(&want, prev, b, 1), DCH_OK);
+            cr_assert_eq(dch_map_load_file(&got, path), DCH_OK, "keep %zu: no step %u", keep, i);
+            cr_assert(same_map_bytes(got, want), "keep %zu: step %u differs", keep, i);
+            dch_map_free(got);
+            if (prev != a)
+                dch_map_free(prev);
+            prev = want;
+        }
+        dch_map_free(prev);
+        remove_dir(steps);
+    }
+    dch_map_free(a);
+    dch_map_free(b);
+}

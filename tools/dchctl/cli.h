@@ -88,6 +88,11 @@ int read_args(const command *cmd, int argc, char **argv, option_reader option, v
 
 /* Print "dchctl CMD: <fmt with what>" and the command's usage; EXIT_USAGE. */
 int usage_error(const command *cmd, const char *fmt, const char *what);
+/* The same with any printf arguments. */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((format(printf, 2, 3)))
+#endif
+int usage_fail(const command *cmd, const char *fmt, ...);
 
 /* Parse argv as cmd's options and positional arguments, run cmd->run.map,
  * and report a failed write of stdout; returns the exit status. */
@@ -100,11 +105,43 @@ const char *opt_value(const args *a, int flag);
 extern const char stdio_arg[];
 /* Whether arg is stdio_arg, standard input or output. */
 int is_stdio(const char *arg);
-/* Strict decimal u32: digits only, no sign, no overflow; 0 or -1. */
-int parse_u32(const char *s, uint32_t *out);
-/* Whether s is a valid member or zone name: 1 .. DCH_NAME_MAX bytes, no
- * control byte (the library's rule, checked before any file is read). */
-int valid_name(const char *s);
+/* A number the tool reads: its name in messages ("weight", "units"), its
+ * range, and whether it must also be a power of two. */
+typedef struct number_rule {
+    const char *name;
+    uint64_t min, max;
+    int power_of_two;
+} number_rule;
+
+/* s as a number of the rule: the whole string, decimal digits only (no
+ * sign, fraction, exponent or space, not empty), in range; 0 and *out, or
+ * -1 with *out unchanged. Every number the tool reads goes through here. */
+int parse_number(const char *s, const number_rule *rule, uint64_t *out);
+/* Why s was refused, into buf: `weight must be a whole number from 0 to
+ * 4294967295, not "x"`, or `units must be a power of two from 1 to
+ * 16777216, not "3"` (control bytes of s as \xNN). Returns buf. */
+const char *number_refusal(char *buf, size_t n, const number_rule *rule, const char *s);
+/* parse_number, or a usage error of cmd giving number_refusal's words:
+ * 0 or EXIT_USAGE. */
+int number_arg(const command *cmd, const char *s, const number_rule *rule, uint64_t *out);
+/* Whether s is a valid member or zone name (`what`: "name" or "zone"): 1 ..
+ * DCH_NAME_MAX bytes, no control byte (the library's rule, checked before
+ * any file is read). 0, or EXIT_USAGE after saying which rule s broke. */
+int check_name(const command *cmd, const char *what, const char *s);
+
+/* The names nearest to a mistyped one, for "did you mean ...?". */
+typedef struct suggestions {
+    const char *typed;
+    const char *name[4];
+    size_t n;
+    unsigned best; /* edits of the names kept; 3 while there is none */
+} suggestions;
+void suggest_start(suggestions *sg, const char *typed);
+/* Keep name if it is among the nearest so far: at most 2 edits away, or
+ * begun by what was typed (2 bytes or more). */
+void suggest_consider(suggestions *sg, const char *name);
+/* "; did you mean <prefix>a or <prefix>b?", or "" when none is near; buf. */
+const char *suggest_text(const suggestions *sg, const char *prefix, char *buf, size_t size);
 /* 32 hex digits into 16 bytes; 0 or -1. */
 int parse_key(const char *s, uint8_t key[16]);
 
@@ -154,6 +191,12 @@ int load(const char *path, dch_map **m);
 /* Save m to PATH atomically (dch_map_save_file), or for stdio_arg write its
  * bytes to standard output; 0, or EXIT_RUNTIME after reporting why not. */
 int save(const char *path, const dch_map *m);
+/* The rule of a member's weight: 0 .. 4294967295. */
+extern const number_rule weight_rule;
+/* `dchctl add node-x MAP`: when FILE (the first argument) does not exist and
+ * a later one is a file or ends in .dchmap, a usage error that shows the
+ * order; else 0. */
+int check_map_first(const command *cmd, const args *a);
 /* The map's copies per slot (its config's replicas, 0 read as 1). */
 uint32_t map_replicas(const dch_map *m);
 /* Whether some member of m has a zone. */
@@ -165,27 +208,44 @@ typedef struct transfer {
     const char *from, *to;
     uint64_t lo, hi;
     uint64_t slots;
+    uint64_t promoted; /* of slots, those whose new primary held a copy: no data moves */
 } transfer;
 
-/* The ranges that move between two maps, in hash order. */
+/* The ranges whose primary changes between two maps, in hash order. */
 typedef struct plan {
     transfer *moves;
     size_t n, cap;
     unsigned bits; /* log2 P */
     uint32_t P;
     int failed; /* out of memory */
+    const dch_map *from; /* the old map, where promotions are looked up */
+    uint32_t from_replicas;
 } plan;
+
+/* What a change does to the data, from dch_map_diff_copies: every copy a
+ * member gains and loses. `copied` counts the copies created from a source
+ * (data that travels; a copy created in a map that held nothing has none),
+ * `held` the copies the old map holds (all of its data). */
+typedef struct copy_counts {
+    uint64_t created, dropped, copied, held;
+} copy_counts;
 
 /* The plan from -> to (p->moves freed by the caller, also on failure);
  * 0 or EXIT_RUNTIME after reporting why not. */
 int make_plan(const dch_map *from, const dch_map *to, plan *p);
-/* The copies (all positions) created and dropped from -> to, matched per
- * slot by member name (dch_map_diff_copies); both maps have one shape. */
-void copy_changes(const dch_map *from, const dch_map *to, uint64_t *created,
-                  uint64_t *dropped);
+/* The copies (all positions) created, dropped and copied from -> to,
+ * matched per slot by member name (dch_map_diff_copies); both maps have
+ * one shape. */
+void copy_changes(const dch_map *from, const dch_map *to, copy_counts *c);
+/* The copies line of a change or a diff with replicas: as text, "copies: C
+ * created, D dropped ...: data moves for X of Y copies (Z% of the map's
+ * data)"; as JSON, members (copies_created, copies_dropped, copies_moved,
+ * copies_held, data_fraction) followed by ",\n  ". */
+void print_copies(FILE *f, const copy_counts *c, uint32_t replicas, int json);
 /* Print the plan to f: as text (totals per pair, and with `ranges` every
- * range) or as JSON members of an object the caller opened. 0 or
- * EXIT_RUNTIME. */
+ * range) or as JSON members of an object the caller opened. With replicas
+ * the slots that change primary are told apart: promotions (the new
+ * primary held a copy: no data moves) and the rest. 0 or EXIT_RUNTIME. */
 int print_plan(FILE *f, const plan *p, int json, int ranges);
 
 /* ---- Command entry points ---------------------------------------------- */

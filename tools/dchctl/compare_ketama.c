@@ -43,23 +43,25 @@ static const char *parse_server(char *line, kserver *out)
     }
     if (nf == 0)
         return "no host";
+    /* The tool's one number parser, so a line is refused in the words an
+     * argument is; the message lives until the next call. */
+    static const number_rule port_rule = {"port", 1, 65535, 0};
+    static char refusal[256];
     char *colon = strrchr(fields[0], ':');
-    uint32_t port = KETAMA_DEFAULT_PORT;
+    uint64_t port = KETAMA_DEFAULT_PORT, weight = 1;
     if (colon != NULL) {
         *colon = '\0';
-        if (parse_u32(colon + 1, &port) != 0 || port == 0 || port > 65535)
-            return "the port is not a number from 1 to 65535";
+        if (parse_number(colon + 1, &port_rule, &port) != 0)
+            return number_refusal(refusal, sizeof refusal, &port_rule, colon + 1);
     }
     if (fields[0][0] == '\0')
         return "no host";
-    out->weight = 1;
-    if (nf == 2 && (parse_u32(fields[1], &out->weight) != 0))
-        return "the weight is not an integer from 0 to 4294967295";
-    if (out->weight == 0)
-        out->weight = 1;
+    if (nf == 2 && parse_number(fields[1], &weight_rule, &weight) != 0)
+        return number_refusal(refusal, sizeof refusal, &weight_rule, fields[1]);
+    out->weight = weight == 0 ? 1 : (uint32_t)weight;
     int len = port == KETAMA_DEFAULT_PORT
                   ? snprintf(out->name, sizeof out->name, "%s", fields[0])
-                  : snprintf(out->name, sizeof out->name, "%s:%" PRIu32, fields[0], port);
+                  : snprintf(out->name, sizeof out->name, "%s:%" PRIu64, fields[0], port);
     if (len < 0 || (size_t)len >= sizeof out->name)
         return "host:port is longer than 255 bytes";
     return NULL;
@@ -94,7 +96,7 @@ static int read_fleet(const char *path, fleet *f)
             if (strcmp(f->sv[i].name, f->sv[f->n].name) == 0)
                 bad = "the server is listed twice";
         if (bad == NULL && ++f->n > DCH_RING_MAX_NODES)
-            bad = "too many servers";
+            bad = "more than 65535 servers, the most a ring holds";
     }
     if (bad == NULL && ferror(in))
         bad = strerror(errno);

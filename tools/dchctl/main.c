@@ -26,9 +26,10 @@ static const command commands[] = {
     {"init",
      "FILE [--units U] [--slots S] [--replicas R] [--key HEX | --random-key] [--force] [--json]",
      "create an empty map",
-     "  --units U       minimum arc units, a power of two (default 1024)\n"
-     "  --slots S       slots per unit, a power of two (default 64);\n"
-     "                  units * slots may be at most 2^24\n"
+     "  --units U       minimum arc units, a power of two from 1 to 16777216\n"
+     "                  (default 1024)\n"
+     "  --slots S       slots per unit, a power of two from 1 to 16777216 (default\n"
+     "                  64); units * slots may be at most 16777216 (2^24)\n"
      "  --replicas R    copies of every slot, 1 .. 8 (default 1), each on another\n"
      "                  member and, with zones, in another zone\n"
      "  --key HEX       the SipHash key every client shares, 32 hex digits\n"
@@ -39,22 +40,25 @@ static const command commands[] = {
      "  report to standard error\n",
      1, 1, OPT_UNITS | OPT_SLOTS | OPT_REPLICAS | OPT_KEY | OPT_RANDOM_KEY | OPT_FORCE | OPT_JSON,
      MAP(cmd_init)},
-    {"add", "FILE NAME [--weight W] [--zone Z] [--out OUT] [--dry-run] [--ranges] [--json]",
+    {"add", "FILE NAME [--weight W] [--zone Z] [--out OUT] [--dry-run] [--force] [--ranges] [--json]",
      "add a member; prints the plan",
      "  --weight W      0 .. 4294967295 (default 1); 0 adds a member that owns\n"
      "                  nothing yet\n"
      "  --zone Z        the member's failure domain: copies of a slot go to\n"
      "                  distinct zones; 1 to 255 bytes, no control character\n"
      "                  (default: a zone of its own)\n"
-     "  With replicas, also prints the copies created and dropped; the plan\n"
-     "  lists the primaries' moves.\n",
-     2, 2, OPT_WEIGHT | OPT_ZONE | OPT_OUT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_add)},
-    {"remove", "FILE NAME [--out OUT] [--dry-run] [--ranges] [--json]",
-     "remove a member; prints the plan", "", 2, 2, OPT_OUT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON,
-     MAP(cmd_remove)},
-    {"weight", "FILE NAME W [--out OUT] [--dry-run] [--ranges] [--json]",
-     "set a member's weight; prints the plan", "  W               0 drains the member but keeps it\n",
-     3, 3, OPT_OUT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON, MAP(cmd_weight)},
+     "  The total weight may be at most 4294967295, and a map holds at most\n"
+     "  65535 members.\n",
+     2, 2, OPT_WEIGHT | OPT_ZONE | OPT_OUT | OPT_DRY_RUN | OPT_FORCE | OPT_RANGES | OPT_JSON,
+     MAP(cmd_add)},
+    {"remove", "FILE NAME [--out OUT] [--dry-run] [--force] [--ranges] [--json]",
+     "remove a member; prints the plan", "", 2, 2,
+     OPT_OUT | OPT_DRY_RUN | OPT_FORCE | OPT_RANGES | OPT_JSON, MAP(cmd_remove)},
+    {"weight", "FILE NAME W [--out OUT] [--dry-run] [--force] [--ranges] [--json]",
+     "set a member's weight; prints the plan",
+     "  W               0 .. 4294967295; 0 drains the member but keeps it. The\n"
+     "                  total weight may be at most 4294967295\n",
+     3, 3, OPT_OUT | OPT_DRY_RUN | OPT_FORCE | OPT_RANGES | OPT_JSON, MAP(cmd_weight)},
     {"show", "FILE [--json]", "config, epoch, fingerprint, members and their balance",
      "  columns: share% of the slots, ideal% (weight / total weight), dev (slots\n"
      "  minus ideal slots), unit (fewest..most slots held in one unit), ideal/u\n"
@@ -78,11 +82,12 @@ static const command commands[] = {
      "  FILE '-' reads the map from standard input (then the keys are arguments)\n",
      2, -1, OPT_JSON, MAP(cmd_lookup)},
     {"diff", "OLD NEW [--json]", "the migration plan from OLD to NEW",
-     "  totals per (from -> to) pair as slots and percent of the ring, then every\n"
+     "  totals per (from -> to) pair as slots and percent of the map, then every\n"
      "  hash range that moves; members are matched by name; '-' is no owner.\n"
      "  Both maps need the same units, slots per unit and hash key. With\n"
      "  replicas, first the copies created and dropped (matched by name per\n"
-     "  slot); the plan is the primaries'.\n"
+     "  slot) and the data they move; the plan is the primaries', with\n"
+     "  promotions (the new primary held a copy: no data moves) counted apart.\n"
      "  OLD or NEW may be '-', standard input (not both)\n",
      2, 2, OPT_JSON, MAP(cmd_diff)},
     {"plan", "OLD NEW --max-slots K [--write-dir DIR] [--json]",
@@ -93,7 +98,11 @@ static const command commands[] = {
      "  The last step is NEW. NEW must be derived from OLD: the same units, slots\n"
      "  per unit and hash key, and a later epoch.\n"
      "  --max-slots K   1 .. 4294967295\n"
-     "  --write-dir DIR write each step to DIR/step-0001.dchmap, ... (DIR exists)\n"
+     "  --write-dir DIR write the steps to DIR/step-0001.dchmap, ..., all or none:\n"
+     "                  into a folder beside DIR, renamed to DIR once every step\n"
+     "                  is written; DIR must be missing or empty. The steps are\n"
+     "                  in place before the report is printed, so a reader that\n"
+     "                  goes away (| head) stops only the report (exit status 1)\n"
      "  OLD or NEW may be '-', standard input (not both)\n",
      2, 2, OPT_MAX_SLOTS | OPT_WRITE_DIR | OPT_JSON, MAP(cmd_plan)},
     {"verify", "FILE [--json]", "check a map file completely",
@@ -132,6 +141,20 @@ static const command *find_command(const char *name)
     return NULL;
 }
 
+/* "; did you mean add?" for a mistyped command, or "". */
+static const char *command_hint(const char *typed, char *buf, size_t size)
+{
+    suggestions sg;
+    suggest_start(&sg, typed);
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        suggest_consider(&sg, commands[i].name);
+#ifdef DCH_TOOL_ETCD
+    for (size_t i = 0; i < etcd_command_count; i++)
+        suggest_consider(&sg, etcd_commands[i].name);
+#endif
+    return suggest_text(&sg, "", buf, size);
+}
+
 static void list_commands(FILE *f, const command *c, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -144,7 +167,8 @@ static void general_help(FILE *f)
                "Keep a DCH partition map in a file. Changes write FILE atomically and\n"
                "print the migration plan they imply. Exit status: 0 ok, 1 error, 2 usage.\n"
                "Arguments after -- are never options (for a NAME or KEY that starts with\n"
-               "'-'). Names hold 1 to 255 bytes and no control character. A FILE '-'\n"
+               "'-'). Names hold 1 to 255 bytes and no control character. Numbers are\n"
+               "decimal digits only (no sign, fraction, exponent or space). A FILE '-'\n"
                "before -- is standard input, or standard output for a map written (the\n"
                "report then goes to standard error); a file called '-' is ./-.\n\n"
                "commands:\n");
@@ -160,8 +184,18 @@ static void command_help(const command *c)
     printf("usage: dchctl %s %s\n\n%s.\n", c->name, c->usage, c->summary);
     if (c->options & OPT_DRY_RUN)
         printf("Writes FILE atomically and prints the plan: totals per (from -> to) pair.\n"
-               "  --dry-run       print the plan, write nothing\n"
-               "  --ranges        also list every hash range that moves\n");
+               "  --dry-run       print the plan, write nothing (never needs --force)\n"
+               "  --force         make a change that moves more than half of the map's\n"
+               "                  data: of its slots (with replicas, of the copies it\n"
+               "                  holds) more than half copied to another member.\n"
+               "                  Without --force such a change is refused with exit\n"
+               "                  status 1 and FILE stays as it was. A map with fewer\n"
+               "                  than 2 members of positive weight needs no --force\n"
+               "                  (its first members take every slot, or most)\n"
+               "  --ranges        also list every hash range that moves\n"
+               "  With replicas, also prints the copies created and dropped and the\n"
+               "  data they move; the plan lists the primaries' moves, with the\n"
+               "  promotions (the new primary held a copy: no data moves) apart.\n");
     if (c->options & OPT_OUT)
         printf("  --out OUT       write the map to OUT, atomically, and leave FILE as it\n"
                "                  was; OUT '-' is standard output (never a terminal)\n"
@@ -180,8 +214,10 @@ static int cmd_help(const command *cmd, const args *a)
         return 0;
     }
     const command *c = find_command(a->pos[0]);
+    char hint[160];
     if (c == NULL)
-        return usage_error(cmd, "no command %s", a->pos[0]);
+        return usage_fail(cmd, "no command %s%s", a->pos[0],
+                          command_hint(a->pos[0], hint, sizeof hint));
     command_help(c);
     return 0;
 }
@@ -208,8 +244,13 @@ int main(int argc, char **argv)
     }
     const command *c = find_command(name);
     if (c == NULL) {
-        fprintf(stderr, "dchctl: no command %s\n\n", name);
-        general_help(stderr);
+        /* One line and a pointer, not the whole help: the nearest command
+         * is what a typo needs. */
+        char hint[160];
+        fprintf(stderr,
+                "dchctl: no command %s%s\n"
+                "usage: dchctl COMMAND [ARGS] ('dchctl help' lists the commands)\n",
+                name, command_hint(name, hint, sizeof hint));
         return EXIT_USAGE;
     }
     for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {

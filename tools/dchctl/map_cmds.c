@@ -23,6 +23,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- Map files -------------------------------------------------------- */
@@ -178,34 +179,46 @@ static int random_key(uint8_t key[16])
     return got == 16 ? 0 : -1;
 }
 
-/* Whether the option `flag` is absent or a power of two from 1 to 2^31. */
-static int power_of_two_option(const args *a, int flag, uint32_t *out)
+/* The options of init, as parse_number reads them. Units and slots per
+ * unit are powers of two whose product is at most DCH_MAP_MAX_SLOTS, so
+ * neither alone can pass it. */
+static const number_rule units_rule = {"units", 1, DCH_MAP_MAX_SLOTS, 1};
+static const number_rule slots_rule = {"slots", 1, DCH_MAP_MAX_SLOTS, 1};
+static const number_rule replicas_rule = {"replicas", 1, DCH_MAP_MAX_REPLICAS, 0};
+const number_rule weight_rule = {"weight", 0, UINT32_MAX, 0};
+
+/* The option `flag`, when given, into *out under rule; 0 or EXIT_USAGE. */
+static int u32_option(const command *cmd, const args *a, int flag, const number_rule *rule,
+                      uint32_t *out)
 {
-    return !(a->given & flag) ||
-           (parse_u32(opt_value(a, flag), out) == 0 && *out != 0 && (*out & (*out - 1)) == 0);
+    uint64_t v;
+    if (!(a->given & flag))
+        return 0;
+    if (number_arg(cmd, opt_value(a, flag), rule, &v) != 0)
+        return EXIT_USAGE;
+    *out = (uint32_t)v;
+    return 0;
 }
 
 /* The config init's options ask for; 0, or the exit status of a refusal. */
 static int init_config(const command *cmd, const args *a, dch_map_config *cfg)
 {
     dch_map_config_default(cfg);
-    if (!power_of_two_option(a, OPT_UNITS, &cfg->units))
-        return usage_error(cmd, "--units %s: not a power of two from 1 to 2^31",
-                           opt_value(a, OPT_UNITS));
-    if (!power_of_two_option(a, OPT_SLOTS, &cfg->slots_per_unit))
-        return usage_error(cmd, "--slots %s: not a power of two from 1 to 2^31",
-                           opt_value(a, OPT_SLOTS));
-    if ((a->given & OPT_REPLICAS) &&
-        (parse_u32(opt_value(a, OPT_REPLICAS), &cfg->replicas) != 0 || cfg->replicas < 1 ||
-         cfg->replicas > DCH_MAP_MAX_REPLICAS))
-        return usage_error(cmd, "--replicas %s: not an integer from 1 to 8",
-                           opt_value(a, OPT_REPLICAS));
-    if ((uint64_t)cfg->units * cfg->slots_per_unit > DCH_MAP_MAX_SLOTS)
-        return usage_error(cmd, "%s", "units * slots per unit exceeds 2^24");
+    if (u32_option(cmd, a, OPT_UNITS, &units_rule, &cfg->units) != 0 ||
+        u32_option(cmd, a, OPT_SLOTS, &slots_rule, &cfg->slots_per_unit) != 0 ||
+        u32_option(cmd, a, OPT_REPLICAS, &replicas_rule, &cfg->replicas) != 0)
+        return EXIT_USAGE;
+    const uint64_t slots = (uint64_t)cfg->units * cfg->slots_per_unit;
+    if (slots > DCH_MAP_MAX_SLOTS)
+        return usage_fail(cmd,
+                          "units * slots would be %" PRIu32 " * %" PRIu32 " = %" PRIu64
+                          " slots, above the limit of %u (2^24)",
+                          cfg->units, cfg->slots_per_unit, slots, DCH_MAP_MAX_SLOTS);
     if ((a->given & OPT_KEY) && (a->given & OPT_RANDOM_KEY))
         return usage_error(cmd, "%s", "--key and --random-key exclude each other");
     if ((a->given & OPT_KEY) && parse_key(opt_value(a, OPT_KEY), cfg->hash_key) != 0)
-        return usage_error(cmd, "--key %s: not 32 hex digits", opt_value(a, OPT_KEY));
+        return usage_error(cmd, "--key must be 32 hexadecimal digits, not \"%s\"",
+                           opt_value(a, OPT_KEY));
     if ((a->given & OPT_RANDOM_KEY) && random_key(cfg->hash_key) != 0) {
         fprintf(stderr, "dchctl: /dev/urandom: cannot read a random key (%s)\n", strerror(errno));
         return EXIT_RUNTIME;
@@ -292,60 +305,138 @@ static const char *destination(const args *a)
     return strcmp(out, "-") == 0 ? stdio_arg : out;
 }
 
-/* A change's report on f: the changed map, its member and the plan from
- * the old one; with replicas also the copies created and dropped (the
- * plan's ranges are the primaries'). */
-static int print_change(FILE *f, const command *cmd, const args *a, change_kind kind,
-                        const dch_map *old, const dch_map *m, uint32_t id, uint32_t weight,
-                        const plan *p)
+/* Members of positive weight: those that hold data. */
+static uint32_t weighted_members(const dch_map *m)
+{
+    uint32_t n = 0;
+    const uint32_t limit = dch_map_id_limit(m);
+    for (uint32_t id = 0; id < limit; id++)
+        n += dch_map_node_name(m, id) != NULL && dch_map_node_weight(m, id) > 0;
+    return n;
+}
+
+/* What the guard measures of a change: slots whose primary changes (the
+ * plan's; with one copy, slots that change owner) and copies of data. */
+typedef struct change_size {
+    uint64_t primaries, promoted, slots;
+    copy_counts copies;
+    uint32_t replicas;
+} change_size;
+
+static change_size size_of(const dch_map *m, const plan *p, const copy_counts *c)
+{
+    change_size z = {0, 0, p->P, *c, map_replicas(m)};
+    for (size_t i = 0; i < p->n; i++) {
+        z.primaries += p->moves[i].slots;
+        z.promoted += p->moves[i].promoted;
+    }
+    return z;
+}
+
+/*
+ * The guard against a change that moves most of a map: one after which
+ * more than half of its slots have another primary that held no copy of
+ * them (with one copy, another owner), or more than half of the copies it
+ * holds are copied to another member, needs --force. Promotions do not
+ * count: they move no data, and adding a member in a zone of its own
+ * commonly promotes a copy in a third of the slots. A map with fewer than 2 members of positive weight is
+ * exempt: its first member takes every slot and its second often more than
+ * half, and that is how a map is built, not a mistake.
+ * 0: no need; 1: for the primaries; 2: for the copies.
+ */
+static int needs_force(const dch_map *old, const change_size *z)
+{
+    if (weighted_members(old) < 2)
+        return 0;
+    if (2 * (z->primaries - z->promoted) > z->slots)
+        return 1;
+    return 2 * z->copies.copied > z->copies.held ? 2 : 0;
+}
+
+/* "this change moves 65536 of 65536 slots (100.0%) of the map". */
+static void print_data_moved(FILE *f, const change_size *z, int why)
+{
+    const uint64_t part = why == 2 ? z->copies.copied : z->primaries - z->promoted;
+    const uint64_t whole = why == 2 ? z->copies.held : z->slots;
+    const double pct = whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
+    if (why == 2)
+        fprintf(f, "this change moves %" PRIu64 " of the %" PRIu64 " copies (%.1f%%) of the map",
+                part, whole, pct);
+    else if (z->replicas > 1)
+        fprintf(f, "this change moves the primary of %" PRIu64 " of %" PRIu64
+                   " slots (%.1f%%) of the map to a member that held no copy",
+                part, whole, pct);
+    else
+        fprintf(f, "this change moves %" PRIu64 " of %" PRIu64 " slots (%.1f%%) of the map", part,
+                whole, pct);
+}
+
+/* What a change did, and the guard's verdict, for its report. */
+typedef struct change_report {
+    change_kind kind;
+    const dch_map *m;
+    uint32_t id, weight;
+    const plan *p;
+    change_size size;
+    int needs_force; /* needs_force's answer */
+} change_report;
+
+static void print_change_json(FILE *f, const command *cmd, const args *a, const change_report *r)
+{
+    const dch_map *m = r->m;
+    const char *zone = dch_map_node_zone(m, r->id);
+    fprintf(f, "{\"file\": ");
+    json_string(f, a->pos[0]);
+    if (a->given & OPT_OUT) {
+        fprintf(f, ", \"out\": ");
+        json_string(f, destination(a));
+    }
+    fprintf(f, ", \"change\": \"%s\", \"name\": ", cmd->name);
+    json_string(f, a->pos[1]);
+    if (r->kind == CHANGE_ADD && zone != NULL) {
+        fprintf(f, ", \"zone\": ");
+        json_string(f, zone);
+    }
+    fprintf(f, ", \"weight\": %" PRIu32 ", \"written\": %s, \"epoch\": %" PRIu64
+               ", \"fingerprint\": \"%016" PRIx64 "\", \"needs_force\": %s,\n  ",
+            dch_map_node_weight(m, r->id), (a->given & OPT_DRY_RUN) ? "false" : "true",
+            dch_map_epoch(m), dch_map_fingerprint(m), r->needs_force != 0 ? "true" : "false");
+    if (map_replicas(m) > 1)
+        fprintf(f, "\"replicas\": %" PRIu32 ", ", map_replicas(m));
+    print_copies(f, &r->size.copies, map_replicas(m), 1);
+}
+
+/* A change's report on f: the changed map, its member, the data it moves
+ * and the plan from the old one; with replicas the copies created and
+ * dropped (the plan's ranges are the primaries'). */
+static int print_change(FILE *f, const command *cmd, const args *a, const change_report *r)
 {
     static const char *const verbs[][2] = {{"added", "add"}, {"removed", "remove"},
                                            {"reweighted", "reweigh"}};
-    const char *name = a->pos[1];
-    const int dry = (a->given & OPT_DRY_RUN) != 0;
-    const uint64_t fp = dch_map_fingerprint(m);
-    const int replicas = map_replicas(m) > 1;
-    uint64_t created = 0, dropped = 0;
-    if (replicas)
-        copy_changes(old, m, &created, &dropped);
-    const char *zone = dch_map_node_zone(m, id);
     if (a->given & OPT_JSON) {
-        fprintf(f, "{\"file\": ");
-        json_string(f, a->pos[0]);
-        if (a->given & OPT_OUT) {
-            fprintf(f, ", \"out\": ");
-            json_string(f, destination(a));
-        }
-        fprintf(f, ", \"change\": \"%s\", \"name\": ", cmd->name);
-        json_string(f, name);
-        if (kind == CHANGE_ADD && zone != NULL) {
-            fprintf(f, ", \"zone\": ");
-            json_string(f, zone);
-        }
-        fprintf(f, ", \"weight\": %" PRIu32 ", \"written\": %s, \"epoch\": %" PRIu64
-                   ", \"fingerprint\": \"%016" PRIx64 "\",\n  ",
-                dch_map_node_weight(m, id), dry ? "false" : "true", dch_map_epoch(m), fp);
-        if (replicas)
-            fprintf(f, "\"replicas\": %" PRIu32 ", \"copies_created\": %" PRIu64
-                       ", \"copies_dropped\": %" PRIu64 ",\n  ",
-                    map_replicas(m), created, dropped);
-        const int status = print_plan(f, p, 1, 1);
+        print_change_json(f, cmd, a, r);
+        const int status = print_plan(f, r->p, 1, 1);
         fprintf(f, "}\n");
         return status;
     }
-    fprintf(f, "%s%s %s", dry ? "dry run: " : "", verbs[kind][dry], name);
-    if (kind == CHANGE_ADD && zone != NULL)
+    const int dry = (a->given & OPT_DRY_RUN) != 0;
+    const char *zone = dch_map_node_zone(r->m, r->id);
+    fprintf(f, "%s%s %s", dry ? "dry run: " : "", verbs[r->kind][dry], a->pos[1]);
+    if (r->kind == CHANGE_ADD && zone != NULL)
         fprintf(f, " in zone %s", zone);
-    if (kind != CHANGE_REMOVE)
-        fprintf(f, " (weight %" PRIu32 ")", weight);
+    if (r->kind != CHANGE_REMOVE)
+        fprintf(f, " (weight %" PRIu32 ")", r->weight);
     fprintf(f, ": %s %s epoch %" PRIu64 ", fingerprint %016" PRIx64 "\n",
             output_name(destination(a)), dry ? "unchanged; the new map would be at" : "now at",
-            dch_map_epoch(m), fp);
-    if (replicas)
-        fprintf(f, "copies: %" PRIu64 " created, %" PRIu64 " dropped (%" PRIu32
-                   " copies of every slot; the plan below is the primaries')\n",
-                created, dropped, map_replicas(m));
-    return print_plan(f, p, 0, (a->given & OPT_RANGES) != 0);
+            dch_map_epoch(r->m), dch_map_fingerprint(r->m));
+    if (map_replicas(r->m) > 1)
+        print_copies(f, &r->size.copies, map_replicas(r->m), 0);
+    if (r->needs_force && dry) {
+        fputs("note: ", f);
+        print_data_moved(f, &r->size, r->needs_force);
+        fputs(", more than half: without --dry-run it needs --force\n", f);
+    }
+    return print_plan(f, r->p, 0, (a->given & OPT_RANGES) != 0);
 }
 
 /* A change's arguments that are wrong whatever FILE holds; 0 or the exit
@@ -356,53 +447,139 @@ static int check_change(const command *cmd, const args *a, change_kind kind, uin
     const char *wtext = kind == CHANGE_WEIGHT ? a->pos[2]
                         : (a->given & OPT_WEIGHT) ? opt_value(a, OPT_WEIGHT)
                                                   : NULL;
-    if (wtext != NULL && parse_u32(wtext, weight) != 0)
-        return usage_error(cmd, "weight %s: not an integer from 0 to 4294967295", wtext);
+    uint64_t w;
+    if (wtext != NULL && number_arg(cmd, wtext, &weight_rule, &w) != 0)
+        return EXIT_USAGE;
+    if (wtext != NULL)
+        *weight = (uint32_t)w;
     if (is_stdio(name))
         return usage_error(cmd, "%s", "a NAME '-' goes after -- ('-' alone is standard input)");
-    if (!valid_name(name))
-        return usage_error(cmd, "%s",
-                           "a name has 1 to 255 bytes and no control character (TAB, newline, ...)");
+    if (check_name(cmd, "name", name) != 0)
+        return EXIT_USAGE;
     const char *zone = (a->given & OPT_ZONE) ? opt_value(a, OPT_ZONE) : NULL;
-    if (zone != NULL && !valid_name(zone))
-        return usage_error(cmd, "%s",
-                           "a zone has 1 to 255 bytes and no control character (TAB, newline, ...)");
+    if (zone != NULL && check_name(cmd, "zone", zone) != 0)
+        return EXIT_USAGE;
     if ((a->given & OPT_OUT) && opt_value(a, OPT_OUT)[0] == '\0')
         return usage_error(cmd, "%s", "--out needs a file name ('-': standard output)");
     return 0;
 }
 
-/* Load FILE, apply one change to a copy, write it (to FILE or --out), print
- * the plan: on standard error when the map went to standard output. */
-static int change(const command *cmd, const args *a, change_kind kind)
+/*
+ * The limits a change may pass, named with the value that passes them
+ * (the library answers only "over a documented limit"): the members a map
+ * holds and the sum of the weights. 0, or EXIT_RUNTIME after saying which.
+ */
+static int check_limits(const char *path, const dch_map *old, change_kind kind,
+                        const char *name, uint32_t weight)
 {
-    const char *path = a->pos[0], *name = a->pos[1], *dest = destination(a);
+    uint32_t id;
+    const int present = dch_map_find_node(old, name, &id) == DCH_OK;
+    if (kind == CHANGE_ADD && !present && dch_map_node_count(old) >= DCH_MAP_MAX_NODES) {
+        fprintf(stderr, "dchctl: %s: the map has %" PRIu32 " members, the most a map holds (%u)\n",
+                input_name(path), dch_map_node_count(old), DCH_MAP_MAX_NODES);
+        return EXIT_RUNTIME;
+    }
+    uint64_t total = dch_map_total_weight(old);
+    if (kind == CHANGE_ADD && !present)
+        total += weight;
+    else if (kind == CHANGE_WEIGHT && present)
+        total = total - dch_map_node_weight(old, id) + weight;
+    if (total > UINT32_MAX) {
+        fprintf(stderr,
+                "dchctl: %s: %s: the total weight would be %" PRIu64
+                ", above the limit of %" PRIu32 "\n",
+                input_name(path), name, total, UINT32_MAX);
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+/*
+ * `dchctl add node-x MAP`: a FILE that does not exist, and after it an
+ * argument that is a file or is named like a map (*.dchmap), reads as a
+ * map put after the name. A usage error that shows the order, rather than
+ * "No such file or directory". 0 when the arguments do not look swapped.
+ */
+int check_map_first(const command *cmd, const args *a)
+{
+    const char *path = a->pos[0];
+    struct stat st;
+    if (is_stdio(path) || stat(path, &st) == 0 || errno != ENOENT)
+        return 0;
+    for (int i = 1; i < a->npos; i++) {
+        const char *s = a->pos[i];
+        const size_t n = strlen(s);
+        const int named = n > 7 && strcmp(s + n - 7, ".dchmap") == 0;
+        if (is_stdio(s) || (!named && (stat(s, &st) != 0 || !S_ISREG(st.st_mode))))
+            continue;
+        char order[1024];
+        size_t len = (size_t)snprintf(order, sizeof order, "dchctl %s %s", cmd->name, s);
+        for (int k = 0; k < a->npos && len < sizeof order; k++)
+            if (k != i)
+                len += (size_t)snprintf(order + len, sizeof order - len, " %s", a->pos[k]);
+        return usage_fail(cmd, "%s: no such map file; did you mean `%s` (the map first)?", path,
+                          order);
+    }
+    return 0;
+}
+
+/* Apply the change to a clone of old (in *m); 0 or EXIT_RUNTIME. */
+static int make_change(const args *a, change_kind kind, const dch_map *old, dch_map **m,
+                       uint32_t weight, uint32_t *id)
+{
+    const char *path = a->pos[0], *name = a->pos[1];
     const char *zone = (a->given & OPT_ZONE) ? opt_value(a, OPT_ZONE) : NULL;
-    const int dry = (a->given & OPT_DRY_RUN) != 0;
-    uint32_t weight = 1;
-    int status = check_change(cmd, a, kind, &weight);
+    int status = check_limits(path, old, kind, name, weight);
     if (status != 0)
         return status;
-    dch_map *old, *m = NULL;
-    status = load(path, &old);
-    if (status != 0)
-        return status;
-    uint32_t id = 0;
-    int rc = dch_map_clone(&m, old);
+    int rc = dch_map_clone(m, old);
     if (rc != DCH_OK)
         fprintf(stderr, "dchctl: %s\n", dch_strerror(rc));
-    else if ((rc = apply_change(m, kind, name, zone, weight, &id)) != DCH_OK)
+    else if ((rc = apply_change(*m, kind, name, zone, weight, id)) != DCH_OK)
         fprintf(stderr, "dchctl: %s: %s: %s\n", input_name(path), name, dch_strerror(rc));
-    status = rc != DCH_OK ? EXIT_RUNTIME : 0;
-    if (status == 0 && !dry)
-        status = save(dest, m);
+    return rc != DCH_OK ? EXIT_RUNTIME : 0;
+}
+
+/* Load FILE, apply one change to a copy, hold it to the guard, write it (to
+ * FILE or --out), print the plan: on standard error when the map went to
+ * standard output. */
+static int change(const command *cmd, const args *a, change_kind kind)
+{
+    const char *dest = destination(a);
+    const int dry = (a->given & OPT_DRY_RUN) != 0;
+    change_report r;
+    memset(&r, 0, sizeof r);
+    r.kind = kind;
+    r.weight = 1;
+    int status = check_map_first(cmd, a);
+    if (status == 0)
+        status = check_change(cmd, a, kind, &r.weight);
+    dch_map *old, *m = NULL;
+    if (status != 0 || (status = load(a->pos[0], &old)) != 0)
+        return status;
+    status = make_change(a, kind, old, &m, r.weight, &r.id);
     plan p;
     memset(&p, 0, sizeof p);
     if (status == 0)
         status = make_plan(old, m, &p);
+    if (status == 0) {
+        copy_counts c;
+        copy_changes(old, m, &c);
+        r.size = size_of(m, &p, &c);
+        r.needs_force = needs_force(old, &r.size);
+    }
+    if (status == 0 && r.needs_force && !dry && !(a->given & OPT_FORCE)) {
+        fprintf(stderr, "dchctl: %s: ", input_name(a->pos[0]));
+        print_data_moved(stderr, &r.size, r.needs_force);
+        fputs("; --force to make it anyway (--dry-run shows its plan)\n", stderr);
+        status = EXIT_RUNTIME;
+    }
+    if (status == 0 && !dry)
+        status = save(dest, m);
+    r.m = m;
+    r.p = &p;
     if (status == 0)
-        status = print_change(is_stdio(dest) && !dry ? stderr : stdout, cmd, a, kind, old, m,
-                              id, weight, &p);
+        status = print_change(is_stdio(dest) && !dry ? stderr : stdout, cmd, a, &r);
     free(p.moves);
     dch_map_free(m);
     dch_map_free(old);

@@ -16,6 +16,8 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,13 +44,21 @@ int is_stdio(const char *arg)
     return arg == stdio_arg;
 }
 
-int usage_error(const command *cmd, const char *fmt, const char *what)
+int usage_fail(const command *cmd, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "dchctl %s: ", cmd->name);
-    fprintf(stderr, fmt, what);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
     fprintf(stderr, "\nusage: dchctl %s %s\n(see dchctl help %s)\n", cmd->name, cmd->usage,
             cmd->name);
     return EXIT_USAGE;
+}
+
+int usage_error(const command *cmd, const char *fmt, const char *what)
+{
+    return usage_fail(cmd, fmt, what);
 }
 
 static int bit_index(int flag)
@@ -76,11 +86,32 @@ static const option_def *find_option(const char *s)
     return NULL;
 }
 
+/* "unknown option --wieght; did you mean --weight?": the nearest options
+ * that cmd takes (suggest.c's rule), or none when none is near. */
+static int unknown_option(const command *cmd, const char *s)
+{
+    const char *eq = strchr(s + 2, '=');
+    char typed[64];
+    snprintf(typed, sizeof typed, "%.*s", eq ? (int)(eq - s - 2) : (int)strlen(s + 2), s + 2);
+    suggestions sg;
+    suggest_start(&sg, typed);
+    for (size_t k = 0; k < sizeof option_defs / sizeof option_defs[0]; k++)
+        if (cmd->options & option_defs[k].flag)
+            suggest_consider(&sg, option_defs[k].name);
+    suggest_consider(&sg, "help");
+    char hint[160];
+    suggest_text(&sg, "--", hint, sizeof hint);
+    return usage_fail(cmd, "unknown option %s%s", s, hint);
+}
+
 /* The option argv[*i] (its value possibly in argv[*i + 1]) into the args. */
 static int map_option(const command *cmd, void *ctx, int argc, char **argv, int *i)
 {
     args *a = ctx;
     const char *s = argv[*i];
+    if (s[1] >= '0' && s[1] <= '9')
+        return usage_error(cmd, "%s: numbers take no sign (an argument that starts with '-' "
+                                "goes after --)", s);
     if (s[1] != '-')
         return usage_error(cmd,
                            "unknown option %s (an argument that starts with '-' goes "
@@ -88,7 +119,7 @@ static int map_option(const command *cmd, void *ctx, int argc, char **argv, int 
                            s);
     const option_def *d = find_option(s);
     if (d == NULL || (cmd->options & d->flag) == 0)
-        return usage_error(cmd, "unknown option %s", s);
+        return unknown_option(cmd, s);
     if (a->given & d->flag)
         return usage_error(cmd, "option %s given twice", s);
     a->given |= d->flag;
@@ -151,7 +182,13 @@ int run_map_command(const command *cmd, int argc, char **argv)
     return status;
 }
 
-int parse_u32(const char *s, uint32_t *out)
+/*
+ * One parser for every number the tool reads, so that all of them refuse
+ * the same inputs with the same words (the explorer's too): the whole
+ * string, digits only, no sign, fraction, exponent, space or empty string,
+ * and no overflow (a run of digits is read until it passes max).
+ */
+int parse_number(const char *s, const number_rule *rule, uint64_t *out)
 {
     if (*s == '\0')
         return -1;
@@ -159,21 +196,75 @@ int parse_u32(const char *s, uint32_t *out)
     for (; *s; s++) {
         if (*s < '0' || *s > '9')
             return -1;
-        v = v * 10 + (uint64_t)(*s - '0');
-        if (v > UINT32_MAX)
+        const uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return -1;
+        v = v * 10 + d;
+        if (v > rule->max)
             return -1;
     }
-    *out = (uint32_t)v;
+    if (v < rule->min || (rule->power_of_two && (v == 0 || (v & (v - 1)) != 0)))
+        return -1;
+    *out = v;
     return 0;
 }
 
-int valid_name(const char *s)
+/* s for a message: control bytes as \xNN (text_string's rule), cut after
+ * 40 bytes, so that a refused input cannot garble the terminal. */
+static void quote_input(char *buf, size_t n, const char *s)
+{
+    size_t k = 0;
+    for (size_t i = 0; s[i] != '\0' && k + 8 < n; i++) {
+        const unsigned char c = (unsigned char)s[i];
+        if (i == 40) {
+            k += (size_t)snprintf(buf + k, n - k, "...");
+            break;
+        }
+        if (c < 0x20 || c == 0x7F)
+            k += (size_t)snprintf(buf + k, n - k, "\\x%02x", c);
+        else
+            buf[k++] = (char)c;
+    }
+    buf[k] = '\0';
+}
+
+const char *number_refusal(char *buf, size_t n, const number_rule *rule, const char *s)
+{
+    char shown[64];
+    quote_input(shown, sizeof shown, s);
+    snprintf(buf, n, "%s must be a %s from %" PRIu64 " to %" PRIu64 ", not \"%s\"", rule->name,
+             rule->power_of_two ? "power of two" : "whole number", rule->min, rule->max, shown);
+    return buf;
+}
+
+int number_arg(const command *cmd, const char *s, const number_rule *rule, uint64_t *out)
+{
+    if (parse_number(s, rule, out) == 0)
+        return 0;
+    char msg[256];
+    return usage_fail(cmd, "%s", number_refusal(msg, sizeof msg, rule, s));
+}
+
+/* What the library asks of a name, checked before any file is read, and
+ * each refusal saying which rule the name broke: its length, or the control
+ * byte it holds and where. */
+int check_name(const command *cmd, const char *what, const char *s)
 {
     size_t n = 0;
-    for (; s[n] != '\0'; n++)
-        if ((unsigned char)s[n] < 0x20 || (unsigned char)s[n] == 0x7F)
-            return 0;
-    return n >= 1 && n <= DCH_NAME_MAX;
+    for (; s[n] != '\0'; n++) {
+        const unsigned char c = (unsigned char)s[n];
+        if (c < 0x20 || c == 0x7F) {
+            char shown[64];
+            quote_input(shown, sizeof shown, s);
+            return usage_fail(cmd,
+                              "%s \"%s\" holds the control character 0x%02x at byte %zu: a %s "
+                              "has 1 to %u bytes and no control character (TAB, newline, ...)",
+                              what, shown, c, n + 1, what, DCH_NAME_MAX);
+        }
+    }
+    if (n == 0 || n > DCH_NAME_MAX)
+        return usage_fail(cmd, "a %s has 1 to %u bytes, not %zu", what, DCH_NAME_MAX, n);
+    return 0;
 }
 
 static int hex_digit(char c)
@@ -194,4 +285,69 @@ int parse_key(const char *s, uint8_t key[16])
         key[i] = (uint8_t)(hi << 4 | lo);
     }
     return 0;
+}
+
+/* ---- Suggestions ------------------------------------------------------ */
+
+/* Levenshtein distance of a and b, or 3 for anything above 2 or for
+ * words too long to be a command or an option. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    enum { LONGEST = 32 };
+    const size_t na = strlen(a), nb = strlen(b);
+    if (na > LONGEST || nb > LONGEST || (na > nb ? na - nb : nb - na) > 2)
+        return 3;
+    unsigned row[LONGEST + 1];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= na; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= nb; j++) {
+            const unsigned up = row[j];
+            const unsigned sub = diag + (a[i - 1] != b[j - 1]);
+            const unsigned del = up + 1, ins = row[j - 1] + 1;
+            row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+            diag = up;
+        }
+    }
+    return row[nb] > 2 ? 3 : row[nb];
+}
+
+void suggest_start(suggestions *sg, const char *typed)
+{
+    memset(sg, 0, sizeof *sg);
+    sg->typed = typed;
+    sg->best = 3;
+}
+
+/*
+ * A name is near what was typed when it is at most 2 edits away, or when
+ * what was typed begins it (at least 2 bytes: "re" for "remove"), which
+ * ranks with 1 edit. The nearest names are kept, ties in the order given.
+ */
+void suggest_consider(suggestions *sg, const char *name)
+{
+    const size_t n = strlen(sg->typed);
+    unsigned d = edit_distance(sg->typed, name);
+    if (n >= 2 && n < strlen(name) && strncmp(sg->typed, name, n) == 0 && d > 1)
+        d = 1;
+    if (d > 2 || d > sg->best || sg->typed[0] == '\0')
+        return;
+    if (d < sg->best) {
+        sg->best = d;
+        sg->n = 0;
+    }
+    if (sg->n < sizeof sg->name / sizeof sg->name[0])
+        sg->name[sg->n++] = name;
+}
+
+const char *suggest_text(const suggestions *sg, const char *prefix, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    size_t k = 0;
+    for (size_t i = 0; i < sg->n && k < size; i++)
+        k += (size_t)snprintf(buf + k, size - k, "%s%s%s%s", i == 0 ? "; did you mean " : " or ",
+                              prefix, sg->name[i], i + 1 == sg->n ? "?" : "");
+    return buf;
 }

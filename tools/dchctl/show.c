@@ -3,7 +3,7 @@
  * dchctl show and lookup, what a map holds and where it sends keys. show:
  * a map's config, epoch, fingerprint and members, with how far each
  * member's slots are from its ideal share (weight / total weight), in the
- * whole ring and in each unit. lookup: the members that hold each key,
+ * whole map and in each unit. lookup: the members that hold each key,
  * given as arguments or, with KEY '-', read from standard input a line
  * each, in bulk (a million keys a second and more).
  */
@@ -404,8 +404,8 @@ int cmd_lookup(const command *cmd, const args *a)
                                "KEY '-' (keys from standard input) must be the only KEY; a "
                                "key '-' goes after --");
     dch_map *m;
-    int status = load(a->pos[0], &m);
-    if (status != 0)
+    int status = check_map_first(cmd, a);
+    if (status != 0 || (status = load(a->pos[0], &m)) != 0)
         return status;
     answers o = {m, (a->given & OPT_JSON) != 0, 0};
     const int stream = is_stdio(a->pos[1]);
