@@ -18,13 +18,38 @@ static const an_column GROWTH[] = {
     {"1/N", "optimum", "%.5f"},
     {"old->old", "moved_between_old", "%.3g"},
     {"donors", "donors", NULL},
-    {"max donation/ideal", "max_donation_over_ideal", "%.3f"},
-    {"peak/avg", "peak_to_avg", "%.4f"},
-    {"cumulative", "cumulative", "%.4f"},
+    {"max donation / ideal", "max_donation_over_ideal", "%.3f"},
+    {"peak / avg", "peak_to_avg", "%.4f"},
+    {"this scheme", "cumulative", "%.4f"},
     {"1/2+..+1/N", "harmonic_sum", "%.4f"},
     {"halving", "halving_sum", "%.4f"},
     {"sampled", "sampled_moved", "%.5f"},
     {"z", "sampled_z", "%+.2f"},
+};
+
+static const an_column GROWTH_SUMMARY[] = {
+    {"scheme", "scheme", NULL},
+    {"min", "moved_over_optimum_min", "%.4f"},
+    {"max", "moved_over_optimum_max", "%.4f"},
+    {"largest |moved - 1/N|", "max_deviation", "%.2g"},
+    {"this scheme", "total_moved", "%.4f"},
+    {"least possible", "harmonic_sum", "%.4f"},
+    {"halving", "halving_sum", "%.4f"},
+    {"between old members", "moved_between_old", "%.3g"},
+    {"fewest / (N-1)", "donors_min_share", "%.3f"},
+    {"most", "donors_max", NULL},
+    {"largest donation / ideal", "max_donation_over_ideal", "%.3f"},
+};
+
+static const an_column SHRINK_SUMMARY[] = {
+    {"scheme", "scheme", NULL},
+    {"min", "moved_over_share_min", "%.4f"},
+    {"max", "moved_over_share_max", "%.4f"},
+    {"this scheme", "total_moved", "%.4f"},
+    {"between survivors", "moved_between_others", "%.3g"},
+    {"fewest / (N-1)", "receivers_min_share", "%.3f"},
+    {"most", "receivers_max", NULL},
+    {"largest receipt / ideal", "max_receipt_over_ideal", "%.3f"},
 };
 
 static const an_column SHRINK[] = {
@@ -35,10 +60,10 @@ static const an_column SHRINK[] = {
     {"its share", "leaver_share", "%.5f"},
     {"1/N", "fair_share", "%.5f"},
     {"moved", "moved", "%.5f"},
-    {"moved/share", "moved_over_share", "%.4f"},
-    {"others", "moved_between_others", "%.3g"},
+    {"moved / share", "moved_over_share", "%.4f"},
+    {"between others", "moved_between_others", "%.3g"},
     {"receivers", "receivers", NULL},
-    {"max receipt/ideal", "max_receipt_over_ideal", "%.3f"},
+    {"max receipt / ideal", "max_receipt_over_ideal", "%.3f"},
     {"sampled", "sampled_moved", "%.5f"},
     {"z", "sampled_z", "%+.2f"},
 };
@@ -51,8 +76,8 @@ static const an_column WEIGHTS[] = {
     {"target", "target_share", "%.5f"},
     {"moved", "moved", "%.5f"},
     {"optimal", "optimal", "%.5f"},
-    {"moved/optimal", "moved_over_optimal", "%.4f"},
-    {"others", "moved_between_others", "%.3g"},
+    {"moved / optimal", "moved_over_optimal", "%.4f"},
+    {"between others", "moved_between_others", "%.3g"},
     {"sampled", "sampled_moved", "%.5f"},
     {"z", "sampled_z", "%+.2f"},
 };
@@ -63,28 +88,28 @@ static const an_column UNITS[] = {
     {"weights", "mix", NULL},
     {"members", "members", NULL},
     {"W", "weight_sum", NULL},
-    {"max |slots-Pw/W|", "global_max", "%.3f"},
+    {"global max", "global_max", "%.3f"},
     {"unit max", "unit_max", "%.3f"},
     {"unit p99", "unit_p99", "%.3f"},
     {"unit mean", "unit_mean", "%.3f"},
-    {"<0.5", "share_below_0_5", "%.4f"},
-    {"0.5-1", "share_0_5_to_1", "%.4f"},
-    {"1-2", "share_1_to_2", "%.4f"},
-    {"2-4", "share_2_to_4", "%.4f"},
-    {"4-8", "share_4_to_8", "%.4f"},
-    {">=8", "share_8_or_more", "%.4f"},
+    {"< 0.5", "share_below_0_5", "%.4f"},
+    {"0.5 - 1", "share_0_5_to_1", "%.4f"},
+    {"1 - 2", "share_1_to_2", "%.4f"},
+    {"2 - 4", "share_2_to_4", "%.4f"},
+    {"4 - 8", "share_4_to_8", "%.4f"},
+    {">= 8", "share_8_or_more", "%.4f"},
 };
 
 static const an_column KARGER[] = {
     {"scheme", "scheme", NULL},
-    {"balance peak/avg", "peak_to_avg", "%.4f"},
-    {"monotonicity old->old", "moved_between_old", "%.3g"},
+    {"balance: peak / avg", "peak_to_avg", "%.4f"},
+    {"monotonicity: old->old", "moved_between_old", "%.3g"},
     {"spread max", "spread_max", "%.0f"},
     {"spread mean", "spread_mean", "%.3f"},
     {"load max", "load_max", "%.3f"},
-    {"sampled spread max", "sampled_spread_max", "%.0f"},
-    {"sampled spread mean", "sampled_spread_mean", "%.3f"},
-    {"sampled load max", "sampled_load_max", "%.3f"},
+    {"spread max", "sampled_spread_max", "%.0f"},
+    {"spread mean", "sampled_spread_mean", "%.3f"},
+    {"load max", "sampled_load_max", "%.3f"},
 };
 
 static const an_column HISTORY[] = {
@@ -118,46 +143,88 @@ static const an_column REPLICA_STEPS[] = {
     {"copies max/mean", "copy_max_over_mean", "%.4f"},
     {"copies min/mean", "copy_min_over_mean", "%.4f"},
     {"zone violations", "zone_violations", "%.4g"},
+    {"primary changed", "primary_changed", "%.5f"},
+    {"promoted", "promoted", "%.5f"},
 };
 
 static const an_column REPLICAS[] = {
     {"case", "case", NULL},
     {"zones", "zones", NULL},
     {"scheme", "scheme", NULL},
-    {"join new/opt min", "join_over_optimum_min", "%.4f"},
-    {"join new/opt max", "join_over_optimum_max", "%.4f"},
-    {"removal new/opt min", "removal_over_optimum_min", "%.4f"},
-    {"removal new/opt max", "removal_over_optimum_max", "%.4f"},
-    {"copies max/mean at N", "copy_max_over_mean", "%.4f"},
-    {"copies min/mean at N", "copy_min_over_mean", "%.4f"},
-    {"zone violations max", "zone_violations_max", "%.4g"},
+    {"join min", "join_over_optimum_min", "%.4f"},
+    {"join max", "join_over_optimum_max", "%.4f"},
+    {"removal min", "removal_over_optimum_min", "%.4f"},
+    {"removal max", "removal_over_optimum_max", "%.4f"},
+    {"join", "join_promoted_max", "%.4f"},
+    {"removal", "removal_promoted_max", "%.4f"},
+    {"most / mean", "copy_max_over_mean", "%.4f"},
+    {"fewest / mean", "copy_min_over_mean", "%.4f"},
+    {"zone violations", "zone_violations_max", "%.4g"},
     {"failed", "failed", NULL},
-    {"reads max/mean", "read_max_over_mean", "%.3f"},
-    {"reads to", "read_receivers", NULL},
-    {"new primaries max/mean", "primary_max_over_mean", "%.3f"},
-    {"new primaries to", "primary_receivers", NULL},
-    {"new copies max/mean", "recopy_max_over_mean", "%.3f"},
-    {"new copies to", "recopy_receivers", NULL},
+    {"busiest / mean", "read_max_over_mean", "%.3f"},
+    {"survivors", "read_receivers", NULL},
+    {"busiest / mean", "primary_max_over_mean", "%.3f"},
+    {"survivors", "primary_receivers", NULL},
+    {"promoted part", "primary_promoted_part", "%.3f"},
+    {"busiest / mean", "recopy_max_over_mean", "%.3f"},
+    {"survivors", "recopy_receivers", NULL},
+    {"even split", "recopy_even_max_over_mean", "%.3f"},
 };
+
+/* A group of columns: from column `first` on, under `caption`. */
+typedef struct group_spec {
+    size_t first;
+    const char *caption;
+} group_spec;
+
+#define MAX_GROUP_SPECS 8
 
 typedef struct table_spec {
     const char *id; /* the CSV's file stem */
     const an_column *cols;
     size_t ncols;
+    size_t keys; /* leading columns that name a row */
+    group_spec groups[MAX_GROUP_SPECS]; /* in order; caption NULL ends */
 } table_spec;
 
-#define SPEC(id, cols) {id, cols, sizeof cols / sizeof cols[0]}
+#define SPEC(id, cols, keys, ...) {id, cols, sizeof cols / sizeof cols[0], keys, __VA_ARGS__}
 
 static const table_spec SPECS[] = {
-    [AN_TABLE_GROWTH] = SPEC("growth", GROWTH),
-    [AN_TABLE_SHRINK] = SPEC("shrink", SHRINK),
-    [AN_TABLE_WEIGHTS] = SPEC("weights", WEIGHTS),
-    [AN_TABLE_UNITS] = SPEC("units", UNITS),
-    [AN_TABLE_KARGER] = SPEC("karger", KARGER),
-    [AN_TABLE_HISTORY] = SPEC("history", HISTORY),
-    [AN_TABLE_SAMPLED] = SPEC("sampled", SAMPLED),
-    [AN_TABLE_REPLICAS] = SPEC("replicas", REPLICAS),
-    [AN_TABLE_REPLICA_STEPS] = SPEC("replica_steps", REPLICA_STEPS),
+    [AN_TABLE_GROWTH] = SPEC("growth", GROWTH, 2,
+                             {{2, "the join"},
+                              {8, "moved in all since 1 node"},
+                              {11, "sampled keys (section 6)"}}),
+    [AN_TABLE_GROWTH_SUMMARY] = SPEC("growth_summary", GROWTH_SUMMARY, 1,
+                                     {{1, "moved / optimum 1/N, per join"},
+                                      {4, "moved in all, 1 node to N"},
+                                      {7, "who gave: old members that donate"}}),
+    [AN_TABLE_SHRINK_SUMMARY] = SPEC("shrink_summary", SHRINK_SUMMARY, 1,
+                                     {{1, "moved / the leaver's share, per removal"},
+                                      {3, "moved in all"},
+                                      {5, "who received: survivors"}}),
+    [AN_TABLE_SHRINK] = SPEC("shrink", SHRINK, 2,
+                             {{2, "the removal"}, {11, "sampled keys (section 6)"}}),
+    [AN_TABLE_WEIGHTS] = SPEC("weights", WEIGHTS, 2,
+                              {{2, "the change"}, {9, "sampled keys (section 6)"}}),
+    [AN_TABLE_UNITS] = SPEC("units", UNITS, 3,
+                            {{3, "the map"},
+                             {5, "deviation from the share, in slots"},
+                             {9, "(member, unit) pairs by deviation in slots"}}),
+    [AN_TABLE_KARGER] = SPEC("karger", KARGER, 1,
+                             {{1, "sections 4 and 1"},
+                              {3, "over the views, exact"},
+                              {6, "over the sampled keys"}}),
+    [AN_TABLE_HISTORY] = SPEC("history", HISTORY, 1, {{0, NULL}}),
+    [AN_TABLE_SAMPLED] = SPEC("sampled", SAMPLED, 2, {{0, NULL}}),
+    [AN_TABLE_REPLICAS] = SPEC("replicas", REPLICAS, 1,
+                               {{1, "the case"},
+                                {3, "new copies per change / optimum (data moved)"},
+                                {7, "largest share promoted by one change (no data moved)"},
+                                {9, "copies after growth to N, and zones"},
+                                {12, "a member fails: reads go to the next copy"},
+                                {15, "it is removed: its keys' new primaries"},
+                                {18, "and its copies are re-created (data moved)"}}),
+    [AN_TABLE_REPLICA_STEPS] = SPEC("replica_steps", REPLICA_STEPS, 1, {{0, NULL}}),
 };
 
 an_table *an_table_for(an_table_kind kind, const char *fmt, ...)
@@ -168,5 +235,14 @@ an_table *an_table_for(an_table_kind kind, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(title, sizeof title, fmt, ap);
     va_end(ap);
-    return an_table_new(sp->id, title, sp->cols, sp->ncols);
+    an_table *t = an_table_new(sp->id, title, sp->cols, sp->ncols);
+    if (t == NULL)
+        return NULL;
+    an_table_keys(t, sp->keys);
+    for (size_t g = 0; g < MAX_GROUP_SPECS && sp->groups[g].caption != NULL; g++)
+        if (an_table_group(t, sp->groups[g].first, sp->groups[g].caption) != 0) {
+            an_table_free(t);
+            return NULL;
+        }
+    return t;
 }

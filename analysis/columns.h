@@ -10,7 +10,9 @@
 
 typedef enum an_table_kind {
     AN_TABLE_GROWTH,  /* growth.csv: one row per join and scheme */
+    AN_TABLE_GROWTH_SUMMARY, /* growth_summary.csv: the joins, per scheme */
     AN_TABLE_SHRINK,  /* shrink.csv: one row per removal and scheme */
+    AN_TABLE_SHRINK_SUMMARY, /* shrink_summary.csv: the removals, per scheme */
     AN_TABLE_WEIGHTS, /* weights.csv: one row per weight change and scheme */
     AN_TABLE_UNITS,   /* units.csv: per-unit deviation, per config and mix */
     AN_TABLE_KARGER,  /* karger.csv: spread and load, per scheme */

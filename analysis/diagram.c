@@ -6,6 +6,8 @@
  */
 #include "diagram.h"
 
+#include "outfile.h"
+
 #include <math.h>
 #include <stdio.h>
 
@@ -125,11 +127,12 @@ int an_diagram_write(const char *path, const an_diagram *d)
     rc = an_changes_diff(&moved, d->before, d->after);
     if (rc != DCH_OK)
         return rc;
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
+    an_outfile out;
+    if (an_outfile_open(&out, path) != 0) {
         an_changes_free(&moved);
         return DCH_EIO;
     }
+    FILE *f = out.f;
     const double w = 900.0, h = 520.0;
     fprintf(f,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
@@ -174,5 +177,5 @@ int an_diagram_write(const char *path, const an_diagram *d)
     }
     fputs("</svg>\n", f);
     an_changes_free(&moved);
-    return fclose(f) == 0 ? DCH_OK : DCH_EIO;
+    return an_outfile_commit(&out) == 0 ? DCH_OK : DCH_EIO;
 }

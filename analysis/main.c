@@ -80,7 +80,7 @@ int main(int argc, char **argv)
                                        an_buf_str(&pre));
     an_buf_free(&pre);
     if (rc == 0)
-        printf("\nReport: %s/index.html (charts %s); analysis %.1f s, "
+        printf("\nReport: %s/index.html; charts: %s; analysis %.1f s, "
                "total %.1f s\n",
                o.out, an_report_chart_status(rp), elapsed, an_now() - t0);
     an_report_free(rp);

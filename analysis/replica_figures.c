@@ -195,6 +195,32 @@ void an_new_primaries(const an_placement *a, const an_placement *b,
     overlay(a, b, count_primary, &t);
 }
 
+typedef struct primary_tally {
+    an_primary_change pc;
+    uint32_t failed;
+} primary_tally;
+
+static void count_primary_change(const uint32_t *before, const uint32_t *after,
+                                 double w, void *ctx)
+{
+    primary_tally *t = ctx;
+    if (t->failed != DCH_NODE_NONE && before[0] != t->failed)
+        return;
+    if (after[0] == DCH_NODE_NONE || after[0] == before[0])
+        return;
+    t->pc.changed += w;
+    if (holds(before, after[0]))
+        t->pc.promoted += w;
+}
+
+an_primary_change an_primary_changes(const an_placement *a, const an_placement *b,
+                                     uint32_t failed)
+{
+    primary_tally t = {{0.0, 0.0}, failed};
+    overlay(a, b, count_primary_change, &t);
+    return t.pc;
+}
+
 an_spread an_spread_of(const double *got, const bool *present, uint32_t nodes,
                         uint32_t failed)
 {

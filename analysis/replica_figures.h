@@ -72,6 +72,18 @@ double an_new_copies(const an_placement *a, const an_placement *b, double *gain,
 void an_new_primaries(const an_placement *a, const an_placement *b,
                       uint32_t failed, double *got, uint32_t nodes);
 
+/** Where the first copy changes from a to b: the share of the hash space
+ *  whose first copy is another member (changed), and the part of that whose
+ *  new first copy already held a copy in a (promoted: no data moves, a copy
+ *  only takes the primary role). With `failed` a member number, only the
+ *  pieces that member was first copy of in a count; DCH_NODE_NONE: all. */
+typedef struct an_primary_change {
+    double changed, promoted;
+} an_primary_change;
+
+an_primary_change an_primary_changes(const an_placement *a, const an_placement *b,
+                                     uint32_t failed);
+
 /** The second copy of every piece `failed` is first copy of, per member,
  *  to got[] (zeroed first): who serves its reads once it fails. */
 void an_read_load(const an_placement *p, uint32_t failed, uint32_t nodes,

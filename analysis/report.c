@@ -10,6 +10,7 @@
 
 #include "report.h"
 
+#include "outfile.h"
 #include "text.h"
 
 #include <errno.h>
@@ -42,6 +43,7 @@ struct an_report {
     size_t n;
     size_t cap;
     int rank; /* of the blocks added next */
+    bool all_drawn;
     char status[160];
 };
 
@@ -181,6 +183,16 @@ int an_report_table(an_report *rp, an_table *t)
     return push(rp, BLOCK_TABLE, NULL, NULL, NULL, t);
 }
 
+/* s as a gnuplot single-quoted string, where '' stands for a quote (a
+ * title such as "its keys' primaries" would end the string otherwise). */
+static void gp_string(an_buf *b, const char *s)
+{
+    an_buf_printf(b, "'");
+    for (; *s; s++)
+        an_buf_printf(b, *s == '\'' ? "''" : "%c", *s);
+    an_buf_printf(b, "'");
+}
+
 /* One series as gnuplot text: a function of x, or columns of a CSV. */
 static void series_text(an_buf *b, const an_series *sr)
 {
@@ -195,16 +207,23 @@ static void series_text(an_buf *b, const an_series *sr)
         an_buf_printf(b, "'%s' skip 1 using %s", sr->file, sr->x);
     if (sr->style != NULL)
         an_buf_printf(b, " with %s", sr->style);
-    an_buf_printf(b, " lc rgb '%s' title '%s'", sr->colour, sr->title);
+    an_buf_printf(b, " lc rgb '%s' title ", sr->colour);
+    gp_string(b, sr->title);
 }
 
 int an_report_chart(an_report *rp, const an_chart *c)
 {
     an_buf b = {0};
-    if (c->xlabel != NULL)
-        an_buf_printf(&b, "set xlabel '%s'\n", c->xlabel);
-    if (c->ylabel != NULL)
-        an_buf_printf(&b, "set ylabel '%s'\n", c->ylabel);
+    if (c->xlabel != NULL) {
+        an_buf_printf(&b, "set xlabel ");
+        gp_string(&b, c->xlabel);
+        an_buf_printf(&b, "\n");
+    }
+    if (c->ylabel != NULL) {
+        an_buf_printf(&b, "set ylabel ");
+        gp_string(&b, c->ylabel);
+        an_buf_printf(&b, "\n");
+    }
     if (c->settings != NULL)
         an_buf_printf(&b, "%s", c->settings);
     for (size_t i = 0; i < c->nseries; i++) {
@@ -259,15 +278,51 @@ static void remove_if_present(const an_report *rp, const char *stem,
                               const char *ext)
 {
     char file[512], path[4096];
-    snprintf(file, sizeof file, "%s.%s", stem, ext);
+    snprintf(file, sizeof file, "%s%s%s", stem, ext[0] ? "." : "", ext);
     an_report_path(rp, file, path, sizeof path);
     remove(path);
 }
 
 /*
+ * What every chart starts from, before its own settings (which may override
+ * it): the x axis ends where the data ends (a bar chart's categories keep
+ * gnuplot's margins); an autoscaled y axis ends 6% of its height above the
+ * highest point (not at the next tic, which can be the point itself or a
+ * whole decade away on a log axis), so no point or line touches the top
+ * of the frame, and as much below the lowest unless the chart sets the
+ * bottom of its y range (gnuplot would move a set bottom too). A log y
+ * axis keeps gnuplot's own autoscale instead, to the decades around the
+ * data (offsets are linear, so they would not make room on a log axis).
+ * Every key is laid out alike, above the plot where it can hide no data, a
+ * sample then its title, in evenly spaced columns.
+ */
+static const char *const CHART_DEFAULTS =
+    "set key outside top center horizontal Left reverse samplen 2.5 spacing 1.25 "
+    "width 1\n";
+
+/* Does the chart set the bottom of its y range ("set yrange [0:*]")? */
+static bool bottom_set(const char *body)
+{
+    const char *y = strstr(body, "set yrange [");
+    return y != NULL && y[12] != '*';
+}
+
+/* The y axis defaults of a chart whose settings are `body`. */
+static const char *y_defaults(const char *body)
+{
+    if (strstr(body, "set logscale y") != NULL || strstr(body, "set logscale xy") != NULL)
+        return "";
+    return bottom_set(body) ? "set autoscale yfix\nset offsets 0, 0, graph 0.06, 0\n"
+                            : "set autoscale yfix\nset offsets 0, 0, graph 0.06, graph 0.06\n";
+}
+
+/*
  * Write charts.gp, the script that draws every chart from the CSVs. It is
  * written whether or not gnuplot runs here, so the charts can be drawn later
- * or elsewhere. @return the number of charts, or -1 if it cannot be written.
+ * or elsewhere. Each chart is drawn to hidden temporary files that are
+ * renamed over stem.png and stem.svg once both are complete, so a stopped
+ * run leaves whole charts or none (as outfile.h does for the other files).
+ * @return the number of charts, or -1 if it cannot be written.
  */
 static long write_chart_script(an_report *rp)
 {
@@ -278,9 +333,10 @@ static long write_chart_script(an_report *rp)
         return 0;
     char path[4096];
     an_report_path(rp, "charts.gp", path, sizeof path);
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
+    an_outfile out;
+    if (an_outfile_open(&out, path) != 0)
         return -1;
+    FILE *f = out.f;
     fputs("# The report's charts, drawn from its CSV files.\n"
           "# Re-render them from this directory with: gnuplot charts.gp\n"
           "set encoding utf8\n",
@@ -291,16 +347,20 @@ static long write_chart_script(an_report *rp)
             continue;
         remove_if_present(rp, b->a, "png");
         remove_if_present(rp, b->a, "svg");
+        const bool bars = strstr(b->c, "histograms") != NULL;
         fprintf(f,
-                "\n# %s\nreset\nset datafile separator ','\nset grid\n"
+                "\n# %s\nreset\nset datafile separator ','\nset grid\n%s%s%s"
                 "set terminal pngcairo size 960,540 enhanced font 'sans,10'\n"
-                "set output '%s.png'\n%s\n"
+                "set output '.%s.png.part'\n%s\n"
                 "set terminal svg size 960,540 dynamic enhanced "
                 "font 'sans,11' background rgb 'white'\n"
-                "set output '%s.svg'\nreplot\nunset output\n",
-                b->a, b->a, b->c, b->a);
+                "set output '.%s.svg.part'\nreplot\nunset output\n"
+                "system \"mv -f .%s.png.part %s.png && mv -f .%s.svg.part %s.svg\"\n",
+                b->a, CHART_DEFAULTS, y_defaults(b->c),
+                bars ? "" : "set autoscale xfix\n", b->a,
+                b->c, b->a, b->a, b->a, b->a, b->a);
     }
-    if (fclose(f) != 0)
+    if (an_outfile_commit(&out) != 0)
         return -1;
     return (long)charts;
 }
@@ -311,7 +371,8 @@ static void render_charts(an_report *rp, size_t charts)
     char dir[4200], cmd[8600];
     shell_quote(dir, sizeof dir, rp->dir);
     snprintf(cmd, sizeof cmd,
-             "cd %s && gnuplot charts.gp >charts.log 2>&1", dir);
+             "cd %s && gnuplot charts.gp >.charts.log.part 2>&1; "
+             "s=$?; mv -f .charts.log.part charts.log; exit $s", dir);
     int rc = system(cmd);
     size_t ok = 0;
     for (size_t i = 0; i < rp->n; i++) {
@@ -325,10 +386,16 @@ static void render_charts(an_report *rp, size_t charts)
         an_report_path(rp, file, svg, sizeof svg);
         b->rendered = file_nonempty(png) && file_nonempty(svg);
         ok += b->rendered;
+        /* A chart gnuplot stopped on leaves its temporary files. */
+        char part[512];
+        snprintf(part, sizeof part, ".%s.png.part", b->a);
+        remove_if_present(rp, part, "");
+        snprintf(part, sizeof part, ".%s.svg.part", b->a);
+        remove_if_present(rp, part, "");
     }
-    if (rc == 0 && ok == charts) {
-        snprintf(rp->status, sizeof rp->status, "rendered (%zu charts)",
-                 charts);
+    rp->all_drawn = rc == 0 && ok == charts;
+    if (rp->all_drawn) {
+        snprintf(rp->status, sizeof rp->status, "%zu rendered", charts);
         char log[4096];
         an_report_path(rp, "charts.log", log, sizeof log);
         struct stat st;
@@ -337,8 +404,7 @@ static void render_charts(an_report *rp, size_t charts)
     }
     else
         snprintf(rp->status, sizeof rp->status,
-                 "partly failed: %zu of %zu charts drawn, see charts.log", ok,
-                 charts);
+                 "partly failed: %zu of %zu drawn, see charts.log", ok, charts);
 }
 
 static bool have_gnuplot(void)
@@ -349,23 +415,34 @@ static bool have_gnuplot(void)
 
 /* ---- HTML -------------------------------------------------------------------- */
 
+/* Tables: headers wrap at their spaces, numbers do not; a table too wide
+ * for the column is cut into panels by table.c, and the page test holds
+ * every table to its container. */
 static const char *const STYLE =
     "body{font-family:sans-serif;max-width:1100px;margin:1em auto;"
     "padding:0 1em;color:#222;line-height:1.45}\n"
     "h1{font-size:1.6em}h2{margin-top:2.2em;border-bottom:1px solid #ccc}\n"
-    "table{border-collapse:collapse;font-size:0.82em;margin:0.8em 0}\n"
+    "p.lead{font-size:1.05em}\n"
+    "table{border-collapse:collapse;font-size:0.82em;margin:0.4em 0}\n"
+    "caption{text-align:left;font-weight:bold;padding:0.3em 0}\n"
     "th,td{padding:2px 7px;border-bottom:1px solid #e4e4e4}\n"
-    "th{background:#f0f0f0;text-align:center}td.n{text-align:right;"
+    "th{background:#f0f0f0;text-align:center;font-weight:600}"
+    "th.group{border-bottom:1px solid #bbb}\n"
+    "td{white-space:nowrap}td.n{text-align:right;"
     "font-variant-numeric:tabular-nums}\n"
     "tr.group td{border-top:2px solid #999}\n"
     ".scroll{max-height:30em;overflow:auto;border:1px solid #ddd;"
-    "display:inline-block;max-width:100%}\n"
+    "display:inline-block;max-width:100%;vertical-align:top;margin:0.4em 0}\n"
+    ".scroll table{margin:0}\n"
     "figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}\n"
     "figcaption{font-size:0.9em;color:#444}\n"
-    ".skipped{color:#a33}.csv{font-size:0.85em}\n"
+    ".skipped{color:#a33}.csv,.note{font-size:0.85em;color:#444}"
+    ".csv{margin-top:0.2em}\n"
     "code{background:#f4f4f4;padding:0 3px}\n"
     "nav ul{columns:2;list-style:none;padding-left:1em}\n"
-    "table.glance td,table.glance th{vertical-align:top}table.glance td{white-space:nowrap}\n"
+    "table.glance td,table.glance th{vertical-align:top}"
+    "table.glance td.why{font-size:0.95em;color:#444;min-width:11em;"
+    "white-space:normal}\n"
     "table.glance td a{color:inherit}\n";
 
 /* Blocks in page order: by rank, in the order added within a rank. */
@@ -388,19 +465,18 @@ static void charts_step(an_report *rp, bool charts)
     if (script < 0)
         snprintf(rp->status, sizeof rp->status, "skipped: cannot write charts.gp");
     else if (script == 0)
-        snprintf(rp->status, sizeof rp->status, "no charts");
+        snprintf(rp->status, sizeof rp->status, "none");
     else if (!charts)
         snprintf(rp->status, sizeof rp->status,
-                 "skipped: --no-charts (charts.gp is written; run gnuplot charts.gp "
-                 "in this directory to draw them)");
+                 "skipped: --no-charts; charts.gp is written, run gnuplot charts.gp "
+                 "in this directory to draw them");
     else if (!have_gnuplot())
         snprintf(rp->status, sizeof rp->status,
-                 "skipped: gnuplot not found (install gnuplot-nox, then run gnuplot "
-                 "charts.gp in this directory)");
+                 "skipped: gnuplot not found; install gnuplot-nox, then run gnuplot "
+                 "charts.gp in this directory");
     else
         render_charts(rp, (size_t)script);
-    if (strncmp(rp->status, "rendered", 8) != 0 &&
-        strcmp(rp->status, "no charts") != 0)
+    if (!rp->all_drawn && script != 0)
         fprintf(stderr, "dch-analysis: charts %s\n", rp->status);
 }
 
@@ -428,11 +504,11 @@ static void write_head(FILE *f, const an_report *rp, const char *title,
         fputs("</a></li>\n", f);
     }
     fputs("</ul></nav>\n", f);
-    if (strncmp(rp->status, "rendered", 8) != 0)
+    if (!rp->all_drawn && strcmp(rp->status, "none") != 0)
         fprintf(f, "<p class=\"skipped\">Charts %s.</p>\n", rp->status);
 }
 
-static void write_chart(FILE *f, const an_report *rp, const block *b)
+static void write_chart(FILE *f, const block *b)
 {
     if (b->rendered) {
         fprintf(f, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"",
@@ -443,9 +519,8 @@ static void write_chart(FILE *f, const an_report *rp, const block *b)
         fprintf(f, " (<a href=\"%s.png\">PNG</a>, <a href=\"%s.svg\">SVG</a>)"
                 "</figcaption></figure>\n", b->a, b->a);
     } else {
-        fputs("<p class=\"skipped\">Chart not drawn (", f);
-        an_html_fputs(f, rp->status);
-        fputs("): ", f);
+        /* Why is said once, at the top of the page. */
+        fputs("<p class=\"skipped\">Chart not drawn: ", f);
         an_html_fputs(f, b->b);
         fputs("</p>\n", f);
     }
@@ -455,20 +530,22 @@ static void write_block(FILE *f, const an_report *rp, const block *b)
 {
     switch (b->kind) {
     case BLOCK_SECTION:
-        fprintf(f, "\n<h2 id=\"%s\">", b->a);
+        /* A section holds its blocks up to the next section. */
+        fprintf(f, "%s\n<section>\n<h2 id=\"%s\">", b == rp->blocks ? "" : "</section>",
+                b->a);
         an_html_fputs(f, b->b);
         fprintf(f, "</h2>\n%s\n", b->c ? b->c : "");
         break;
     case BLOCK_TABLE:
         fputs("<h4>", f);
         an_html_fputs(f, an_table_title(b->table));
-        fputs("</h4>\n<div class=\"scroll\">\n", f);
+        fputs("</h4>\n", f);
         an_table_write_html(b->table, f);
-        fprintf(f, "</div>\n<p class=\"csv\">Data: <a href=\"%s.csv\">%s.csv</a></p>\n",
+        fprintf(f, "<p class=\"csv\">Data: <a href=\"%s.csv\">%s.csv</a></p>\n",
                 an_table_id(b->table), an_table_id(b->table));
         break;
     case BLOCK_CHART:
-        write_chart(f, rp, b);
+        write_chart(f, b);
         break;
     case BLOCK_IMAGE:
         /* The image draws its own title; the description is its alt text. */
@@ -486,17 +563,19 @@ int an_report_finish(an_report *rp, bool charts, const char *title,
     charts_step(rp, charts);
     char path[4096];
     an_report_path(rp, "index.html", path, sizeof path);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
+    an_outfile out;
+    if (an_outfile_open(&out, path) != 0) {
+        fprintf(stderr, "dch-analysis: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
+    FILE *f = out.f;
     write_head(f, rp, title, preamble);
     for (size_t i = 0; i < rp->n; i++)
         write_block(f, rp, &rp->blocks[i]);
+    fputs(rp->n > 0 && rp->blocks[0].kind == BLOCK_SECTION ? "</section>\n" : "", f);
     fputs("</body>\n</html>\n", f);
-    if (fclose(f) != 0) {
-        fprintf(stderr, "dch-analysis: cannot write %s\n", path);
+    if (an_outfile_commit(&out) != 0) {
+        fprintf(stderr, "dch-analysis: cannot write %s: %s\n", path, strerror(errno));
         return -1;
     }
     return 0;

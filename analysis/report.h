@@ -73,7 +73,15 @@ typedef struct an_series {
 /**
  * A chart, rendered to stem.png and stem.svg. The caption is its only title
  * on the page; `settings` holds further gnuplot "set" lines (each ending in a
- * line break) after the axis labels.
+ * line break) after the axis labels, and may override the defaults every
+ * chart starts from (report.c: the x axis ends with the data, the y axis
+ * has headroom, keys are laid out alike).
+ *
+ * Every series a chart lists must show: series are drawn in the order
+ * given, each over the ones before, so a reference line (an optimum) comes
+ * first, as a wide pale band that stays visible under a series on it, and
+ * the main result (DCH) last; series that can coincide get distinct point
+ * types and sizes, so each marker shows around the next.
  */
 typedef struct an_chart {
     const char *stem;
@@ -103,7 +111,9 @@ int an_report_image(an_report *rp, const char *file, const char *description);
 int an_report_finish(an_report *rp, bool charts, const char *title,
                      const char *preamble);
 
-/** How the charts went: "rendered", "skipped: ..." (valid after finish). */
+/** How the charts went: "12 rendered", "skipped: ...", "partly failed: ...",
+ *  "none" (valid after finish). It holds no parentheses, so a message may
+ *  put it in some. */
 const char *an_report_chart_status(const an_report *rp);
 
 #endif /* DCH_ANALYSIS_REPORT_H */

@@ -16,6 +16,27 @@
 
 const char *const an_scheme_colour[AN_SCHEMES] = {"#d62728", "#1f77b4",
                                                   "#2ca02c", "#ff7f0e"};
+/* Filled circle, square, triangle and diamond. */
+const char *const an_scheme_style[AN_SCHEMES] = {
+    "linespoints pt 7 ps 0.7 lw 2", "linespoints pt 5 ps 0.7 lw 2",
+    "linespoints pt 9 ps 0.8 lw 2", "linespoints pt 13 ps 0.9 lw 2"};
+const int an_scheme_draw_order[AN_SCHEMES] = {1, 3, 2, 0};
+
+void an_scheme_series(const an_run *r, an_series *sr, const char *file,
+                      unsigned xcol, const char *y, bool dodge,
+                      char xs[AN_SCHEMES][32])
+{
+    for (int k = 0; k < AN_SCHEMES; k++) {
+        const int s = an_scheme_draw_order[k];
+        const double shift = !dodge ? 0.0 : s == 1 ? -AN_DODGE : s == 3 ? AN_DODGE : 0.0;
+        if (shift == 0.0)
+            snprintf(xs[s], sizeof xs[s], "%u", xcol);
+        else
+            snprintf(xs[s], sizeof xs[s], "($%u %+g)", xcol, shift);
+        sr[k] = (an_series){file, xs[s], y, r->label[s], an_scheme_style[s],
+                            an_scheme_colour[s], r->label[s]};
+    }
+}
 
 int an_run_init(an_run *r, const an_options *opt, an_report *report)
 {
@@ -101,40 +122,6 @@ int an_ranges_by_name(const an_scheme *sc, const char *const *names,
 {
     const an_name_list l = {names, nnames};
     return an_scheme_ranges_named(sc, an_position_of, &l, out);
-}
-
-/* Four decimals is what the prose shows, so "between 1.0000 and 1.0000"
- * becomes one value. */
-const char *an_ratio_range(char *buf, size_t n, double lo, double hi)
-{
-    char a[32], b[32];
-    snprintf(a, sizeof a, "%.4f", lo);
-    snprintf(b, sizeof b, "%.4f", hi);
-    if (strcmp(a, b) == 0)
-        snprintf(buf, n, "%s", a);
-    else
-        snprintf(buf, n, "%s to %s", a, b);
-    return buf;
-}
-
-/* The three are the schemes the prose of sections 1 to 3 compares: dch, the
- * ring and ring-1. */
-const char *an_zero_or_values(char *buf, size_t n, const double v[3])
-{
-    if (v[0] == 0.0 && v[1] == 0.0 && v[2] == 0.0)
-        snprintf(buf, n, "in any scheme");
-    else
-        snprintf(buf, n, "(%.3g, %.3g and %.3g of the hash space)", v[0], v[1], v[2]);
-    return buf;
-}
-
-const char *an_members_part(char *buf, size_t n, double frac)
-{
-    if (frac >= 1.0)
-        snprintf(buf, n, "all");
-    else
-        snprintf(buf, n, "at least %.0f%%", 100.0 * frac);
-    return buf;
 }
 
 an_change_figures an_change_figures_none(void)

@@ -240,49 +240,51 @@ static void fill_glance(an_run *r, const sweep *w)
 
 static void intro(an_buf *hb, const an_run *r, const sweep *w)
 {
-    const size_t kn = w->kn, km = w->km, i160 = w->i160, i1 = w->i1;
+    const size_t km = w->km, i160 = w->i160;
     double dch_worst = 0.0;
     for (size_t k = 0; k < w->nn; k++)
         dch_worst = fmax(dch_worst, w->peak[0][k]);
     an_buf_printf(hb,
-              "<p><b>Balance</b> (Karger et al.): keys spread evenly over the "
-              "members. Measured exactly from the ownership ranges as each "
-              "member's share over its fair share 1/N: the peak-to-average "
-              "ratio (the fullest member, 1.0 is perfect) and the coefficient "
-              "of variation (standard deviation over mean) for N = 2 .. %u. "
-              "Each scheme is grown one node at a time and measured at the "
-              "listed N; the ring is measured for 1, 10, 40, 160 and 640 "
-              "points per node. For a ring with v random points per node the "
-              "share of a node is Beta(v, (N&minus;1)v) distributed, so its "
-              "expected CV is sqrt((N&minus;1)/(Nv+1)), about 1/sqrt(v): "
-              "halving the spread costs four times the points.</p>",
-              (unsigned)w->ns[km]);
+              "<p class=\"lead\"><b>Balance</b> (Karger et al.): how evenly the "
+              "members own the hash space as N grows to %u, for DCH and for rings "
+              "of 1 to 640 points per node. DCH gives every member its share to "
+              "within one slot (peak-to-average at most %.4f); a ring's spread "
+              "falls only as 1/sqrt(points), so %s still leaves the fullest of "
+              "%u members %.0f%% over its share.</p>",
+              (unsigned)w->ns[km], dch_worst, w->labels[i160], (unsigned)w->ns[km],
+              100.0 * (w->peak[i160][km] - 1.0));
     an_buf_printf(hb,
-              "<p><b>In this run.</b> DCH's peak-to-average never exceeded "
-              "%.4f for any N up to %u: with P = %u slots a member owns "
-              "floor or ceil of P/N slots, so its excess is at most one slot "
-              "(N/P of its share). At N = %u %s's peak-to-average "
-              "was %.3f (CV %.3f) and the plain ring's %.3f (CV %.3f); at N "
-              "= %u they were %.3f and %.3f.</p>",
-              dch_worst, (unsigned)w->ns[km],
-              (unsigned)(r->opt.units * r->opt.slots), (unsigned)w->ns[kn],
-              w->labels[i160], w->peak[i160][kn], w->cv[i160][kn],
-              w->peak[i1][kn], w->cv[i1][kn], (unsigned)w->ns[km],
-              w->peak[i160][km], w->peak[i1][km]);
+              "<p><b>How to read it.</b> Shares are exact, from the ownership "
+              "ranges: <i>peak-to-average</i> is the fullest member's share over "
+              "the fair share 1/N (1.0 is perfect), the <i>coefficient of "
+              "variation</i> the standard deviation of the shares over their mean. "
+              "With P = %u slots a DCH member owns floor or ceil of P/N slots. On a "
+              "ring with v random points per node a member's share is "
+              "Beta(v, (N&minus;1)v) distributed, so its expected CV is "
+              "sqrt((N&minus;1)/(Nv+1)), about 1/sqrt(v): halving the spread costs "
+              "four times the points.</p>",
+              (unsigned)(r->opt.units * r->opt.slots));
 }
 
 static void charts(an_run *r, const sweep *w)
 {
+    /* Rings by point count, then DCH on top; a point type per series. */
     static const char *const sweep_colour[] = {"#2ca02c", "#9467bd", "#8c564b",
                                                "#1f77b4", "#17becf", "#e377c2"};
+    static const char *const sweep_style[] = {
+        "linespoints pt 9 ps 0.8 lw 2",  "linespoints pt 11 ps 0.8 lw 2",
+        "linespoints pt 13 ps 0.9 lw 2", "linespoints pt 5 ps 0.7 lw 2",
+        "linespoints pt 15 ps 0.9 lw 2", "linespoints pt 3 ps 0.8 lw 2"};
     char col[1 + SWEEP_MAX][8];
     an_series sr[1 + SWEEP_MAX];
-    for (size_t i = 0; i < w->nseries; i++) {
+    size_t n = 0;
+    for (size_t k = 1; k <= w->nseries; k++) {
+        const size_t i = k % w->nseries; /* 1, 2, ..., then 0 (DCH) */
         snprintf(col[i], sizeof col[i], "%zu", i + 2);
-        sr[i] = (an_series){"balance_peak.csv", "1", col[i], NULL,
-                            "linespoints pt 7 ps 0.6 lw 2",
-                            i == 0 ? an_scheme_colour[0] : sweep_colour[(i - 1) % 6],
-                            w->labels[i]};
+        sr[n++] = (an_series){"balance_peak.csv", "1", col[i], NULL,
+                              i == 0 ? an_scheme_style[0] : sweep_style[(i - 1) % 6],
+                              i == 0 ? an_scheme_colour[0] : sweep_colour[(i - 1) % 6],
+                              w->labels[i]};
     }
     /* Peaks run from 1.0 to about 10: ticks where the curves are, not only
      * at 1 and 10 as a log axis puts them by default. */
@@ -290,27 +292,41 @@ static void charts(an_run *r, const sweep *w)
         "balance_n",
         "Peak-to-average ownership against N: DCH and rings of 1 to 640 points per node",
         "members (N, log scale)", "largest share / fair share (log scale)",
-        "set logscale xy\nset key top left\nset xrange [1.5:*]\nset yrange [0.95:*]\n"
+        "set logscale xy\nset yrange [0.95:*]\n"
         "set ytics (1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10, 15, 20, 30)\nset format x '%g'\n",
-        sr, w->nseries});
+        sr, n});
+    /* Two measures, two charts: the peak, and the CV with what theory
+     * expects of it. */
     char t[4][32];
-    snprintf(t[0], sizeof t[0], "peak/avg, N=%u", (unsigned)w->ns[w->kn]);
-    snprintf(t[1], sizeof t[1], "peak/avg, N=%u", (unsigned)w->ns[w->km]);
-    snprintf(t[2], sizeof t[2], "CV, N=%u", (unsigned)w->ns[w->kn]);
-    snprintf(t[3], sizeof t[3], "CV, N=%u", (unsigned)w->ns[w->km]);
-    const an_series pts[5] = {
-        {"balance_points.csv", "1", "2", NULL, "linespoints pt 7 lw 2", "#1f77b4", t[0]},
-        {"", "1", "5", NULL, "linespoints pt 5 lw 2", "#17becf", t[1]},
-        {"", "1", "3", NULL, "linespoints pt 7 lw 2", "#d62728", t[2]},
-        {"", "1", "6", NULL, "linespoints pt 5 lw 2", "#ff7f0e", t[3]},
-        {"", "1", "8", NULL, "lines dt 2 lw 2", "#000000", "1/sqrt(points)"},
+    snprintf(t[0], sizeof t[0], "N = %u", (unsigned)w->ns[w->kn]);
+    snprintf(t[1], sizeof t[1], "N = %u", (unsigned)w->ns[w->km]);
+    snprintf(t[2], sizeof t[2], "N = %u", (unsigned)w->ns[w->kn]);
+    snprintf(t[3], sizeof t[3], "N = %u", (unsigned)w->ns[w->km]);
+    const an_series peak[2] = {
+        {"balance_points.csv", "1", "2", NULL, "linespoints pt 7 ps 0.9 lw 2", "#1f77b4", t[0]},
+        {"", "1", "5", NULL, "linespoints pt 5 ps 0.9 lw 2", "#17becf", t[1]},
     };
     an_report_chart(r->report, &(an_chart){
         "balance_points",
-        "Ring balance against points per node (DCH: one slot off at most, not drawn)",
-        "points per node (log scale)", "ratio (log scale)",
-        "set format x '%g'\nset format y '%g'\nset logscale xy\nset key top right\n",
-        pts, 5});
+        "Ring balance against points per node: the fullest member's share over its "
+        "fair share (DCH: at most one slot over, not drawn)",
+        "points per node (log scale)", "largest share / fair share (log scale)",
+        "set format x '%g'\nset format y '%g'\nset logscale xy\n"
+        "set ytics (1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10)\n",
+        peak, 2});
+    const an_series cv[3] = {
+        {"balance_points.csv", "1", "8", NULL, AN_REFERENCE_STYLE, AN_REFERENCE_COLOUR,
+         "1/sqrt(points), what theory expects"},
+        {"", "1", "3", NULL, "linespoints pt 7 ps 0.9 lw 2", "#d62728", t[2]},
+        {"", "1", "6", NULL, "linespoints pt 5 ps 0.9 lw 2", "#ff7f0e", t[3]},
+    };
+    an_report_chart(r->report, &(an_chart){
+        "balance_points_cv",
+        "Ring balance against points per node: the coefficient of variation of the "
+        "members' shares, against 1/sqrt(points)",
+        "points per node (log scale)", "coefficient of variation (log scale)",
+        "set format x '%g'\nset format y '%g'\nset logscale xy\n",
+        cv, 3});
 }
 
 int an_section_balance(an_run *r)

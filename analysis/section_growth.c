@@ -80,104 +80,117 @@ static int grow_one(an_run *r, int s, an_table *t, an_progress *p,
     return DCH_OK;
 }
 
+/* What the section found, in the words of its opening: who gives to a
+ * joiner. */
+static const char *donors_phrase(char *buf, size_t n, const an_change_figures *f)
+{
+    if (f->parties_frac_min >= 1.0)
+        snprintf(buf, n, "from every old member");
+    else if (f->parties_max <= 1)
+        snprintf(buf, n, "from a single neighbour");
+    else
+        snprintf(buf, n, "from some of the old members");
+    return buf;
+}
+
 static void intro(an_buf *h, const an_run *r, const growth_summary *gs)
 {
     const uint32_t N = r->opt.nodes;
     const double slot = 1.0 / ((double)r->opt.units * r->opt.slots);
-    char zb[96], mp[2][32];
+    char d[3][40];
     an_buf_printf(h,
-              "<p>Starting from one node, node-02 .. node-%02u join one at a "
-              "time. For each join the table gives the share of the hash "
-              "space that changed owner (<i>moved</i>) against the optimum "
-              "1/N (the joiner's fair share: what must move to give it that share, "
-              "less a fraction of a slot at most for DCH, which moves whole slots), "
-              "the share that moved between two old members "
-              "(<i>old-&gt;old</i>: a violation of monotonicity), how many "
-              "old members gave something (<i>donors</i>), the largest single "
-              "donation over the ideal 1/(N(N&minus;1)) that each of N&minus;1 "
-              "equal donors would give, and the peak-to-average ownership "
-              "after the join. <i>cumulative</i> sums the moved shares; "
-              "<i>1/2+..+1/N</i> is the least possible total and "
-              "<i>halving</i> is the sequence 1/2 + 1/4 + 1/4 + 1/8 + ... "
-              "that the DCH description (" AN_DCH_DESCRIPTION ") gives for the plain ring. "
-              "<i>sampled</i> and <i>z</i> repeat the moved share with %zu "
-              "sampled keys (section 6).</p>",
-              (unsigned)N, r->opt.keys);
+              "<p class=\"lead\">Members join one at a time, from 1 to %u; each "
+              "join's moved share is compared with the optimum 1/N (the joiner's "
+              "fair share), and the old members that gave it are counted. DCH "
+              "moves %s at every join, %s, so its total is the least possible; "
+              "%s takes each joiner's share %s, unevenly, and the plain ring "
+              "takes it %s, %s.</p>",
+              (unsigned)N, gs[0].max_dev <= slot ? "1/N to within one slot" : "close to 1/N",
+              donors_phrase(d[0], sizeof d[0], &gs[0].fig), r->label[1],
+              donors_phrase(d[1], sizeof d[1], &gs[1].fig),
+              donors_phrase(d[2], sizeof d[2], &gs[2].fig),
+              gs[2].fig.ratio_max > 1.5 || gs[2].fig.ratio_min < 0.5
+                  ? "and moves far more or far less than 1/N"
+                  : "and moves about 1/N");
     an_buf_printf(h,
-              "<p><b>In this run.</b> DCH moved 1/N to within %.2g of the hash "
-              "space at every join (one slot is %.3g), so the sequence of its "
-              "moves is 1/2, 1/3, 1/4, ... and its total after %u nodes is "
-              "%.4f against the least possible %.4f. %s moved between "
-              "%.3g and %.3g times the optimum per join, the plain ring between "
-              "%.3g and %.3g times; their totals are %.4f and %.4f (halving "
-              "sequence: %.4f). Nothing moved between old members %s. "
-              "The difference is who pays: under DCH %s of the "
-              "old members donate at every join and no donation exceeds "
-              "%.2f times the ideal, while the plain ring took each joiner's "
-              "share from at most %u neighbour%s (largest donation %.1f times "
-              "the ideal); %s drew on %s of the old members at "
-              "every join, but unevenly (largest donation %.2f times the "
-              "ideal).</p>",
-              gs[0].max_dev, slot, (unsigned)N, gs[0].cumulative,
-              an_harmonic_migration(N), r->label[1], gs[1].fig.ratio_min,
-              gs[1].fig.ratio_max, gs[2].fig.ratio_min, gs[2].fig.ratio_max,
-              gs[1].cumulative, gs[2].cumulative, an_halving_migration(N),
-              an_zero_or_values(zb, sizeof zb, (const double[]){gs[0].between_old,
-                                                                 gs[1].between_old,
-                                                                 gs[2].between_old}),
-              an_members_part(mp[0], sizeof mp[0], gs[0].fig.parties_frac_min),
-              gs[0].fig.largest, (unsigned)gs[2].fig.parties_max,
-              gs[2].fig.parties_max == 1 ? "" : "s", gs[2].fig.largest, r->label[1],
-              an_members_part(mp[1], sizeof mp[1], gs[1].fig.parties_frac_min),
-              gs[1].fig.largest);
+              "<p><b>How to read it.</b> <i>moved</i> is the share of the hash "
+              "space that changed owner, against 1/N: what must move to give the "
+              "joiner its share (DCH moves whole slots of 1/%u, so it can move a "
+              "fraction of a slot less). <i>old-&gt;old</i> is the share that moved "
+              "between two old members, a breach of monotonicity. <i>donors</i> "
+              "counts the old members that gave something, and <i>max donation / "
+              "ideal</i> is the largest gift over 1/(N(N&minus;1)), what each of "
+              "N&minus;1 equal donors would give. The totals sum the moved shares "
+              "from one node: 1/2 + 1/3 + ... + 1/N is the least possible, and "
+              "<i>halving</i>, 1/2 + 1/4 + 1/4 + 1/8 + ..., is what %s credits "
+              "the plain ring with. <i>sampled</i> and <i>z</i> repeat the moved "
+              "share over %zu sampled keys (section 6).</p>",
+              (unsigned)(r->opt.units * r->opt.slots), AN_DCH_DESCRIPTION,
+              r->opt.keys);
 }
 
-/* One series per scheme of column y of growth.csv against N. With `dch_last`
- * DCH is drawn last, as open circles around the points it shares with the
- * 160-point ring. */
-static void scheme_series(const an_run *r, an_series *sr, const char *y,
-                          const char *style, bool dch_last)
+/* The joins of each scheme in one row. */
+static an_table *summary_table(const an_run *r, const growth_summary *gs)
 {
-    for (int k = 0; k < AN_SCHEMES; k++) {
-        const int s = dch_last ? (k + 1) % AN_SCHEMES : k;
-        sr[k] = (an_series){"growth.csv", "2", y, r->label[s],
-                            dch_last && s == 0 ? "points pt 6 ps 1.6 lw 2" : style,
-                            an_scheme_colour[s], r->label[s]};
+    const uint32_t N = r->opt.nodes;
+    an_table *t = an_table_for(AN_TABLE_GROWTH_SUMMARY,
+                               "1. Growth in brief: the %u joins of each scheme",
+                               (unsigned)(N - 1));
+    for (int s = 0; t != NULL && s < AN_SCHEMES; s++) {
+        const growth_summary *g = &gs[s];
+        if (an_table_add(t, "tnnnnnnnnin", r->label[s], g->fig.ratio_min,
+                         g->fig.ratio_max, g->max_dev, g->cumulative,
+                         an_harmonic_migration(N), an_halving_migration(N),
+                         g->between_old, g->fig.parties_frac_min,
+                         (long long)g->fig.parties_max, g->fig.largest) != 0) {
+            an_table_free(t);
+            return NULL;
+        }
     }
+    return t;
 }
 
+/* Reference lines first (pale bands), then one series per scheme with
+ * DCH on top; the key lists DCH first. */
 static void charts(an_run *r)
 {
     const char *dch = r->label[0];
     an_series sr[AN_SCHEMES + 2];
-    scheme_series(r, sr, "$3", "linespoints pt 7 ps 0.7 lw 2", false);
-    sr[4] = (an_series){"growth.csv", "2", "$4", dch, "lines dt 2 lw 2", "#000000", "optimum 1/N"};
+    char xs[AN_SCHEMES][32];
+    sr[0] = (an_series){"growth.csv", "2", "$4", dch, AN_REFERENCE_STYLE,
+                        AN_REFERENCE_COLOUR, "optimum 1/N"};
+    an_scheme_series(r, sr + 1, "growth.csv", 2, "$3", false, xs);
     an_report_chart(r->report, &(an_chart){
         "growth_moved", "Share of the hash space moved by each join, against the optimum 1/N",
         "members after the join (N)", "moved share (log scale)",
-        "set logscale y\nset format y '10^{%L}'\nset key top right\n", sr, 5});
-    scheme_series(r, sr, "$9", "linespoints pt 7 ps 0.6 lw 2", false);
-    sr[4] = (an_series){"growth.csv", "2", "$10", dch, "lines dt 2 lw 2", "#000000",
-                        "1/2 + 1/3 + ... + 1/N (DCH)"};
-    sr[5] = (an_series){"growth.csv", "2", "$11", dch, "lines dt 3 lw 2", "#7f7f7f",
-                        "1/2 + 1/4 + 1/4 + 1/8 ... (halving)"};
+        "set logscale y\nset format y '10^{%L}'\n", sr,
+        AN_SCHEMES + 1});
+    sr[0] = (an_series){"growth.csv", "2", "$10", dch, AN_REFERENCE_STYLE,
+                        AN_REFERENCE_COLOUR, "least possible: 1/2 + 1/3 + ... + 1/N"};
+    sr[1] = (an_series){"growth.csv", "2", "$11", dch, "lines dt 3 lw 2", "#555555",
+                        "halving: 1/2 + 1/4 + 1/4 + 1/8 ..."};
+    an_scheme_series(r, sr + 2, "growth.csv", 2, "$9", false, xs);
     an_report_chart(r->report, &(an_chart){
         "growth_cumulative",
-        "Cumulative migration from 1 node to N nodes, against the harmonic and halving sums",
-        "members (N)", "sum of moved shares", "set key top left\n", sr, 6});
-    scheme_series(r, sr, "$6", "linespoints pt 7 ps 0.6 lw 2", true);
-    sr[4] = (an_series){NULL, "x - 1", NULL, NULL, "lines dt 2", "#000000", "all N-1 old members"};
+        "Share moved in all from 1 node to N nodes, against the harmonic and halving sums",
+        "members (N)", "sum of moved shares", "", sr,
+        AN_SCHEMES + 2});
+    sr[0] = (an_series){NULL, "x - 1", NULL, NULL, AN_REFERENCE_STYLE,
+                        AN_REFERENCE_COLOUR, "all N-1 old members"};
+    an_scheme_series(r, sr + 1, "growth.csv", 2, "$6", true, xs);
     an_report_chart(r->report, &(an_chart){
         "growth_donors",
-        "Old members that donate to the joiner (DCH's open circles and ring-160's points both lie on N-1)",
-        "members after the join (N)", "donors", "set key top left\n", sr, 5});
-    scheme_series(r, sr, "$7", "linespoints pt 7 ps 0.6 lw 2", false);
-    sr[4] = (an_series){NULL, "x - 1", NULL, NULL, "lines dt 2", "#000000",
-                        "N-1: one donor gives it all"};
+        "Old members that donate to the joiner (ring-160 and libmemcached drawn "
+        "slightly left and right of N, so that schemes on N-1 all show)",
+        "members after the join (N)", "donors", "set yrange [0:*]\n", sr,
+        AN_SCHEMES + 1});
+    sr[0] = (an_series){NULL, "x - 1", NULL, NULL, AN_REFERENCE_STYLE,
+                        AN_REFERENCE_COLOUR, "N-1: one donor gives it all"};
+    an_scheme_series(r, sr + 1, "growth.csv", 2, "$7", false, xs);
     an_report_chart(r->report, &(an_chart){
         "growth_donation", "Largest single donation of each join over the ideal 1/(N(N-1))",
         "members after the join (N)", "largest donation / ideal (log scale)",
-        "set logscale y\nset key top left\n", sr, 5});
+        "set logscale y\n", sr, AN_SCHEMES + 1});
 }
 
 int an_section_growth(an_run *r)
@@ -204,9 +217,16 @@ int an_section_growth(an_run *r)
         r->glance[s].join = gs[s].fig;
     an_buf h = {0};
     intro(&h, r, gs);
-    int rc = an_section_begin(r, "growth", an_buf_str(&h));
+    an_table *brief = summary_table(r, gs);
+    int rc = brief != NULL ? an_section_begin(r, "growth", an_buf_str(&h)) : -1;
     an_buf_free(&h);
-    if (rc != 0 || an_report_table(r->report, t) != 0)
+    if (rc != 0) {
+        an_table_free(brief);
+        an_table_free(t);
+        return an_fail("growth", DCH_ENOMEM);
+    }
+    const int failed = an_report_table(r->report, brief);
+    if (an_report_table(r->report, t) != 0 || failed)
         return an_fail("growth", DCH_ENOMEM);
     charts(r);
     return DCH_OK;

@@ -152,7 +152,9 @@ typedef struct case_summary {
     uint32_t failed;             /* the first leaver, read as a failure */
     an_spread read;     /* its reads, to the next copy, before any change */
     an_spread promoted; /* its first copies, once it is removed */
+    double promoted_part; /* of those, held by a member that had a copy */
     an_spread recopy;   /* the copies made for it, once it is removed */
+    double join_promoted, leave_promoted; /* most promoted by one change */
 } case_summary;
 
 static const char *const SCHEME_LABEL[SCHEMES] = {"dch", "next-3", "zone walk"};
@@ -166,15 +168,19 @@ typedef struct case_ctx {
     uint32_t step;
 } case_ctx;
 
+/* One change: its new copies (data moved) and, apart, the first copies
+ * that changed hands (promotions among them move no data). */
 static int step_row(case_ctx *c, const char *phase, uint32_t n_before,
                     uint32_t n_after, const char *member, double moved,
-                    double optimum, const an_state_figs *f)
+                    double optimum, const an_state_figs *f,
+                    const an_primary_change *pc)
 {
-    return an_table_add(c->t, "tititiitnnnnnn", c->label, (long long)c->zones,
+    return an_table_add(c->t, "tititiitnnnnnnnn", c->label, (long long)c->zones,
                         c->scheme, (long long)++c->step, phase,
                         (long long)n_before, (long long)n_after, member, moved,
                         optimum, optimum > 0.0 ? moved / optimum : NAN,
-                        f->copy_max, f->copy_min, f->violations) == 0
+                        f->copy_max, f->copy_min, f->violations, pc->changed,
+                        pc->promoted) == 0
                ? DCH_OK
                : DCH_ENOMEM;
 }
@@ -243,9 +249,12 @@ static int grow(case_ctx *c, subject *sj, case_work *w, case_summary *cs)
         if (n > AN_COPIES) {
             const double moved = an_new_copies(&w->before, &w->after, NULL, nodes);
             const double opt = (double)AN_COPIES / n;
+            const an_primary_change pc =
+                an_primary_changes(&w->before, &w->after, DCH_NODE_NONE);
             cs->join_min = fmin(cs->join_min, moved / opt);
             cs->join_max = fmax(cs->join_max, moved / opt);
-            if ((rc = step_row(c, "join", n - 1, n, name, moved, opt, &f)) != DCH_OK)
+            cs->join_promoted = fmax(cs->join_promoted, pc.promoted);
+            if ((rc = step_row(c, "join", n - 1, n, name, moved, opt, &f, &pc)) != DCH_OK)
                 return rc;
         }
         swap_placements(w);
@@ -279,10 +288,15 @@ static int shrink(case_ctx *c, subject *sj, case_work *w, const uint32_t *order,
         for (uint32_t i = 0; i < nodes; i++)
             w->got[i] = 0.0;
         const double moved = an_new_copies(&w->before, &w->after, w->got, nodes);
+        const an_primary_change pc =
+            an_primary_changes(&w->before, &w->after, DCH_NODE_NONE);
+        cs->leave_promoted = fmax(cs->leave_promoted, pc.promoted);
         if (k == 0) {
             cs->recopy = an_spread_of(w->got, w->present, nodes, leaver);
             an_new_primaries(&w->before, &w->after, leaver, w->got, nodes);
             cs->promoted = an_spread_of(w->got, w->present, nodes, leaver);
+            const an_primary_change fp = an_primary_changes(&w->before, &w->after, leaver);
+            cs->promoted_part = fp.changed > 0.0 ? fp.promoted / fp.changed : NAN;
         }
         const an_state_figs f = an_state_of(&w->after, w->present, nodes, c->zones, w->copies);
         cs->violations_max = fmax(cs->violations_max, f.violations);
@@ -290,7 +304,7 @@ static int shrink(case_ctx *c, subject *sj, case_work *w, const uint32_t *order,
             cs->leave_min = fmin(cs->leave_min, moved / held);
             cs->leave_max = fmax(cs->leave_max, moved / held);
         }
-        rc = step_row(c, "remove", nodes - k, nodes - k - 1, name, moved, held, &f);
+        rc = step_row(c, "remove", nodes - k, nodes - k - 1, name, moved, held, &f, &pc);
         if (rc != DCH_OK)
             return rc;
         swap_placements(w);
@@ -303,7 +317,7 @@ static int run_case(case_ctx *c, int scheme, const uint32_t *order,
 {
     const uint32_t nodes = c->r->opt.nodes;
     *cs = (case_summary){INFINITY, 0.0, INFINITY, 0.0, {0.0, 0.0, 0.0}, 0.0,
-                         DCH_NODE_NONE, {NAN, 0}, {NAN, 0}, {NAN, 0}};
+                         DCH_NODE_NONE, {NAN, 0}, {NAN, 0}, NAN, {NAN, 0}, 0.0, 0.0};
     subject sj;
     int rc = subject_new(&sj, c->r, scheme, c->zones);
     case_work w = {calloc(nodes, sizeof(bool)), calloc(nodes, sizeof(double)),
@@ -349,21 +363,43 @@ static uint32_t *removal_order(const an_run *r, uint32_t removals)
 
 /* ---- The page -------------------------------------------------------------------- */
 
-static int summary_row(an_table *t, const char *label, unsigned zones,
-                       const char *scheme, const case_summary *cs, int width)
+/* The busiest survivor over the mean that an even split of the failed
+ * member's re-created copies gives: over every survivor, unless each zone
+ * already holds a copy of every key (zones <= copies), when only the failed
+ * member's own zone may hold its copies; next-3 ignores zones. */
+static double even_split(const an_run *r, int scheme, unsigned zones, uint32_t failed)
+{
+    const uint32_t N = r->opt.nodes;
+    if (failed == DCH_NODE_NONE || N < 2)
+        return NAN;
+    if (scheme == S_NEXT || zones > AN_COPIES)
+        return 1.0;
+    uint32_t mates = 0;
+    for (uint32_t i = 0; i < N; i++)
+        mates += i != failed && i % zones == failed % zones;
+    return mates ? (double)(N - 1) / mates : NAN;
+}
+
+static int summary_row(an_table *t, const an_run *r, const char *label,
+                       unsigned zones, int scheme, const char *scheme_label,
+                       const case_summary *cs)
 {
     char failed[64] = "-";
     if (cs->failed != DCH_NODE_NONE)
-        an_node_name(failed, sizeof failed, width, cs->failed + 1);
+        an_node_name(failed, sizeof failed, an_name_width(r->opt.nodes), cs->failed + 1);
     const bool joins = cs->join_max > 0.0, leaves = cs->leave_max > 0.0;
-    return an_table_add(t, "tit" "nnnn" "nnn" "t" "ni" "ni" "ni", label, (long long)zones,
-                        scheme, joins ? cs->join_min : NAN,
-                        joins ? cs->join_max : NAN, leaves ? cs->leave_min : NAN,
-                        leaves ? cs->leave_max : NAN, cs->at_n.copy_max,
-                        cs->at_n.copy_min, cs->violations_max, failed,
-                        cs->read.max_over_mean, (long long)cs->read.receivers,
+    return an_table_add(t, "tit" "nnnn" "nn" "nnn" "tni" "nin" "nin", label,
+                        (long long)zones, scheme_label,
+                        joins ? cs->join_min : NAN, joins ? cs->join_max : NAN,
+                        leaves ? cs->leave_min : NAN, leaves ? cs->leave_max : NAN,
+                        joins ? cs->join_promoted : NAN,
+                        leaves ? cs->leave_promoted : NAN,
+                        cs->at_n.copy_max, cs->at_n.copy_min, cs->violations_max,
+                        failed, cs->read.max_over_mean, (long long)cs->read.receivers,
                         cs->promoted.max_over_mean, (long long)cs->promoted.receivers,
-                        cs->recopy.max_over_mean, (long long)cs->recopy.receivers) == 0
+                        cs->promoted_part, cs->recopy.max_over_mean,
+                        (long long)cs->recopy.receivers,
+                        even_split(r, scheme, zones, cs->failed)) == 0
                ? DCH_OK
                : DCH_ENOMEM;
 }
@@ -374,163 +410,136 @@ static const case_summary *cs_of(const case_summary *cs, size_t z, int s)
     return &cs[z * SCHEMES + (size_t)s];
 }
 
+/* The section's opening: what it measures and what it found, then how to
+ * read the table; the figures are in the table. */
 static void intro(an_buf *h, const an_run *r, const case_summary *cs,
                   uint32_t removals)
 {
     const char *ring = r->label[1];
-    char jr[3][80], lr[80];
     an_buf_printf(h,
-              "<p>Every key has %u copies, each on a different member, and members "
-              "sit in failure domains (<i>zones</i>); member i is in zone i mod Z, "
-              "for Z = 3 and Z = 4. The DCH map keeps the copies of each slot "
-              "itself (<code>replicas = %u</code>, members added with "
-              "<code>dch_map_add_node_in_zone</code>, copies read with "
-              "<code>dch_map_slot_replicas</code>). The classic ring has two usual "
-              "recipes, both run on %s: <i>next-3</i>, the next %u distinct members "
-              "clockwise from the key (<code>dch_ring_successors_hash</code>), "
-              "and the <i>zone walk</i>, which goes on clockwise past members of "
-              "a zone already used. Each scheme grows from one member to %u and "
-              "then loses %u members chosen by a seeded draw (the same for every "
-              "scheme), down to %u. Every state's copies are compared exactly "
-              "with the state before it.</p>"
-              "<p>Per change (every one in <a href=\"replica_steps.csv\">replica_steps.csv</a>): <i>new copies</i>, the share of the hash space "
-              "copied to a member that did not hold it, counted once a copy, "
-              "against the optimum: %u/N for a join (the joiner's fair part of "
-              "the copies) and the leaver's own copies for a removal. Per state: "
-              "copy balance (most and fewest copies of a member over the mean) "
-              "and <i>zone violations</i>, the share of the hash space whose "
-              "copies sit in fewer zones than they could (min(copies, zones "
-              "present)). The first leaver is also read as a failure: who serves "
-              "its reads (the next copy of every key it was first for), who holds "
-              "the first copies of those keys once it is removed, and who "
-              "receives its new copies, each as the largest part over the mean "
-              "part of the N&minus;1 survivors, with the number of survivors "
-              "that get any.</p>",
-              AN_COPIES, AN_COPIES, ring, AN_COPIES, (unsigned)r->opt.nodes, (unsigned)removals,
-              (unsigned)(r->opt.nodes - removals), AN_COPIES);
+              "<p class=\"lead\">Every key has %u copies on different members, in 3 "
+              "or 4 failure domains (<i>zones</i>), while each scheme grows from one "
+              "member to %u and shrinks to %u. The tables count the copies each "
+              "change makes (data moved) apart from the copies that only become "
+              "primary (promotions: no data moves), and where a failed member's "
+              "work goes. ",
+              AN_COPIES, (unsigned)r->opt.nodes,
+              (unsigned)(r->opt.nodes - removals));
     if (cs_of(cs, 1, S_DCH)->join_max <= 0.0) {
-        an_buf_printf(h, "<p><b>In this run.</b> There are too few members "
-                         "(--nodes) for more than %u: nothing to measure.</p>", AN_COPIES);
+        an_buf_printf(h, "With %u members or fewer there is nothing to measure "
+                         "(--nodes).</p>", AN_COPIES);
         return;
     }
-    for (int s = 0; s < SCHEMES; s++) {
-        double lo = INFINITY, hi = 0.0;
-        for (size_t z = 0; z < ZONE_CASES; z++) {
-            lo = fmin(lo, cs_of(cs, z, s)->join_min);
-            hi = fmax(hi, cs_of(cs, z, s)->join_max);
-        }
-        an_ratio_range(jr[s], sizeof jr[s], lo, hi);
-    }
-    double llo = INFINITY, lhi = 0.0;
-    for (size_t c = 0; c < CASES; c++) {
-        llo = fmin(llo, cs[c].leave_min);
-        lhi = fmax(lhi, cs[c].leave_max);
-    }
-    /* Survivors in the failed member's zone, with 3 zones. */
-    const uint32_t N = r->opt.nodes;
-    uint32_t same_zone = 0;
-    for (uint32_t i = 0; i < N; i++)
-        same_zone += i != cs[0].failed && i % ZONE_COUNTS[0] == cs[0].failed % ZONE_COUNTS[0];
-    if (same_zone == 0)
-        same_zone = 1;
-    const case_summary *d4 = cs_of(cs, 1, S_DCH), *n4 = cs_of(cs, 1, S_NEXT),
-                       *z4 = cs_of(cs, 1, S_ZONES), *d3 = cs_of(cs, 0, S_DCH),
-                       *n3 = cs_of(cs, 0, S_NEXT), *z3 = cs_of(cs, 0, S_ZONES);
+    const case_summary *d3 = cs_of(cs, 0, S_DCH), *d4 = cs_of(cs, 1, S_DCH),
+                       *n4 = cs_of(cs, 1, S_NEXT), *z4 = cs_of(cs, 1, S_ZONES);
+    const bool dch_zones = d3->violations_max == 0.0 && d4->violations_max == 0.0;
+    const bool dch_even = d4->recopy.max_over_mean < z4->recopy.max_over_mean &&
+                          d4->recopy.max_over_mean < n4->recopy.max_over_mean;
     an_buf_printf(h,
-              "<p><b>In this run.</b> A join created %s times the optimum of new "
-              "copies under DCH, %s times for next-3 and %s times for the zone "
-              "walk; a removal created %s times the leaver's copies in every "
-              "case with copies to lose. A join below 1 saves nothing: %u/N "
-              "assumes the joiner may take a full part, but a zone holds at "
-              "most one copy of a key when the copies can spread over enough "
-              "zones, so a joiner whose zone is already full shares that "
-              "zone's copies with its members and takes less. ",
-              jr[0], jr[1], jr[2], an_ratio_range(lr, sizeof lr, llo, lhi), AN_COPIES);
+              "DCH %s, and with 4 zones it re-creates a failed member's copies on "
+              "%s survivors%s; next-3 %s, and the zone walk %s.</p>",
+              dch_zones ? "never puts two copies of a key in one zone when the zones "
+                          "could keep them apart"
+                        : "sometimes puts two copies of a key in one zone",
+              d4->recopy.receivers + 1 >= r->opt.nodes ? "all" : "most",
+              dch_even ? ", more evenly than either ring placement" : "",
+              n4->violations_max > 0.0 ? "ignores zones" : "keeps zones apart here",
+              z4->recopy.max_over_mean > 2.0
+                  ? "keeps zones apart but gives some survivors several times "
+                    "their part of a failure's copies"
+                  : "keeps zones apart too");
     an_buf_printf(h,
-              "At %u members with 4 zones the member with the most copies held "
-              "%.3f times the mean under DCH, %.3f under next-3 and %.3f under "
-              "the zone walk (fewest: %.3f, %.3f, %.3f). Copies shared a zone "
-              "when they need not have on at most %.4g of the hash space under "
-              "DCH and %.4g under the zone walk, but on up to %.4f (4 zones) and "
-              "%.4f (3 zones) under next-3, which does not look at zones. ",
-              (unsigned)r->opt.nodes, d4->at_n.copy_max, n4->at_n.copy_max,
-              z4->at_n.copy_max, d4->at_n.copy_min, n4->at_n.copy_min,
-              z4->at_n.copy_min, fmax(d4->violations_max, d3->violations_max),
-              fmax(z4->violations_max, z3->violations_max), n4->violations_max,
-              n3->violations_max);
-    if (cs[0].failed == DCH_NODE_NONE) {
-        an_buf_printf(h, "No member left, so no failure was read.</p>");
-        return;
-    }
-    an_buf_printf(h,
-              "When one member fails (4 zones), its reads go to %u survivors "
-              "under DCH, with the busiest taking %.2f times the mean, against "
-              "%u (%.2f times) under next-3 and %u (%.2f times) under the zone "
-              "walk. Once the map or ring without it is published, the first "
-              "copies of its keys are held by %u survivors under DCH (busiest "
-              "%.2f times the mean), %u (%.2f) under next-3 and %u (%.2f) under "
-              "the zone walk. Its new copies go to %u survivors under DCH (%.2f "
-              "times the mean), %u (%.2f) and %u (%.2f) on the ring. With 3 zones and 3 "
-              "copies every zone holds one copy of every key, so a failed "
-              "member's copies can only be rebuilt in its own zone, by its %u "
-              "survivors, and %.2f times the mean over all %u survivors is then "
-              "an even split: DCH reached %.2f over %u of them, the zone walk "
-              "%.2f over %u, and next-3, which ignores zones, %.2f over %u.</p>",
-              (unsigned)d4->read.receivers, d4->read.max_over_mean,
-              (unsigned)n4->read.receivers, n4->read.max_over_mean,
-              (unsigned)z4->read.receivers, z4->read.max_over_mean,
-              (unsigned)d4->promoted.receivers, d4->promoted.max_over_mean,
-              (unsigned)n4->promoted.receivers, n4->promoted.max_over_mean,
-              (unsigned)z4->promoted.receivers, z4->promoted.max_over_mean,
-              (unsigned)d4->recopy.receivers, d4->recopy.max_over_mean,
-              (unsigned)n4->recopy.receivers, n4->recopy.max_over_mean,
-              (unsigned)z4->recopy.receivers, z4->recopy.max_over_mean,
-              (unsigned)same_zone, (double)(N - 1) / same_zone, (unsigned)(N - 1),
-              d3->recopy.max_over_mean, (unsigned)d3->recopy.receivers,
-              z3->recopy.max_over_mean, (unsigned)z3->recopy.receivers,
-              n3->recopy.max_over_mean, (unsigned)n3->recopy.receivers);
+              "<p><b>How to read it.</b> Member i is in zone i mod Z. DCH keeps "
+              "the copies of each slot itself (<code>replicas = %u</code>, "
+              "<code>dch_map_add_node_in_zone</code>, "
+              "<code>dch_map_slot_replicas</code>); %s has two usual recipes: "
+              "<i>next-3</i>, the next %u distinct members clockwise "
+              "(<code>dch_ring_successors_hash</code>), and the <i>zone walk</i>, "
+              "which passes over members of a zone already used. "
+              "<i>New copies</i> are copies made on a member that did not hold "
+              "them: data that moves. The optimum is %u/N of the hash space for a "
+              "join and the leaver's own copies for a removal. A <i>promotion</i> "
+              "is a member that already held a copy becoming the first copy "
+              "(primary): no data moves. Copy balance is the most and fewest "
+              "copies of a member over the mean; <i>zone violations</i> the share "
+              "of the hash space whose copies sit in fewer zones than they could. "
+              "The first leaver is read as a failure: its reads go to the next "
+              "copy until the map or ring is republished; once it is removed, its "
+              "keys get new primaries and its copies are re-created. Each is given "
+              "as the busiest survivor over the mean of all N&minus;1 survivors, "
+              "with how many survivors take part; the <i>even split</i> is what "
+              "spreading the re-created copies evenly over the survivors allowed "
+              "to hold them gives (with 3 zones and 3 copies, only the failed "
+              "member's own zone). Every change is in "
+              "<a href=\"replica_steps.csv\">replica_steps.csv</a>.</p>",
+              AN_COPIES, ring, AN_COPIES, AN_COPIES);
 }
 
 static const char *const CASE_COLOUR[SCHEMES] = {"#d62728", "#1f77b4", "#2ca02c"};
 
+/* The lines of a chart of replica_steps.csv, y against x: next-3 once (it
+ * ignores zones, so its 3- and 4-zone lines are the same), then the zone
+ * walk and DCH, 3 zones dashed with open markers, 4 zones solid with
+ * filled ones, DCH on top; where two lines meet, the open marker of the
+ * one below shows around the filled marker of the one above. */
+static size_t case_lines(an_series *sr, char labels[CASES][48], const char *x,
+                         const char *y)
+{
+    static const struct {
+        size_t c;
+        const char *style;
+    } lines[] = {
+        {1 * SCHEMES + S_NEXT, "linespoints pt 13 ps 1.3 lw 2"},
+        {0 * SCHEMES + S_ZONES, "linespoints dt 2 pt 4 ps 1.2 lw 1.5"},
+        {1 * SCHEMES + S_ZONES, "linespoints pt 5 ps 0.8 lw 2"},
+        {0 * SCHEMES + S_DCH, "linespoints dt 2 pt 6 ps 1.1 lw 1.5"},
+        {1 * SCHEMES + S_DCH, "linespoints pt 7 ps 0.6 lw 2"},
+    };
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof lines / sizeof lines[0]; k++, n++) {
+        const size_t c = lines[k].c;
+        sr[n] = (an_series){"replica_steps.csv", x, y, labels[c], lines[k].style,
+                            CASE_COLOUR[c % SCHEMES],
+                            c % SCHEMES == S_NEXT ? "next-3 (3z and 4z: the same)"
+                                                  : labels[c]};
+    }
+    return n;
+}
+
 static void charts(an_run *r, char labels[CASES][48])
 {
     an_series sr[CASES + 1];
-    for (size_t c = 0; c < CASES; c++) {
-        const bool three = c < SCHEMES;
-        sr[c] = (an_series){c ? "" : "replica_steps.csv", "4", "$11", labels[c],
-                            three ? "linespoints dt 2 pt 6 ps 0.6 lw 1.5"
-                                  : "linespoints pt 7 ps 0.6 lw 2",
-                            CASE_COLOUR[c % SCHEMES], labels[c]};
-    }
-    sr[CASES] = (an_series){NULL, "1", NULL, NULL, "lines dt 3 lw 2", "#000000",
-                            "optimum"};
+    /* Joins only: every removal in this report makes exactly the leaver's
+     * copies or close to it (table, removal min and max), so removals would
+     * draw one flat line over another. */
+    sr[0] = (an_series){NULL, "1", NULL, NULL, AN_REFERENCE_STYLE, AN_REFERENCE_COLOUR,
+                        "optimum"};
+    size_t n = 1 + case_lines(sr + 1, labels, "7", "(strcol(5) eq 'join' ? $11 : 1/0)");
     an_report_chart(r->report, &(an_chart){
         "replicas_moved",
-        "New copies made by each join (left) and removal (right), over the optimum",
-        "change (joins 4 .. N, then removals)", "new copies / optimum",
-        "set key outside right\nset yrange [0:*]\n", sr, CASES + 1});
-    for (size_t c = 0; c < CASES; c++)
-        sr[c].y = "$12";
-    sr[CASES] = (an_series){NULL, "1", NULL, NULL, "lines dt 3 lw 2", "#000000",
-                            "mean"};
+        "New copies (data moved) by each join, over the optimum 3/N; removals are in "
+        "the table",
+        "members after the join (N)", "new copies / optimum",
+        "", sr, n});
+    sr[0].title = "mean";
+    n = 1 + case_lines(sr + 1, labels, "4", "$12");
     an_report_chart(r->report, &(an_chart){
         "replicas_balance", "Copies of the fullest member over the mean, after each change",
         "change (joins 4 .. N, then removals)", "most copies / mean",
-        "set key outside right\nset yrange [0.9:*]\n", sr, CASES + 1});
+        "set yrange [0.9:*]\n", sr, n});
     static const an_series bars[3] = {
-        {"replicas.csv", "12:xtic(1)", NULL, NULL, NULL, "#1f77b4",
-         "reads (next copy)"},
-        {"", "14", NULL, NULL, NULL, "#aec7e8", "new primaries (after removal)"},
-        {"", "16", NULL, NULL, NULL, "#ff7f0e", "new copies"},
+        {"replicas.csv", "14:xtic(1)", NULL, NULL, NULL, "#9ecae1",
+         "reads: the next copy (no data moved)"},
+        {"", "16", NULL, NULL, NULL, "#3182bd", "new primaries, once removed"},
+        {"", "19", NULL, NULL, NULL, "#ff7f0e", "re-created copies (data moved)"},
     };
     an_report_chart(r->report, &(an_chart){
         "replicas_failure",
-        "Where a failed member's load goes: the busiest survivor over the mean survivor",
-        NULL, "busiest / mean (1 is even)",
+        "Where a failed member's work goes: the busiest survivor over the mean survivor (1 is even)",
+        NULL, "busiest survivor / mean",
         "set style data histograms\nset style histogram clustered gap 1\n"
-        "set style fill solid 0.85 border -1\nset boxwidth 0.9\nset yrange [0:*]\n"
-        "set key outside top center horizontal\nset xtics noenhanced rotate by -20\n",
+        "set style fill solid 0.9 border -1\nset boxwidth 0.9\nset yrange [0:*]\n"
+        "set xtics noenhanced\n",
         bars, 3});
 }
 
@@ -570,8 +579,7 @@ int an_section_replicas(an_run *r)
             case_ctx ctx = {r, t, labels[c], scheme, ZONE_COUNTS[z], 0};
             rc = run_case(&ctx, s, order, removals, &cs[c]);
             if (rc == DCH_OK)
-                rc = summary_row(sum, labels[c], ZONE_COUNTS[z], scheme, &cs[c],
-                                 an_name_width(nodes));
+                rc = summary_row(sum, r, labels[c], ZONE_COUNTS[z], s, scheme, &cs[c]);
             an_progress_update(&p, labels[c], (double)c + 1.0, (double)CASES);
         }
     }

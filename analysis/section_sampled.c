@@ -33,21 +33,23 @@ int an_section_sampled(an_run *r)
     }
     an_buf h = {0};
     an_buf_printf(&h,
-              "<p>Every figure above is exact, computed from ownership "
-              "ranges. To confirm them, %zu keys (\"key-0\", \"key-1\", ...) "
-              "are hashed with the cluster's SipHash key and looked up with "
-              "dch_map_lookup_hash / dch_ring_lookup_hash before and after "
-              "every step. The sampled moved share is a binomial estimate of "
-              "the exact one: z is their difference in standard errors, "
-              "sqrt(p(1&minus;p)/keys), and should mostly lie within &plusmn;2 "
-              "(its largest absolute value over many steps grows slowly, "
-              "about 3 over a hundred steps). <i>Keys off the plan</i> counts "
-              "keys whose move disagrees with the range diff (moved but not in "
-              "a changed range, or moved to another owner than the diff "
-              "says); it must be 0.</p>"
-              "<p><b>In this run.</b> Over %zu steps the largest |z| was "
-              "%.2f, and %zu keys were off the plan.</p>",
-              r->opt.keys, steps, worst, mismatched);
+              "<p class=\"lead\">Every figure above is exact, from ownership ranges; "
+              "%zu sampled keys looked up before and after every step of sections 1 "
+              "to 3 confirm them. Over the %zu steps the sampled moved share stayed "
+              "within %.2f standard errors of the exact one, and %s.</p>"
+              "<p><b>How to read it.</b> The keys (\"key-0\", \"key-1\", ...) are "
+              "hashed with the cluster's SipHash key and looked up with "
+              "dch_map_lookup_hash / dch_ring_lookup_hash. The sampled moved share "
+              "is a binomial estimate of the exact one: z is their difference in "
+              "standard errors, sqrt(p(1&minus;p)/keys), which should mostly lie "
+              "within &plusmn;2 (its largest absolute value over many steps grows "
+              "slowly, about 3 over a hundred steps). <i>Keys off the plan</i> "
+              "counts keys whose move disagrees with the range diff (moved outside "
+              "a changed range, or to another owner than the diff says); it must "
+              "be 0.</p>",
+              r->opt.keys, steps, worst,
+              mismatched == 0 ? "no key moved anywhere the plan did not say"
+                              : "some keys moved where the plan did not say");
     int rc = an_section_begin(r, "sampled", an_buf_str(&h));
     an_buf_free(&h);
     if (rc != 0 || an_report_table(r->report, t) != 0)

@@ -129,8 +129,12 @@ int an_section_schemes(an_run *r)
     const an_options *o = &r->opt;
     char html[4096];
     snprintf(html, sizeof html,
-             "<p>Four schemes route the same keys, each measured through the "
-             "public API of libdch only:</p><ul>"
+             "<p class=\"lead\">Four schemes route the same keys, each measured "
+             "through the public API of libdch only. The diagrams draw each one "
+             "before and after one join and one removal: a DCH joiner takes an "
+             "equal sliver from every member and a leaver's slots go to all the "
+             "others, while on a ring a joiner takes whatever arcs its points land "
+             "in.</p><ul>"
              "<li><b>dch</b>: the DCH partition map with its defaults here, "
              "%u minimum arc units of %u slots (P = %u slots). Every member "
              "owns a slice of every unit in proportion to its weight; the "
@@ -138,9 +142,8 @@ int an_section_schemes(an_run *r)
              "<li><b>%s</b>: the classic consistent-hash ring with %u points "
              "per unit of weight (ketama's choice is 160). Every client "
              "computes it alone from the member names.</li>"
-             "<li><b>ring-1</b>: the plain ring that the DCH description "
-             "(" AN_DCH_DESCRIPTION ") compares itself with, one point per "
-             "node.</li>"
+             "<li><b>ring-1</b>: the plain ring that " AN_DCH_DESCRIPTION
+             " compares DCH with, one point per node.</li>"
              "<li><b>libmemcached</b>: ketama exactly as libmemcached 1.1 "
              "builds it in its weighted mode (libdch's ring with ketama "
              "placement: MD5 points named after the servers, point counts "

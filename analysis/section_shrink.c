@@ -95,82 +95,96 @@ static uint32_t *removal_order(const an_run *r, uint32_t steps)
     return order;
 }
 
-static void intro(an_buf *h, const an_run *r, const shrink_summary *ss,
-                  uint32_t steps)
+/* Does every removal of scheme s move exactly the leaver's share? */
+static bool exact(const shrink_summary *ss)
 {
-    char rr[AN_SCHEMES][80], zb[96], mp[2][32];
+    return fabs(ss->fig.ratio_min - 1.0) < 1e-9 && fabs(ss->fig.ratio_max - 1.0) < 1e-9;
+}
+
+static const char *receivers_phrase(char *buf, size_t n, const an_change_figures *f)
+{
+    if (f->parties_frac_min >= 1.0)
+        snprintf(buf, n, "over every survivor");
+    else if (f->parties_max <= 1)
+        snprintf(buf, n, "to a single neighbour");
+    else
+        snprintf(buf, n, "over most survivors");
+    return buf;
+}
+
+static void intro(an_buf *h, const an_run *r, const shrink_summary *ss)
+{
+    char p[3][40];
+    const bool all_exact = exact(&ss[0]) && exact(&ss[1]) && exact(&ss[2]);
     an_buf_printf(h,
-              "<p>From the %u nodes of section 1, members chosen by a seeded "
-              "generator leave one at a time until %u remain (the same "
-              "members in the same order for every scheme). For each removal: "
-              "the leaver's share before it left, the share that moved, the "
-              "share that moved between two survivors (<i>others</i>), how "
-              "many survivors received something, and the largest receipt "
-              "over the ideal (the leaver's share split equally over the "
-              "N&minus;1 survivors).</p>"
-              "<p>The DCH description (" AN_DCH_DESCRIPTION ") claims that "
-              "removing a node moves no data. It cannot be so: the leaver's keys must go somewhere, so "
-              "a removal moves exactly the leaver's share, in every scheme. "
-              "What differs is where it goes.</p>",
-              (unsigned)r->opt.nodes, (unsigned)r->opt.shrink_to);
+              "<p class=\"lead\">From the %u nodes of section 1, members chosen by a "
+              "seeded draw leave one at a time until %u remain (the same members in "
+              "the same order for every scheme); each removal's moved share is "
+              "compared with the leaver's share, and the survivors that received it "
+              "are counted. %s the leaver's share, so %s's claim that removing a "
+              "node moves no data cannot hold. DCH spreads it %s, %s %s and "
+              "unevenly, and the plain ring hands it %s.</p>",
+              (unsigned)r->opt.nodes, (unsigned)r->opt.shrink_to,
+              all_exact ? "In DCH and both rings every removal moves exactly"
+                        : "A removal moves at least",
+              AN_DCH_DESCRIPTION, receivers_phrase(p[0], sizeof p[0], &ss[0].fig),
+              r->label[1], receivers_phrase(p[1], sizeof p[1], &ss[1].fig),
+              receivers_phrase(p[2], sizeof p[2], &ss[2].fig));
     an_buf_printf(h,
-              "<p><b>In this run.</b> Every removal moved the leaver's share "
-              "(moved/share %s for DCH, %s for %s, %s for ring-1); over the %u "
-              "removals DCH moved %.4f of the hash space in all, %s %.4f and "
-              "ring-1 %.4f. ",
-              an_ratio_range(rr[0], sizeof rr[0], ss[0].fig.ratio_min, ss[0].fig.ratio_max),
-              an_ratio_range(rr[1], sizeof rr[1], ss[1].fig.ratio_min, ss[1].fig.ratio_max),
-              r->label[1],
-              an_ratio_range(rr[2], sizeof rr[2], ss[2].fig.ratio_min, ss[2].fig.ratio_max),
-              (unsigned)steps, ss[0].total_moved, r->label[1],
-              ss[1].total_moved, ss[2].total_moved);
-    const double between[3] = {ss[0].between_others, ss[1].between_others,
-                               ss[2].between_others};
-    an_buf_printf(h, "Nothing moved between survivors %s. ",
-                  an_zero_or_values(zb, sizeof zb, between));
-    an_buf_printf(h,
-              "Under DCH %s of the survivors received a part and "
-              "no receipt exceeded %.2f times the ideal; the plain ring gave "
-              "each leaver's share to at most %u neighbour%s (largest receipt "
-              "%.1f times the ideal) and %s to %s of the "
-              "survivors (largest receipt %.2f times).</p>",
-              an_members_part(mp[0], sizeof mp[0], ss[0].fig.parties_frac_min),
-              ss[0].fig.largest, (unsigned)ss[2].fig.parties_max,
-              ss[2].fig.parties_max == 1 ? "" : "s", ss[2].fig.largest, r->label[1],
-              an_members_part(mp[1], sizeof mp[1], ss[1].fig.parties_frac_min),
-              ss[1].fig.largest);
+              "<p><b>How to read it.</b> <i>moved / share</i> is 1 when exactly "
+              "the leaver's share moved; <i>between others</i> is the share that "
+              "moved between two survivors; <i>receivers</i> counts the survivors "
+              "that got a part, and <i>max receipt / ideal</i> is the largest part "
+              "over the leaver's share split evenly over the N&minus;1 survivors. "
+              "libmemcached's point counts depend on every member, so its removals "
+              "can move keys between survivors too.</p>");
+}
+
+/* The removals of each scheme in one row. */
+static an_table *summary_table(const an_run *r, const shrink_summary *ss,
+                               uint32_t steps)
+{
+    an_table *t = an_table_for(AN_TABLE_SHRINK_SUMMARY,
+                               "2. Shrink in brief: the %u removals of each scheme",
+                               (unsigned)steps);
+    for (int s = 0; t != NULL && s < AN_SCHEMES; s++) {
+        const shrink_summary *x = &ss[s];
+        if (an_table_add(t, "tnnnnnin", r->label[s], x->fig.ratio_min, x->fig.ratio_max,
+                         x->total_moved, x->between_others, x->fig.parties_frac_min,
+                         (long long)x->fig.parties_max, x->fig.largest) != 0) {
+            an_table_free(t);
+            return NULL;
+        }
+    }
+    return t;
 }
 
 static void charts(an_run *r)
 {
     an_series sr[AN_SCHEMES + 2];
-    for (int s = 0; s < AN_SCHEMES; s++)
-        sr[s] = (an_series){"shrink.csv", "2", "$7", r->label[s],
-                            "linespoints pt 7 ps 0.6 lw 2", an_scheme_colour[s],
-                            r->label[s]};
-    sr[4] = (an_series){"shrink.csv", "2", "$6", r->label[0], "lines dt 2 lw 2",
-                        "#000000", "fair share 1/N"};
-    sr[5] = (an_series){NULL, "0", NULL, NULL, "lines lw 2", "#999999",
-                        "claimed by 000\\_9b3f07b0b8e46b09.txt: no data moves"};
+    char xs[AN_SCHEMES][32];
+    sr[0] = (an_series){"shrink.csv", "2", "$6", r->label[0], AN_REFERENCE_STYLE,
+                        AN_REFERENCE_COLOUR, "fair share 1/N"};
+    sr[1] = (an_series){NULL, "0", NULL, NULL, "lines dt 2 lw 2", "#555555",
+                        "claimed: no data moves"};
+    an_scheme_series(r, sr + 2, "shrink.csv", 2, "$7", false, xs);
     an_report_chart(r->report, &(an_chart){
         "shrink_moved",
         "Share moved by each removal: the leaver's share, not the zero the DCH description claims",
         "removal", "share of the hash space",
-        "set key top left\nset yrange [-0.005:*]\n", sr, 6});
-    /* At most the N-1 survivors can receive; DCH reaches them all, as does
-     * the 160-point ring, so DCH is drawn last as open circles. */
-    for (int k = 0; k < AN_SCHEMES; k++) {
-        const int s = (k + 1) % AN_SCHEMES;
-        sr[k] = (an_series){"shrink.csv", "2", "$10", r->label[s],
-                            s == 0 ? "points pt 6 ps 1.6 lw 2" : "linespoints pt 7 ps 0.6 lw 2",
-                            an_scheme_colour[s], r->label[s]};
-    }
-    sr[4] = (an_series){"shrink.csv", "2", "$3 - 1", r->label[0], "lines dt 2 lw 2",
-                        "#000000", "all N-1 survivors"};
+        "set yrange [-0.01:*]\n", sr, AN_SCHEMES + 2});
+    /* At most the N-1 survivors can receive; DCH reaches them all, as do
+     * the 160-point rings mostly, so those are drawn apart. */
+    sr[0] = (an_series){"shrink.csv", "2", "$3 - 1", r->label[0], AN_REFERENCE_STYLE,
+                        AN_REFERENCE_COLOUR, "all N-1 survivors"};
+    an_scheme_series(r, sr + 1, "shrink.csv", 2, "$10", true, xs);
     an_report_chart(r->report, &(an_chart){
         "shrink_receivers",
-        "Survivors that receive part of the leaver's share, against the N-1 that can",
-        "removal", "receivers", "set key top right\nset yrange [0:*]\n", sr, 5});
+        "Survivors that receive part of the leaver's share, against the N-1 that can "
+        "(ring-160 and libmemcached drawn slightly left and right, so that schemes "
+        "on N-1 all show)",
+        "removal", "receivers", "set yrange [0:*]\n", sr,
+        AN_SCHEMES + 1});
 }
 
 int an_section_shrink(an_run *r)
@@ -205,10 +219,17 @@ int an_section_shrink(an_run *r)
     for (int s = 0; s < AN_SCHEMES; s++)
         r->glance[s].leave = ss[s].fig;
     an_buf h = {0};
-    intro(&h, r, ss, steps);
-    rc = an_section_begin(r, "shrink", an_buf_str(&h));
+    intro(&h, r, ss);
+    an_table *brief = summary_table(r, ss, steps);
+    rc = brief != NULL ? an_section_begin(r, "shrink", an_buf_str(&h)) : -1;
     an_buf_free(&h);
-    if (rc != 0 || an_report_table(r->report, t) != 0)
+    if (rc != 0) {
+        an_table_free(brief);
+        an_table_free(t);
+        return an_fail("shrink", DCH_ENOMEM);
+    }
+    const int failed = an_report_table(r->report, brief);
+    if (an_report_table(r->report, t) != 0 || failed)
         return an_fail("shrink", DCH_ENOMEM);
     charts(r);
     return DCH_OK;

@@ -183,35 +183,32 @@ static size_t configs(const an_run *r, uint32_t units[2], uint32_t S[2])
 static void intro(an_buf *h, const uint32_t *units, const uint32_t *S,
                   size_t nc, const double *worst)
 {
+    const double most = nc > 1 ? fmax(worst[0], worst[1]) : worst[0];
     an_buf_printf(h,
-        "<p>A member of weight w is owed w/W of every unit: S&middot;w/W of "
-        "its S slots. Counts are whole slots, so a member is always up to a "
-        "fraction of a slot off; the map promises only the global bound "
-        "|slots &minus; P&middot;w/W| &lt; 2 and pursues the per-unit slices "
-        "inside it. Each row builds one map from a mix of weights through "
-        "the public API (%u units of %u slots",
+        "<p class=\"lead\">Under unequal weights this section measures how far "
+        "each member's slots in each unit are from its share of that unit, "
+        "S&middot;w/W slots, for three mixes of weights (%u units of %u slots",
         (unsigned)units[0], (unsigned)S[0]);
     if (nc > 1)
         an_buf_printf(h, ", and the same P as %u units of %u slots",
                       (unsigned)units[1], (unsigned)S[1]);
     an_buf_printf(h,
-        ") and reads every slot's owner (dch_map_slot_owner). The columns "
-        "give, over all (member, unit) pairs, the largest deviation |count "
-        "in the unit &minus; S&middot;w/W| in slots, the 99th percentile, "
-        "the mean, and the share of pairs in each band of deviation; "
-        "<i>max |slots&minus;Pw/W|</i> is the global deviation for "
-        "comparison.</p>"
-        "<p><b>How to read it.</b> A unit is the smallest arc in which the "
-        "map gives every member its slice, so the per-unit deviation says "
-        "how evenly a member's keys spread over the hash space: <i>unit "
-        "max</i> bounds every member in every unit, and <i>unit p99</i> "
-        "against it says whether that worst is typical or rare. "
-        "<b>In this run</b> the largest per-unit deviation was %.2f slots "
-        "at S = %u",
-        worst[0], (unsigned)S[0]);
-    if (nc > 1)
-        an_buf_printf(h, " and %.2f slots at S = %u", worst[1], (unsigned)S[1]);
-    an_buf_printf(h, ".</p>");
+        "). The map promises each member only its global share, to within 2 "
+        "slots, and pursues the per-unit shares inside that promise; %s</p>",
+        most < 2.0 ? "in these mixes no member was 2 slots or more off its share "
+                     "of any unit."
+                   : "in these mixes some member was 2 slots or more off its "
+                     "share of a unit.");
+    an_buf_printf(h,
+        "<p><b>How to read it.</b> Each row builds one map through the public "
+        "API and reads every slot's owner (dch_map_slot_owner). Over all "
+        "(member, unit) pairs the table gives the largest deviation |slots in the "
+        "unit &minus; S&middot;w/W|, the 99th percentile and the mean, and the "
+        "share of pairs in each band of deviation; <i>global max</i> is |slots "
+        "&minus; P&middot;w/W| over the members, the promise's own measure. "
+        "Counts are whole slots, so a deviation below 1 is rounding. <i>unit "
+        "max</i> bounds every member in every unit, and <i>unit p99</i> beside it "
+        "says whether that worst is typical or rare.</p>");
 }
 
 int an_section_units(an_run *r)

@@ -95,24 +95,29 @@ int an_section_weights(an_run *r)
         an_table_free(t);
         return rc;
     }
-    char zb[96];
+    bool others = false; /* keys moved between other members, but in libmemcached */
+    for (int k = 0; k < 3; k++)
+        others = others || between[k] > 0.0;
     an_buf h = {0};
     an_buf_printf(&h,
-              "<p>On the %u nodes of section 1 (all of weight 1), node-01's "
-              "weight goes 1 &rarr; 2 &rarr; 4 &rarr; 1 &rarr; 0 (drained, "
-              "still a member) &rarr; 1. The <i>target</i> share is its "
-              "weight over the sum of weights; the <i>optimal</i> move is the "
-              "change of that target, what must move to reach it (DCH moves whole "
-              "slots, so its move can differ from it by a fraction of one). The ring "
-              "gives a member of weight w exactly w times its points per "
-              "weight, so ring-1 at weight 2 has two points.</p>"
-              "<p><b>In this run.</b> The largest moved/optimal was %.4f for "
-              "DCH, %.4f for %s and %.4f for ring-1; nothing moved between "
-              "the other members %s. A ring only moves the "
-              "arcs of the points it adds or drops, so it meets the optimum "
-              "only as far as those arcs happen to match the target.</p>",
-              (unsigned)r->opt.nodes, ratio[0], ratio[1], r->label[1],
-              ratio[2], an_zero_or_values(zb, sizeof zb, between));
+              "<p class=\"lead\">On the %u nodes of section 1 (all of weight 1), "
+              "node-01's weight goes 1 &rarr; 2 &rarr; 4 &rarr; 1 &rarr; 0 &rarr; 1, "
+              "and each change's moved share is compared with the optimum, the "
+              "change of its target share. DCH moves at most %.4f times the optimum; "
+              "a ring moves "
+              "only the arcs of the points it adds or drops, so %s comes close and "
+              "the plain ring misses by up to %.1f times. %s</p>"
+              "<p><b>How to read it.</b> The <i>target</i> share is the member's "
+              "weight over the sum of weights, and the <i>optimal</i> move the "
+              "change of that target (DCH moves whole slots, so it can differ by a "
+              "fraction of one). The ring gives a member of weight w w times its "
+              "points per weight: ring-1 at weight 2 has two points. <i>between "
+              "others</i> is the share that moved between two other members.</p>",
+              (unsigned)r->opt.nodes,
+              ratio[0], r->label[1], ratio[2],
+              others ? "Some keys moved between the other members."
+                     : "No scheme but libmemcached, whose point counts depend on "
+                       "every member's weight, moves keys between the other members.");
     rc = an_section_begin(r, "weights", an_buf_str(&h));
     an_buf_free(&h);
     if (rc != 0 || an_report_table(r->report, t) != 0)

@@ -170,11 +170,40 @@ void an_step_end(an_step *st, an_scheme *keep);
 
 /* ---- Helpers the sections share ---------------------------------------------- */
 
-/* The source document that describes DCH, named by its file name. */
-#define AN_DCH_DESCRIPTION "<code>000_9b3f07b0b8e46b09.txt</code>"
+/* The published description of DCH, which the report corrects and compares
+ * with; NOTES.md ("Removal moves data") says what it claims. */
+#define AN_DCH_DESCRIPTION "the published DCH description"
 
 /** Chart colours: one per scheme, the same in every chart. */
 extern const char *const an_scheme_colour[AN_SCHEMES];
+
+/** Each scheme's line and point type, the same in every chart. */
+extern const char *const an_scheme_style[AN_SCHEMES];
+
+/** The order a chart draws (and its key lists) the schemes in, each over
+ *  the ones before: DCH, the main result, last (on top). */
+extern const int an_scheme_draw_order[AN_SCHEMES];
+
+/** A reference line (an optimum, a bound): a wide pale band, drawn first so
+ *  that a series lying on it shows over it and the band around it. */
+#define AN_REFERENCE_STYLE "lines lw 9"
+#define AN_REFERENCE_COLOUR "#cfcfcf"
+
+/** How far apart along x a chart draws schemes that coincide (counts such
+ *  as donors, where several reach all N-1): ring-160 left, libmemcached
+ *  right, the others in place. */
+#define AN_DODGE 0.22
+
+/**
+ * One series per scheme, in an_scheme_draw_order, to sr[0 .. AN_SCHEMES-1]:
+ * column y of `file` against column number `xcol`, only the rows of the
+ * scheme (its label in the first column), in an_scheme_style. With `dodge`
+ * the x of ring-160 and libmemcached move by AN_DODGE; the expressions are
+ * kept in xs, which must outlive sr.
+ */
+void an_scheme_series(const an_run *r, an_series *sr, const char *file,
+                      unsigned xcol, const char *y, bool dodge,
+                      char xs[AN_SCHEMES][32]);
 
 /** Print "dch-analysis: what: error" on stderr. @return rc. */
 int an_fail(const char *what, int rc);
@@ -195,14 +224,5 @@ uint32_t an_position_of(const char *name, const void *list);
 /** Ranges of a scheme with owners numbered by position in names[]. */
 int an_ranges_by_name(const an_scheme *sc, const char *const *names,
                       uint32_t nnames, an_ranges *out);
-
-/** "a to b" for a range of ratios, or one value when both show the same. */
-const char *an_ratio_range(char *buf, size_t n, double lo, double hi);
-
-/** "in any scheme" when v[0..2] are all 0, else the three values. */
-const char *an_zero_or_values(char *buf, size_t n, const double v[3]);
-
-/** "all" for a fraction of 1, else "at least P%". */
-const char *an_members_part(char *buf, size_t n, double frac);
 
 #endif /* DCH_ANALYSIS_SECTIONS_H */

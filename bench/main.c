@@ -11,6 +11,7 @@
  */
 #include "args.h"
 #include "bench.h"
+#include "outfile.h"
 
 #include <sodium.h>
 
@@ -19,10 +20,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #define PROG "dch-bench"
+
+/* Where the JSON goes without --json: beside the analysis's report, in a
+ * folder git ignores (the old default, bench.json in the current folder,
+ * left a stray copy at the top of the tree once). The folder is made when
+ * missing; a folder named with --json must exist. */
+#define DEFAULT_JSON_DIR "report"
+#define DEFAULT_JSON DEFAULT_JSON_DIR "/bench.json"
 
 #ifndef DCH_BENCH_BUILD_TYPE
 #define DCH_BENCH_BUILD_TYPE "unknown"
@@ -102,7 +111,7 @@ static void usage(FILE *f)
             "                 sweep, publish, replicas [all]\n"
             "  --cpu N        pin the process to CPU N [not pinned]\n"
             "  --seed N       seed of the hashes and keys [1]\n"
-            "  --json PATH    write the results as JSON [bench.json]\n"
+            "  --json PATH    write the results as JSON [" DEFAULT_JSON "]\n"
             "  --quick        a smoke run: 3 trials, N up to 100, P up to 2^14 (2^16\n"
             "                 for the publish section)\n"
             "  --help         print this help and exit\n"
@@ -184,7 +193,7 @@ static int parse_args(int argc, char **argv, options *o)
     bool given[NOPTS] = {false};
     for (size_t k = 0; k < NOPTS; k++)
         v[k] = num_options[k].dflt;
-    *o = (options){0, 0, 0, "bench.json", false, 0, -1, 0, SEC_ALL};
+    *o = (options){0, 0, 0, DEFAULT_JSON, false, 0, -1, 0, SEC_ALL};
     static const char *const flags[] = {"--quick", NULL};
     for (int i = 1; i < argc;) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
@@ -264,13 +273,21 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    /* A path that cannot be written is found now, not after the run. */
-    FILE *probe = fopen(b.o.json, "w");
-    if (probe == NULL) {
+    /* A path that cannot be written is found now, not after the run: a
+     * temporary file beside it, removed at once, so the file already there
+     * stays whole until the new one replaces it. */
+    if (strcmp(b.o.json, DEFAULT_JSON) == 0 && mkdir(DEFAULT_JSON_DIR, 0777) != 0 &&
+        errno != EEXIST) {
+        fprintf(stderr, "dch-bench: cannot make %s: %s\n", DEFAULT_JSON_DIR,
+                strerror(errno));
+        return 2;
+    }
+    an_outfile probe;
+    if (an_outfile_open(&probe, b.o.json) != 0) {
         fprintf(stderr, "dch-bench: cannot write %s: %s\n", b.o.json, strerror(errno));
         return 2;
     }
-    fclose(probe);
+    an_outfile_abort(&probe);
     b.last_cpu = -1;
     b.rep = bench_report_new();
     b.hashes = malloc(HASHES_MAX * sizeof *b.hashes);

@@ -6,7 +6,8 @@
  */
 #include "report.h"
 
-#include <errno.h>
+#include "outfile.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -331,9 +332,10 @@ static void json_check(FILE *f, const check *c)
 
 int bench_report_write_json(const bench_report *r, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (f == NULL)
+    an_outfile out;
+    if (an_outfile_open(&out, path) != 0)
         return -1;
+    FILE *f = out.f;
     size_t measured, met, smoke;
     bench_report_tally(r, &measured, &met, &smoke);
     fputs("{\n  \"info\": {", f);
@@ -359,11 +361,5 @@ int bench_report_write_json(const bench_report *r, const char *path)
     fprintf(f, "  ],\n  \"targets_measured\": %zu,\n  \"targets_met\": %zu,\n"
                "  \"targets_missed\": %zu,\n  \"targets_smoke\": %zu\n}\n",
             measured, met, measured - met, smoke);
-    const int failed = ferror(f);
-    if (fclose(f) != 0 || failed) {
-        if (errno == 0)
-            errno = EIO;
-        return -1;
-    }
-    return 0;
+    return an_outfile_commit(&out);
 }

@@ -92,8 +92,9 @@ void bench_report_print_checks(const bench_report *r, FILE *f);
 
 /**
  * Write the whole report as one JSON object: info, measurements (with their
- * statistics and every trial's value) and checks (with their verdicts).
- * @return 0, or -1 (with errno set) when the file cannot be written.
+ * statistics and every trial's value) and checks (with their verdicts),
+ * whole or not at all (analysis/outfile.h: a stopped run leaves the file
+ * it found). @return 0, or -1 (with errno set) when it cannot be written.
  */
 int bench_report_write_json(const bench_report *r, const char *path);
 

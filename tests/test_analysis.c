@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "metrics.h"
+#include "outfile.h"
 #include "support.h"
 #include "scheme.h"
 #include "replica_figures.h"
@@ -21,6 +22,7 @@
 #include "table.h"
 #include "text.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
@@ -694,6 +696,98 @@ Test(analysis, table_add_fills_one_row_by_kinds)
     free(s);
 }
 
+/* A table of a key and `n` numbers under long headers, in two groups. */
+static an_table *wide_table(size_t n)
+{
+    an_column cols[16];
+    static char head[16][48], key[16][16];
+    cols[0] = (an_column){"scheme", "scheme", NULL};
+    for (size_t c = 1; c <= n; c++) {
+        snprintf(head[c], sizeof head[c], "a long header number %zu", c);
+        snprintf(key[c], sizeof key[c], "v%zu", c);
+        cols[c] = (an_column){head[c], key[c], "%.4f"};
+    }
+    an_table *t = an_table_new("w", "a wide table", cols, n + 1);
+    cr_assert_not_null(t);
+    cr_assert_eq(an_table_group(t, 1, "first group"), 0);
+    cr_assert_eq(an_table_group(t, 1 + n / 2, "second group"), 0);
+    cr_assert_eq(an_table_group(t, 1, "out of order"), -1);
+    for (int r = 0; r < 3; r++) {
+        cr_assert_eq(an_table_row(t), 0);
+        an_table_text(t, 0, r == 0 ? "dch" : r == 1 ? "ring-160" : "libmemcached");
+        for (size_t c = 1; c <= n; c++)
+            an_table_num(t, c, 0.5 * (double)c);
+    }
+    return t;
+}
+
+Test(analysis, a_wide_table_prints_in_panels_that_fit_the_width)
+{
+    an_table *t = wide_table(10);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cr_assert_not_null(f);
+    an_table_print_width(t, f, 60);
+    cr_assert_eq(fclose(f), 0);
+    /* Every line fits; each panel repeats the key column and names its
+     * groups over their columns. */
+    size_t panels = 0;
+    for (const char *l = text; *l;) {
+        const size_t n = strcspn(l, "\n");
+        cr_assert(n <= 60, "a line of %zu: %.*s", n, (int)n, l);
+        panels += strncmp(l, "libmemcached", 12) == 0;
+        l += n + (l[n] == '\n');
+    }
+    cr_assert_geq(panels, 2, "%s", text);
+    cr_assert_not_null(strstr(text, "first group"), "%s", text);
+    cr_assert_not_null(strstr(text, "second group"), "%s", text);
+    free(text);
+    /* The CSV is still the one whole table. */
+    char *s = csv_text(t);
+    cr_assert(strncmp(s, "scheme,v1,v2,v3,v4,v5,v6,v7,v8,v9,v10\n", 38) == 0, "%s", s);
+    free(s);
+}
+
+Test(analysis, outfile_replaces_the_file_only_when_committed)
+{
+    char dir[64], path[128];
+    temp_dir(dir, sizeof dir, "analysis-test");
+    snprintf(path, sizeof path, "%s/f.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("old\n", f);
+    cr_assert_eq(fclose(f), 0);
+    an_outfile o;
+    cr_assert_eq(an_outfile_open(&o, path), 0);
+    fputs("new\n", o.f);
+    fflush(o.f);
+    char *s = slurp(path, NULL);
+    cr_assert_str_eq(s, "old\n", "the target changed before the commit");
+    free(s);
+    an_outfile_abort(&o);
+    s = slurp(path, NULL);
+    cr_assert_str_eq(s, "old\n");
+    free(s);
+    cr_assert_eq(an_outfile_open(&o, path), 0);
+    fputs("new\n", o.f);
+    cr_assert_eq(an_outfile_commit(&o), 0);
+    s = slurp(path, NULL);
+    cr_assert_str_eq(s, "new\n");
+    free(s);
+    /* Nothing else is left in the folder. */
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    size_t files = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        files += e->d_name[0] != '.';
+    closedir(d);
+    cr_assert_eq(files, 1);
+    snprintf(path, sizeof path, "%s/no-such-dir/f.txt", dir);
+    cr_assert_eq(an_outfile_open(&o, path), -1);
+    remove_dir(dir);
+}
+
 Test(analysis, html_escape_writes_the_four_entities)
 {
     an_buf b = {0};
@@ -912,6 +1006,28 @@ static bool is_png(const char *path)
     return n == 8 && memcmp(buf, sig, 8) == 0;
 }
 
+/* dir/file into buf. */
+static const char *path_in(char *buf, size_t n, const char *dir, const char *file)
+{
+    snprintf(buf, n, "%s/%s", dir, file);
+    return buf;
+}
+
+/* Does s name a file like "000_9b3f07b0b8e46b09.txt" (digits, '_', 16 hex
+ * digits, ".txt"): a fuzzer's corpus or seed file, which no reader has? */
+static bool names_hash_file(const char *s)
+{
+    for (const char *p = strchr(s, '_'); p != NULL; p = strchr(p + 1, '_')) {
+        size_t hex = 0;
+        while (hex < 16 && isxdigit((unsigned char)p[1 + hex]))
+            hex++;
+        if (hex == 16 && strncmp(p + 17, ".txt", 4) == 0 && p > s &&
+            isdigit((unsigned char)p[-1]))
+            return true;
+    }
+    return false;
+}
+
 /*
  * The replica section of a run grown to `nodes` and shrunk to `stop`
  * members: its two CSVs have the columns the page and programs read; DCH
@@ -928,7 +1044,7 @@ static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
                                "n_before", "n_after", "member", "new_copies",
                                "optimum", "new_copies_over_optimum",
                                "copy_max_over_mean", "copy_min_over_mean",
-                               "zone_violations"};
+                               "zone_violations", "primary_changed", "promoted"};
     cr_assert_eq(st.cols, sizeof step_cols / sizeof step_cols[0]);
     for (size_t i = 0; i < st.cols; i++)
         cr_assert_str_eq(st.field[i], step_cols[i], "replica_steps.csv column %zu", i);
@@ -936,7 +1052,8 @@ static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
     cr_assert_eq(st.rows, 6u * ((nodes - 3) + (nodes - stop)));
     size_t cc = csv_col(&st, "case"), ch = csv_col(&st, "change"),
            cr = csv_col(&st, "new_copies_over_optimum"),
-           cv = csv_col(&st, "zone_violations"), cn = csv_col(&st, "new_copies");
+           cv = csv_col(&st, "zone_violations"), cn = csv_col(&st, "new_copies"),
+           cpc = csv_col(&st, "primary_changed"), cpp = csv_col(&st, "promoted");
     double next_violations = 0.0;
     for (size_t r = 0; r < st.rows; r++) {
         const char *c = csv_at(&st, r, cc);
@@ -944,6 +1061,14 @@ static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
         const double ratio = csv_num(&st, r, cr), v = csv_num(&st, r, cv);
         cr_assert(join || strcmp(csv_at(&st, r, ch), "remove") == 0, "row %zu", r);
         cr_assert(csv_num(&st, r, cn) > 0.0, "row %zu: a change with no new copy", r);
+        /* Promotions are counted apart from new copies: a part of the first
+         * copies that changed hands, and none on a ring's join, where the
+         * joiner (a new copy) is the only new first copy. */
+        cr_assert(csv_num(&st, r, cpp) >= 0.0 &&
+                      csv_num(&st, r, cpp) <= csv_num(&st, r, cpc) + 1e-12,
+                  "row %zu: more promoted than changed", r);
+        if (join && strncmp(c, "dch", 3) != 0)
+            cr_assert_eq(csv_num(&st, r, cpp), 0.0, "row %zu (%s): a ring join promoted", r, c);
         if (strncmp(c, "next-3", 6) == 0)
             next_violations = fmax(next_violations, v);
         else
@@ -967,9 +1092,15 @@ static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
            srr = csv_col(&sm, "read_receivers"), src = csv_col(&sm, "recopy_receivers"),
            spr = csv_col(&sm, "primary_receivers"),
            srm = csv_col(&sm, "read_max_over_mean"),
-           scm = csv_col(&sm, "recopy_max_over_mean");
+           scm = csv_col(&sm, "recopy_max_over_mean"),
+           spp = csv_col(&sm, "primary_promoted_part");
     for (size_t r = 0; r < sm.rows; r++) {
         const char *c = csv_at(&sm, r, sc);
+        /* next-3 walks on from the failed member: its second copy, which
+         * held a copy, becomes the first; a promotion, no data moved. */
+        cr_assert(csv_num(&sm, r, spp) >= 0.0 && csv_num(&sm, r, spp) <= 1.0, "%s", c);
+        if (strncmp(c, "next-3", 6) == 0)
+            cr_assert_float_eq(csv_num(&sm, r, spp), 1.0, 1e-12, "%s", c);
         if (strncmp(c, "next-3", 6) != 0)
             cr_assert_eq(csv_num(&sm, r, sv), 0.0, "%s", c);
         cr_assert(csv_num(&sm, r, sx) >= 1.0 - 1e-12 && csv_num(&sm, r, sn) <= 1.0 + 1e-12,
@@ -1000,7 +1131,9 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     cr_assert_eq(run_program(args, out, false), 0,
                  "dch-analysis failed on the small scenario");
 
-    /* stdout has one table per section. */
+    /* stdout has one table per section, and fits a terminal of
+     * AN_TABLE_TEXT_WIDTH columns; the closing line names the charts' outcome
+     * once, with no parentheses inside parentheses. */
     char *text = slurp(out, NULL);
     cr_assert_not_null(text);
     const char *titles[] = {"1. Growth", "2. Shrink", "3. Weights",
@@ -1009,6 +1142,16 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
         cr_assert_not_null(strstr(text, titles[i]), "no '%s' on stdout",
                            titles[i]);
+    size_t line = 1;
+    for (const char *l = text; *l; line++) {
+        const size_t n = strcspn(l, "\n");
+        if (strncmp(l, "Report: ", 8) != 0)
+            cr_assert(n <= AN_TABLE_TEXT_WIDTH, "stdout line %zu is %zu wide: %.*s", line,
+                      n, (int)n, l);
+        else
+            cr_assert_null(strstr(l, "(charts"), "%.*s", (int)n, l);
+        l += n + (l[n] == '\n');
+    }
     free(text);
     remove(out);
 
@@ -1165,18 +1308,41 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     }
     cr_assert(found, "balance_peak.csv has no row for N = %u", nodes);
     free_csv(&bp);
+    /* DCH's spread and load say in the table why they are what they are:
+     * a row for the one map clients share, a row for a map per client. */
+    const char *one_map = strstr(glance, "how DCH is used");
+    const char *apart = strstr(glance, "maps built apart disagree");
+    cr_assert(one_map != NULL && one_map < glance_end && apart != NULL && apart < glance_end,
+              "the summary does not say why DCH's spread is what it is");
+    /* Every section opens with its lead: what it measures and what it found. */
+    size_t sections_seen = 0, leads = 0;
+    for (const char *h = strstr(html, "<h2 id="); h != NULL; h = strstr(h + 1, "<h2 id="))
+        sections_seen++;
+    for (const char *l = strstr(html, "<p class=\"lead\">"); l != NULL;
+         l = strstr(l + 1, "<p class=\"lead\">"))
+        leads++;
+    cr_assert_eq(leads, sections_seen, "%zu sections, %zu leads", sections_seen, leads);
+    cr_assert_null(strstr(html, "In this run"), "figures in a paragraph instead of a table");
     /* Contents as a plain list: the titles carry their own numbers. */
     cr_assert_not_null(strstr(html, "<nav><h3>Contents</h3><ul>"));
-    /* Source documents are named by their file names. */
+    /* Nothing names a file the reader does not have, such as a corpus or
+     * seed file of a fuzzer (a hash-like name: 000_9b3f07b0b8e46b09.txt). */
     cr_assert_null(strstr(html, "of the descriptions"));
-    cr_assert_not_null(strstr(html, "000_9b3f07b0b8e46b09.txt"));
+    char *script = slurp(path_in(path, sizeof path, rdir, "charts.gp"), NULL);
+    cr_assert_not_null(script);
+    cr_assert(!names_hash_file(html), "the page names a file the reader has not");
+    cr_assert(!names_hash_file(script), "charts.gp names a file the reader has not");
+    free(script);
+    snprintf(path, sizeof path, "%s/index.html", rdir);
     cr_assert_null(strstr(html, "http://"), "the page must not load anything");
     cr_assert_null(strstr(html, "https://"), "the page must not load anything");
     if (charts) {
         const char *pngs[] = {"growth_moved", "growth_cumulative",
                               "growth_donors", "growth_donation",
                               "shrink_moved", "shrink_receivers", "balance_n",
-                              "balance_points", "karger_spread_load"};
+                              "balance_points", "balance_points_cv",
+                              "karger_spread", "karger_load", "replicas_moved",
+                              "replicas_balance", "replicas_failure"};
         for (size_t i = 0; i < sizeof pngs / sizeof pngs[0]; i++) {
             snprintf(path, sizeof path, "%s/%s.png", rdir, pngs[i]);
             cr_assert(is_png(path), "%s is not a PNG", path);
@@ -1188,6 +1354,14 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
         cr_assert_not_null(strstr(html, "Charts skipped"));
     }
     free(html);
+    /* Every file was written whole: no temporary file is left. */
+    DIR *d = opendir(rdir);
+    cr_assert_not_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        cr_assert(e->d_name[0] != '.' || strcmp(e->d_name, ".") == 0 ||
+                      strcmp(e->d_name, "..") == 0,
+                  "a temporary file is left in the report: %s", e->d_name);
+    closedir(d);
     remove(out);
     remove_dir(dir);
 }
