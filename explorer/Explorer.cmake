@@ -26,6 +26,16 @@ if(EXISTS /usr/share/nodejs)
     endif()
 endif()
 
+# Under make, the inner build is $(MAKE) so that it joins the outer make's
+# jobserver (a plain `cmake --build` below make warns "jobserver
+# unavailable" and runs with -j1); CMake 3.28's BUILD_JOB_SERVER_AWARE
+# would do the same.
+if(CMAKE_GENERATOR MATCHES "Make")
+    set(dch_explorer_build ${CMAKE_COMMAND} -E env NODE_PATH=${dch_node_path} $(MAKE))
+else()
+    set(dch_explorer_build ${CMAKE_COMMAND} -E env NODE_PATH=${dch_node_path}
+        ${CMAKE_COMMAND} --build <BINARY_DIR>)
+endif()
 include(ExternalProject)
 ExternalProject_Add(dch_explorer
     SOURCE_DIR ${PROJECT_SOURCE_DIR}/explorer
@@ -33,8 +43,7 @@ ExternalProject_Add(dch_explorer
     CONFIGURE_COMMAND ${CMAKE_COMMAND} -E env NODE_PATH=${dch_node_path}
         ${DCH_EMCMAKE} ${CMAKE_COMMAND} -S <SOURCE_DIR> -B <BINARY_DIR>
         -DDCH_WERROR=${DCH_WERROR}
-    BUILD_COMMAND ${CMAKE_COMMAND} -E env NODE_PATH=${dch_node_path}
-        ${CMAKE_COMMAND} --build <BINARY_DIR>
+    BUILD_COMMAND ${dch_explorer_build}
     BUILD_ALWAYS ON
     INSTALL_COMMAND "")
 set(DCH_EXPLORER_SITE ${PROJECT_BINARY_DIR}/explorer/site)

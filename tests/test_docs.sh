@@ -31,7 +31,7 @@ fail() {
 # A block is named by its file and its first line. "run": run here.
 # Anything else is the reason it is skipped.
 declare -A disposition=(
-    ["README.md: bash analysis/run"]="builds build/ and runs the whole analysis (minutes); the analysis test and report_page run dch-analysis"
+    ["README.md: bash analysis/run"]="runs the whole default analysis and writes report/ at the top of the tree; the analysis test and report_page run dch-analysis"
     ["README.md: bash explorer/run            # then open http://127.0.0.1:8018/"]="serves the page until stopped; the browser tests build and drive it"
     ["README.md: export PATH=\$PWD/build/tools/dchctl:\$PATH     # from the source folder: the Quick start built build/"]="run"
     ["README.md: E=http://127.0.0.1:2379,http://127.0.0.1:22379   # any number of members"]="needs etcd members at \$E; the etcd-labelled tests run these commands against members they start"
