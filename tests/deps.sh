@@ -4,9 +4,9 @@
 # only those that are missing: `apt-get update` runs only when something must
 # be installed, so a second run on a ready machine touches nothing.
 #
-# The line of scdoc ... lintian renders and checks the man pages, holds the
-# shared libraries to their ABI baselines (abigail-tools) and builds and
-# checks the Debian packages.
+# The line of scdoc ... jq renders and checks the man pages, holds the
+# shared libraries to their ABI baselines (abigail-tools), builds and
+# checks the Debian packages, and reads etcd's JSON in the fault tests (jq).
 #
 # The group before it is optional for the build (CMake skips the explorer and its
 # browser test without them) but installed all the same, so the README's
@@ -26,7 +26,7 @@ packages=(
     libmemcached-dev
     libcurl4-openssl-dev libjson-c-dev etcd-server etcd-client
     emscripten nodejs python3
-    scdoc groff-base man-db abigail-tools dpkg-dev debhelper lintian
+    scdoc groff-base man-db abigail-tools dpkg-dev debhelper lintian jq
 )
 command -v npm >/dev/null || packages+=(npm)
 packages+=("$@")

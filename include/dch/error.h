@@ -11,6 +11,11 @@
  * the result (dch_map_save, dch_map_ranges, dch_ring_ranges): the caller's
  * capacity is the limit passed, and the call says how much it needs.
  * DCH_EINVAL is kept for arguments no capacity could make right.
+ *
+ * DCH_EIO and DCH_EUNKNOWN split the failures of a write to a remote store
+ * (dch-etcd): DCH_EIO means the write was not applied (nothing reached the
+ * store, or the store refused it), DCH_EUNKNOWN that it was sent and no
+ * answer came back, so it may still be applied.
  */
 #ifndef DCH_ERROR_H
 #define DCH_ERROR_H
@@ -32,7 +37,9 @@ extern "C" {
     X(DCH_ECORRUPT, -6, "data is damaged or not a libdch map")                \
     X(DCH_EVERSION, -7, "unsupported format version")                         \
     X(DCH_EIO, -8, "input/output error")                                      \
-    X(DCH_ECONFLICT, -9, "the shared state changed since it was read")
+    X(DCH_ECONFLICT, -9, "the shared state changed since it was read")        \
+    X(DCH_EUNKNOWN, -10,                                                      \
+      "the outcome is unknown: the request may or may not have been applied")
 
 enum dch_error {
 #define DCH__ERROR_ENUM(name, value, message) name = (value),

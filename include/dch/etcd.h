@@ -22,6 +22,21 @@
  * equal the stored value succeeds without writing, which makes a retried or
  * resumed publish harmless.
  *
+ * Owners. Byte-equal success means that two operators publishing the same
+ * map both succeed. A rollout, which must be the only one moving a key,
+ * claims the key first: dch_etcd_set_owner stores an owner record (any
+ * string the caller picks, e.g. "token host pid") under the companion key
+ * KEY ".owner" by compare-and-swap, so of two claimants one wins, and
+ * dch_etcd_publish_owned stores a map only while the record is the
+ * caller's (checked in the same transaction as the map's revision).
+ * dch_etcd_fetch_owner reads the record and the map at one revision.
+ *
+ * Outcomes. A publish or a claim that fails with DCH_EIO wrote nothing.
+ * One that fails with DCH_EUNKNOWN sent its transaction and got no reply
+ * in time (a member stopped mid-call, a quorum that cannot commit): etcd
+ * may have applied it, or may apply it later. Read the key to see; the
+ * same call again is safe (it succeeds if its write is already stored).
+ *
  * Watching. dch_etcd_watch reads the key, then follows etcd's watch stream
  * from the revision after that read; whenever the stream breaks (a member
  * stops, the connection drops, etcd compacts) it reads the key again before
@@ -30,9 +45,14 @@
  * steps back.
  *
  * Endpoints. The config names one or more members; a call that cannot reach
- * one (refused, timed out, no leader) moves on to the next, with a short
- * pause after each failure, until its deadline. Every call is bounded:
- * connect and request timeouts, and a watch deadline.
+ * one (refused, timed out, no leader) moves on to the next, with a random
+ * pause after each failure (up to 50 ms doubling to 1 s), until its
+ * deadline (request_timeout_ms). Each attempt gets a time of its own: four
+ * times the smoothed time etcd took to answer so far (at least 1 s),
+ * doubled after each failure, within what is left, so a busy cluster gets
+ * long attempts and a hung member costs a short one. Every call is bounded:
+ * connect and request timeouts, and a watch deadline. dch_etcd_errmsg says
+ * which member failed, how, and how many attempts were made in how long.
  *
  * Threads: a dch_etcd handle is used by one thread at a time; distinct
  * handles are independent. Create one per thread.
@@ -69,8 +89,8 @@ typedef struct dch_etcd_config {
     /** Most time one connection attempt may take, in ms. Default 1000. */
     uint32_t connect_timeout_ms;
     /**
-     * Most time a publish or a fetch may take, in ms, retries over the
-     * endpoints included. Default 5000.
+     * Most time a publish, a fetch or a claim may take, in ms, retries over
+     * the endpoints included (the call's deadline). Default 5000.
      */
     uint32_t request_timeout_ms;
     /**
@@ -137,18 +157,74 @@ DCH_API const char *dch_etcd_errmsg(const dch_etcd *c);
  * @param[out] stored_epoch  may be NULL; the epoch stored when the call
  *                        returns: m's on success, the other operator's on
  *                        DCH_ECONFLICT.
+ * The owner record (see Owners above) is neither checked nor changed.
+ *
  * @return DCH_OK (m is stored, or already was, byte for byte);
  *         DCH_ECONFLICT (the stored epoch is not expected_epoch, or another
  *         publish won the race; nothing was written); DCH_EINVAL (NULL
  *         argument, bad key, epoch not above expected_epoch); DCH_ECORRUPT
  *         (the key holds something that is not a map; nothing written);
  *         DCH_EIO (etcd unreachable or refusing within the request timeout;
- *         nothing was written unless a reply was lost after etcd applied
- *         it, in which case a second publish of the same map succeeds);
- *         DCH_ENOMEM.
+ *         nothing was written); DCH_EUNKNOWN (the transaction was sent and
+ *         no reply came: it may be applied, now or later; publishing the
+ *         same map again succeeds if it was); DCH_ENOMEM.
  */
 DCH_API int dch_etcd_publish(dch_etcd *c, const char *key, const dch_map *m,
                              uint64_t expected_epoch, uint64_t *stored_epoch);
+
+/** Most bytes of an owner record. */
+#define DCH_ETCD_OWNER_MAX 1024u
+
+/**
+ * dch_etcd_publish for the owner of the key: `m` is stored only if, in the
+ * same transaction, the owner record under KEY ".owner" is `owner` byte for
+ * byte. A map already stored byte for byte is a success only for the owner,
+ * so a retried publish of the owner succeeds and a second operator with the
+ * same map does not. The record itself is not changed.
+ *
+ * @param owner  the caller's owner record, 1 to DCH_ETCD_OWNER_MAX bytes;
+ *               or NULL: the key must have no owner record (a publish by
+ *               nobody in particular that never overrides an owner).
+ * @return the codes of dch_etcd_publish; DCH_ECONFLICT also when the owner
+ *         record is another one (or absent, or for a NULL owner present;
+ *         dch_etcd_errmsg names it, dch_etcd_fetch_owner reads it), and
+ *         then nothing was written.
+ */
+DCH_API int dch_etcd_publish_owned(dch_etcd *c, const char *key, const dch_map *m,
+                                   uint64_t expected_epoch, const char *owner,
+                                   uint64_t *stored_epoch);
+
+/**
+ * Replace the owner record of `key` by compare-and-swap: if the record is
+ * `expected_owner` (NULL: there is none), store `owner` (NULL: remove the
+ * record). The map under `key` is not touched. A record that is already
+ * `owner` is a success (a retried claim whose reply was lost).
+ *
+ * @return DCH_OK; DCH_ECONFLICT (the record is neither expected_owner nor
+ *         owner; dch_etcd_errmsg names it; nothing written); DCH_EINVAL
+ *         (NULL client, bad key, a record of 0 or more than
+ *         DCH_ETCD_OWNER_MAX bytes); DCH_EIO (nothing written);
+ *         DCH_EUNKNOWN (sent, no reply: the record may have changed);
+ *         DCH_ENOMEM.
+ */
+DCH_API int dch_etcd_set_owner(dch_etcd *c, const char *key, const char *expected_owner,
+                               const char *owner);
+
+/**
+ * Read the owner record of `key` and, when `map` is not NULL, the map
+ * stored under it, at one revision (a linearizable read).
+ *
+ * @param[out] owner  the record, NUL-terminated; "" when there is none.
+ * @param cap         owner's size; DCH_ETCD_OWNER_MAX + 1 always suffices.
+ * @param[out] map    may be NULL; the stored map, owned by the caller, or
+ *                    NULL when the key holds none.
+ * @return DCH_OK; DCH_EFULL (cap too small; nothing written to owner);
+ *         DCH_ECORRUPT or DCH_EVERSION (the key holds something else than a
+ *         map this library reads); DCH_EINVAL (NULL client, owner or key,
+ *         cap 0); DCH_EIO; DCH_ENOMEM. Outputs are untouched on error.
+ */
+DCH_API int dch_etcd_fetch_owner(dch_etcd *c, const char *key, char *owner, size_t cap,
+                                 dch_map **map);
 
 /**
  * Read the map stored under `key` (a linearizable read).

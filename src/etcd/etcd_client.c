@@ -10,9 +10,19 @@
  *
  * A call goes to the current endpoint; a failure a retry may cure (no
  * connection, a timeout, a 5xx or a gRPC status such as "no leader") moves
- * to the next endpoint after a pause that doubles from 50 ms to 800 ms, until
- * the call's deadline. One attempt gets at most half the request timeout, so
- * a member that hangs leaves time to try another.
+ * to the next endpoint after a random pause of up to 50 ms doubling to 1 s,
+ * until the call's deadline. An attempt's own time adapts to the cluster:
+ * it starts at four times the smoothed time of the answered attempts (at
+ * least 1 s) and doubles with each failure, within what is left, so a member
+ * that hangs costs one short attempt while a busy cluster that answers in 3 s
+ * still gets attempts long enough to answer. A fixed share of the budget
+ * (half, before) let two stalled attempts eat a whole 5 s budget.
+ *
+ * Writes are told from reads: an attempt of a write that may have reached
+ * etcd (the request went out, no reply came back, or etcd answered that it
+ * timed out or lost its leader while applying) leaves the outcome unknown,
+ * and unless a later attempt gets a reply the call says so (DCH_EUNKNOWN)
+ * instead of "not written" (DCH_EIO).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "etcd_internal.h"
@@ -25,6 +35,7 @@
 #include <time.h>
 
 #include <pthread.h>
+#include <unistd.h>
 
 /* ---- Buffers, time, messages ------------------------------------------ */
 
@@ -70,9 +81,16 @@ void dch__etcd_sleep_ms(uint64_t ms)
         ;
 }
 
-uint64_t dch__etcd_backoff_ms(unsigned attempt)
+uint64_t dch__etcd_backoff_ms(dch_etcd *c, unsigned attempt)
 {
-    return 50u << (attempt < 4 ? attempt : 4);
+    /* xorshift64: the pause needs spread, not quality. */
+    uint64_t x = c->rng ? c->rng : 0x9E3779B97F4A7C15u;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c->rng = x;
+    const uint64_t cap = 50u << (attempt < 4 ? attempt : 4); /* 50 .. 800 */
+    return x % ((attempt >= 5 ? 1000u : cap) + 1u);
 }
 
 void dch__etcd_fail(dch_etcd *c, const char *fmt, ...)
@@ -185,6 +203,9 @@ int dch_etcd_new(dch_etcd **out, const dch_etcd_config *cfg)
     c->connect_ms = cfg->connect_timeout_ms;
     c->request_ms = cfg->request_timeout_ms;
     c->refresh_ms = cfg->watch_refresh_ms;
+    /* Distinct seeds for clients made together (racing operators). */
+    c->rng = dch__etcd_now_ms() * 0x9E3779B97F4A7C15u ^ (uint64_t)(uintptr_t)c ^
+             (uint64_t)getpid() << 32;
     *out = c;
     return DCH_OK;
 }
@@ -235,31 +256,27 @@ int dch__etcd_post(dch_etcd *c, const char *url, const char *body, uint64_t budg
 
 enum { ATTEMPT_OK, ATTEMPT_RETRY, ATTEMPT_FINAL };
 
-static int attempt(dch_etcd *c, const char *url, const char *body, uint64_t budget_ms,
-                   json_object **resp, int *err)
+/* One attempt's outcome besides its class: the error code, and whether the
+ * request may have reached etcd and been applied. */
+typedef struct attempt_result {
+    int err;
+    bool maybe_applied;
+} attempt_result;
+
+/* Whether an error reply to a write leaves it possibly applied: etcd times
+ * a proposal out ("request timed out", "leader changed") after proposing
+ * it, and the proposal may still commit. "no leader" refuses before. */
+static bool reply_maybe_applied(int64_t code, long status, const char *msg)
 {
-    dch__buf buf = {0};
-    c->grpc_code = 0;
-    CURLcode rc;
-    if (dch__etcd_post(c, url, body, budget_ms, collect, &buf, &rc) != DCH_OK) {
-        *err = DCH_ENOMEM;
-        return ATTEMPT_FINAL;
-    }
-    long status = 0;
-    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
-    if (rc != CURLE_OK) {
-        dch__etcd_fail(c, "etcd at %s: %s", url, curl_easy_strerror(rc));
-        dch__buf_free(&buf);
-        *err = DCH_EIO;
-        return ATTEMPT_RETRY;
-    }
-    json_object *j = buf.data ? json_tokener_parse(buf.data) : NULL;
-    if (status == 200 && j != NULL && json_object_is_type(j, json_type_object)) {
-        dch__buf_free(&buf);
-        *resp = j;
-        return ATTEMPT_OK;
-    }
-    /* An error reply: {"error": "...", "code": N, "message": "..."}. */
+    if (msg != NULL && strstr(msg, "no leader") != NULL)
+        return false;
+    return grpc_retryable(code) || (status >= 500 && code == 0);
+}
+
+/* The class of an error reply (status not 200, or no JSON object). */
+static int error_reply(dch_etcd *c, const char *url, long status, json_object *j,
+                       attempt_result *r)
+{
     const char *msg = "no JSON reply";
     int64_t code = 0;
     json_object *v;
@@ -271,46 +288,129 @@ static int attempt(dch_etcd *c, const char *url, const char *body, uint64_t budg
         code = json_object_get_int64(v);
     c->grpc_code = code;
     dch__etcd_fail(c, "etcd at %s: HTTP %ld: %s", url, status, msg);
-    json_object_put(j);
-    dch__buf_free(&buf);
-    *err = DCH_EIO;
+    r->err = DCH_EIO;
+    r->maybe_applied = reply_maybe_applied(code, status, msg);
     /* The gateway gives gRPC statuses their own HTTP codes (unavailable
      * 503, deadline 504, cancelled 408), so the gRPC code decides. */
     if (grpc_retryable(code) || (status >= 500 && code == 0))
         return ATTEMPT_RETRY;
+    r->maybe_applied = false; /* a final refusal: nothing was applied */
     return ATTEMPT_FINAL;
 }
 
-int dch__etcd_call(dch_etcd *c, const char *path, json_object *req, uint64_t deadline_ms,
-                   json_object **resp)
+static int attempt(dch_etcd *c, const char *url, const char *body, uint64_t budget_ms,
+                   json_object **resp, attempt_result *r)
+{
+    dch__buf buf = {0};
+    c->grpc_code = 0;
+    r->maybe_applied = false;
+    CURLcode rc;
+    if (dch__etcd_post(c, url, body, budget_ms, collect, &buf, &rc) != DCH_OK) {
+        r->err = DCH_ENOMEM;
+        return ATTEMPT_FINAL;
+    }
+    long status = 0, sent = 0;
+    curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(c->curl, CURLINFO_REQUEST_SIZE, &sent);
+    if (rc != CURLE_OK) {
+        dch__etcd_fail(c, "etcd at %s: %s after %llu ms", url, curl_easy_strerror(rc),
+                       (unsigned long long)budget_ms);
+        if (rc != CURLE_OPERATION_TIMEDOUT)
+            dch__etcd_fail(c, "etcd at %s: %s", url, curl_easy_strerror(rc));
+        dch__buf_free(&buf);
+        r->err = DCH_EIO;
+        /* Bytes of the request went out on a connection: etcd may have it. */
+        r->maybe_applied = sent > 0;
+        return ATTEMPT_RETRY;
+    }
+    json_object *j = buf.data ? json_tokener_parse(buf.data) : NULL;
+    dch__buf_free(&buf);
+    if (status == 200 && j != NULL && json_object_is_type(j, json_type_object)) {
+        *resp = j;
+        return ATTEMPT_OK;
+    }
+    const int cls = error_reply(c, url, status, j, r);
+    json_object_put(j);
+    return cls;
+}
+
+/* The time one attempt may take: four times the smoothed answer time (at
+ * least 1 s and the connect timeout), doubled per failure, within `left`;
+ * an attempt that would leave less than half its time for the next one
+ * takes all that is left. */
+static uint64_t attempt_budget(const dch_etcd *c, unsigned failures, uint64_t left)
+{
+    uint64_t base = c->latency_ms * 4;
+    if (base < 1000)
+        base = 1000;
+    if (base < c->connect_ms)
+        base = c->connect_ms;
+    const uint64_t b = base << (failures < 6 ? failures : 6);
+    return b >= left || left - b < base / 2 ? left : b;
+}
+
+/* Smooth the time of an answered attempt into c->latency_ms (1/4 weight). */
+static void note_latency(dch_etcd *c, uint64_t took)
+{
+    c->latency_ms = c->latency_ms == 0 ? took : (3 * c->latency_ms + took) / 4;
+}
+
+/* The message of a call that ran out of time, from the last failure. */
+static void gave_up(dch_etcd *c, bool unknown, const char *maybe_url, unsigned attempts,
+                    uint64_t took)
+{
+    char last[sizeof c->errmsg];
+    memcpy(last, c->errmsg, sizeof last);
+    if (unknown)
+        dch__etcd_fail(c, "the request reached etcd at %s and no answer came back, so it may "
+                       "or may not be applied (last failure: %s; %u attempt%s in %llu ms)",
+                       maybe_url, last, attempts, attempts == 1 ? "" : "s",
+                       (unsigned long long)took);
+    else
+        dch__etcd_fail(c, "%s (gave up after %u attempt%s in %llu ms)", last, attempts,
+                       attempts == 1 ? "" : "s", (unsigned long long)took);
+}
+
+int dch__etcd_call(dch_etcd *c, const char *path, json_object *req, dch__etcd_kind kind,
+                   uint64_t deadline_ms, json_object **resp)
 {
     const char *body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
     if (body == NULL)
         return DCH_ENOMEM;
+    const uint64_t t0 = dch__etcd_now_ms();
+    const char *maybe_url = NULL; /* a member that may have applied the write */
     for (unsigned failures = 0;; failures++) {
         const uint64_t now = dch__etcd_now_ms();
-        if (now >= deadline_ms)
-            return DCH_EIO; /* errmsg holds the last attempt's failure */
-        uint64_t budget = deadline_ms - now;
-        const uint64_t cap = c->request_ms / 2 > c->connect_ms ? c->request_ms / 2 : c->connect_ms;
-        if (budget > cap)
-            budget = cap;
+        if (now >= deadline_ms || (failures > 0 && deadline_ms - now < 20)) {
+            gave_up(c, maybe_url != NULL, maybe_url, failures, now - t0);
+            return maybe_url != NULL ? DCH_EUNKNOWN : DCH_EIO;
+        }
+        const uint64_t budget = attempt_budget(c, failures, deadline_ms - now);
+        const char *endpoint = c->endpoints[c->current];
         char url[600];
-        snprintf(url, sizeof url, "%s%s", c->endpoints[c->current], path);
-        int err = DCH_OK;
-        switch (attempt(c, url, body, budget, resp, &err)) {
+        snprintf(url, sizeof url, "%s%s", endpoint, path);
+        attempt_result r = {DCH_OK, false};
+        switch (attempt(c, url, body, budget, resp, &r)) {
         case ATTEMPT_OK:
+            note_latency(c, dch__etcd_now_ms() - now);
+            c->answered = endpoint;
             c->errmsg[0] = '\0';
             return DCH_OK;
         case ATTEMPT_FINAL:
-            return err;
+            if (maybe_url != NULL && r.err == DCH_EIO) { /* an earlier attempt may apply */
+                gave_up(c, true, maybe_url, failures + 1, dch__etcd_now_ms() - t0);
+                return DCH_EUNKNOWN;
+            }
+            return r.err;
         default:
             break;
         }
+        if (kind == DCH__ETCD_WRITE && r.maybe_applied)
+            maybe_url = endpoint;
         c->current = (c->current + 1) % c->nendpoints;
         const uint64_t after = dch__etcd_now_ms();
         if (after < deadline_ms) {
-            uint64_t pause = dch__etcd_backoff_ms(failures);
+            const uint64_t pause = dch__etcd_backoff_ms(c, failures);
             dch__etcd_sleep_ms(pause < deadline_ms - after ? pause : deadline_ms - after);
         }
     }

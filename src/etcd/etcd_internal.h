@@ -28,7 +28,10 @@ struct dch_etcd {
     size_t current; /* the endpoint the next attempt goes to */
     uint32_t connect_ms, request_ms, refresh_ms;
     int64_t grpc_code; /* gRPC status of the last error reply, 0 if none */
-    char errmsg[512];
+    uint64_t latency_ms; /* smoothed time of the answered attempts; 0 before one */
+    uint64_t rng; /* xorshift state for the jitter of the pauses */
+    const char *answered; /* the endpoint of the last reply (NULL before one) */
+    char errmsg[768];
 };
 
 /* A growable byte buffer, always NUL-terminated when data is not NULL. */
@@ -42,8 +45,10 @@ void dch__buf_free(dch__buf *b);
 
 uint64_t dch__etcd_now_ms(void);
 void dch__etcd_sleep_ms(uint64_t ms);
-/* The pause after the attempt-th consecutive failure: 50 ms doubling to 800. */
-uint64_t dch__etcd_backoff_ms(unsigned attempt);
+/* The pause after the attempt-th consecutive failure: a random time up to
+ * 50 ms doubling to 1 s ("full jitter", so that clients that failed together
+ * do not retry together). */
+uint64_t dch__etcd_backoff_ms(dch_etcd *c, unsigned attempt);
 
 void dch__etcd_fail(dch_etcd *c, const char *fmt, ...)
 #if defined(__GNUC__) || defined(__clang__)
@@ -51,14 +56,26 @@ void dch__etcd_fail(dch_etcd *c, const char *fmt, ...)
 #endif
     ;
 
+/* What a call does to etcd's state: a read can be retried blindly; a write
+ * (a transaction that may put) is retried too, since every write of this
+ * library is a compare-and-swap that applies at most once, but an attempt
+ * that may have reached etcd makes the outcome unknown until a later
+ * attempt gets a reply. */
+typedef enum dch__etcd_kind { DCH__ETCD_READ, DCH__ETCD_WRITE } dch__etcd_kind;
+
 /*
  * POST `req` to `path` (e.g. "/v3/kv/range"), moving over the endpoints
- * until one answers or `deadline_ms` (dch__etcd_now_ms time) passes.
- * *resp is the parsed reply, owned by the caller.
- * DCH_OK; DCH_EIO (unreachable within the deadline, or a refusal that a
- * retry cannot cure; c->errmsg says which); DCH_ENOMEM.
+ * until one answers or `deadline_ms` (dch__etcd_now_ms time) passes. Each
+ * attempt gets a time of its own that starts from what answers took so far
+ * and doubles with each failure, within what is left; failures are followed
+ * by a jittered pause. *resp is the parsed reply, owned by the caller, and
+ * c->answered names the member that gave it.
+ * DCH_OK; DCH_EIO (nothing applied: unreachable within the deadline, or a
+ * refusal that a retry cannot cure; c->errmsg says which, how many attempts
+ * and how long); DCH_EUNKNOWN (a write only: some attempt was sent and no
+ * attempt got a reply, so it may be applied); DCH_ENOMEM.
  */
-int dch__etcd_call(dch_etcd *c, const char *path, json_object *req,
+int dch__etcd_call(dch_etcd *c, const char *path, json_object *req, dch__etcd_kind kind,
                    uint64_t deadline_ms, json_object **resp);
 
 /*
@@ -76,9 +93,10 @@ int dch__etcd_post(dch_etcd *c, const char *url, const char *body, uint64_t budg
 json_object *dch__etcd_key_request(const char *key);
 
 /* Read the key (at `revision`, or the latest when 0) by `deadline_ms`;
- * *reply is the range reply, owned by the caller. As dch__etcd_call. */
-int dch__etcd_range(dch_etcd *c, const char *key, uint64_t revision, uint64_t deadline_ms,
-                    json_object **reply);
+ * *reply is the range reply, owned by the caller. As dch__etcd_call.
+ * `serializable` reads the member's own copy, which may lag behind. */
+int dch__etcd_range(dch_etcd *c, const char *key, uint64_t revision, bool serializable,
+                    uint64_t deadline_ms, json_object **reply);
 
 /* Base64 (RFC 4648, padded), as etcd's gateway encodes bytes. The encoder
  * returns a malloc'd string or NULL; the decoder DCH_OK, DCH_ECORRUPT or

@@ -106,7 +106,7 @@ static int read_key(dch_etcd *c, const char *key, watch_state *w, uint64_t deadl
     uint64_t until = dch__etcd_now_ms() + c->request_ms;
     if (deadline != 0 && deadline < until)
         until = deadline;
-    const int rc = dch__etcd_range(c, key, 0, until, &reply);
+    const int rc = dch__etcd_range(c, key, 0, false, until, &reply);
     if (rc != DCH_OK)
         return rc;
     *rev = 0;
@@ -194,7 +194,7 @@ int dch_etcd_watch(dch_etcd *c, const char *key, uint64_t after_epoch, uint32_t 
         }
         /* A failure: pause, then the next member. */
         c->current = (c->current + 1) % c->nendpoints;
-        uint64_t pause = dch__etcd_backoff_ms(failures++);
+        uint64_t pause = dch__etcd_backoff_ms(c, failures++);
         now = dch__etcd_now_ms();
         if (deadline != 0 && (now >= deadline || deadline - now < pause))
             pause = now >= deadline ? 0 : deadline - now;

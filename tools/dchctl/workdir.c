@@ -8,14 +8,21 @@
  * dies, however it dies. Each rollout first removes the folders whose lock
  * it can take: their rollouts are gone.
  *
- * Only our own folders named dch-rollout-* are touched, only the three step
- * files are deleted, and a folder is removed only when that leaves it empty
- * (rmdir), so whatever a migrator put there stays. A folder is locked right
+ * The migrator holds the lock too: the rollout's descriptor is close-on-exec
+ * (the plan's shell does not need it), but the migrator's process inherits
+ * a copy without that flag (rollout.c), and a flock() lasts while any copy
+ * is open. So a rollout killed while its migrator runs leaves a locked
+ * folder, which no sweep touches and which a resumed rollout waits for
+ * (adopt_workdir) before it runs that step again or moves on.
+ *
+ * Only our own folders named dch-rollout-* are touched, only the step files
+ * and the state file are deleted, and a folder is removed only when that
+ * leaves it empty (rmdir), so whatever a migrator put there stays. A folder is locked right
  * after mkdtemp(); a sweep that comes between the two may remove it while
  * still empty, which the maker sees (the path no longer names its folder)
  * and answers with a new one.
  */
-#define _DEFAULT_SOURCE /* flock(), mkdtemp() */
+#define _DEFAULT_SOURCE /* flock(), mkdtemp(), nanosleep() */
 #include "workdir.h"
 
 #include <dirent.h>
@@ -26,11 +33,13 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PREFIX "dch-rollout-"
 
-static const char *const step_files[] = {"from.dchmap", "to.dchmap", "plan.json"};
+static const char *const step_files[] = {"from.dchmap", "to.dchmap", "plan.json",
+                                         "migrator.state", "migrator.state.tmp"};
 
 static int open_folder(const char *path)
 {
@@ -100,6 +109,15 @@ static int try_make(workdir *d)
     return locked ? 1 : -1;
 }
 
+/* The file names of the folder d->path. */
+static void set_names(workdir *d)
+{
+    snprintf(d->from, sizeof d->from, "%s/%s", d->path, step_files[0]);
+    snprintf(d->to, sizeof d->to, "%s/%s", d->path, step_files[1]);
+    snprintf(d->plan, sizeof d->plan, "%s/%s", d->path, step_files[2]);
+    snprintf(d->state, sizeof d->state, "%s/%s", d->path, step_files[3]);
+}
+
 int make_workdir(workdir *d)
 {
     const char *env = getenv("TMPDIR");
@@ -115,9 +133,52 @@ int make_workdir(workdir *d)
         errno = EBUSY; /* swept away eight times over */
     if (rc != 0)
         return -1;
-    snprintf(d->from, sizeof d->from, "%s/%s", d->path, step_files[0]);
-    snprintf(d->to, sizeof d->to, "%s/%s", d->path, step_files[1]);
-    snprintf(d->plan, sizeof d->plan, "%s/%s", d->path, step_files[2]);
+    set_names(d);
+    return 0;
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int adopt_workdir(workdir *d, const char *path, uint64_t wait_ms,
+                  void (*waiting)(const workdir *d, void *ctx), void *ctx)
+{
+    struct stat st;
+    d->lock = -1;
+    if (snprintf(d->path, sizeof d->path, "%s", path) >= (int)sizeof d->path ||
+        lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+        return 1;
+    set_names(d);
+    const int fd = open_folder(path);
+    if (fd < 0)
+        return 1;
+    const uint64_t until = now_ms() + wait_ms;
+    for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; waited = 1) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            const int err = errno;
+            close(fd);
+            errno = err;
+            return -1;
+        }
+        if (!waited && waiting != NULL)
+            waiting(d, ctx);
+        if (now_ms() >= until) {
+            close(fd);
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        const struct timespec pause = {0, 100 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+    if (!still_there(fd, path)) { /* swept away while we waited */
+        close(fd);
+        return 1;
+    }
+    d->lock = fd;
     return 0;
 }
 
@@ -128,4 +189,29 @@ void remove_workdir(workdir *d)
     remove_folder(d->lock, d->path);
     close(d->lock);
     d->lock = -1;
+}
+
+int workdir_state_write(const workdir *d, const char *line)
+{
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "%s/%s", d->path, step_files[4]);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return -1;
+    const int ok = fprintf(f, "%s\n", line) > 0;
+    if (fclose(f) != 0 || !ok)
+        return -1;
+    return rename(tmp, d->state);
+}
+
+void workdir_state_read(const workdir *d, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(d->state, "r");
+    if (f == NULL)
+        return;
+    if (fgets(buf, (int)cap, f) == NULL)
+        buf[0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    fclose(f);
 }
