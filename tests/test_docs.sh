@@ -28,18 +28,20 @@ fail() {
 
 # ---- The blocks and what happens to each -----------------------------------
 
-# A block is named by its file and its first line. "run": run here.
-# Anything else is the reason it is skipped.
+# A block is named by its file and its first line. "run": run here, line
+# by line. "script": run here as one script (its lines share variables and
+# background jobs; whatever it leaves running is stopped after it), when the
+# programs it names besides the project's are installed. Anything else is
+# the reason it is skipped.
 declare -A disposition=(
     ["README.md: bash analysis/run"]="runs the whole default analysis and writes report/ at the top of the tree; the analysis test and report_page run dch-analysis"
     ["README.md: bash explorer/run            # then open http://127.0.0.1:8018/"]="serves the page until stopped; the browser tests build and drive it"
     ["README.md: export PATH=\$PWD/build/tools/dchctl:\$PATH     # from the source folder: the Quick start built build/"]="run"
     ["README.md: E=http://127.0.0.1:2379,http://127.0.0.1:22379   # any number of members"]="needs etcd members at \$E; the etcd-labelled tests run these commands against members they start"
+    ["docs/etcd.md: ETCD_DATA=\$(mktemp -d)                        # thrown away at the end"]="script"
 )
 # Files whose blocks are not checked here, and why.
-declare -A skip_file=(
-    ["docs/etcd.md"]="its blocks start and use a local etcd; the etcd-labelled tests run them"
-)
+declare -A skip_file=()
 
 # A line runs a program of the project.
 project_re='(^|[[:space:];&|(])(dchctl|dch-analysis|dch-bench|(bash +)?[A-Za-z0-9_./-]*/run|(bash +)?[A-Za-z0-9_./-]*\.sh|build/[A-Za-z0-9_./-]+)([[:space:]]|$)'
@@ -72,6 +74,35 @@ run_block() {
     echo "ran:     $label ($n lines)"
 }
 
+# Run the block as one bash script in its own session, so that what it
+# starts in the background (an etcd) is stopped after it, whatever happens.
+run_script() {
+    local lines=$1 label=$2 dir=$work/run-$RANDOM prog missing=()
+    for prog in etcd etcdctl; do
+        if grep -qE "(^|[[:space:];&|(])$prog([[:space:]]|$)" "$lines" &&
+            ! command -v "$prog" >/dev/null; then
+            missing+=("$prog")
+        fi
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "skipped: $label: ${missing[*]} not installed"
+        return
+    fi
+    mkdir -p "$dir"
+    cp "$lines" "$dir/.block.sh"
+    (cd "$dir" && PATH="$bindir:$PATH" exec setsid timeout 180 bash -euo pipefail .block.sh) \
+        >"$dir/.out" 2>&1 &
+    local pid=$! status=0
+    wait "$pid" || status=$?
+    pkill -KILL -s "$pid" 2>/dev/null || true
+    if [ "$status" -ne 0 ]; then
+        cat "$dir/.out"
+        fail "$label: the block fails as a script (status $status)"
+        return
+    fi
+    echo "ran:     $label (as one script)"
+}
+
 rm -rf "$work"
 mkdir -p "$work/blocks" "$work/bin"
 bindir=$work/bin
@@ -80,7 +111,7 @@ ln -s "$(cd "$(dirname "$tool")" && pwd)/$(basename "$tool")" "$bindir/dchctl"
 declare -A seen=()
 for file in "$src/README.md" "$src"/docs/*.md; do
     rel=${file#"$src"/}
-    if [ -n "${skip_file[$rel]:-}" ]; then
+    if [ -n "${skip_file[$rel]+set}" ]; then
         echo "skipped: $rel: ${skip_file[$rel]}"
         continue
     fi
@@ -98,6 +129,8 @@ for file in "$src/README.md" "$src"/docs/*.md; do
             fail "$key: a block that runs a program of the project; run it or give a reason to skip it in ${BASH_SOURCE[0]}"
         elif [ "$what" = run ]; then
             run_block "$lines" "$key"
+        elif [ "$what" = script ]; then
+            run_script "$lines" "$key"
         else
             echo "skipped: $key: $what"
         fi

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Every source file of the project carries an SPDX licence line in its first
 # three lines: C and headers, CMake files and templates, shell scripts
-# (by ending or by a #! line), JavaScript, HTML, CSS and man page sources. Data (corpora,
+# (by ending or by a #! line), Python, JavaScript, HTML, CSS and man page
+# sources. Data (corpora,
 # golden maps, JSON) is left out: it has no comment syntax or is not code.
 # The file list is git's when this is a checkout, every file otherwise (a
 # source tarball), so the test holds in a package build too.
@@ -22,7 +23,7 @@ is_source() {
     local f=$1
     case "$f" in
         */corpus_*/*|tests/golden/*.dchmap|tests/golden/*.expect) return 1 ;;
-        *.c|*.h|*.h.in|*.css|*.js|*.mjs|*.html|*.sh|*.cmake|*.cmake.in|*.pc.in|*.scd) return 0 ;;
+        *.c|*.h|*.h.in|*.css|*.js|*.mjs|*.html|*.sh|*.py|*.cmake|*.cmake.in|*.pc.in|*.scd) return 0 ;;
         */CMakeLists.txt|CMakeLists.txt) return 0 ;;
     esac
     case "${f##*/}" in *.*) return 1 ;; esac
