@@ -336,21 +336,34 @@ static int decide(dch_etcd *c, const pub *p, const snapshot *s, bool raced, uint
     return DECIDE_WRITE;
 }
 
+/* Send the txn `req` (taken, freed here; NULL: it could not be built) as a
+ * write; on DCH_OK, *reply is etcd's answer (the caller frees it) and
+ * *succeeded whether its compare held. */
+static int call_txn(dch_etcd *c, json_object *req, uint64_t deadline, json_object **reply,
+                    bool *succeeded)
+{
+    if (req == NULL)
+        return DCH_ENOMEM;
+    int rc = dch__etcd_call(c, "/v3/kv/txn", req, DCH__ETCD_WRITE, deadline, reply);
+    json_object_put(req);
+    if (rc != DCH_OK)
+        return rc;
+    json_object *s;
+    *succeeded = json_object_object_get_ex(*reply, "succeeded", &s) && json_object_get_boolean(s);
+    return DCH_OK;
+}
+
 /* Send the txn for snapshot s; on a failed compare, s becomes the state the
  * failure branch read. DCH_OK when written, DECIDE_WRITE to decide again. */
 static int send_txn(dch_etcd *c, const pub *p, snapshot *s, uint64_t deadline,
                     uint64_t *stored)
 {
-    json_object *req = publish_txn(p, s->mod), *reply;
-    if (req == NULL)
-        return DCH_ENOMEM;
-    int rc = dch__etcd_call(c, "/v3/kv/txn", req, DCH__ETCD_WRITE, deadline, &reply);
-    json_object_put(req);
+    json_object *reply;
+    bool succeeded;
+    int rc = call_txn(c, publish_txn(p, s->mod), deadline, &reply, &succeeded);
     if (rc != DCH_OK)
         return rc;
-    json_object *succeeded;
-    if (json_object_object_get_ex(reply, "succeeded", &succeeded) &&
-        json_object_get_boolean(succeeded)) {
+    if (succeeded) {
         json_object_put(reply);
         *stored = p->new_epoch;
         return DCH_OK;
@@ -501,17 +514,13 @@ static json_object *owner_txn(const names *n, const char *expected, const char *
  * success (an earlier attempt applied). */
 static int set_owner(dch_etcd *c, const names *n, const char *expected, const char *owner)
 {
-    json_object *req = owner_txn(n, expected, owner), *reply;
-    if (req == NULL)
-        return DCH_ENOMEM;
-    int rc = dch__etcd_call(c, "/v3/kv/txn", req, DCH__ETCD_WRITE,
-                            dch__etcd_now_ms() + c->request_ms, &reply);
-    json_object_put(req);
+    json_object *reply;
+    bool succeeded;
+    int rc = call_txn(c, owner_txn(n, expected, owner), dch__etcd_now_ms() + c->request_ms,
+                      &reply, &succeeded);
     if (rc != DCH_OK)
         return rc;
-    json_object *succeeded;
-    if (json_object_object_get_ex(reply, "succeeded", &succeeded) &&
-        json_object_get_boolean(succeeded)) {
+    if (succeeded) {
         json_object_put(reply);
         return DCH_OK;
     }

@@ -10,6 +10,7 @@
  */
 #define _DEFAULT_SOURCE /* gethostname(), gmtime_r() */
 #include "etcd_cmds.h"
+#include "workdir.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -285,26 +286,13 @@ int owner_format(const owner_rec *r, char *buf, size_t cap)
     return n > 0 && (size_t)n < cap && (size_t)n <= DCH_ETCD_OWNER_MAX ? 0 : -1;
 }
 
-/* The first line of a small file into buf ("" when unreadable). */
-static void read_line(const char *path, char *buf, size_t cap)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return;
-    if (fgets(buf, (int)cap, f) == NULL)
-        buf[0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    fclose(f);
-}
-
 /* Field 22 of /proc/PID/stat, the process's start time in clock ticks since
  * boot; 0 when there is no such process. */
 static unsigned long long start_time(long pid)
 {
     char path[64], line[1024];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-    read_line(path, line, sizeof line);
+    read_first_line(path, line, sizeof line);
     const char *p = strrchr(line, ')'); /* the command name may hold spaces */
     if (p == NULL)
         return 0;
@@ -338,7 +326,7 @@ void owner_self(owner_rec *r, uint64_t target, const char *folder)
     if (gethostname(r->host, sizeof r->host - 1) != 0 || r->host[0] == '\0')
         snprintf(r->host, sizeof r->host, "unknown");
     word(r->host);
-    read_line("/proc/sys/kernel/random/boot_id", r->boot, sizeof r->boot);
+    read_first_line("/proc/sys/kernel/random/boot_id", r->boot, sizeof r->boot);
     word(r->boot);
     r->pid = (long)getpid();
     r->start = start_time(r->pid);
@@ -361,7 +349,7 @@ int owner_alive(const owner_rec *r)
     if (gethostname(host, sizeof host - 1) != 0)
         return -1;
     word(host);
-    read_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
+    read_first_line("/proc/sys/kernel/random/boot_id", boot, sizeof boot);
     word(boot);
     if (strcmp(host, r->host) != 0)
         return -1;

@@ -204,14 +204,19 @@ int workdir_state_write(const workdir *d, const char *line)
     return rename(tmp, d->state);
 }
 
-void workdir_state_read(const workdir *d, char *buf, size_t cap)
+void read_first_line(const char *path, char *buf, size_t cap)
 {
     buf[0] = '\0';
-    FILE *f = fopen(d->state, "r");
+    FILE *f = fopen(path, "r");
     if (f == NULL)
         return;
     if (fgets(buf, (int)cap, f) == NULL)
         buf[0] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
     fclose(f);
+}
+
+void workdir_state_read(const workdir *d, char *buf, size_t cap)
+{
+    read_first_line(d->state, buf, cap);
 }

@@ -40,4 +40,8 @@ void remove_workdir(workdir *d);
 int workdir_state_write(const workdir *d, const char *line);
 void workdir_state_read(const workdir *d, char *buf, size_t cap);
 
+/* The first line of a small file, without its newline, into buf (cap > 0);
+ * "" when it cannot be read. */
+void read_first_line(const char *path, char *buf, size_t cap);
+
 #endif /* DCH_TOOL_WORKDIR_H */
