@@ -60,6 +60,10 @@ static unsigned log2u(uint32_t v)
     return b;
 }
 
+/* Version 1's fields, forever: a program built against a header of
+ * version 1 passes a struct of that size (map.h, dch_map_config). When a
+ * version 2 adds fields, this and dch_map_get_config must keep writing
+ * only these. */
 void dch_map_config_default(dch_map_config *cfg)
 {
     if (cfg == NULL)

@@ -19,7 +19,7 @@
 set -euo pipefail
 
 packages=(
-    cmake make gcc clang libclang-rt-dev pkg-config binutils
+    build-essential cmake make gcc clang libclang-rt-dev pkg-config binutils
     libcriterion-dev libsodium-dev
     valgrind gnuplot-nox chromium
     libhiredis-dev redis-server

@@ -6,7 +6,7 @@
 # (dpkg-source) and the binary packages (`dpkg-buildpackage -us -uc -b`),
 # then checks:
 #   - the five packages libdchX.Y, libdch-dev, libdch-etcdX.Y,
-#     libdch-etcd-dev and dchctl (X.Y: the SONAME version, now 0.2) are built, and each holds what it should
+#     libdch-etcd-dev and dchctl (X.Y: the SONAME version, now 0.3) are built, and each holds what it should
 #     (dpkg-deb -c): the shared libraries with the SONAMEs their package
 #     names promise (readelf -d), the headers, static libraries, pkg-config
 #     and CMake files in the -dev packages, /usr/bin/dchctl (and no

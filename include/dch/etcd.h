@@ -75,7 +75,9 @@ typedef struct dch_etcd dch_etcd;
 
 /**
  * Client settings. Versioned as dch_map_config is: `version` first, new
- * fields only at the end, each raising DCH_ETCD_CONFIG_VERSION.
+ * fields only at the end, each raising DCH_ETCD_CONFIG_VERSION;
+ * dch_etcd_config_default writes the fields of version 1 only, and always
+ * will.
  */
 typedef struct dch_etcd_config {
     /** DCH_ETCD_CONFIG_VERSION (the layout the caller was built with). */

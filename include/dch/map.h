@@ -151,7 +151,11 @@ typedef struct dch_map dch_map;
  * has. New fields go at the end only, and every new field raises
  * DCH_MAP_CONFIG_VERSION; the library keeps reading every older version.
  * Fill one with DCH_MAP_CONFIG_INIT, dch_map_config_init or
- * dch_map_config_default, then change what differs.
+ * dch_map_config_default, then change what differs. dch_map_config_default
+ * and dch_map_get_config write the fields of version 1 only, and always
+ * will, so that a program built against an older header is never written
+ * past its struct; fields added later get _init and getters of their own.
+ * DCH_MAP_CONFIG_INIT uses designated initializers: C99 and later, or C++20.
  */
 typedef struct dch_map_config {
     /** DCH_MAP_CONFIG_VERSION (the layout the caller was built with). */
@@ -189,8 +193,9 @@ DCH_API int dch_map_config_init(dch_map_config *cfg, uint32_t version);
 /**
  * Fill `cfg` with the defaults: 1024 units of 64 slots (65,536 slots, a
  * 128 KiB table that stays cache-resident), a zero hash key, libc
- * allocation, one copy of every slot, and version DCH_MAP_CONFIG_VERSION.
- * NULL is a no-op.
+ * allocation, one copy of every slot, and version 1 (the fields of version
+ * 1 only, whatever DCH_MAP_CONFIG_VERSION becomes: see above). NULL is a
+ * no-op.
  */
 DCH_API void dch_map_config_default(dch_map_config *cfg);
 
@@ -321,7 +326,9 @@ DCH_API uint32_t dch_map_id_limit(const dch_map *m);
 /** Sum of all members' weights; 0 for NULL. */
 DCH_API uint32_t dch_map_total_weight(const dch_map *m);
 
-/** Copy the map's config (allocator included) to *cfg. NULL m or cfg: no-op. */
+/** Copy the map's config (allocator included) to *cfg, as version 1 (its
+ *  fields only, whatever DCH_MAP_CONFIG_VERSION becomes). NULL m or cfg:
+ *  no-op. */
 DCH_API void dch_map_get_config(const dch_map *m, dch_map_config *cfg);
 
 /** P, the number of slots (units * slots_per_unit); 0 for NULL. */

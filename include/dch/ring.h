@@ -112,7 +112,8 @@ typedef struct dch_ring dch_ring;
 /**
  * Ring configuration; fixed for the ring's life. Versioned as
  * dch_map_config is: `version` first, new fields only at the end, each
- * raising DCH_RING_CONFIG_VERSION.
+ * raising DCH_RING_CONFIG_VERSION; dch_ring_config_default and
+ * dch_ring_get_config write the fields of version 1 only, and always will.
  */
 typedef struct dch_ring_config {
     /** DCH_RING_CONFIG_VERSION (the layout the caller was built with). */

@@ -21,7 +21,7 @@ make_join_maps
 usage_case() {
     local status=0
     "$dchctl" "$@" >/dev/null 2>usage.err || status=$?
-    [ "$status" = 2 ] || fail "dch $* exited with $status, not 2"
+    [ "$status" = 2 ] || fail "dchctl $* exited with $status, not 2"
 }
 usage_case publish --etcd "$url" orig.map
 usage_case publish --etcd ftp://127.0.0.1:1 --key $key orig.map

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # What the dchctl tool's etcd tests (test_rollout.sh, test_cluster.sh) share,
 # sourced with their arguments and the name of their work directory:
-#   . tool_test.sh DCH CHECK_STEPS NAME
-# Sets dch and check (absolute paths) and K (the slots a step may move),
+#   . tool_test.sh DCHCTL CHECK_STEPS NAME
+# Sets dchctl and check (absolute paths) and K (the slots a step may move),
 # makes $ETCD_WORK/NAME the current directory and $TMPDIR (a rollout keeps
 # its step files in $TMPDIR; a killed one leaves them there), and stops the
 # watcher, the holder of a rollout's lock and every etcd member on exit.
