@@ -527,9 +527,40 @@ json_object *dch__etcd_key_request(const char *key)
         json_object_put(req);
         return NULL;
     }
-    json_object_object_add(req, "key", json_object_new_string(k));
+    const bool ok = dch__json_add_str(req, "key", k);
     free(k);
+    if (!ok) {
+        json_object_put(req);
+        return NULL;
+    }
     return req;
+}
+
+bool dch__json_add(json_object *o, const char *field, json_object *v)
+{
+    if (v == NULL)
+        return false;
+    if (o == NULL || json_object_object_add(o, field, v) != 0) {
+        json_object_put(v);
+        return false;
+    }
+    return true;
+}
+
+bool dch__json_add_str(json_object *o, const char *field, const char *s)
+{
+    return dch__json_add(o, field, json_object_new_string(s));
+}
+
+bool dch__json_push(json_object *a, json_object *v)
+{
+    if (v == NULL)
+        return false;
+    if (a == NULL || json_object_array_add(a, v) != 0) {
+        json_object_put(v);
+        return false;
+    }
+    return true;
 }
 
 json_object *dch__json_get(json_object *o, const char *field, json_type type)

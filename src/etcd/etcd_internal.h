@@ -109,6 +109,15 @@ int dch__b64_decode(const char *s, size_t slen, uint8_t **out, size_t *outlen);
 bool dch__json_u64(json_object *o, const char *field, uint64_t *out);
 /* A member object or array of o, or NULL. */
 json_object *dch__json_get(json_object *o, const char *field, json_type type);
+/* Request builders: add v to object o as field (add) or to array a (push);
+ * v may be NULL (a failed json_object_new_*). They always take v (freeing
+ * it when it cannot be added) and return false when nothing was added, so
+ * a builder that sees false frees its request and sends nothing: json-c
+ * would otherwise send "value": null, or a txn without its compare. add_str
+ * adds json_object_new_string(s). */
+bool dch__json_add(json_object *o, const char *field, json_object *v);
+bool dch__json_add_str(json_object *o, const char *field, const char *s);
+bool dch__json_push(json_object *a, json_object *v);
 
 /* Decode a base64 map value and load it. */
 int dch__etcd_load_value(json_object *kv, dch_map **out);

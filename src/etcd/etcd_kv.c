@@ -31,13 +31,18 @@
 static json_object *range_request(const char *key, uint64_t revision, bool serializable)
 {
     json_object *req = dch__etcd_key_request(key);
-    if (req != NULL && revision > 0) {
+    bool ok = req != NULL;
+    if (ok && revision > 0) {
         char r[24];
         snprintf(r, sizeof r, "%llu", (unsigned long long)revision);
-        json_object_object_add(req, "revision", json_object_new_string(r));
+        ok = dch__json_add_str(req, "revision", r);
     }
-    if (req != NULL && serializable)
-        json_object_object_add(req, "serializable", json_object_new_boolean(1));
+    if (ok && serializable)
+        ok = dch__json_add(req, "serializable", json_object_new_boolean(1));
+    if (!ok) { /* a read at the wrong revision, or a quorum read, is not asked for */
+        json_object_put(req);
+        return NULL;
+    }
     return req;
 }
 
@@ -127,10 +132,15 @@ static json_object *range_op(const char *b64key, bool serializable)
         json_object_put(r);
         return NULL;
     }
-    json_object_object_add(r, "key", json_object_new_string(b64key));
-    if (serializable)
-        json_object_object_add(r, "serializable", json_object_new_boolean(1));
-    json_object_object_add(op, "request_range", r);
+    bool ok = dch__json_add_str(r, "key", b64key);
+    if (ok && serializable)
+        ok = dch__json_add(r, "serializable", json_object_new_boolean(1));
+    if (!ok)
+        json_object_put(r);
+    if (!ok || !dch__json_add(op, "request_range", r)) { /* r is freed either way */
+        json_object_put(op);
+        return NULL;
+    }
     return op;
 }
 
@@ -146,8 +156,13 @@ static json_object *both_ranges(const names *n, bool serializable)
         json_object_put(o);
         return NULL;
     }
-    json_object_array_add(a, k);
-    json_object_array_add(a, o);
+    const bool ok = dch__json_push(a, k);
+    if (!ok)
+        json_object_put(o);
+    if (!ok || !dch__json_push(a, o)) { /* k and o are freed either way */
+        json_object_put(a);
+        return NULL;
+    }
     return a;
 }
 
@@ -206,7 +221,10 @@ static int read_both(dch_etcd *c, const names *n, bool serializable, uint64_t de
         json_object_put(ops);
         return DCH_ENOMEM;
     }
-    json_object_object_add(req, "success", ops);
+    if (!dch__json_add(req, "success", ops)) { /* ops is freed */
+        json_object_put(req);
+        return DCH_ENOMEM;
+    }
     json_object *reply;
     const int rc = dch__etcd_call(c, "/v3/kv/txn", req, DCH__ETCD_READ, deadline, &reply);
     json_object_put(req);
@@ -276,29 +294,32 @@ static json_object *publish_txn(const pub *p, uint64_t mod_revision)
             json_object_put(all[i]);
         return NULL;
     }
-    json_object_object_add(cmp, "key", json_object_new_string(p->n.key));
-    json_object_object_add(cmp, "target", json_object_new_string("MOD"));
-    json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
-    json_object_object_add(cmp, "mod_revision", json_object_new_string(rev));
-    json_object_array_add(cmps, cmp);
-    if (ocmp != NULL) { /* the owner's value, or no owner (version 0) */
-        json_object_object_add(ocmp, "key", json_object_new_string(p->n.okey));
-        json_object_object_add(ocmp, "result", json_object_new_string("EQUAL"));
-        json_object_object_add(ocmp, "target", json_object_new_string(p->owner ? "VALUE"
-                                                                               : "VERSION"));
-        if (p->owner != NULL)
-            json_object_object_add(ocmp, "value", json_object_new_string(p->owner));
-        else
-            json_object_object_add(ocmp, "version", json_object_new_string("0"));
-        json_object_array_add(cmps, ocmp);
+    /* The containers go into req first, so that freeing req frees all;
+     * each step runs only while every one before it succeeded. */
+    bool built = dch__json_add(req, "compare", cmps);
+    built = built ? dch__json_add(req, "success", ok) : (json_object_put(ok), false);
+    built = built ? dch__json_add(req, "failure", fail) : (json_object_put(fail), false);
+    built = built ? dch__json_push(cmps, cmp) : (json_object_put(cmp), false);
+    built = built ? dch__json_push(ok, put_op) : (json_object_put(put_op), false);
+    built = built ? dch__json_add(put_op, "request_put", put) : (json_object_put(put), false);
+    if (ocmp != NULL) /* the owner's value, or no owner (version 0) */
+        built = built ? dch__json_push(cmps, ocmp) : (json_object_put(ocmp), false);
+    built = built && dch__json_add_str(cmp, "key", p->n.key) &&
+            dch__json_add_str(cmp, "target", "MOD") && dch__json_add_str(cmp, "result", "EQUAL") &&
+            dch__json_add_str(cmp, "mod_revision", rev);
+    if (built && ocmp != NULL)
+        built = dch__json_add_str(ocmp, "key", p->n.okey) &&
+                dch__json_add_str(ocmp, "result", "EQUAL") &&
+                (p->owner != NULL ? dch__json_add_str(ocmp, "target", "VALUE") &&
+                                        dch__json_add_str(ocmp, "value", p->owner)
+                                  : dch__json_add_str(ocmp, "target", "VERSION") &&
+                                        dch__json_add_str(ocmp, "version", "0"));
+    built = built && dch__json_add_str(put, "key", p->n.key) &&
+            dch__json_add_str(put, "value", p->b64);
+    if (!built) { /* half a txn (no compare, "value": null) is never sent */
+        json_object_put(req);
+        return NULL;
     }
-    json_object_object_add(put, "key", json_object_new_string(p->n.key));
-    json_object_object_add(put, "value", json_object_new_string(p->b64));
-    json_object_object_add(put_op, "request_put", put);
-    json_object_array_add(ok, put_op);
-    json_object_object_add(req, "compare", cmps);
-    json_object_object_add(req, "success", ok);
-    json_object_object_add(req, "failure", fail);
     return req;
 }
 
@@ -391,7 +412,7 @@ static int publish(dch_etcd *c, const pub *p, uint64_t *stored)
     if (rc != DCH_OK)
         return rc;
     rc = decide(c, p, &s, false, stored);
-    if (rc != DECIDE_WRITE && rc != DCH_OK) {
+    if (rc != DECIDE_WRITE) { /* DCH_OK too: a lagging member's "stored" is no proof */
         snapshot_free(&s);
         rc = read_both(c, &p->n, false, deadline, &s);
         if (rc != DCH_OK)
@@ -489,24 +510,27 @@ static json_object *owner_txn(const names *n, const char *expected, const char *
             json_object_put(all[i]);
         return NULL;
     }
-    json_object_object_add(cmp, "key", json_object_new_string(n->okey));
-    json_object_object_add(cmp, "result", json_object_new_string("EQUAL"));
-    if (expected != NULL) {
-        json_object_object_add(cmp, "target", json_object_new_string("VALUE"));
-        json_object_object_add(cmp, "value", json_object_new_string(expected));
-    } else {
-        json_object_object_add(cmp, "target", json_object_new_string("VERSION"));
-        json_object_object_add(cmp, "version", json_object_new_string("0"));
+    /* As publish_txn: containers into req first, then their fields; a
+     * txn missing its compare would be an unconditional put or delete. */
+    bool built = dch__json_add(req, "compare", cmps);
+    built = built ? dch__json_add(req, "success", ok) : (json_object_put(ok), false);
+    built = built ? dch__json_add(req, "failure", fail) : (json_object_put(fail), false);
+    built = built ? dch__json_push(cmps, cmp) : (json_object_put(cmp), false);
+    built = built ? dch__json_push(ok, op) : (json_object_put(op), false);
+    built = built ? dch__json_add(op, owner != NULL ? "request_put" : "request_delete_range", w)
+                  : (json_object_put(w), false);
+    built = built && dch__json_add_str(cmp, "key", n->okey) &&
+            dch__json_add_str(cmp, "result", "EQUAL") &&
+            (expected != NULL ? dch__json_add_str(cmp, "target", "VALUE") &&
+                                    dch__json_add_str(cmp, "value", expected)
+                              : dch__json_add_str(cmp, "target", "VERSION") &&
+                                    dch__json_add_str(cmp, "version", "0"));
+    built = built && dch__json_add_str(w, "key", n->okey) &&
+            (owner == NULL || dch__json_add_str(w, "value", owner));
+    if (!built) {
+        json_object_put(req);
+        return NULL;
     }
-    json_object_array_add(cmps, cmp);
-    json_object_object_add(w, "key", json_object_new_string(n->okey));
-    if (owner != NULL)
-        json_object_object_add(w, "value", json_object_new_string(owner));
-    json_object_object_add(op, owner != NULL ? "request_put" : "request_delete_range", w);
-    json_object_array_add(ok, op);
-    json_object_object_add(req, "compare", cmps);
-    json_object_object_add(req, "success", ok);
-    json_object_object_add(req, "failure", fail);
     return req;
 }
 

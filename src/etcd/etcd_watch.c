@@ -130,8 +130,15 @@ static int stream(dch_etcd *c, const char *key, uint64_t from, uint64_t budget_m
         json_object_put(create);
         return DCH_ENOMEM;
     }
-    json_object_object_add(create, "start_revision", json_object_new_string(rev));
-    json_object_object_add(req, "create_request", create);
+    if (!dch__json_add_str(create, "start_revision", rev)) {
+        json_object_put(create);
+        json_object_put(req);
+        return DCH_ENOMEM;
+    }
+    if (!dch__json_add(req, "create_request", create)) { /* create is freed */
+        json_object_put(req);
+        return DCH_ENOMEM;
+    }
     const char *body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
     char url[600];
     snprintf(url, sizeof url, "%s/v3/watch", c->endpoints[c->current]);
@@ -175,9 +182,12 @@ int dch_etcd_watch(dch_etcd *c, const char *key, uint64_t after_epoch, uint32_t 
             break;
         if (rc == DCH_OK) {
             now = dch__etcd_now_ms();
+            /* The read may end past the deadline: compare before
+             * subtracting, or deadline - now wraps and the stream would
+             * run a whole refresh_ms past --timeout. */
             uint64_t budget = c->refresh_ms;
-            if (deadline != 0 && deadline - now < budget)
-                budget = deadline > now ? deadline - now : 0;
+            if (deadline != 0)
+                budget = now >= deadline ? 0 : deadline - now < budget ? deadline - now : budget;
             if (budget == 0)
                 break;
             rc = stream(c, key, rev + 1, budget, &w);

@@ -19,6 +19,16 @@
 #   slow    1 member behind a proxy that delays every request by 2.6 s
 #           (slow_proxy.py): the rollout with the default deadline
 #           finishes (a fixed 2.5 s attempt never would).
+#   compact 1 member. The rollout is killed in step 3's migrator and etcd
+#           compacted: a resume without the step's maps in the folder
+#           exits 1 and publishes nothing; with them it migrates step 3
+#           again from the folder's maps, then goes on.
+#   adopt   1 member. The stopped rollout's folder belongs to another user
+#           (needs root), or the record names a folder outside $TMPDIR: the
+#           resume exits 1, runs no migrator and touches nothing.
+#   unfinished  1 member. A rollout whose last migrator fails; a rollout to
+#           another target then exits 3 ("finish the rollout to X first"),
+#           and the first rollout run again migrates its last step again.
 #
 # Every scenario checks: the migrators' log (each logs "start" and "end"
 # with its step, epoch, pid and time) has no two migrators at once, every
@@ -27,8 +37,11 @@
 # revision, is the first map then exactly the steps `dchctl plan
 # --write-dir` makes, byte for byte; the final map routes like the target.
 #
+# compact, adopt and unfinished cannot check the history at each revision
+# (compacted, or a second target) and check the stored map instead.
+#
 # Usage: test_faults.sh DCH CHECK_STEPS SCENARIO   Environment: ETCD, ETCDCTL.
-scenario=${3:?usage: test_faults.sh DCH CHECK_STEPS kill|twins|frozen|slow}
+scenario=${3:?usage: test_faults.sh DCH CHECK_STEPS kill|twins|frozen|slow|compact|adopt|unfinished}
 . "$(dirname "${BASH_SOURCE[0]}")/tool_test.sh" "$1" "$2" "faults-$scenario"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 key=/dch/test/faults
@@ -63,7 +76,8 @@ make_maps() {
 # The migrator: logs start and end; checks at both ends that etcd stores
 # its step and that its files are there; sleeps SLOW_SECS the first time it
 # runs for SLOW_STEP (after touching at-slow), SLEEP every time; stops the
-# FREEZE pids (the followers) at the end of step FREEZE_AT.
+# FREEZE pids (the followers) at the end of step FREEZE_AT; exits 2 the
+# first time it runs for FAIL_STEP (after logging its end).
 cat >migrator.sh <<'SH'
 log() { echo "$1 $DCH_STEP $DCH_EPOCH $$ $(date +%s%N)" >>"$MWORK/migrators.log"; }
 bad() { echo "bad $DCH_STEP $DCH_EPOCH $$ $1" >>"$MWORK/migrators.log"; exit 1; }
@@ -86,6 +100,10 @@ if [ "$DCH_STEP" = "${FREEZE_AT:-}" ] && [ ! -e "$MWORK/frozen.done" ]; then
     kill -STOP $FREEZE
 fi
 log end
+if [ "$DCH_STEP" = "${FAIL_STEP:-}" ] && [ ! -e "$MWORK/fail.done" ]; then
+    touch "$MWORK/fail.done"
+    exit 2
+fi
 rm -f "$MWORK/seen.$$.map"
 SH
 export MWORK=$work KEY=$key
@@ -299,8 +317,127 @@ scenario_slow() {
     echo "slow: $(ls plan | wc -l) steps through a member 2.6 s slow in $((SECONDS - start)) s"
 }
 
+# kill_at_step3: a rollout killed while step 3's migrator sleeps 4 s, then
+# that migrator waited for; sets folder (the stopped rollout's step folder).
+kill_at_step3() {
+    export MURL=$ETCD_URLS SLOW_STEP=3 SLOW_SECS=4
+    "$dchctl" publish --etcd "$ETCD_URLS" --key $key orig.map >/dev/null
+    rollout_cmd "$ETCD_URLS" >first.out 2>first.err &
+    local pid=$!
+    bg+=("$pid")
+    wait_for at-slow 40 || fail "the rollout did not reach step 3: $(cat first.err)"
+    kill -KILL "$pid"
+    wait "$pid" 2>/dev/null || true
+    folder=$("$ETCDCTL" --endpoints="$ETCD_URLS" get "$key.owner" --print-value-only |
+        sed -n 's/.* folder=//p')
+    [ -d "$folder" ] || fail "no step folder in the owner record: $folder"
+    for _ in $(seq 1 100); do grep -q '^end 3 ' migrators.log && break; sleep 0.1; done
+    grep -q '^end 3 ' migrators.log || fail "the migrator of step 3 did not end"
+}
+
+# stored_is FILE: etcd stores FILE's map, byte for byte; stored_is_target:
+# a map that routes like the target.
+stored_is() {
+    "$dchctl" fetch --etcd "$ETCD_URLS" --key $key now.map >/dev/null 2>&1 && cmp -s now.map "$1"
+}
+stored_is_target() {
+    "$dchctl" fetch --etcd "$ETCD_URLS" --key $key now.map >/dev/null 2>&1 &&
+        [ "$("$dchctl" fingerprint now.map)" = "$("$dchctl" fingerprint target.map)" ]
+}
+
+scenario_compact() {
+    etcd_start 1
+    kill_at_step3
+    local rev step3 status=0
+    step3=plan/$(ls plan | sed -n 3p)
+    rev=$("$ETCDCTL" --endpoints="$ETCD_URLS" get "$key" -w json | jq -r .header.revision)
+    "$ETCDCTL" --endpoints="$ETCD_URLS" compact "$rev" >/dev/null || fail "etcdctl compact"
+    # Neither etcd's history nor the folder holds step 3's maps.
+    mv "$folder/to.dchmap" saved-to.dchmap
+    (rollout_cmd "$ETCD_URLS") >r1.out 2>r1.err || status=$?
+    [ "$status" = 1 ] || fail "a resume without step 3's maps exited $status: $(cat r1.err)"
+    grep -q "gone from etcd's history" r1.err && grep -q "run the same rollout again" r1.err ||
+        fail "the resume does not say what to do: $(cat r1.err)"
+    stored_is "$step3" || fail "a step after 3 was published though step 3 did not migrate"
+    [ "$(grep -c '^start 3 ' migrators.log)" = 1 ] || fail "step 3 migrated without its maps"
+    # The folder has them again: step 3 migrates from them, then the rest.
+    mv saved-to.dchmap "$folder/to.dchmap"
+    (rollout_cmd "$ETCD_URLS") >r2.out 2>r2.err || fail "the resume with the folder: $(cat r2.err)"
+    grep -q "come from the step folder" r2.out && grep -q "migrating step 3/" r2.out ||
+        fail "step 3 did not migrate again from the folder: $(cat r2.out)"
+    grep -q "^done:" r2.out || fail "the resumed rollout did not finish"
+    check_log
+    [ "$(grep -c '^start 3 ' migrators.log)" = 2 ] || fail "step 3 did not migrate twice"
+    stored_is_target || fail "etcd does not store the target"
+    echo "compact: exit 1 without the step's maps, then resumed from the folder"
+}
+
+scenario_adopt() {
+    etcd_start 1
+    kill_at_step3
+    local status=0 text runs
+    runs=$(grep -c '^start' migrators.log)
+    if [ "$(id -u)" = 0 ]; then # a folder of another user
+        chown 65534 "$folder"
+        (rollout_cmd "$ETCD_URLS") >r1.out 2>r1.err || status=$?
+        chown 0 "$folder"
+        [ "$status" = 1 ] || fail "a resume with another user's folder exited $status: $(cat r1.err)"
+        grep -q "cannot be adopted: another user owns it; resume as its user" r1.err ||
+            fail "the resume does not say why: $(cat r1.err)"
+        [ "$(grep -c '^start' migrators.log)" = "$runs" ] || fail "a migrator ran"
+        [ -z "$(find . -maxdepth 1 -name 'dch-rollout-*' ! -path "./${folder##*/}")" ] ||
+            fail "the resume made a new step folder"
+    fi
+    # A record that names a folder outside $TMPDIR: nothing in it is touched.
+    mkdir -p elsewhere/dch-rollout-x
+    echo keep >elsewhere/dch-rollout-x/to.dchmap
+    text=$("$ETCDCTL" --endpoints="$ETCD_URLS" get "$key.owner" --print-value-only)
+    "$ETCDCTL" --endpoints="$ETCD_URLS" put "$key.owner" \
+        "${text% folder=*} folder=$work/elsewhere/dch-rollout-x" >/dev/null
+    status=0
+    (rollout_cmd "$ETCD_URLS") >r2.out 2>r2.err || status=$?
+    [ "$status" = 1 ] || fail "a resume with a folder outside TMPDIR exited $status: $(cat r2.err)"
+    grep -q "cannot be adopted: it is not TMP/dch-rollout-" r2.err || fail "no reason: $(cat r2.err)"
+    [ "$(cat elsewhere/dch-rollout-x/to.dchmap)" = keep ] || fail "the resume touched the folder"
+    [ "$(grep -c '^start' migrators.log)" = "$runs" ] || fail "a migrator ran"
+    # The record again as it was: the resume goes on.
+    "$ETCDCTL" --endpoints="$ETCD_URLS" put "$key.owner" "${text% folder=*} folder=$folder" >/dev/null
+    (rollout_cmd "$ETCD_URLS") >r3.out 2>r3.err || fail "the resume: $(cat r3.err)"
+    grep -q "^done:" r3.out || fail "the resumed rollout did not finish"
+    check_log
+    stored_is_target || fail "etcd does not store the target"
+    echo "adopt: refused another user's folder and one outside TMPDIR, then resumed"
+}
+
+scenario_unfinished() {
+    etcd_start 1
+    export MURL=$ETCD_URLS
+    local n status=0
+    n=$(ls plan | wc -l)
+    export FAIL_STEP=$n
+    "$dchctl" publish --etcd "$ETCD_URLS" --key $key orig.map >/dev/null
+    (rollout_cmd "$ETCD_URLS") >x1.out 2>x1.err || status=$?
+    [ "$status" = 1 ] || fail "a rollout whose last migrator fails exited $status"
+    stored_is plan/$(ls plan | tail -n 1) || fail "the last step is not stored"
+    # A rollout to another target, from the half-migrated last step.
+    "$dchctl" fetch --etcd "$ETCD_URLS" --key $key other.map >/dev/null 2>&1
+    "$dchctl" add other.map n9 >/dev/null
+    status=0
+    "$dchctl" rollout --etcd "$ETCD_URLS" --key $key other.map --max-slots $K \
+        --exec "bash $work/migrator.sh" >y.out 2>y.err || status=$?
+    [ "$status" = 3 ] || fail "a rollout to another target exited $status: $(cat y.err)"
+    grep -q "finish the rollout to" y.err || fail "no hint to finish the first: $(cat y.err)"
+    stored_is plan/$(ls plan | tail -n 1) || fail "the rollout to another target published"
+    # The first rollout again: its last step migrates again, and it is done.
+    (rollout_cmd "$ETCD_URLS") >x2.out 2>x2.err || fail "the first rollout again: $(cat x2.err)"
+    grep -q "migrating step $n/$n" x2.out || fail "the last step did not migrate again: $(cat x2.out)"
+    grep -q "^done:" x2.out || fail "the first rollout did not finish"
+    check_log
+    echo "unfinished: the rollout to another target exited 3; the first one finished"
+}
+
 make_maps
 case $scenario in
-kill | twins | frozen | slow) "scenario_$scenario" ;;
+kill | twins | frozen | slow | compact | adopt | unfinished) "scenario_$scenario" ;;
 *) fail "unknown scenario $scenario" ;;
 esac

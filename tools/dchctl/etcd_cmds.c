@@ -156,8 +156,7 @@ int etcd_error(const command *cmd, dch_etcd *c, int rc)
     return rc == DCH_ECONFLICT ? EXIT_CONFLICT : rc == DCH_EUNKNOWN ? EXIT_UNKNOWN : EXIT_RUNTIME;
 }
 
-/* Whether two maps have the same bytes (what etcd would store). */
-static int same_map(const dch_map *a, const dch_map *b)
+int same_map(const dch_map *a, const dch_map *b)
 {
     size_t na, nb;
     dch_map_save(a, NULL, 0, &na);
@@ -366,6 +365,33 @@ void owner_describe(FILE *f, const owner_rec *r)
 
 /* ---- publish, fetch, watch -------------------------------------------- */
 
+/* After DCH_EUNKNOWN from removing the owner record `was`: read it back
+ * with a fresh client (as read_back does); 0 when it is gone (the removal
+ * applied: the publish goes on), else EXIT_UNKNOWN after saying what to run. */
+static int release_unknown(const command *cmd, const etcd_opts *o, const char *was)
+{
+    etcd_opts quick = *o;
+    quick.deadline = "5000";
+    quick.timeout = NULL;
+    dch_etcd *c;
+    char now[DCH_ETCD_OWNER_MAX + 1];
+    int rc = DCH_EIO;
+    if (connect_etcd(cmd, &quick, &c) == 0) {
+        rc = dch_etcd_fetch_owner(c, o->key, now, sizeof now, NULL);
+        dch_etcd_free(c);
+    }
+    if (rc == DCH_OK && now[0] == '\0') {
+        fprintf(stderr, "dchctl publish: read back: the owner record is removed after all; "
+                        "going on\n");
+        return 0;
+    }
+    fprintf(stderr, "dchctl publish: read back: the owner record is %s; the map was not "
+            "written. Run the same command again (with --force if a rollout owns the key)\n",
+            rc != DCH_OK ? "unknown (cannot read it)" : strcmp(now, was) == 0 ? "still there"
+                                                       : "another one now");
+    return EXIT_UNKNOWN;
+}
+
 /* A manual publish and the owner record: refused (exit 3) while a rollout
  * that has not finished owns the key, unless --force; otherwise the record
  * is removed first, so that a rollout still running (forced) stops at its
@@ -402,7 +428,10 @@ static int release_owner(const command *cmd, const etcd_opts *o, dch_etcd *c)
     if (text[0] == '\0')
         return -1;
     rc = dch_etcd_set_owner(c, o->key, text, NULL);
-    return rc == DCH_OK ? 0 : etcd_error(cmd, c, rc);
+    if (rc == DCH_OK)
+        return 0;
+    const int status = etcd_error(cmd, c, rc);
+    return rc == DCH_EUNKNOWN ? release_unknown(cmd, o, text) : status;
 }
 
 /* After DCH_EUNKNOWN: what is stored, and what to run next. */
@@ -437,13 +466,14 @@ static int run_publish(const command *cmd, const etcd_opts *o)
     dch_etcd *c = NULL;
     status = connect_etcd(cmd, o, &c);
     uint64_t stored = 0;
-    int rc = DCH_OK;
+    int rc = DCH_OK, released = 0;
     if (status == 0) { /* as nobody: the key must have no owner record */
         rc = dch_etcd_publish_owned(c, o->key, m, expect, NULL, &stored);
         if (rc == DCH_ECONFLICT) { /* an owner record, or another epoch */
             char why[sizeof "" + 768];
             snprintf(why, sizeof why, "%s", dch_etcd_errmsg(c));
             status = release_owner(cmd, o, c);
+            released = status == 0;
             if (status == 0)
                 rc = dch_etcd_publish_owned(c, o->key, m, expect, NULL, &stored);
             else if (status == -1) { /* no record: the epoch was the conflict */
@@ -459,6 +489,10 @@ static int run_publish(const command *cmd, const etcd_opts *o)
             status = etcd_error(cmd, c, rc);
         if (rc == DCH_EUNKNOWN)
             status = publish_unknown(cmd, o, m);
+        else if (rc != DCH_OK && released) /* exit 1 says nothing was written: not so */
+            fprintf(stderr, "dchctl publish: the map was not written, but the owner record "
+                    "of %s was removed (a rollout that owned the key stops at its next "
+                    "step)\n", o->key);
     }
     if (c != NULL)
         dch_etcd_free(c);
@@ -573,7 +607,8 @@ const command etcd_commands[] = {
      "                  key (that rollout then stops with exit status 3)\n"
      "  A publish removes the key's owner record; while an unfinished rollout owns\n"
      "  the key, it is refused with exit status 3 unless --force.\n"
-     "  exit status 1: nothing was written (etcd down or refusing); exit status 4:\n"
+     "  exit status 1: the map was not written (etcd down or refusing; a message\n"
+     "  says when the owner record was removed first); exit status 4:\n"
      "  the write was sent and no answer came, so it may or may not be applied;\n"
      "  the key is read back and shown: run the same command again (it succeeds\n"
      "  if the map is stored)\n"

@@ -40,6 +40,8 @@ int etcd_error(const command *cmd, dch_etcd *c, int rc);
  * deadline of its own) and print what is stored. 1 when it is `mine` byte
  * for byte (the write applied), 0 when it is not or cannot be read. */
 int read_back(const command *cmd, const etcd_opts *o, const dch_map *mine);
+/* 1 when a and b have the same bytes (what etcd would store), else 0. */
+int same_map(const dch_map *a, const dch_map *b);
 
 /*
  * The owner record of a rollout (dch_etcd_set_owner), one line:

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The migrator's process group while it runs, for the signal handler. */
@@ -65,6 +66,7 @@ typedef struct rollout {
     uint64_t target_fp;
     uint64_t wait_ms; /* --deadline: also the longest wait for a migrator */
     int claimed; /* the owner record is ours */
+    int keep; /* finished, but the record is not marked done: keep the folder */
 } rollout;
 
 /* ---- The migrator -------------------------------------------------------- */
@@ -241,20 +243,55 @@ static int publish_step(rollout *r, const dch_map *cur, const dch_map *next)
     return status;
 }
 
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Replace our record by `done`, trying again on DCH_EIO and DCH_EUNKNOWN
+ * (an unknown outcome read back first) until --deadline has passed: a
+ * record left running makes the next run check the last migrator. */
+static int mark_done(rollout *r, const char *done)
+{
+    const uint64_t until = mono_ms() + r->wait_ms;
+    for (;;) {
+        const int rc = dch_etcd_set_owner(r->c, r->o->key, r->owner, done);
+        char now[DCH_ETCD_OWNER_MAX + 1];
+        if (rc == DCH_OK || (rc == DCH_EUNKNOWN &&
+                             dch_etcd_fetch_owner(r->c, r->o->key, now, sizeof now, NULL) ==
+                                 DCH_OK && strcmp(now, done) == 0))
+            return DCH_OK;
+        if ((rc != DCH_EIO && rc != DCH_EUNKNOWN) || mono_ms() >= until)
+            return rc;
+        const struct timespec pause = {0, 500 * 1000000L};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /* The rollout reached the target: mark its owner record done, so that a
- * run again says so and runs nothing. 0 (a record that cannot be marked
- * only costs a check of the last migrator on the next run). */
+ * run again says so and runs nothing. 0. When the record cannot be marked,
+ * the step folder stays (unlocked; its state says the last migrator ended
+ * with status 0), so that the next run finds that state and runs nothing;
+ * removing it would make that run start the last migrator again. */
 static int finish(rollout *r, const dch_map *cur)
 {
     char done[DCH_ETCD_OWNER_MAX + 1];
     owner_rec d = r->me;
     d.done = 1;
     if (owner_format(&d, done, sizeof done) == 0) {
-        const int rc = dch_etcd_set_owner(r->c, r->o->key, r->owner, done);
+        const int rc = mark_done(r, done);
+        r->keep = rc != DCH_OK && rc != DCH_ECONFLICT && r->d.lock >= 0;
         if (rc != DCH_OK)
             fprintf(stderr, "dchctl rollout: warning: the owner record is not marked done "
-                    "(%s: %s); a run again checks the last migrator\n", dch_strerror(rc),
-                    dch_etcd_errmsg(r->c));
+                    "(%s: %s)", dch_strerror(rc), dch_etcd_errmsg(r->c));
+        if (r->keep)
+            fprintf(stderr, "; the step folder %s stays, saying the last migrator ended with "
+                    "status 0: a run again finds that, marks the record and runs nothing\n",
+                    r->d.path);
+        else if (rc != DCH_OK)
+            fprintf(stderr, "; a run again checks the last migrator\n");
     }
     printf("done: epoch %" PRIu64 " fingerprint %016" PRIx64 "\n", dch_map_epoch(cur),
            dch_map_fingerprint(cur));
@@ -410,13 +447,30 @@ static void say_waiting(const workdir *d, void *ctx)
                 "holds %s, up to %" PRIu64 " ms\n", d->path, r->wait_ms);
 }
 
-/* Take the stopped rollout's folder once its migrator is gone: 0 taken,
- * 1 not there, or the exit status. */
-static int adopt(rollout *r, const char *folder)
+/* Take the stopped rollout's folder once its migrator is gone: 0 (taken,
+ * or *gone when it is not there), or the exit status. (*gone is apart
+ * from the status: EXIT_RUNTIME is 1 too, and a refusal taken for "gone"
+ * would start the step again beside a migrator that may still run.) */
+static int adopt(rollout *r, const char *folder, int *gone)
 {
     const int rc = adopt_workdir(&r->d, folder, r->wait_ms, say_waiting, r);
+    *gone = rc == 1;
     if (rc >= 0)
-        return rc;
+        return 0;
+    const int err = errno;
+    if (err == EINVAL) { /* the record names a path a resume must not touch */
+        fprintf(stderr, "dchctl rollout: the step folder %s of the stored rollout cannot be "
+                "adopted: it is not TMP/dch-rollout-* with TMP this rollout's temporary "
+                "directory ($TMPDIR, else /tmp); nothing in it was touched: resume with the "
+                "TMPDIR of the stopped rollout\n", folder);
+        return EXIT_RUNTIME;
+    }
+    if (err != ETIMEDOUT) { /* not gone: its migrator may still run */
+        fprintf(stderr, "dchctl rollout: the step folder %s of the stored rollout cannot be "
+                "adopted: %s; resume as its user\n", folder,
+                err == EPERM ? "another user owns it" : strerror(err));
+        return EXIT_RUNTIME;
+    }
     char state[256];
     workdir_state_read(&r->d, state, sizeof state);
     fprintf(stderr, "dchctl rollout: %s is still held after %" PRIu64 " ms (%s): a migrator "
@@ -441,8 +495,9 @@ static int take_key(rollout *r, const char *text, const owner_rec *rec, int is_r
     int status = claim(r, text);
     if (status != 0 || !inherit)
         return status;
-    status = adopt(r, rec->folder);
-    if (status != 1)
+    int gone;
+    status = adopt(r, rec->folder, &gone);
+    if (status != 0 || !gone)
         return status;
     /* The folder is gone: a new one, named in the record for the next resume. */
     if (r->o->exec == NULL)
@@ -483,9 +538,68 @@ static const char *why_again(const rollout *r, uint64_t epoch, int inherited)
     return "(its migrator had not started when the rollout stopped)";
 }
 
+/* The maps of the stored step from the inherited folder, when etcd no
+ * longer has the map before it: from.dchmap and to.dchmap when to.dchmap
+ * is the stored map byte for byte (the migrator had started), or
+ * to.dchmap and the stored map when the stored map is the step staged from
+ * to.dchmap (stopped after the publish, before the migrator started). 0,
+ * with *from and *to to free; -1 when the folder cannot tell. */
+static int maps_from_folder(const rollout *r, const dch_map *stored, const dch_map *target,
+                            uint32_t k, dch_map **from, dch_map **to)
+{
+    dch_map *a = NULL, *b = NULL, *staged = NULL;
+    *from = *to = NULL;
+    if (load_map(&b, r->d.to) != DCH_OK)
+        return -1;
+    if (same_map(b, stored) && load_map(&a, r->d.from) == DCH_OK &&
+        dch_map_epoch(a) < dch_map_epoch(stored)) {
+        *from = a;
+        *to = b;
+        return 0;
+    }
+    dch_map_free(a);
+    if (dch_map_epoch(b) < dch_map_epoch(stored) &&
+        dch_map_stage_next(&staged, b, target, k) == DCH_OK && same_map(staged, stored)) {
+        *from = b;
+        *to = staged;
+        return 0;
+    }
+    dch_map_free(staged);
+    dch_map_free(b);
+    return -1;
+}
+
+/* The step before the stored map: from etcd's history, else (compacted)
+ * from the inherited folder. 0 with *from, *to to free, or the exit
+ * status: without both, the stored step's migrator cannot run again, and
+ * going on would publish the next step before it ended well. */
+static int step_maps(rollout *r, const dch_map *stored, const dch_map *target, uint32_t k,
+                     int inherited, dch_map **from, dch_map **to)
+{
+    *to = NULL;
+    const int rc = dch_etcd_fetch_previous(r->c, r->o->key, from);
+    if (rc == DCH_OK)
+        return 0;
+    if (rc != DCH_ENOENT && rc != DCH_ECORRUPT && rc != DCH_EVERSION)
+        return etcd_error(r->cmd, r->c, rc);
+    if (inherited && maps_from_folder(r, stored, target, k, from, to) == 0) {
+        printf("resume: the map before epoch %" PRIu64 " is gone from etcd's history; the "
+               "step's maps come from the step folder %s\n", dch_map_epoch(stored), r->d.path);
+        return 0;
+    }
+    fprintf(stderr, "dchctl rollout: the map before epoch %" PRIu64 " is gone from etcd's "
+            "history (compacted) and the step folder %s does not hold that step's maps: its "
+            "migrator cannot run again, and no later step is published. Run that step's "
+            "migration by hand (its map: dchctl fetch), then write \"done %" PRIu64 " 0 0\" to "
+            "%s and run the same rollout again\n", dch_map_epoch(stored), r->d.path,
+            dch_map_epoch(stored), r->d.state);
+    return EXIT_RUNTIME;
+}
+
 /* A resumed rollout: run the migrator again for the stored step when it
  * belongs to this rollout and did not end well. */
-static int resume(rollout *r, const dch_map *stored, int inherited)
+static int resume(rollout *r, const dch_map *stored, const dch_map *target, uint32_t k,
+                  int inherited)
 {
     dch_map_transition tr;
     const int moving = dch_map_in_transition(stored, &tr);
@@ -498,27 +612,69 @@ static int resume(rollout *r, const dch_map *stored, int inherited)
                dch_map_epoch(stored));
         return 0;
     }
-    dch_map *prev;
-    const int rc = dch_etcd_fetch_previous(r->c, r->o->key, &prev);
-    if (rc == DCH_ENOENT || rc == DCH_ECORRUPT || rc == DCH_EVERSION) {
-        fprintf(stderr, "dchctl rollout: warning: the map before epoch %" PRIu64
-                " is gone from etcd's history; its migration is not run again\n",
-                dch_map_epoch(stored));
-        return 0;
-    }
-    if (rc != DCH_OK)
-        return etcd_error(r->cmd, r->c, rc);
-    int status = 0;
+    dch_map *prev, *to;
+    int status = step_maps(r, stored, target, k, inherited, &prev, &to);
+    if (status != 0)
+        return status;
     if (dch_map_epoch(prev) < dch_map_epoch(stored)) {
         uint32_t step, steps;
         step_of(prev, stored, &step, &steps);
         printf("resume: migrating step %" PRIu32 "/%" PRIu32 " (epoch %" PRIu64 ") %s\n", step,
                steps, dch_map_epoch(stored), why);
-        if (migrate(r, prev, stored, step, steps) != 0)
+        if (migrate(r, prev, to != NULL ? to : stored, step, steps) != 0)
             status = EXIT_RUNTIME;
     }
     dch_map_free(prev);
+    dch_map_free(to);
     return status;
+}
+
+/* A rollout to another target found settled on the target X of a stopped
+ * rollout whose last migrator did not end with status 0 (the inherited
+ * folder's state says so): X is half migrated, and staging from it would
+ * move a cluster that does not run it yet. 0, or EXIT_CONFLICT after
+ * saying so. */
+static int check_unfinished(const rollout *r, const dch_map *stored, int inherited)
+{
+    if (!inherited || dch_map_in_transition(stored, NULL) ||
+        dch_map_fingerprint(stored) == r->target_fp)
+        return 0;
+    char state[256];
+    workdir_state_read(&r->d, state, sizeof state);
+    unsigned long long e = 0;
+    unsigned step = 0;
+    int code = 0;
+    int unfinished; /* ended with another status, or never ended (killed) */
+    if (sscanf(state, "done %llu %u %d", &e, &step, &code) == 3)
+        unfinished = e == dch_map_epoch(stored) && code != 0;
+    else
+        unfinished = sscanf(state, "running %llu", &e) == 1 && e == dch_map_epoch(stored);
+    if (unfinished) {
+        fprintf(stderr, "dchctl rollout: a conflict: the last migrator of the stopped rollout "
+                "to %016" PRIx64 " (epoch %" PRIu64 ") did not end with status 0 (its state: "
+                "%s); finish "
+                "the rollout to %016" PRIx64 " first (run it again), then this one\n",
+                dch_map_fingerprint(stored), dch_map_epoch(stored), state,
+                dch_map_fingerprint(stored));
+        return EXIT_CONFLICT;
+    }
+    return 0;
+}
+
+/* Give the key back to the stopped rollout whose record `text` this one
+ * replaced, and leave its folder (unlocked) as it was, so that running
+ * that rollout again resumes it. */
+static void give_back(rollout *r, const char *text)
+{
+    const int rc = dch_etcd_set_owner(r->c, r->o->key, r->owner, text);
+    if (rc == DCH_OK)
+        r->claimed = 0;
+    else
+        fprintf(stderr, "dchctl rollout: warning: the owner record stays this rollout's (%s: "
+                "%s)\n", dch_strerror(rc), dch_etcd_errmsg(r->c));
+    if (r->d.lock >= 0)
+        close(r->d.lock);
+    r->d.lock = -1;
 }
 
 /* Read the owner record and the stored map, and decide; 0 go on, -1
@@ -565,8 +721,11 @@ int run_rollout(const command *cmd, const etcd_opts *o)
         status = start(&r, target, text, &rec, &is_rec, &stored);
     if (status == 0)
         status = take_key(&r, text, &rec, is_rec);
+    const int inherited = is_rec && r.d.lock >= 0 && strcmp(r.d.path, rec.folder) == 0;
+    if (status == 0 && (status = check_unfinished(&r, stored, inherited)) != 0)
+        give_back(&r, text);
     if (status == 0)
-        status = resume(&r, stored, is_rec && r.d.lock >= 0 && strcmp(r.d.path, rec.folder) == 0);
+        status = resume(&r, stored, target, (uint32_t)k, inherited);
     if (status == 0) {
         status = rollout_steps(&r, stored, target, (uint32_t)k);
         stored = NULL; /* rollout_steps frees it */
@@ -574,7 +733,7 @@ int run_rollout(const command *cmd, const etcd_opts *o)
     /* A rollout that stops after its claim leaves its folder (unlocked) for
      * the resume, which reads from it how the last migrator ended; any
      * later rollout's sweep removes it otherwise. */
-    if (status > 0 && r.claimed && r.d.lock >= 0) {
+    if ((status > 0 || r.keep) && r.claimed && r.d.lock >= 0) {
         close(r.d.lock);
         r.d.lock = -1;
     }

@@ -118,10 +118,16 @@ static void set_names(workdir *d)
     snprintf(d->state, sizeof d->state, "%s/%s", d->path, step_files[3]);
 }
 
-int make_workdir(workdir *d)
+/* The folder that holds the step folders: $TMPDIR, else /tmp. */
+static const char *tmp_dir(void)
 {
     const char *env = getenv("TMPDIR");
-    const char *tmp = env && *env ? env : "/tmp";
+    return env && *env ? env : "/tmp";
+}
+
+int make_workdir(workdir *d)
+{
+    const char *tmp = tmp_dir();
     d->lock = -1;
     sweep_stale(tmp);
     int rc = 1;
@@ -144,18 +150,58 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
+/* Whether path is TMP/dch-rollout-NAME, TMP as make_workdir picks it: the
+ * path comes from the owner record in etcd, which anyone who can write the
+ * key can set, and a resume deletes files in it. */
+static int is_step_folder(const char *path)
+{
+    const char *tmp = tmp_dir();
+    const size_t n = strlen(tmp);
+    if (path[0] != '/' || strncmp(path, tmp, n) != 0 || path[n] != '/')
+        return 0;
+    const char *name = path + n + 1;
+    return strncmp(name, PREFIX, strlen(PREFIX)) == 0 && strchr(name, '/') == NULL;
+}
+
+/* Whether the folder at path is there, and ours to lock: 1 gone, 0 yes, -1
+ * (errno) when it cannot be adopted. Only ENOENT means gone: a folder of
+ * another user, or one we cannot open, may still hold a running migrator,
+ * and taking it for gone would start the step again beside it. */
+static int check_folder(const char *path)
+{
+    struct stat st;
+    if (!is_step_folder(path)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 1 : -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    if (st.st_uid != geteuid()) {
+        errno = EPERM;
+        return -1;
+    }
+    return 0;
+}
+
 int adopt_workdir(workdir *d, const char *path, uint64_t wait_ms,
                   void (*waiting)(const workdir *d, void *ctx), void *ctx)
 {
-    struct stat st;
     d->lock = -1;
-    if (snprintf(d->path, sizeof d->path, "%s", path) >= (int)sizeof d->path ||
-        lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
-        return 1;
+    if (snprintf(d->path, sizeof d->path, "%s", path) >= (int)sizeof d->path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    const int there = check_folder(path);
+    if (there != 0)
+        return there;
     set_names(d);
     const int fd = open_folder(path);
     if (fd < 0)
-        return 1;
+        return errno == ENOENT ? 1 : -1;
     const uint64_t until = now_ms() + wait_ms;
     for (int waited = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; waited = 1) {
         if (errno != EWOULDBLOCK && errno != EINTR) {

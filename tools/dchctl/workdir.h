@@ -26,8 +26,10 @@ int make_workdir(workdir *d);
 /* Take over the folder at `path` that a stopped rollout left: lock it,
  * waiting up to wait_ms while a process (its migrator) still holds it, and
  * calling waiting(d, ctx) once, with d's paths set, before the first wait.
- * 0 taken (d is then as make_workdir leaves it); 1 no such folder of ours;
- * -1 with errno (ETIMEDOUT when still held after wait_ms). */
+ * 0 taken (d is then as make_workdir leaves it); 1 no such folder (ENOENT
+ * only); -1 with errno: ETIMEDOUT when still held after wait_ms, EINVAL
+ * when path is not $TMPDIR/dch-rollout-* (nothing in it is touched), EPERM
+ * when another user owns it, or the error of lstat(), open() or flock(). */
 int adopt_workdir(workdir *d, const char *path, uint64_t wait_ms,
                   void (*waiting)(const workdir *d, void *ctx), void *ctx);
 
