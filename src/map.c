@@ -68,8 +68,10 @@ void dch_map_config_default(dch_map_config *cfg)
 {
     if (cfg == NULL)
         return;
-    const dch_map_config def = DCH_MAP_CONFIG_INIT;
-    *cfg = def;
+    /* Static, so its padding is zero bits too, and memcpy copies them: a
+     * caller may compare configs byte for byte. */
+    static const dch_map_config def = DCH_MAP_CONFIG_INIT;
+    memcpy(cfg, &def, sizeof def);
 }
 
 int dch_map_config_init(dch_map_config *cfg, uint32_t version)

@@ -61,8 +61,10 @@ void dch_ring_config_default(dch_ring_config *cfg)
 {
     if (cfg == NULL)
         return;
-    const dch_ring_config def = DCH_RING_CONFIG_INIT;
-    *cfg = def;
+    /* Static, so its padding is zero bits too, and memcpy copies them: a
+     * caller may compare configs byte for byte. */
+    static const dch_ring_config def = DCH_RING_CONFIG_INIT;
+    memcpy(cfg, &def, sizeof def);
 }
 
 int dch_ring_config_init(dch_ring_config *cfg, uint32_t version)

@@ -115,8 +115,10 @@ void dch_etcd_config_default(dch_etcd_config *cfg)
 {
     if (cfg == NULL)
         return;
-    const dch_etcd_config def = DCH_ETCD_CONFIG_INIT;
-    *cfg = def;
+    /* Static, so its padding is zero bits too, and memcpy copies them: a
+     * caller may compare configs byte for byte. */
+    static const dch_etcd_config def = DCH_ETCD_CONFIG_INIT;
+    memcpy(cfg, &def, sizeof def);
 }
 
 int dch_etcd_config_init(dch_etcd_config *cfg, uint32_t version)
