@@ -277,46 +277,62 @@ typedef struct pub {
     uint64_t new_epoch, expected;
 } pub;
 
+/*
+ * {"compare": [], "success": [{op: {}}], "failure": both_ranges(n)}: the
+ * frame of a txn, with *cmps its list of compares and *body the object of
+ * its one operation, for the caller to fill. Every object goes into req
+ * (or a container already in req) as soon as it exists, so that freeing
+ * req frees all, and the dch__json helpers free what they cannot add.
+ * NULL when an allocation fails: then nothing is left allocated.
+ */
+static json_object *txn_new(const names *n, const char *op, json_object **cmps,
+                            json_object **body)
+{
+    json_object *req = json_object_new_object(), *ok = NULL, *step = NULL;
+    const bool built = req != NULL &&
+                       dch__json_add(req, "compare", *cmps = json_object_new_array()) &&
+                       dch__json_add(req, "success", ok = json_object_new_array()) &&
+                       dch__json_add(req, "failure", both_ranges(n, false)) &&
+                       dch__json_push(ok, step = json_object_new_object()) &&
+                       dch__json_add(step, op, *body = json_object_new_object());
+    if (!built) {
+        json_object_put(req);
+        return NULL;
+    }
+    return req;
+}
+
+/* Push onto cmps the compare "the owner record is `value`", or, when
+ * value is NULL, "there is no owner record" (its version is 0). */
+static bool push_owner_compare(json_object *cmps, const names *n, const char *value)
+{
+    json_object *cmp = json_object_new_object();
+    return dch__json_push(cmps, cmp) && dch__json_add_str(cmp, "key", n->okey) &&
+           dch__json_add_str(cmp, "result", "EQUAL") &&
+           (value != NULL ? dch__json_add_str(cmp, "target", "VALUE") &&
+                                dch__json_add_str(cmp, "value", value)
+                          : dch__json_add_str(cmp, "target", "VERSION") &&
+                                dch__json_add_str(cmp, "version", "0"));
+}
+
 /* "if the map's mod_revision is R [and the owner is ours], put the map;
- * else read both". */
+ * else read both". NULL when it cannot be built whole: half a txn (no
+ * compare, "value": null) is never sent. */
 static json_object *publish_txn(const pub *p, uint64_t mod_revision)
 {
     char rev[24];
     snprintf(rev, sizeof rev, "%llu", (unsigned long long)mod_revision);
-    json_object *req = json_object_new_object(), *cmps = json_object_new_array();
-    json_object *cmp = json_object_new_object(), *ok = json_object_new_array();
-    json_object *put = json_object_new_object(), *put_op = json_object_new_object();
-    json_object *fail = both_ranges(&p->n, false);
-    json_object *ocmp = p->owned ? json_object_new_object() : NULL;
-    if (!req || !cmps || !cmp || !ok || !put || !put_op || !fail || (p->owned && !ocmp)) {
-        json_object *all[] = {req, cmps, cmp, ok, put, put_op, fail, ocmp};
-        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-            json_object_put(all[i]);
-        return NULL;
-    }
-    /* The containers go into req first, so that freeing req frees all;
-     * each step runs only while every one before it succeeded. */
-    bool built = dch__json_add(req, "compare", cmps);
-    built = built ? dch__json_add(req, "success", ok) : (json_object_put(ok), false);
-    built = built ? dch__json_add(req, "failure", fail) : (json_object_put(fail), false);
-    built = built ? dch__json_push(cmps, cmp) : (json_object_put(cmp), false);
-    built = built ? dch__json_push(ok, put_op) : (json_object_put(put_op), false);
-    built = built ? dch__json_add(put_op, "request_put", put) : (json_object_put(put), false);
-    if (ocmp != NULL) /* the owner's value, or no owner (version 0) */
-        built = built ? dch__json_push(cmps, ocmp) : (json_object_put(ocmp), false);
-    built = built && dch__json_add_str(cmp, "key", p->n.key) &&
-            dch__json_add_str(cmp, "target", "MOD") && dch__json_add_str(cmp, "result", "EQUAL") &&
-            dch__json_add_str(cmp, "mod_revision", rev);
-    if (built && ocmp != NULL)
-        built = dch__json_add_str(ocmp, "key", p->n.okey) &&
-                dch__json_add_str(ocmp, "result", "EQUAL") &&
-                (p->owner != NULL ? dch__json_add_str(ocmp, "target", "VALUE") &&
-                                        dch__json_add_str(ocmp, "value", p->owner)
-                                  : dch__json_add_str(ocmp, "target", "VERSION") &&
-                                        dch__json_add_str(ocmp, "version", "0"));
-    built = built && dch__json_add_str(put, "key", p->n.key) &&
-            dch__json_add_str(put, "value", p->b64);
-    if (!built) { /* half a txn (no compare, "value": null) is never sent */
+    json_object *cmps, *put, *cmp = NULL;
+    json_object *req = txn_new(&p->n, "request_put", &cmps, &put);
+    const bool built = req != NULL && dch__json_push(cmps, cmp = json_object_new_object()) &&
+                       dch__json_add_str(cmp, "key", p->n.key) &&
+                       dch__json_add_str(cmp, "target", "MOD") &&
+                       dch__json_add_str(cmp, "result", "EQUAL") &&
+                       dch__json_add_str(cmp, "mod_revision", rev) &&
+                       (!p->owned || push_owner_compare(cmps, &p->n, p->owner)) &&
+                       dch__json_add_str(put, "key", p->n.key) &&
+                       dch__json_add_str(put, "value", p->b64);
+    if (!built) {
         json_object_put(req);
         return NULL;
     }
@@ -497,36 +513,17 @@ int dch_etcd_publish_owned(dch_etcd *c, const char *key, const dch_map *m,
 /* ---- The owner record --------------------------------------------------- */
 
 /* "if the owner record is `expected` (none: version 0), put `owner` (or
- * delete the record when owner is NULL); else read both". */
+ * delete the record when owner is NULL); else read both". NULL when it
+ * cannot be built whole: a txn missing its compare would be an
+ * unconditional put or delete. */
 static json_object *owner_txn(const names *n, const char *expected, const char *owner)
 {
-    json_object *req = json_object_new_object(), *cmps = json_object_new_array();
-    json_object *cmp = json_object_new_object(), *ok = json_object_new_array();
-    json_object *op = json_object_new_object(), *w = json_object_new_object();
-    json_object *fail = both_ranges(n, false);
-    if (!req || !cmps || !cmp || !ok || !op || !w || !fail) {
-        json_object *all[] = {req, cmps, cmp, ok, op, w, fail};
-        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-            json_object_put(all[i]);
-        return NULL;
-    }
-    /* As publish_txn: containers into req first, then their fields; a
-     * txn missing its compare would be an unconditional put or delete. */
-    bool built = dch__json_add(req, "compare", cmps);
-    built = built ? dch__json_add(req, "success", ok) : (json_object_put(ok), false);
-    built = built ? dch__json_add(req, "failure", fail) : (json_object_put(fail), false);
-    built = built ? dch__json_push(cmps, cmp) : (json_object_put(cmp), false);
-    built = built ? dch__json_push(ok, op) : (json_object_put(op), false);
-    built = built ? dch__json_add(op, owner != NULL ? "request_put" : "request_delete_range", w)
-                  : (json_object_put(w), false);
-    built = built && dch__json_add_str(cmp, "key", n->okey) &&
-            dch__json_add_str(cmp, "result", "EQUAL") &&
-            (expected != NULL ? dch__json_add_str(cmp, "target", "VALUE") &&
-                                    dch__json_add_str(cmp, "value", expected)
-                              : dch__json_add_str(cmp, "target", "VERSION") &&
-                                    dch__json_add_str(cmp, "version", "0"));
-    built = built && dch__json_add_str(w, "key", n->okey) &&
-            (owner == NULL || dch__json_add_str(w, "value", owner));
+    json_object *cmps, *w;
+    json_object *req = txn_new(n, owner != NULL ? "request_put" : "request_delete_range",
+                               &cmps, &w);
+    const bool built = req != NULL && push_owner_compare(cmps, n, expected) &&
+                       dch__json_add_str(w, "key", n->okey) &&
+                       (owner == NULL || dch__json_add_str(w, "value", owner));
     if (!built) {
         json_object_put(req);
         return NULL;
