@@ -39,6 +39,7 @@ declare -A disposition=(
     ["README.md: export PATH=\$PWD/build/tools/dchctl:\$PATH     # from the source folder: the Quick start built build/"]="run"
     ["README.md: E=http://127.0.0.1:2379,http://127.0.0.1:22379   # any number of members"]="needs etcd members at \$E; the etcd-labelled tests run these commands against members they start"
     ["docs/etcd.md: ETCD_DATA=\$(mktemp -d)                        # thrown away at the end"]="script"
+    ["docs/map-format.md: dchctl init cluster.dchmap --units 4 --slots 4 --key 000102030405060708090a0b0c0d0e0f"]="run"
 )
 # Files whose blocks are not checked here, and why.
 declare -A skip_file=()
