@@ -171,7 +171,7 @@ void an_step_end(an_step *st, an_scheme *keep);
 /* ---- Helpers the sections share ---------------------------------------------- */
 
 /* The published description of DCH, which the report corrects and compares
- * with; NOTES.md ("Removal moves data") says what it claims. */
+ * with; docs/analysis.md ("Removals") says what it claims. */
 #define AN_DCH_DESCRIPTION "the published DCH description"
 
 /** Chart colours: one per scheme, the same in every chart. */

@@ -12,8 +12,8 @@
  *
  * Every call changes one member x's weight: add raises it from 0, remove
  * lowers it to 0, set_weight does either. The move is the placement
- * engine's (map_engine.c, map_engine_slots.c, map_engine_chains.c; NOTES.md,
- * "The placement engine", states it step by step and proves its promises):
+ * engine's (map_engine.c, map_engine_slots.c, map_engine_chains.c;
+ * docs/placement.md states it step by step and proves its promises):
  * step 1 decides every count against the shares P*w/W of the new weights,
  * step 2 chooses which slots carry those counts, aiming at per-unit slices
  * of S*w/W, and step 3 repairs any member 2 or more slots from its share.

@@ -14,7 +14,7 @@
  *    by more than one slot (every slot, when x's weight becomes 0). The
  *    result is a quota per counterparty: how many slots it gives or gets.
  *    This phase alone decides every member's count, so the global bounds of
- *    map.h are properties of this rule (NOTES.md, "The placement engine").
+ *    map.h are properties of this rule (docs/placement.md, "Promises").
  *
  * 2. Slots (per unit). Which slots carry the quotas is free, and is chosen
  *    for the per-unit slices: x's count in each unit is water-filled towards
@@ -250,8 +250,9 @@ static uint32_t plan_counts(const dch__engine *g)
  * above its share to the member of positive weight furthest below (ties to
  * the lower id), in the unit where the first most outnumbers the second.
  * Each move lowers the sum of squared deviations, so the loop ends, and it
- * ends only inside the bound (NOTES.md). These are the only moves between
- * two members other than x; phase 1 never needs them with equal weights.
+ * ends only inside the bound (docs/placement.md). These are the only moves
+ * between two members other than x; phase 1 never needs them with equal
+ * weights.
  */
 static void repair(const dch__engine *g)
 {
@@ -322,6 +323,6 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
     if (moved > 0)
         dch__place(&g, moved);
     mv->dev[x] = (int64_t)v->members[x].slots * W - (int64_t)v->slots * w;
-    if (!g.equal) /* with equal weights phase 1 keeps the bound (NOTES.md) */
+    if (!g.equal) /* equal weights: phase 1 keeps it (docs/placement.md) */
         repair(&g);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The DCH map's placement engine: how slots move when one member's weight
- * changes. Internal to libdch; NOTES.md ("The placement engine") states the
+ * changes. Internal to libdch; docs/placement.md states the
  * rule and the proofs of the bounds map.h promises.
  */
 #ifndef DCH_SRC_MAP_ENGINE_H

@@ -37,7 +37,7 @@
  *    is swapped with one of its copies when that lowers the larger of the
  *    two deviations by more than a slot, and while the member furthest
  *    above its share (or below) has a chain of such swaps to a member more
- *    than one slot from it, the chain is applied. NOTES.md gives the
+ *    than one slot from it, the chain is applied. docs/replicas.md gives the
  *    argument that this keeps every member within 2 slots of its share.
  *    Then the copies after the primary are ordered by a key of (slot,
  *    member), so that a failed primary's reads spread over its co-holders.

@@ -2,7 +2,7 @@
 /*
  * The replica engine of the DCH map: R copies of every slot, in distinct
  * zones, for maps made with dch_map_config.replicas >= 2. Internal to
- * libdch; NOTES.md ("Replicas") states the rule and the proofs of the
+ * libdch; docs/replicas.md states the rule and the proofs of the
  * promises map.h makes.
  */
 #ifndef DCH_SRC_MAP_REPLICAS_H

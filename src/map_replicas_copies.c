@@ -491,7 +491,7 @@ void dch__rep_shrink(const dch__rep_call *e)
     }
     /* Leaving, with copies no planned receiver could take: each goes to the
      * member furthest below its share that the slot allows (one always
-     * does: NOTES.md, "Replicas"). */
+     * does: docs/replicas.md, "Promises"). */
     for (uint32_t s = 0; s < P; s++) {
         const uint16_t *b = rep_block(e, s);
         const int at = rep_place_of(b, n, x);

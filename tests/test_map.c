@@ -109,7 +109,7 @@ static void check_invariants(const dch_map *m, const map_snap *before,
                      moved, delta);
     }
 
-    /* Balance (map.h, NOTES.md "The placement engine"). Global: always
+    /* Balance (map.h, docs/placement.md "Promises"). Global: always
      * |count - P*w/W| < 2, and < 1 while every positive weight is equal.
      * Per unit, with equal weights: floor or ceil of S/N while N <= S, at
      * most ceil(S/N) + 1 when N > S. Unequal weights: measured only. */
@@ -137,8 +137,8 @@ static void check_invariants(const dch_map *m, const map_snap *before,
         }
         /* Exact slices while N <= S has held since the map last had no
          * member of positive weight; at most ceil(S/N) + 1 while N > S; no
-         * per-unit promise when N has come back to S or below (NOTES.md
-         * gives the counterexample). */
+         * per-unit promise when N has come back to S or below
+         * (docs/placement.md gives the counterexample). */
         uint32_t lo = 0, hi = S;
         if (equal) {
             const int exact = npos <= S && !exceeded_s;
@@ -388,11 +388,11 @@ Test(map, equal_weights_at_the_default_shape_with_many_members, .timeout = 1800)
 }
 
 /*
- * NOTES.md's proof that no engine moving only x's slots keeps a constant
- * bound: a heavy member, then many members whose share is a quarter of a
- * slot, then the ones that own nothing leave. Without repair moves the heavy
- * member would end far below its share; here every call keeps the bound and
- * the repair moves are there to see.
+ * The proof in docs/placement.md that no engine moving only x's slots keeps
+ * a constant bound: a heavy member, then many members whose share is a
+ * quarter of a slot, then the ones that own nothing leave. Without repair
+ * moves the heavy member would end far below its share; here every call
+ * keeps the bound and the repair moves are there to see.
  */
 Test(map, members_owning_nothing_leave_and_repair_keeps_the_bound)
 {

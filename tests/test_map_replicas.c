@@ -426,7 +426,7 @@ Test(map_replicas, fewer_members_than_replicas)
  * members (mean 2/3), with R = 4 from 4 to 3 and from 3 to 2 on the way to
  * 300. Every pair that still shares the old bound is then over it; the
  * join's repair looks ahead so that the joins before have split them
- * (NOTES.md, "Replicas"). The engine without it broke the promise at 17
+ * (docs/replicas.md). The engine without it broke the promise at 17
  * and 45 of these counts.
  */
 Test(map_replicas, diversity_where_the_bound_drops, .timeout = 600)

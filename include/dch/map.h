@@ -24,8 +24,8 @@
  * weight 0 is kept but owns nothing.
  *
  * Promises, after every call, for every config and history (W the weight
- * sum, P slots, U units of S slots, N members of positive weight; NOTES.md,
- * "The placement engine", proves each):
+ * sum, P slots, U units of S slots, N members of positive weight;
+ * docs/placement.md, "Promises", installed in share/doc/libdch, proves each):
  *  - Coverage: with W > 0 every slot is owned by a member of positive weight;
  *    with W = 0 none is.
  *  - Global balance: every member holds within 2 slots of its share:
@@ -35,18 +35,18 @@
  *    alone would leave a member 2 or more slots from its share; then single
  *    slots also move from the member furthest above its share to the one
  *    furthest below until every member is inside the bound (repair moves).
- *    No engine that moves only x's slots can keep any constant bound (NOTES.md
- *    gives the counterexample: members owning nothing leave and nothing
- *    moves). While every positive weight is equal there are no repair moves,
- *    every member's count is within 2 of every other's, and in a join (a
- *    removal) every old member gives (every survivor receives) within 4
- *    slots of P/(N(N+1)) (of P/(N(N-1))).
+ *    No engine that moves only x's slots can keep any constant bound
+ *    (docs/placement.md gives the counterexample: members owning nothing
+ *    leave and nothing moves). While every positive weight is equal there
+ *    are no repair moves, every member's count is within 2 of every
+ *    other's, and in a join (a removal) every old member gives (every
+ *    survivor receives) within 4 slots of P/(N(N+1)) (of P/(N(N-1))).
  *  - Determinism: integer arithmetic and ties to the lower id, so the table
  *    is a pure function of the config and the calls.
  * Per-unit slices are pursued inside the global bound, not promised: with
  * equal weights the engine aims at floor or ceil of S/N slots of every unit
- * while N <= S, and at most ceil(S/N) + 1 while N > S; NOTES.md says how
- * far each is proven, tested and measured.
+ * while N <= S, and at most ceil(S/N) + 1 while N > S; docs/placement.md says
+ * how far each is proven, tested and measured.
  *
  * Replicas. A map made with dch_map_config.replicas = R >= 2 keeps R copies
  * of every slot: dch_map_slot_replicas lists them, primary first, and the
@@ -54,10 +54,11 @@
  * and dch_map_diff report (dch_map_node_copies counts all positions,
  * dch_map_diff_copies in map_diff.h lists the copies a change moves). A
  * member may name a zone (a failure domain: a rack, a host); a member with
- * none is a zone of its own. The engine is its own (NOTES.md, "Replicas",
- * proves each promise); with R = 1 everything is as above and zones change
- * nothing. With M members of positive weight, Z zones among them, and a
- * member's copy share R*P*w/W, after every call and for every history:
+ * none is a zone of its own. The engine is its own (docs/replicas.md,
+ * "Promises", installed in share/doc/libdch, proves each promise); with
+ * R = 1 everything is as above and zones change nothing. With M members of
+ * positive weight, Z zones among them, and a member's copy share R*P*w/W,
+ * after every call and for every history:
  *  1. Distinct: every slot holds n = min(R, M) distinct members of positive
  *     weight.
  *  2. Zones: a slot's copies lie in min(n, Z) distinct zones: all distinct
@@ -67,15 +68,15 @@
  *     has a zone, and with zones under the condition of 4. (With zones a
  *     light member can hold its zone's only copy of a slot that a heavy
  *     member of the same zone needs, and a call on a third member cannot
- *     move it: NOTES.md shows such a state.)
+ *     move it: docs/replicas.md shows such a state.)
  *  4. Copies: every member holds within 2R copies of its copy share,
  *     |copies - R*P*w/W| < 2R, provided every call since the map last had
  *     at most R members of positive weight has left at least R zones, none
  *     with more than W/(R+1) of the weight. Otherwise minimal movement (5)
  *     comes first: a zone whose share nears P (one copy a slot) cannot gain
  *     in a slot without evicting a member that has not changed, and the
- *     copies stay where the calls left them (NOTES.md gives the example and
- *     the measured deviations).
+ *     copies stay where the calls left them (docs/replicas.md gives the
+ *     example and the measured deviations).
  *  5. Minimal movement: a call that raises x's weight (add included)
  *     creates copies only on x and drops only those x replaces; a call that
  *     lowers it (remove included) drops only x's copies and, unless n

@@ -52,9 +52,10 @@
  *                       ceil(out(a) / K) + ceil(in(b) / K) - 1
  *                  <= 2 * ceil(D / K) - 1,
  * and n = ceil(D / K) exactly when every planned move has one member in
- * common (one join, one leave, one weight change): NOTES.md, "Staged
- * changes", gives the proofs. A plan with no moves (NEW differs from OLD
- * only in members of weight 0, or only in its epoch) has n = 1.
+ * common (one join, one leave, one weight change): docs/staging.md ("How
+ * many steps", installed in share/doc/libdch) gives the proofs. A plan with
+ * no moves (NEW differs from OLD only in members of weight 0, or only in
+ * its epoch) has n = 1.
  *
  * Nobody: when OLD or NEW has no member of positive weight, every slot moves
  * from or to nobody, which no intermediate map can express (a map owns every
