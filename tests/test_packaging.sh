@@ -10,7 +10,8 @@
 #     (dpkg-deb -c): the shared libraries with the SONAMEs their package
 #     names promise (readelf -d), the headers, static libraries, pkg-config
 #     and CMake files in the -dev packages, /usr/bin/dchctl (and no
-#     /usr/bin/dch, which is devscripts' debchange) and the manual pages;
+#     /usr/bin/dch, which is devscripts' debchange), the manual pages and
+#     the design documents (NOTES.md and docs/ in libdch-dev);
 #   - their control fields (dpkg-deb -I): Multi-Arch, and dependencies on
 #     the libraries found by dpkg-shlibdeps;
 #   - the symbols files debian/*.symbols list exactly what the libraries
@@ -154,6 +155,11 @@ has libdch-dev "$libdir/cmake/dch/dchConfig\.cmake"
 has libdch-dev "$libdir/cmake/dch/dchConfigVersion\.cmake"
 has libdch-dev "$libdir/cmake/dch/dchTargets\.cmake"
 has libdch-dev "usr/share/man/man3/libdch\.3\.gz"
+# The documents the headers cite, in the package's own doc folder (dh_compress
+# may gzip them), and not in the upstream share/doc/libdch.
+has libdch-dev "usr/share/doc/libdch-dev/NOTES\.md(\.gz)?"
+has libdch-dev "usr/share/doc/libdch-dev/docs/map-format\.md(\.gz)?"
+lacks libdch-dev "usr/share/doc/libdch/NOTES\.md(\.gz)?"
 has "$etcdlib" "$libdir/libdch-etcd\.so\.$so"
 has "$etcdlib" "$libdir/libdch-etcd\.so\.$up"
 has libdch-etcd-dev "usr/include/dch/etcd\.h"
