@@ -8,6 +8,7 @@
 #    its reason, printed on every run; a block that is not listed fails the
 #    test, so a new one must be classified, and a listed one that is gone
 #    fails too;
+#  - NOTES.md links every document of docs/, and no header cites NOTES.md;
 #  - the numbers README states that the tree decides: the tests ctest
 #    lists, the copies a map keeps, the bytes of a name, the SONAME, and
 #    the options it lists for dch-analysis.
@@ -140,6 +141,20 @@ done
 for key in "${!disposition[@]}"; do
     [ -n "${seen[$key]:-}" ] || fail "listed block no longer in the documentation: $key"
 done
+
+# ---- The front door ------------------------------------------------------
+
+# NOTES.md's map of docs/ lists every document there, and the headers cite
+# the documents that hold proofs and specifications, not NOTES.md, which
+# only points at them.
+for file in "$src"/docs/*.md; do
+    rel=${file#"$src"/}
+    grep -qF "]($rel)" "$src/NOTES.md" ||
+        fail "NOTES.md (\"A map of docs/\") does not link $rel"
+done
+cited=$(grep -n 'NOTES\.md' "$src"/include/dch/*.h || true)
+[ -z "$cited" ] || fail "headers cite NOTES.md rather than a document under docs/: $cited"
+echo "checked: NOTES.md maps every document of docs/; no header cites NOTES.md"
 
 # ---- Numbers README states -----------------------------------------------
 
