@@ -31,6 +31,7 @@
 #include "dch/siphash.h"
 
 #include "alloc.h"
+#include "config_functions.h"
 #include "map_engine.h"
 #include "map_internal.h"
 #include "map_object.h"
@@ -60,27 +61,12 @@ static unsigned log2u(uint32_t v)
     return b;
 }
 
-/* Version 1's fields, forever: a program built against a header of
+/* dch_map_config_default and dch_map_config_init (config_functions.h).
+ * Version 1's fields, forever: a program built against a header of
  * version 1 passes a struct of that size (map.h, dch_map_config). When a
- * version 2 adds fields, this and dch_map_get_config must keep writing
- * only these. */
-void dch_map_config_default(dch_map_config *cfg)
-{
-    if (cfg == NULL)
-        return;
-    /* Static, so its padding is zero bits too, and memcpy copies them: a
-     * caller may compare configs byte for byte. */
-    static const dch_map_config def = DCH_MAP_CONFIG_INIT;
-    memcpy(cfg, &def, sizeof def);
-}
-
-int dch_map_config_init(dch_map_config *cfg, uint32_t version)
-{
-    if (cfg == NULL || version != DCH_MAP_CONFIG_VERSION)
-        return DCH_EINVAL;
-    dch_map_config_default(cfg);
-    return DCH_OK;
-}
+ * version 2 adds fields, the default and dch_map_get_config must keep
+ * writing only these. */
+DCH__CONFIG_FUNCTIONS(dch_map, dch_map_config, DCH_MAP_CONFIG_INIT, DCH_MAP_CONFIG_VERSION)
 
 int dch_map_new(dch_map **out, const dch_map_config *cfg)
 {
