@@ -210,32 +210,35 @@ int dch_map_clone(dch_map **out, const dch_map *m)
     c->copies = ncopies ? dch__alloc_array(a, ncopies, sizeof *c->copies) : NULL;
     c->held = m->held ? side_grow(a, m->held, m->side_cap, m->side_cap) : NULL;
     c->zone_of = m->zone_of ? side_grow(a, m->zone_of, m->side_cap, m->side_cap) : NULL;
-    if (c->owner == NULL || (ncopies && c->copies == NULL) || (m->held && !c->held) ||
-        (m->zone_of && !c->zone_of) || dch__zones_clone(&c->zones, &m->zones) != DCH_OK) {
-        dch__free(a, c->owner);
-        dch__free(a, c->copies);
-        dch__free(a, c->held);
-        dch__free(a, c->zone_of);
-        dch__free(a, c);
-        return DCH_ENOMEM;
+    /* Until cloned, c->zones and c->mt are m's: the one cleanup below frees
+     * the zones only once they are c's own, and the member table is cloned
+     * last, so that a failure there leaves nothing of it to free. */
+    const int arrays = c->owner != NULL && (ncopies == 0 || c->copies != NULL) &&
+                       (m->held == NULL || c->held != NULL) &&
+                       (m->zone_of == NULL || c->zone_of != NULL);
+    const int zones = arrays && dch__zones_clone(&c->zones, &m->zones) == DCH_OK;
+    if (zones && dch__members_clone(&c->mt, &m->mt) == DCH_OK) {
+        memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
+        if (ncopies)
+            memcpy(c->copies, m->copies, ncopies * sizeof *c->copies);
+        *out = c;
+        return DCH_OK;
     }
-    if (dch__members_clone(&c->mt, &m->mt) != DCH_OK) {
+    if (zones)
         dch__zones_free(&c->zones);
-        dch__free(a, c->owner);
-        dch__free(a, c->copies);
-        dch__free(a, c->held);
-        dch__free(a, c->zone_of);
-        dch__free(a, c);
-        return DCH_ENOMEM;
-    }
-    memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
-    if (ncopies)
-        memcpy(c->copies, m->copies, ncopies * sizeof *c->copies);
-    *out = c;
-    return DCH_OK;
+    dch__free(a, c->owner);
+    dch__free(a, c->copies);
+    dch__free(a, c->held);
+    dch__free(a, c->zone_of);
+    dch__free(a, c);
+    return DCH_ENOMEM;
 }
 
 /* ---- Reading ---------------------------------------------------------- */
+
+/* The member getters mirror the ring's (ring.c) line for line, on purpose:
+ * the two objects offer the same reading API, each over its own struct, and
+ * a getter of one line reads best written out. */
 
 const char *dch_map_node_name(const dch_map *m, uint32_t id)
 {

@@ -285,6 +285,8 @@ int dch_ring_find_node(const dch_ring *r, const char *name, uint32_t *id_out)
     return dch__members_find(&r->mt, name, id_out);
 }
 
+/* The member getters mirror the map's (map.c) line for line, on purpose:
+ * the same reading API over each object's own struct. */
 const char *dch_ring_node_name(const dch_ring *r, uint32_t id)
 {
     const member *m = member_of(r, id);
