@@ -540,6 +540,16 @@ bool dch__json_add_str(json_object *o, const char *field, const char *s)
     return dch__json_add(o, field, json_object_new_string(s));
 }
 
+json_object *dch__json_wrap(const char *field, json_object *v)
+{
+    json_object *o = json_object_new_object();
+    if (!dch__json_add(o, field, v)) { /* v is freed */
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
+}
+
 bool dch__json_push(json_object *a, json_object *v)
 {
     if (v == NULL)
