@@ -25,6 +25,7 @@
  * instead of "not written" (DCH_EIO).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "config_functions.h"
 #include "etcd_internal.h"
 
 #include <errno.h>
@@ -111,23 +112,8 @@ static void curl_init(void)
     curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-void dch_etcd_config_default(dch_etcd_config *cfg)
-{
-    if (cfg == NULL)
-        return;
-    /* Static, so its padding is zero bits too, and memcpy copies them: a
-     * caller may compare configs byte for byte. */
-    static const dch_etcd_config def = DCH_ETCD_CONFIG_INIT;
-    memcpy(cfg, &def, sizeof def);
-}
-
-int dch_etcd_config_init(dch_etcd_config *cfg, uint32_t version)
-{
-    if (cfg == NULL || version != DCH_ETCD_CONFIG_VERSION)
-        return DCH_EINVAL;
-    dch_etcd_config_default(cfg);
-    return DCH_OK;
-}
+/* dch_etcd_config_default and dch_etcd_config_init (config_functions.h). */
+DCH__CONFIG_FUNCTIONS(dch_etcd, dch_etcd_config, DCH_ETCD_CONFIG_INIT, DCH_ETCD_CONFIG_VERSION)
 
 /* One endpoint URL: http:// or https://, a host, no spaces. */
 static bool endpoint_ok(const char *s, size_t n)
@@ -552,6 +538,16 @@ bool dch__json_add(json_object *o, const char *field, json_object *v)
 bool dch__json_add_str(json_object *o, const char *field, const char *s)
 {
     return dch__json_add(o, field, json_object_new_string(s));
+}
+
+json_object *dch__json_wrap(const char *field, json_object *v)
+{
+    json_object *o = json_object_new_object();
+    if (!dch__json_add(o, field, v)) { /* v is freed */
+        json_object_put(o);
+        return NULL;
+    }
+    return o;
 }
 
 bool dch__json_push(json_object *a, json_object *v)

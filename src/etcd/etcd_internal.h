@@ -118,6 +118,9 @@ json_object *dch__json_get(json_object *o, const char *field, json_type type);
 bool dch__json_add(json_object *o, const char *field, json_object *v);
 bool dch__json_add_str(json_object *o, const char *field, const char *s);
 bool dch__json_push(json_object *a, json_object *v);
+/* A new object {field: v}, taking v as dch__json_add does; NULL when
+ * nothing could be made (v is freed then). */
+json_object *dch__json_wrap(const char *field, json_object *v);
 
 /* Decode a base64 map value and load it. */
 int dch__etcd_load_value(json_object *kv, dch_map **out);

@@ -215,16 +215,9 @@ static int snapshot_take(dch_etcd *c, json_object *reply, snapshot *s)
 static int read_both(dch_etcd *c, const names *n, bool serializable, uint64_t deadline,
                      snapshot *s)
 {
-    json_object *req = json_object_new_object(), *ops = both_ranges(n, serializable);
-    if (req == NULL || ops == NULL) {
-        json_object_put(req);
-        json_object_put(ops);
+    json_object *req = dch__json_wrap("success", both_ranges(n, serializable));
+    if (req == NULL)
         return DCH_ENOMEM;
-    }
-    if (!dch__json_add(req, "success", ops)) { /* ops is freed */
-        json_object_put(req);
-        return DCH_ENOMEM;
-    }
     json_object *reply;
     const int rc = dch__etcd_call(c, "/v3/kv/txn", req, DCH__ETCD_READ, deadline, &reply);
     json_object_put(req);

@@ -125,20 +125,13 @@ static int stream(dch_etcd *c, const char *key, uint64_t from, uint64_t budget_m
     char rev[24];
     snprintf(rev, sizeof rev, "%llu", (unsigned long long)from);
     json_object *create = dch__etcd_key_request(key);
-    json_object *req = create != NULL ? json_object_new_object() : NULL;
-    if (req == NULL) {
-        json_object_put(create);
-        return DCH_ENOMEM;
-    }
     if (!dch__json_add_str(create, "start_revision", rev)) {
         json_object_put(create);
-        json_object_put(req);
         return DCH_ENOMEM;
     }
-    if (!dch__json_add(req, "create_request", create)) { /* create is freed */
-        json_object_put(req);
+    json_object *req = dch__json_wrap("create_request", create);
+    if (req == NULL)
         return DCH_ENOMEM;
-    }
     const char *body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
     char url[600];
     snprintf(url, sizeof url, "%s/v3/watch", c->endpoints[c->current]);

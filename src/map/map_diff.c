@@ -22,9 +22,10 @@ static const char *owner_name(const dch_map *m, uint16_t id)
     return id == DCH__MAP_UNOWNED ? NULL : dch_map_node_name(m, id);
 }
 
-int dch__map_diff_check(const dch_map *from, const dch_map *to, unsigned *bits)
+int dch__map_diff_span(const dch_map *from, const dch_map *to, int has_callback,
+                       dch__slot_span *span)
 {
-    if (from == NULL || to == NULL)
+    if (from == NULL || to == NULL || !has_callback)
         return DCH_EINVAL;
     dch_map_config a, b;
     dch_map_get_config(from, &a);
@@ -32,20 +33,20 @@ int dch__map_diff_check(const dch_map *from, const dch_map *to, unsigned *bits)
     if (a.units != b.units || a.slots_per_unit != b.slots_per_unit ||
         memcmp(a.hash_key, b.hash_key, sizeof a.hash_key) != 0)
         return DCH_EINVAL;
-    const uint32_t P = dch_map_slot_count(from);
-    *bits = 0;
-    while ((UINT32_C(1) << *bits) < P)
-        (*bits)++;
+    span->slots = dch_map_slot_count(from);
+    span->bits = 0;
+    while ((UINT32_C(1) << span->bits) < span->slots)
+        span->bits++;
     return DCH_OK;
 }
 
 int dch_map_diff(const dch_map *from, const dch_map *to,
                  int (*fn)(const dch_move *mv, void *ctx), void *ctx)
 {
-    unsigned bits;
-    if (fn == NULL || dch__map_diff_check(from, to, &bits) != DCH_OK)
+    dch__slot_span sp;
+    if (dch__map_diff_span(from, to, fn != NULL, &sp) != DCH_OK)
         return DCH_EINVAL;
-    const uint32_t P = dch_map_slot_count(from);
+    const uint32_t P = sp.slots;
     const uint16_t *oa = dch__map_owner_table(from);
     const uint16_t *ob = dch__map_owner_table(to);
 
@@ -61,8 +62,8 @@ int dch_map_diff(const dch_map *from, const dch_map *to,
             continue;
         /* The pair changes at s (or the table ends): close any open move. */
         if (open) {
-            mv.lo = dch__map_slot_lo(bits, start);
-            mv.hi = s == P ? UINT64_MAX : dch__map_slot_lo(bits, s) - 1;
+            mv.lo = dch__span_lo(&sp, start);
+            mv.hi = dch__span_hi(&sp, s);
             const int rc = fn(&mv, ctx);
             if (rc != 0)
                 return rc;

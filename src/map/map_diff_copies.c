@@ -108,11 +108,9 @@ static int emit(const slot_changes *c, uint64_t lo, uint64_t hi,
 int dch_map_diff_copies(const dch_map *from, const dch_map *to,
                         int (*fn)(const dch_copy_move *cm, void *ctx), void *ctx)
 {
-    unsigned bits;
-    if (fn == NULL || dch__map_diff_check(from, to, &bits) != DCH_OK)
+    dch__slot_span sp;
+    if (dch__map_diff_span(from, to, fn != NULL, &sp) != DCH_OK)
         return DCH_EINVAL;
-    const uint32_t P = dch_map_slot_count(from);
-
     /* The id lists of the previous slot, to skip slots that repeat them. */
     uint32_t pa[MAXC], pb[MAXC], ia[MAXC], ib[MAXC];
     size_t pna = 0, pnb = 0;
@@ -121,7 +119,7 @@ int dch_map_diff_copies(const dch_map *from, const dch_map *to,
     memset(&run, 0, sizeof run);
     int is_open = 0;
     uint32_t start = 0;
-    for (uint32_t s = 0; s < P; s++) {
+    for (uint32_t s = 0; s < sp.slots; s++) {
         const size_t na = copy_names(from, s, ia, a);
         const size_t nb = copy_names(to, s, ib, b);
         if (s > 0 && na == pna && nb == pnb && memcmp(ia, pa, na * sizeof *ia) == 0 &&
@@ -135,8 +133,7 @@ int dch_map_diff_copies(const dch_map *from, const dch_map *to,
         if (is_open && same_changes(&run, &cur))
             continue;
         if (is_open) {
-            const int rc = emit(&run, dch__map_slot_lo(bits, start),
-                                dch__map_slot_lo(bits, s) - 1, fn, ctx);
+            const int rc = emit(&run, dch__span_lo(&sp, start), dch__span_hi(&sp, s), fn, ctx);
             if (rc != 0)
                 return rc;
             is_open = 0;
@@ -148,6 +145,6 @@ int dch_map_diff_copies(const dch_map *from, const dch_map *to,
         }
     }
     if (is_open)
-        return emit(&run, dch__map_slot_lo(bits, start), UINT64_MAX, fn, ctx);
+        return emit(&run, dch__span_lo(&sp, start), dch__span_hi(&sp, sp.slots), fn, ctx);
     return DCH_OK;
 }

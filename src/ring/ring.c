@@ -24,6 +24,7 @@
 #include "dch/siphash.h"
 
 #include "alloc.h"
+#include "config_functions.h"
 #include "members.h"
 #include "range_sink.h"
 #include "ring_ketama.h"
@@ -57,23 +58,8 @@ static const member *member_of(const dch_ring *r, uint32_t id)
     return r ? dch__members_get(&r->mt, id) : NULL;
 }
 
-void dch_ring_config_default(dch_ring_config *cfg)
-{
-    if (cfg == NULL)
-        return;
-    /* Static, so its padding is zero bits too, and memcpy copies them: a
-     * caller may compare configs byte for byte. */
-    static const dch_ring_config def = DCH_RING_CONFIG_INIT;
-    memcpy(cfg, &def, sizeof def);
-}
-
-int dch_ring_config_init(dch_ring_config *cfg, uint32_t version)
-{
-    if (cfg == NULL || version != DCH_RING_CONFIG_VERSION)
-        return DCH_EINVAL;
-    dch_ring_config_default(cfg);
-    return DCH_OK;
-}
+/* dch_ring_config_default and dch_ring_config_init (config_functions.h). */
+DCH__CONFIG_FUNCTIONS(dch_ring, dch_ring_config, DCH_RING_CONFIG_INIT, DCH_RING_CONFIG_VERSION)
 
 int dch_ring_new(dch_ring **out, const dch_ring_config *cfg)
 {
@@ -299,6 +285,8 @@ int dch_ring_find_node(const dch_ring *r, const char *name, uint32_t *id_out)
     return dch__members_find(&r->mt, name, id_out);
 }
 
+/* The member getters mirror the map's (map.c) line for line, on purpose:
+ * the same reading API over each object's own struct. */
 const char *dch_ring_node_name(const dch_ring *r, uint32_t id)
 {
     const member *m = member_of(r, id);

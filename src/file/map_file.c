@@ -354,6 +354,95 @@ int dch_map_load(dch_map **out, const void *buf, size_t len)
     return dch_map_load_with(out, buf, len, NULL);
 }
 
+/*
+ * The frame of a file, in the order the reader judges it: magic, version,
+ * length, checksum and, in version 2, the transition record (a step map is
+ * never the first or the last step: those are settled maps). Sets
+ * *version, *tr and *end, where the table must end: the transition record,
+ * if any, sits between it and the checksum.
+ */
+static int check_frame(const uint8_t *p, size_t len, uint32_t *version, dch_map_transition *tr,
+                       size_t *end)
+{
+    const int start = check_start(p, len, version);
+    if (start != DCH_OK)
+        return start;
+    if (len < min_file(*version) || dch__get_u64(p + 16) != (uint64_t)len)
+        return DCH_ECORRUPT;
+    if (dch_siphash24(checksum_key, p, len - CHECKSUM_SIZE) !=
+        dch__get_u64(p + len - CHECKSUM_SIZE))
+        return DCH_ECORRUPT;
+    *end = len - CHECKSUM_SIZE - (*version == V2 ? TRANSITION_SIZE : 0);
+    if (*version == V2) {
+        tr->target_fingerprint = dch__get_u64(p + *end);
+        tr->step = dch__get_u32(p + *end + 8);
+        tr->steps = dch__get_u32(p + *end + 12);
+        if (tr->step == 0 || tr->step >= tr->steps)
+            return DCH_ECORRUPT;
+    }
+    return DCH_OK;
+}
+
+/*
+ * The header's map: its config (with `allocator`), member count *n and
+ * epoch, each inside what a map can have.
+ */
+static int read_header(const uint8_t *p, uint32_t version, const dch_allocator *allocator,
+                       dch_map_config *cfg, uint32_t *n, uint64_t *epoch)
+{
+    dch_map_config_default(cfg);
+    *n = dch__get_u32(p + 12);
+    cfg->units = dch__get_u32(p + 24);
+    cfg->slots_per_unit = dch__get_u32(p + 28);
+    memcpy(cfg->hash_key, p + 32, 16);
+    cfg->allocator = allocator;
+    cfg->replicas = version == V3 ? dch__get_u32(p + HEADER_SIZE) : 1;
+    *epoch = dch__get_u64(p + 48);
+    if (!is_pow2(cfg->units) || !is_pow2(cfg->slots_per_unit) ||
+        (uint64_t)cfg->units * cfg->slots_per_unit > DCH_MAP_MAX_SLOTS ||
+        *n > DCH_MAP_MAX_NODES || cfg->replicas == 0 || cfg->replicas > DCH_MAP_MAX_REPLICAS)
+        return DCH_ECORRUPT;
+    return DCH_OK;
+}
+
+/*
+ * Allocate the scratch of a load (sc->a set, every pointer NULL): a table
+ * of P * R entries and, for r->limit ids, the member arrays (zones and
+ * copies in version 3), every member entry empty. On DCH_ENOMEM nothing is
+ * left allocated.
+ */
+static int scratch_alloc(scratch *sc, const records *r, int v3, uint32_t P, uint32_t R)
+{
+    const dch_allocator *a = sc->a;
+    sc->table = dch__alloc_array(a, P, (size_t)R * sizeof *sc->table);
+    if (r->limit > 0) {
+        sc->names = dch__alloc_array(a, r->limit, sizeof *sc->names);
+        sc->weights = dch__alloc_array(a, r->limit, sizeof *sc->weights);
+        sc->slots = dch__alloc_array(a, r->limit, sizeof *sc->slots);
+        sc->blob = dch__alloc(a, r->blob);
+        if (v3) {
+            sc->zones = dch__alloc_array(a, r->limit, sizeof *sc->zones);
+            sc->copies = dch__alloc_array(a, r->limit, sizeof *sc->copies);
+        }
+    }
+    if (sc->table == NULL ||
+        (r->limit > 0 && (!sc->names || !sc->weights || !sc->slots || !sc->blob ||
+                          (v3 && (!sc->zones || !sc->copies))))) {
+        scratch_free(sc);
+        return DCH_ENOMEM;
+    }
+    for (uint32_t id = 0; id < r->limit; id++) {
+        sc->names[id] = NULL;
+        sc->weights[id] = 0;
+        sc->slots[id] = 0;
+        if (v3) {
+            sc->zones[id] = NULL;
+            sc->copies[id] = 0;
+        }
+    }
+    return DCH_OK;
+}
+
 int dch_map_load_with(dch_map **out, const void *buf, size_t len,
                       const dch_allocator *allocator)
 {
@@ -361,47 +450,24 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
         return DCH_EINVAL;
     const uint8_t *p = buf;
     uint32_t version;
-    const int start = check_start(p, len, &version);
-    if (start != DCH_OK)
-        return start;
-    if (len < min_file(version) || dch__get_u64(p + 16) != (uint64_t)len)
-        return DCH_ECORRUPT;
-    if (dch_siphash24(checksum_key, p, len - CHECKSUM_SIZE) !=
-        dch__get_u64(p + len - CHECKSUM_SIZE))
-        return DCH_ECORRUPT;
-    /* `end` is where the table must end: the transition record, if any,
-     * sits between it and the checksum. A step map is never the first or
-     * the last step (those are settled maps). */
-    const size_t end = len - CHECKSUM_SIZE - (version == V2 ? TRANSITION_SIZE : 0);
     dch_map_transition tr = {0, 0, 0};
-    if (version == V2) {
-        tr.target_fingerprint = dch__get_u64(p + end);
-        tr.step = dch__get_u32(p + end + 8);
-        tr.steps = dch__get_u32(p + end + 12);
-        if (tr.step == 0 || tr.step >= tr.steps)
-            return DCH_ECORRUPT;
-    }
-
+    size_t end;
+    int rc = check_frame(p, len, &version, &tr, &end);
+    if (rc != DCH_OK)
+        return rc;
     dch_map_config cfg;
-    dch_map_config_default(&cfg);
-    const uint32_t n = dch__get_u32(p + 12);
-    cfg.units = dch__get_u32(p + 24);
-    cfg.slots_per_unit = dch__get_u32(p + 28);
-    memcpy(cfg.hash_key, p + 32, 16);
-    cfg.allocator = allocator;
-    cfg.replicas = version == V3 ? dch__get_u32(p + HEADER_SIZE) : 1;
-    const uint64_t epoch = dch__get_u64(p + 48);
-    if (!is_pow2(cfg.units) || !is_pow2(cfg.slots_per_unit) ||
-        (uint64_t)cfg.units * cfg.slots_per_unit > DCH_MAP_MAX_SLOTS ||
-        n > DCH_MAP_MAX_NODES || cfg.replicas == 0 || cfg.replicas > DCH_MAP_MAX_REPLICAS)
-        return DCH_ECORRUPT;
+    uint32_t n;
+    uint64_t epoch;
+    rc = read_header(p, version, allocator, &cfg, &n, &epoch);
+    if (rc != DCH_OK)
+        return rc;
     const uint32_t P = cfg.units * cfg.slots_per_unit;
     const uint32_t R = cfg.replicas;
 
     size_t at = HEADER_SIZE + (version == V3 ? REPLICAS_SIZE : 0);
     const size_t members_at = at;
     records r;
-    int rc = scan_members(p, end, version, n, &at, &r);
+    rc = scan_members(p, end, version, n, &at, &r);
     if (rc != DCH_OK)
         return rc;
     /* The writer uses version 3 only for what version 1 cannot hold, so a
@@ -413,33 +479,9 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
     const uint32_t copies = version == V3 ? (r.weighted < R ? r.weighted : R) : 1;
 
     scratch sc = {allocator, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    sc.table = dch__alloc_array(allocator, P, (size_t)R * sizeof *sc.table);
-    const int v3 = version == V3;
-    if (r.limit > 0) {
-        sc.names = dch__alloc_array(allocator, r.limit, sizeof *sc.names);
-        sc.weights = dch__alloc_array(allocator, r.limit, sizeof *sc.weights);
-        sc.slots = dch__alloc_array(allocator, r.limit, sizeof *sc.slots);
-        sc.blob = dch__alloc(allocator, r.blob);
-        if (v3) {
-            sc.zones = dch__alloc_array(allocator, r.limit, sizeof *sc.zones);
-            sc.copies = dch__alloc_array(allocator, r.limit, sizeof *sc.copies);
-        }
-    }
-    if (sc.table == NULL ||
-        (r.limit > 0 && (!sc.names || !sc.weights || !sc.slots || !sc.blob ||
-                         (v3 && (!sc.zones || !sc.copies))))) {
-        scratch_free(&sc);
-        return DCH_ENOMEM;
-    }
-    for (uint32_t id = 0; id < r.limit; id++) {
-        sc.names[id] = NULL;
-        sc.weights[id] = 0;
-        sc.slots[id] = 0;
-        if (v3) {
-            sc.zones[id] = NULL;
-            sc.copies[id] = 0;
-        }
-    }
+    rc = scratch_alloc(&sc, &r, version == V3, P, R);
+    if (rc != DCH_OK)
+        return rc;
     store_members(p, members_at, version, n, &sc);
 
     rc = dch__copy_table_read(p, table_at, end, P, R, copies, sc.table);

@@ -86,50 +86,55 @@ static int copies_valid(dch_map *m)
     return 1;
 }
 
-int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
-                      uint32_t id_limit, const char *const *names,
-                      const char *const *zones, const uint32_t *weights,
-                      const uint16_t *table, const dch_map_transition *tr)
+/*
+ * The parts as such, before a map exists: id_limit within the limit and its
+ * last id named, every name and zone valid, no weight or zone on a free id,
+ * and the weight sum (*total) within UINT32_MAX.
+ */
+static int parts_valid(uint32_t id_limit, const char *const *names, const char *const *zones,
+                       const uint32_t *weights, uint64_t *total)
 {
-    if (out == NULL || cfg == NULL || table == NULL ||
-        (id_limit > 0 && (names == NULL || weights == NULL)))
-        return DCH_EINVAL;
     if (id_limit > DCH_MAP_MAX_NODES || (id_limit > 0 && names[id_limit - 1] == NULL))
-        return DCH_ECORRUPT;
-    uint64_t total = 0;
+        return 0;
+    *total = 0;
     for (uint32_t id = 0; id < id_limit; id++) {
         if (names[id] == NULL ? weights[id] != 0 : dch__name_length(names[id]) == SIZE_MAX)
-            return DCH_ECORRUPT;
+            return 0;
         if (zones != NULL && zones[id] != NULL &&
             (names[id] == NULL || dch__name_length(zones[id]) == SIZE_MAX))
-            return DCH_ECORRUPT;
-        total += weights[id];
+            return 0;
+        *total += weights[id];
     }
-    if (total > UINT32_MAX)
-        return DCH_ECORRUPT;
+    return *total <= UINT32_MAX;
+}
 
-    dch_map *m;
-    int rc = dch_map_new(&m, cfg);
-    if (rc != DCH_OK)
-        return rc;
-    const uint32_t R = m->replicas;
-    if (tr != NULL && R > 1) { /* staging keeps to one copy (map_stage.h) */
-        dch_map_free(m);
-        return DCH_ECORRUPT;
-    }
+/* Whether every slot's primary in `table` (R entries a slot) is a member of
+ * positive weight, or, when the weights sum to 0, every slot is unowned. */
+static int primaries_valid(const dch_map *m, const uint16_t *table, uint64_t total,
+                           uint32_t id_limit, const char *const *names,
+                           const uint32_t *weights)
+{
     for (uint32_t s = 0; s < m->slots; s++) {
-        const uint16_t o = table[(size_t)s * R];
-        if (total == 0 ? o != NONE16 : (o >= id_limit || names[o] == NULL || weights[o] == 0)) {
-            dch_map_free(m);
-            return DCH_ECORRUPT;
-        }
+        const uint16_t o = table[(size_t)s * m->replicas];
+        if (total == 0 ? o != NONE16 : (o >= id_limit || names[o] == NULL || weights[o] == 0))
+            return 0;
     }
-    /* Members in id order; uniqueness is checked as each name is placed. */
+    return 1;
+}
+
+/*
+ * Add the members in id order, each at its id, with its weight and zone;
+ * uniqueness of names is checked as each is placed. DCH_ENOMEM, or
+ * DCH_ECORRUPT for whatever else the member table or the zones refuse.
+ */
+static int add_members(dch_map *m, uint32_t id_limit, const char *const *names,
+                       const char *const *zones, const uint32_t *weights)
+{
     for (uint32_t id = 0; id < id_limit; id++) {
         if (names[id] == NULL)
             continue;
         dch__member_add add;
-        rc = dch__members_plan(&m->mt, names[id], id, &add);
+        int rc = dch__members_plan(&m->mt, names[id], id, &add);
         if (rc == DCH_OK)
             rc = dch__members_reserve(&m->mt, &add);
         const char *zone = zones ? zones[id] : NULL;
@@ -144,17 +149,22 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
                 dch__zones_cancel(&m->zones, &zadd);
             dch__members_cancel(&m->mt, &add);
         }
-        if (rc != DCH_OK) {
-            dch_map_free(m);
+        if (rc != DCH_OK)
             return rc == DCH_ENOMEM ? rc : DCH_ECORRUPT;
-        }
         member *mb = dch__members_commit(&m->mt, &add);
         dch__map_side_commit(m, &side, id);
         mb->weight = weights[id];
         if (zone != NULL)
             m->zone_of[id] = 1 + dch__zones_commit(&m->zones, &zadd);
     }
-    m->total_weight = (uint32_t)total;
+    return DCH_OK;
+}
+
+/* Copy `table` (R entries a slot) into the map's owner and copy tables and
+ * count every member's primaries and, with R >= 2, the copies. */
+static void fill_tables(dch_map *m, const uint16_t *table)
+{
+    const uint32_t R = m->replicas;
     for (uint32_t s = 0; s < m->slots; s++)
         m->owner[s] = table[(size_t)s * R];
     for (uint32_t s = 0; R > 1 && s < m->slots; s++)
@@ -165,19 +175,55 @@ int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
             entry(m, m->owner[s])->slots++;
     if (R > 1)
         m->ncopies = copy_count(m);
-    if (R > 1 && !copies_valid(m)) {
-        dch_map_free(m);
-        return DCH_ECORRUPT;
-    }
-    /* A settled map keeps the global bound every call keeps (map.h); a
-     * step map is between two such maps and need not. */
-    for (uint32_t id = 0; tr == NULL && total > 0 && id < id_limit; id++) {
+}
+
+/* The global bound every call keeps on a settled map (map.h): each member's
+ * primaries within 2 slots of its share, |slots*W - P*w| < 2*W. */
+static int within_bound(const dch_map *m, uint64_t total, uint32_t id_limit)
+{
+    for (uint32_t id = 0; total > 0 && id < id_limit; id++) {
         const int64_t d = (int64_t)entry(m, id)->slots * (int64_t)total -
                           (int64_t)m->slots * entry(m, id)->weight;
-        if (d >= 2 * (int64_t)total || d <= -2 * (int64_t)total) {
-            dch_map_free(m);
-            return DCH_ECORRUPT;
-        }
+        if (d >= 2 * (int64_t)total || d <= -2 * (int64_t)total)
+            return 0;
+    }
+    return 1;
+}
+
+int dch__map_assemble(dch_map **out, const dch_map_config *cfg, uint64_t epoch,
+                      uint32_t id_limit, const char *const *names,
+                      const char *const *zones, const uint32_t *weights,
+                      const uint16_t *table, const dch_map_transition *tr)
+{
+    if (out == NULL || cfg == NULL || table == NULL ||
+        (id_limit > 0 && (names == NULL || weights == NULL)))
+        return DCH_EINVAL;
+    uint64_t total;
+    if (!parts_valid(id_limit, names, zones, weights, &total))
+        return DCH_ECORRUPT;
+
+    dch_map *m;
+    int rc = dch_map_new(&m, cfg);
+    if (rc != DCH_OK)
+        return rc;
+    /* Staging keeps to one copy (map_stage.h). */
+    if ((tr != NULL && m->replicas > 1) ||
+        !primaries_valid(m, table, total, id_limit, names, weights))
+        rc = DCH_ECORRUPT;
+    if (rc == DCH_OK)
+        rc = add_members(m, id_limit, names, zones, weights);
+    if (rc == DCH_OK) {
+        m->total_weight = (uint32_t)total;
+        fill_tables(m, table);
+        /* A step map is between two settled maps and need not keep the
+         * global bound. */
+        if ((m->replicas > 1 && !copies_valid(m)) ||
+            (tr == NULL && !within_bound(m, total, id_limit)))
+            rc = DCH_ECORRUPT;
+    }
+    if (rc != DCH_OK) {
+        dch_map_free(m);
+        return rc;
     }
     m->epoch = epoch;
     if (tr != NULL) {

@@ -31,6 +31,7 @@
 #include "dch/siphash.h"
 
 #include "alloc.h"
+#include "config_functions.h"
 #include "map_engine.h"
 #include "map_internal.h"
 #include "map_object.h"
@@ -60,27 +61,12 @@ static unsigned log2u(uint32_t v)
     return b;
 }
 
-/* Version 1's fields, forever: a program built against a header of
+/* dch_map_config_default and dch_map_config_init (config_functions.h).
+ * Version 1's fields, forever: a program built against a header of
  * version 1 passes a struct of that size (map.h, dch_map_config). When a
- * version 2 adds fields, this and dch_map_get_config must keep writing
- * only these. */
-void dch_map_config_default(dch_map_config *cfg)
-{
-    if (cfg == NULL)
-        return;
-    /* Static, so its padding is zero bits too, and memcpy copies them: a
-     * caller may compare configs byte for byte. */
-    static const dch_map_config def = DCH_MAP_CONFIG_INIT;
-    memcpy(cfg, &def, sizeof def);
-}
-
-int dch_map_config_init(dch_map_config *cfg, uint32_t version)
-{
-    if (cfg == NULL || version != DCH_MAP_CONFIG_VERSION)
-        return DCH_EINVAL;
-    dch_map_config_default(cfg);
-    return DCH_OK;
-}
+ * version 2 adds fields, the default and dch_map_get_config must keep
+ * writing only these. */
+DCH__CONFIG_FUNCTIONS(dch_map, dch_map_config, DCH_MAP_CONFIG_INIT, DCH_MAP_CONFIG_VERSION)
 
 int dch_map_new(dch_map **out, const dch_map_config *cfg)
 {
@@ -224,32 +210,35 @@ int dch_map_clone(dch_map **out, const dch_map *m)
     c->copies = ncopies ? dch__alloc_array(a, ncopies, sizeof *c->copies) : NULL;
     c->held = m->held ? side_grow(a, m->held, m->side_cap, m->side_cap) : NULL;
     c->zone_of = m->zone_of ? side_grow(a, m->zone_of, m->side_cap, m->side_cap) : NULL;
-    if (c->owner == NULL || (ncopies && c->copies == NULL) || (m->held && !c->held) ||
-        (m->zone_of && !c->zone_of) || dch__zones_clone(&c->zones, &m->zones) != DCH_OK) {
-        dch__free(a, c->owner);
-        dch__free(a, c->copies);
-        dch__free(a, c->held);
-        dch__free(a, c->zone_of);
-        dch__free(a, c);
-        return DCH_ENOMEM;
+    /* Until cloned, c->zones and c->mt are m's: the one cleanup below frees
+     * the zones only once they are c's own, and the member table is cloned
+     * last, so that a failure there leaves nothing of it to free. */
+    const int arrays = c->owner != NULL && (ncopies == 0 || c->copies != NULL) &&
+                       (m->held == NULL || c->held != NULL) &&
+                       (m->zone_of == NULL || c->zone_of != NULL);
+    const int zones = arrays && dch__zones_clone(&c->zones, &m->zones) == DCH_OK;
+    if (zones && dch__members_clone(&c->mt, &m->mt) == DCH_OK) {
+        memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
+        if (ncopies)
+            memcpy(c->copies, m->copies, ncopies * sizeof *c->copies);
+        *out = c;
+        return DCH_OK;
     }
-    if (dch__members_clone(&c->mt, &m->mt) != DCH_OK) {
+    if (zones)
         dch__zones_free(&c->zones);
-        dch__free(a, c->owner);
-        dch__free(a, c->copies);
-        dch__free(a, c->held);
-        dch__free(a, c->zone_of);
-        dch__free(a, c);
-        return DCH_ENOMEM;
-    }
-    memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
-    if (ncopies)
-        memcpy(c->copies, m->copies, ncopies * sizeof *c->copies);
-    *out = c;
-    return DCH_OK;
+    dch__free(a, c->owner);
+    dch__free(a, c->copies);
+    dch__free(a, c->held);
+    dch__free(a, c->zone_of);
+    dch__free(a, c);
+    return DCH_ENOMEM;
 }
 
 /* ---- Reading ---------------------------------------------------------- */
+
+/* The member getters mirror the ring's (ring.c) line for line, on purpose:
+ * the two objects offer the same reading API, each over its own struct, and
+ * a getter of one line reads best written out. */
 
 const char *dch_map_node_name(const dch_map *m, uint32_t id)
 {
