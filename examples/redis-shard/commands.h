@@ -8,6 +8,7 @@
 
 #include "cluster.h"
 #include "keys.h"
+#include "number.h"
 #include "route.h"
 #include "store.h"
 
@@ -32,8 +33,6 @@ int cmd_replicas(int argc, char **argv);
 /** Print why (if not NULL) and the usage; returns EXIT_USAGE. */
 int usage(const char *why);
 
-/** A decimal count from 0 to max; 0 or -1. */
-int parse_count(const char *s, uint64_t max, uint64_t *out);
 
 /** Seconds on a monotonic clock. */
 double now_seconds(void);

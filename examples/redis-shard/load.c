@@ -21,7 +21,7 @@ int cmd_load(const char *dir, int argc, char **argv)
     double t0;
     int status = 1;
 
-    if (argc != 1 || parse_count(argv[0], UINT32_MAX, &n) != 0 || n == 0)
+    if (argc != 1 || dch__number_parse(argv[0], 0, 0, UINT32_MAX, &n) != 0 || n == 0)
         return usage("load takes a key count from 1 to 4294967295");
     if (cluster_load(&c, dir) != 0)
         return 1;

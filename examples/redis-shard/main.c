@@ -80,21 +80,6 @@ double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int parse_count(const char *s, uint64_t max, uint64_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    if (*s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* ---- Connections and routers ------------------------------------------- */
 
 void close_all(redisContext **conns, size_t n)

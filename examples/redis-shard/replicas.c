@@ -248,11 +248,11 @@ static int parse_options(options *o, scenario *s, int argc, char **argv)
         if (strcmp(argv[a], "--no-fill") == 0) {
             o->no_fill = 1;
         } else if (strcmp(argv[a], "--replicas") == 0 && v) {
-            if (parse_count(v, DCH_MAP_MAX_REPLICAS, &o->replicas) != 0 || o->replicas < 2)
+            if (dch__number_parse(v, 0, 0, DCH_MAP_MAX_REPLICAS, &o->replicas) != 0 || o->replicas < 2)
                 return usage("--replicas takes 2 .. 8");
             a++;
         } else if (strcmp(argv[a], "--keys") == 0 && v) {
-            if (parse_count(v, 10000000, &o->keys) != 0 || o->keys == 0)
+            if (dch__number_parse(v, 0, 0, 10000000, &o->keys) != 0 || o->keys == 0)
                 return usage("--keys takes 1 .. 10000000");
             a++;
         } else if (strcmp(argv[a], "--hash-key") == 0 && v) {

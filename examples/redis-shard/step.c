@@ -47,22 +47,22 @@ static int parse_step_options(step_options *o, int argc, char **argv)
         if (a + 1 >= argc)
             return usage("a step option lacks its value");
         if (strcmp(argv[a], "--batch") == 0 &&
-            parse_count(argv[a + 1], 100000, &v) == 0 && v > 0)
+            dch__number_parse(argv[a + 1], 0, 0, 100000, &v) == 0 && v > 0)
             o->mig.batch = (unsigned)v;
         else if (strcmp(argv[a], "--interleave") == 0 &&
-                 parse_count(argv[a + 1], 1000, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, 1000, &v) == 0)
             o->mig.interleave = (unsigned)v;
         else if (strcmp(argv[a], "--client-keys") == 0 &&
-                 parse_count(argv[a + 1], UINT32_MAX, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, UINT32_MAX, &v) == 0)
             o->cli.keys = (uint32_t)v;
         else if (strcmp(argv[a], "--client-ops") == 0 &&
-                 parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, UINT64_MAX, &v) == 0)
             o->cli.max_ops = v;
         else if (strcmp(argv[a], "--stop-after") == 0 &&
-                 parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, UINT64_MAX, &v) == 0)
             o->mig.stop_after = v;
         else if (strcmp(argv[a], "--seed") == 0 &&
-                 parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, UINT64_MAX, &v) == 0)
             o->cli.seed = v;
         else
             return usage("bad step option");
