@@ -11,9 +11,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <criterion/criterion.h>
-#include <sodium.h>
 
 #include "dch/dch.h"
+#include "mapfile_oracle.h"
 #include "support.h"
 
 #include <dirent.h>
@@ -25,18 +25,6 @@
 #include <unistd.h>
 
 /* ---- Harness ---------------------------------------------------------- */
-
-/* SipHash-2-4 from libsodium, as a little-endian integer. */
-static uint64_t sodium_sip(const char key16[16], const uint8_t *msg, size_t len)
-{
-    uint8_t out[8];
-    cr_assert(sodium_init() >= 0);
-    crypto_shorthash_siphash24(out, msg, len, (const unsigned char *)key16);
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | out[i];
-    return v;
-}
 
 /* ---- Random maps ------------------------------------------------------ */
 
@@ -122,182 +110,6 @@ static void assert_same_map(const dch_map *a, const dch_map *b, const char *what
                            dch_map_slot_owner(a, s), dch_map_slot_owner(b, s));
 }
 
-/* ---- An independent reader and writer of the documented format -------- */
-
-typedef struct rec {
-    uint32_t id, weight, slots, len;
-    uint8_t name[256];
-} rec;
-
-typedef struct doc {
-    uint32_t version, n;
-    uint64_t length;
-    uint32_t units, spu;
-    uint8_t key[16];
-    uint64_t epoch;
-    rec *recs;
-    uint32_t encoding;
-    size_t table_at; /* offset of the encoding byte */
-    uint32_t P;
-    uint16_t *owner;
-} doc;
-
-static const uint8_t file_magic[8] = {0x89, 0x44, 0x43, 0x48, 0x0D, 0x0A, 0x1A, 0x0A};
-static const char checksum_key[16] = "dch map checksum";
-static const char fingerprint_key[16] = "dch fingerprint1";
-
-/* Parse a file the library wrote, asserting the documented layout. */
-static void doc_parse(const uint8_t *p, size_t len, doc *d)
-{
-    cr_assert(len >= 65);
-    cr_assert_eq(memcmp(p, file_magic, 8), 0, "magic");
-    d->version = (uint32_t)le_read(p + 8, 4);
-    d->n = (uint32_t)le_read(p + 12, 4);
-    d->length = le_read(p + 16, 8);
-    d->units = (uint32_t)le_read(p + 24, 4);
-    d->spu = (uint32_t)le_read(p + 28, 4);
-    memcpy(d->key, p + 32, 16);
-    d->epoch = le_read(p + 48, 8);
-    cr_assert_eq(d->length, len);
-    cr_assert_eq(le_read(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
-    d->recs = calloc(d->n + 1, sizeof *d->recs);
-    size_t at = 56;
-    for (uint32_t i = 0; i < d->n; i++) {
-        rec *r = &d->recs[i];
-        r->id = (uint32_t)le_read(p + at, 2);
-        r->weight = (uint32_t)le_read(p + at + 2, 4);
-        r->slots = (uint32_t)le_read(p + at + 6, 4);
-        r->len = p[at + 10];
-        memcpy(r->name, p + at + 11, r->len);
-        at += 11 + r->len;
-    }
-    d->table_at = at;
-    d->encoding = p[at++];
-    d->P = d->units * d->spu;
-    d->owner = malloc(d->P * sizeof *d->owner);
-    if (d->encoding == 0) {
-        for (uint32_t s = 0; s < d->P; s++, at += 2)
-            d->owner[s] = (uint16_t)le_read(p + at, 2);
-    } else {
-        cr_assert_eq(d->encoding, 1);
-        const uint32_t runs = (uint32_t)le_read(p + at, 4);
-        at += 4;
-        uint32_t s = 0;
-        for (uint32_t r = 0; r < runs; r++) {
-            const uint32_t o = uleb_read(p, &at), n = uleb_read(p, &at);
-            for (uint32_t k = 0; k < n; k++)
-                d->owner[s++] = (uint16_t)o;
-        }
-        cr_assert_eq(s, d->P);
-    }
-    cr_assert_eq(at, len - 8, "table ends at the checksum");
-}
-
-static void doc_free(doc *d)
-{
-    free(d->recs);
-    free(d->owner);
-}
-
-/* Number of runs of the owner table. */
-static uint32_t doc_runs(const doc *d)
-{
-    uint32_t runs = 1;
-    for (uint32_t s = 1; s < d->P; s++)
-        runs += d->owner[s] != d->owner[s - 1];
-    return runs;
-}
-
-/*
- * Write a file from its parts as map_file.h describes it, with the given
- * table encoding (-1: the writer's rule, runs when strictly smaller), the
- * length field and checksum computed. The caller frees the bytes.
- */
-static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
-{
-    size_t cap = 56 + (size_t)d->n * 266 + 5 + (size_t)d->P * 8 + 8;
-    uint8_t *p = calloc(1, cap);
-    memcpy(p, file_magic, 8);
-    le_write(p + 8, d->version, 4);
-    le_write(p + 12, d->n, 4);
-    le_write(p + 24, d->units, 4);
-    le_write(p + 28, d->spu, 4);
-    memcpy(p + 32, d->key, 16);
-    le_write(p + 48, d->epoch, 8);
-    size_t at = 56;
-    for (uint32_t i = 0; i < d->n; i++) {
-        const rec *r = &d->recs[i];
-        le_write(p + at, r->id, 2);
-        le_write(p + at + 2, r->weight, 4);
-        le_write(p + at + 6, r->slots, 4);
-        p[at + 10] = (uint8_t)r->len;
-        memcpy(p + at + 11, r->name, r->len);
-        at += 11 + r->len;
-    }
-    size_t runs_bytes = 4;
-    uint8_t tmp[8];
-    for (uint32_t s = 0; s < d->P;) {
-        uint32_t e = s + 1;
-        while (e < d->P && d->owner[e] == d->owner[s])
-            e++;
-        runs_bytes += uleb_write(tmp, d->owner[s]) + uleb_write(tmp, e - s);
-        s = e;
-    }
-    if (encoding < 0)
-        encoding = runs_bytes < (size_t)d->P * 2 ? 1 : 0;
-    p[at++] = (uint8_t)encoding;
-    if (encoding == 0) {
-        for (uint32_t s = 0; s < d->P; s++, at += 2)
-            le_write(p + at, d->owner[s], 2);
-    } else {
-        le_write(p + at, doc_runs(d), 4);
-        at += 4;
-        for (uint32_t s = 0; s < d->P;) {
-            uint32_t e = s + 1;
-            while (e < d->P && d->owner[e] == d->owner[s])
-                e++;
-            at += uleb_write(p + at, d->owner[s]);
-            at += uleb_write(p + at, e - s);
-            s = e;
-        }
-    }
-    le_write(p + 16, at + 8, 8);
-    le_write(p + at, sodium_sip(checksum_key, p, at), 8);
-    *len_out = at + 8;
-    return p;
-}
-
-/* Recompute the checksum after a change to the bytes before it. */
-static void fix_checksum(uint8_t *p, size_t len)
-{
-    le_write(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
-}
-
-/* The fingerprint as map_file.h defines it, from the documented parts. */
-static uint64_t doc_fingerprint(const doc *d)
-{
-    size_t cap = 28 + (size_t)d->n * 263 + (size_t)d->P * 2;
-    uint8_t *p = malloc(cap);
-    size_t at = 0;
-    le_write(p, d->units, 4);
-    le_write(p + 4, d->spu, 4);
-    memcpy(p + 8, d->key, 16);
-    le_write(p + 24, d->n, 4);
-    at = 28;
-    for (uint32_t i = 0; i < d->n; i++) {
-        le_write(p + at, d->recs[i].id, 2);
-        le_write(p + at + 2, d->recs[i].weight, 4);
-        p[at + 6] = (uint8_t)d->recs[i].len;
-        memcpy(p + at + 7, d->recs[i].name, d->recs[i].len);
-        at += 7 + d->recs[i].len;
-    }
-    for (uint32_t s = 0; s < d->P; s++, at += 2)
-        le_write(p + at, d->owner[s], 2);
-    const uint64_t fp = sodium_sip(fingerprint_key, p, at);
-    free(p);
-    return fp;
-}
-
 /* ---- Round trips ------------------------------------------------------ */
 
 Test(map_file, random_maps_round_trip_exactly)
@@ -373,7 +185,7 @@ Test(map_file, bytes_follow_the_documented_layout)
         }
         for (uint32_t s = 0; s < d.P; s++) {
             const uint32_t o = dch_map_slot_owner(m, s);
-            cr_assert_eq(d.owner[s], o == DCH_NODE_NONE ? 0xFFFF : o, "seed %llu slot %u", sd,
+            cr_assert_eq(d.table[s], o == DCH_NODE_NONE ? 0xFFFF : o, "seed %llu slot %u", sd,
                          s);
         }
         /* The writer's encoding rule, and the whole file, reproduced from
@@ -463,8 +275,8 @@ Test(map_file, fingerprint_ignores_epoch_and_encoding_but_not_routing_state)
         doc e = d;
         e.recs = malloc(d.n * sizeof *e.recs);
         memcpy(e.recs, d.recs, d.n * sizeof *e.recs);
-        e.owner = malloc(d.P * sizeof *e.owner);
-        memcpy(e.owner, d.owner, d.P * sizeof *e.owner);
+        e.table = malloc(d.P * sizeof *e.table);
+        memcpy(e.table, d.table, d.P * sizeof *e.table);
         if (k == 0)
             e.key[5] = (uint8_t)(e.key[5] ^ 1u);
         if (k == 1)
@@ -475,18 +287,18 @@ Test(map_file, fingerprint_ignores_epoch_and_encoding_but_not_routing_state)
         }
         if (k == 3) { /* b becomes id 5 */
             for (uint32_t s = 0; s < e.P; s++)
-                if (e.owner[s] == e.recs[1].id)
-                    e.owner[s] = 5;
+                if (e.table[s] == e.recs[1].id)
+                    e.table[s] = 5;
             e.recs[1].id = 5;
         }
         if (k == 4) { /* a and b swap one slot each */
             uint32_t sa = 0, sb = 0;
-            while (e.owner[sa] != e.recs[0].id)
+            while (e.table[sa] != e.recs[0].id)
                 sa++;
-            while (e.owner[sb] != e.recs[1].id)
+            while (e.table[sb] != e.recs[1].id)
                 sb++;
-            e.owner[sa] = (uint16_t)e.recs[1].id;
-            e.owner[sb] = (uint16_t)e.recs[0].id;
+            e.table[sa] = (uint16_t)e.recs[1].id;
+            e.table[sb] = (uint16_t)e.recs[0].id;
         }
         uint8_t *b = doc_write(&e, -1, &len2);
         dch_map *x = NULL;
@@ -499,7 +311,7 @@ Test(map_file, fingerprint_ignores_epoch_and_encoding_but_not_routing_state)
         dch_map_free(x);
         free(b);
         free(e.recs);
-        free(e.owner);
+        free(e.table);
     }
     doc_free(&d);
     free(bytes);
@@ -646,8 +458,8 @@ static void br_same_id(doc *d)
     while (d->recs[k].weight != 0)
         k++;
     for (uint32_t s = 0; s < d->P; s++)
-        if (d->owner[s] == d->recs[k + 1].id)
-            d->owner[s] = (uint16_t)d->recs[k].id;
+        if (d->table[s] == d->recs[k + 1].id)
+            d->table[s] = (uint16_t)d->recs[k].id;
     d->recs[k + 1].id = d->recs[k].id;
 }
 static void br_id_65535(doc *d) { d->recs[d->n - 1].id = 65535; }
@@ -657,25 +469,25 @@ static void br_weight_overflow(doc *d) { d->recs[0].weight = UINT32_MAX; }
 static void br_unowned_slot(doc *d)
 {
     for (uint32_t k = 0; k < d->n; k++)
-        if (d->recs[k].id == d->owner[3])
+        if (d->recs[k].id == d->table[3])
             d->recs[k].slots--;
-    d->owner[3] = 0xFFFF;
+    d->table[3] = 0xFFFF;
 }
 static void br_weightless_owner(doc *d)
 {
     /* gamma has weight 0 */
     for (uint32_t k = 0; k < d->n; k++) {
-        if (d->recs[k].id == d->owner[3])
+        if (d->recs[k].id == d->table[3])
             d->recs[k].slots--;
         if (d->recs[k].weight == 0)
             d->recs[k].slots++;
     }
     for (uint32_t k = 0; k < d->n; k++)
         if (d->recs[k].weight == 0)
-            d->owner[3] = (uint16_t)d->recs[k].id;
+            d->table[3] = (uint16_t)d->recs[k].id;
 }
 
-static void br_foreign_owner(doc *d) { d->owner[0] = 77; }
+static void br_foreign_owner(doc *d) { d->table[0] = 77; }
 static void br_owned_without_weight(doc *d)
 {
     for (uint32_t k = 0; k < d->n; k++)
@@ -720,9 +532,9 @@ Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected)
             /* A stored table for the unchanged P where the config changed. */
             const uint32_t P = d.units * d.spu;
             if (P != d.P && P > 0 && P <= (1u << 24)) {
-                d.owner = realloc(d.owner, (size_t)P * sizeof *d.owner);
+                d.table = realloc(d.table, (size_t)P * sizeof *d.table);
                 for (uint32_t s = d.P; s < P; s++)
-                    d.owner[s] = d.owner[s % d.P];
+                    d.table[s] = d.table[s % d.P];
                 d.P = P;
             } else if (P == 0 || P > (1u << 24)) {
                 /* Keep writing d.P slots: the config alone must be refused. */
@@ -794,7 +606,7 @@ static uint8_t *two_member_file(uint32_t units, uint32_t spu, uint32_t wa, uint3
     doc d;
     doc_parse(bytes, blen, &d);
     for (uint32_t s = 0; s < d.P; s++)
-        d.owner[s] = s < a_slots ? 0 : 1;
+        d.table[s] = s < a_slots ? 0 : 1;
     d.recs[0].slots = a_slots;
     d.recs[1].slots = d.P - a_slots;
     uint8_t *b = doc_write(&d, -1, len);

@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "mapfile_oracle.h"
 #include "support.h"
 
 #include <stdbool.h>
@@ -406,22 +407,6 @@ Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 6
 
 /* ---- Bad input -------------------------------------------------------- */
 
-/* Bytes of a map with the checksum made right again after a patch. */
-static void fix_checksum(uint8_t *p, size_t len)
-{
-    static const uint8_t ck[16] = {'d', 'c', 'h', ' ', 'm', 'a', 'p', ' ',
-                                   'c', 'h', 'e', 'c', 'k', 's', 'u', 'm'};
-    const uint64_t sum = dch_siphash24(ck, p, len - 8);
-    for (unsigned b = 0; b < 8; b++)
-        p[len - 8 + b] = (uint8_t)(sum >> (8 * b));
-}
-
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-    for (unsigned b = 0; b < n; b++)
-        p[b] = (uint8_t)(v >> (8 * b));
-}
-
 /* A map of one slot and DCH_MAP_MAX_NODES members, only id 0 weighted: every
  * id is in use. Built from bytes, which is far quicker than 65,535 adds. */
 static dch_map *full_map(void)
@@ -431,24 +416,24 @@ static dch_map *full_map(void)
     uint8_t *p = calloc(1, len);
     cr_assert_not_null(p);
     memcpy(p, "\x89" "DCH\r\n\x1a\n", 8);
-    put_le(p + 8, 1, 4);
-    put_le(p + 12, n, 4);
-    put_le(p + 16, len, 8);
-    put_le(p + 24, 1, 4);
-    put_le(p + 28, 1, 4);
-    put_le(p + 48, 1, 8);
+    le_write(p + 8, 1, 4);
+    le_write(p + 12, n, 4);
+    le_write(p + 16, len, 8);
+    le_write(p + 24, 1, 4);
+    le_write(p + 28, 1, 4);
+    le_write(p + 48, 1, 8);
     size_t at = 56;
     for (uint32_t id = 0; id < n; id++, at += 17) {
-        put_le(p + at, id, 2);
-        put_le(p + at + 2, id == 0, 4);
-        put_le(p + at + 6, id == 0, 4);
+        le_write(p + at, id, 2);
+        le_write(p + at + 2, id == 0, 4);
+        le_write(p + at + 6, id == 0, 4);
         p[at + 10] = 6;
         char name[8];
         snprintf(name, sizeof name, "m%05u", id);
         memcpy(p + at + 11, name, 6);
     }
     p[at++] = 0; /* raw table: the one slot is id 0's */
-    put_le(p + at, 0, 2);
+    le_write(p + at, 0, 2);
     fix_checksum(p, len);
     dch_map *m;
     cr_assert_eq(dch_map_load(&m, p, len), DCH_OK);
@@ -465,7 +450,7 @@ static dch_map *step_with_epoch(const dch_map *old, const dch_map *target, uint3
     cr_assert(dch_map_in_transition(step, NULL));
     size_t len;
     uint8_t *p = map_bytes(step, &len);
-    put_le(p + 48, epoch, 8);
+    le_write(p + 48, epoch, 8);
     fix_checksum(p, len);
     dch_map_free(step);
     cr_assert_eq(dch_map_load(&step, p, len), DCH_OK);
@@ -604,13 +589,13 @@ Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
 
     /* A damaged record: step 0, step n of n, and n below 2. */
     p = map_bytes(step, &len);
-    const size_t rec = len - 8 - 16;
+    const size_t record = len - 8 - 16;
     const uint32_t bad[][2] = {{0, 5}, {5, 5}, {6, 5}, {1, 1}, {0, 0}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint8_t *q = malloc(len);
         memcpy(q, p, len);
-        put_le(q + rec + 8, bad[i][0], 4);
-        put_le(q + rec + 12, bad[i][1], 4);
+        le_write(q + record + 8, bad[i][0], 4);
+        le_write(q + record + 12, bad[i][1], 4);
         fix_checksum(q, len);
         dch_map *m = NULL;
         cr_assert_eq(dch_map_load(&m, q, len), DCH_ECORRUPT, "step %u of %u", bad[i][0],

@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The map file oracle (mapfile_oracle.h): every offset below is read off the
+ * table in include/dch/map_file.h, not off src/, so that a change to the
+ * library's reader or writer that departs from the document fails a test.
+ */
+#include "mapfile_oracle.h"
+
+#include "support.h"
+
+#include <criterion/criterion.h>
+#include <sodium.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+static const uint8_t file_magic[8] = {0x89, 0x44, 0x43, 0x48, 0x0D, 0x0A, 0x1A, 0x0A};
+static const char checksum_key[16] = "dch map checksum";
+static const char fingerprint_key_1[16] = "dch fingerprint1";
+static const char fingerprint_key_r[16] = "dch fingerprintR";
+
+uint64_t sodium_sip(const char key16[16], const uint8_t *msg, size_t len)
+{
+    uint8_t out[8];
+    cr_assert(sodium_init() >= 0);
+    crypto_shorthash_siphash24(out, msg, len, (const unsigned char *)key16);
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | out[i];
+    return v;
+}
+
+/* The header's size: 56 bytes, and R's 4 more in version 3. */
+static size_t header_size(uint32_t version)
+{
+    return version == 3 ? 60 : 56;
+}
+
+/* Read the member records from `at`; returns the offset past them. */
+static size_t parse_records(const uint8_t *p, size_t at, doc *d)
+{
+    const int v3 = d->version == 3;
+    uint32_t weighted = 0;
+    for (uint32_t i = 0; i < d->n; i++) {
+        rec *r = &d->recs[i];
+        r->id = (uint32_t)le_read(p + at, 2);
+        r->weight = (uint32_t)le_read(p + at + 2, 4);
+        r->slots = (uint32_t)le_read(p + at + 6, 4);
+        at += 10;
+        if (v3) {
+            r->copies = (uint32_t)le_read(p + at, 4);
+            at += 4;
+        }
+        r->len = p[at++];
+        memcpy(r->name, p + at, r->len);
+        at += r->len;
+        if (v3) {
+            r->zlen = p[at++];
+            memcpy(r->zone, p + at, r->zlen);
+            at += r->zlen;
+        }
+        weighted += r->weight > 0;
+    }
+    d->copies = v3 ? (weighted < d->R ? weighted : d->R) : 1;
+    return at;
+}
+
+/* Read the table (encoding byte first) from `at`; returns the offset past
+ * it. */
+static size_t parse_table(const uint8_t *p, size_t at, doc *d)
+{
+    const size_t entries = (size_t)d->P * d->copies;
+    d->table = calloc(entries + 1, sizeof *d->table);
+    d->table_at = at;
+    d->encoding = p[at++];
+    if (d->encoding == 0) {
+        for (size_t i = 0; i < entries; i++, at += 2)
+            d->table[i] = (uint16_t)le_read(p + at, 2);
+        return at;
+    }
+    cr_assert_eq(d->encoding, 1);
+    const uint32_t runs = (uint32_t)le_read(p + at, 4);
+    at += 4;
+    uint32_t s = 0;
+    for (uint32_t r = 0; r < runs; r++) {
+        uint16_t t[DCH_MAP_MAX_REPLICAS];
+        for (uint32_t k = 0; k < d->copies; k++)
+            t[k] = (uint16_t)uleb_read(p, &at);
+        const uint32_t n = uleb_read(p, &at);
+        cr_assert_leq(s + n, d->P, "runs past the table");
+        for (uint32_t j = 0; j < n; j++, s++)
+            memcpy(d->table + (size_t)s * d->copies, t, d->copies * sizeof *t);
+    }
+    cr_assert_eq(s, d->P);
+    return at;
+}
+
+void doc_parse(const uint8_t *p, size_t len, doc *d)
+{
+    memset(d, 0, sizeof *d);
+    cr_assert(len >= 65);
+    cr_assert_eq(memcmp(p, file_magic, 8), 0, "magic");
+    d->version = (uint32_t)le_read(p + 8, 4);
+    cr_assert(d->version >= 1 && d->version <= 3, "version %u", d->version);
+    d->n = (uint32_t)le_read(p + 12, 4);
+    d->length = le_read(p + 16, 8);
+    d->units = (uint32_t)le_read(p + 24, 4);
+    d->spu = (uint32_t)le_read(p + 28, 4);
+    memcpy(d->key, p + 32, 16);
+    d->epoch = le_read(p + 48, 8);
+    cr_assert_eq(d->length, len);
+    cr_assert_eq(le_read(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
+    cr_assert(len >= header_size(d->version) + 9, "shorter than a header");
+    d->R = d->version == 3 ? (uint32_t)le_read(p + 56, 4) : 1;
+    d->P = d->units * d->spu;
+    d->recs = calloc(d->n + 2, sizeof *d->recs);
+    size_t at = parse_records(p, header_size(d->version), d);
+    at = parse_table(p, at, d);
+    if (d->version == 2) {
+        memcpy(d->transition, p + at, 16);
+        at += 16;
+    }
+    cr_assert_eq(at, len - 8, "the table ends at the checksum");
+}
+
+void doc_free(doc *d)
+{
+    free(d->recs);
+    free(d->table);
+}
+
+/* Whether slots a and b hold the same entries. */
+static int same_slot(const doc *d, uint32_t a, uint32_t b)
+{
+    const size_t c = d->copies;
+    return memcmp(d->table + a * c, d->table + b * c, c * sizeof *d->table) == 0;
+}
+
+/* The end of the run that starts at slot s. */
+static uint32_t run_end(const doc *d, uint32_t s)
+{
+    uint32_t e = s + 1;
+    while (e < d->P && same_slot(d, e, s))
+        e++;
+    return e;
+}
+
+/* Write the runs of the table at p (NULL: only count); returns the bytes
+ * and sets *runs. */
+static size_t write_runs(const doc *d, uint8_t *p, uint32_t *runs)
+{
+    uint8_t tmp[8];
+    size_t at = 0;
+    *runs = 0;
+    for (uint32_t s = 0; s < d->P; (*runs)++) {
+        const uint32_t e = run_end(d, s);
+        for (size_t k = 0; k < d->copies; k++)
+            at += uleb_write(p ? p + at : tmp, d->table[s * d->copies + k]);
+        at += uleb_write(p ? p + at : tmp, e - s);
+        s = e;
+    }
+    return at;
+}
+
+/* Write the member records at p; returns the bytes. */
+static size_t write_records(const doc *d, uint8_t *p)
+{
+    const int v3 = d->version == 3;
+    size_t at = 0;
+    for (uint32_t i = 0; i < d->n; i++) {
+        const rec *r = &d->recs[i];
+        le_write(p + at, r->id, 2);
+        le_write(p + at + 2, r->weight, 4);
+        le_write(p + at + 6, r->slots, 4);
+        at += 10;
+        if (v3) {
+            le_write(p + at, r->copies, 4);
+            at += 4;
+        }
+        p[at++] = (uint8_t)r->len;
+        memcpy(p + at, r->name, r->len);
+        at += r->len;
+        if (v3) {
+            p[at++] = (uint8_t)r->zlen;
+            memcpy(p + at, r->zone, r->zlen);
+            at += r->zlen;
+        }
+    }
+    return at;
+}
+
+uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
+{
+    const size_t c = d->copies, entries = (size_t)d->P * c;
+    const size_t cap = 60 + (size_t)(d->n + 2) * 530 + 5 + (size_t)d->P * (c * 3 + 4) + 16 + 8;
+    uint8_t *p = calloc(1, cap);
+    memcpy(p, file_magic, 8);
+    le_write(p + 8, d->version, 4);
+    le_write(p + 12, d->n, 4);
+    le_write(p + 24, d->units, 4);
+    le_write(p + 28, d->spu, 4);
+    memcpy(p + 32, d->key, 16);
+    le_write(p + 48, d->epoch, 8);
+    if (d->version == 3)
+        le_write(p + 56, d->R, 4);
+    size_t at = header_size(d->version);
+    at += write_records(d, p + at);
+    uint32_t runs;
+    const size_t runs_bytes = 4 + write_runs(d, NULL, &runs);
+    if (encoding < 0)
+        encoding = runs_bytes < entries * 2 ? 1 : 0;
+    p[at++] = (uint8_t)encoding;
+    if (encoding == 0) {
+        for (size_t i = 0; i < entries; i++, at += 2)
+            le_write(p + at, d->table[i], 2);
+    } else {
+        le_write(p + at, runs, 4);
+        at += 4;
+        at += write_runs(d, p + at, &runs);
+    }
+    if (d->version == 2) {
+        memcpy(p + at, d->transition, 16);
+        at += 16;
+    }
+    le_write(p + 16, at + 8, 8);
+    le_write(p + at, sodium_sip(checksum_key, p, at), 8);
+    *len_out = at + 8;
+    return p;
+}
+
+void fix_checksum(uint8_t *p, size_t len)
+{
+    le_write(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
+}
+
+uint64_t doc_fingerprint(const doc *d)
+{
+    const int r1 = d->R == 1;
+    uint8_t *p = malloc(32 + (size_t)d->n * 520 + (size_t)d->P * d->R * 2);
+    le_write(p, d->units, 4);
+    le_write(p + 4, d->spu, 4);
+    memcpy(p + 8, d->key, 16);
+    size_t at = 24;
+    if (!r1) {
+        le_write(p + at, d->R, 4);
+        at += 4;
+    }
+    le_write(p + at, d->n, 4);
+    at += 4;
+    for (uint32_t i = 0; i < d->n; i++) {
+        const rec *r = &d->recs[i];
+        le_write(p + at, r->id, 2);
+        le_write(p + at + 2, r->weight, 4);
+        p[at + 6] = (uint8_t)r->len;
+        memcpy(p + at + 7, r->name, r->len);
+        at += 7 + r->len;
+        if (!r1) {
+            p[at++] = (uint8_t)r->zlen;
+            memcpy(p + at, r->zone, r->zlen);
+            at += r->zlen;
+        }
+    }
+    /* R entries a slot, 65535 past its copy count (R = 1: the owner). */
+    for (uint32_t s = 0; s < d->P; s++)
+        for (uint32_t k = 0; k < d->R; k++, at += 2)
+            le_write(p + at, k < d->copies ? d->table[s * d->copies + k] : 0xFFFF, 2);
+    const uint64_t fp = sodium_sip(r1 ? fingerprint_key_1 : fingerprint_key_r, p, at);
+    free(p);
+    return fp;
+}
+
+rec *doc_rec(doc *d, uint32_t id)
+{
+    for (uint32_t i = 0; i < d->n; i++)
+        if (d->recs[i].id == id)
+            return &d->recs[i];
+    return NULL;
+}
+
+void doc_recount(doc *d)
+{
+    for (uint32_t i = 0; i < d->n; i++)
+        d->recs[i].slots = d->recs[i].copies = 0;
+    for (uint32_t s = 0; s < d->P; s++)
+        for (uint32_t k = 0; k < d->copies; k++) {
+            rec *r = doc_rec(d, d->table[s * d->copies + k]);
+            if (r == NULL)
+                continue;
+            r->copies++;
+            r->slots += k == 0;
+        }
+}
