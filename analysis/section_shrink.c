@@ -72,29 +72,6 @@ static int shrink_one(an_run *r, int s, an_table *t, const uint32_t *order,
     return rc == DCH_OK ? DCH_OK : an_fail("shrink", rc);
 }
 
-/* The removal order: a seeded draw among the members still there. */
-static uint32_t *removal_order(const an_run *r, uint32_t steps)
-{
-    const uint32_t nodes = r->opt.nodes;
-    uint32_t *left = malloc(nodes * sizeof *left);
-    uint32_t *order = malloc((steps ? steps : 1) * sizeof *order);
-    if (left == NULL || order == NULL) {
-        free(left);
-        free(order);
-        return NULL;
-    }
-    for (uint32_t i = 0; i < nodes; i++)
-        left[i] = i + 1;
-    uint64_t rng = r->opt.seed ^ STREAM_SHRINK;
-    for (uint32_t k = 0, n = nodes; k < steps; k++, n--) {
-        uint32_t i = an_rng_below(&rng, n);
-        order[k] = left[i];
-        memmove(left + i, left + i + 1, (n - i - 1) * sizeof *left);
-    }
-    free(left);
-    return order;
-}
-
 /* Does every removal of scheme s move exactly the leaver's share? */
 static bool exact(const shrink_summary *ss)
 {
@@ -190,7 +167,7 @@ static void charts(an_run *r)
 int an_section_shrink(an_run *r)
 {
     const uint32_t steps = r->opt.nodes - r->opt.shrink_to;
-    uint32_t *order = removal_order(r, steps);
+    uint32_t *order = an_removal_order(r, STREAM_SHRINK, 1, steps);
     an_table *t = order == NULL
                       ? NULL
                       : an_table_for(AN_TABLE_SHRINK,

@@ -208,6 +208,16 @@ void an_scheme_series(const an_run *r, an_series *sr, const char *file,
 /** Print "dch-analysis: what: error" on stderr. @return rc. */
 int an_fail(const char *what, int rc);
 
+/**
+ * A removal order: `count` members drawn one at a time among the run's
+ * opt.nodes members still there, from the seeded stream opt.seed ^ `stream`
+ * (each section that removes members has its own stream, so adding one
+ * changes no other). Members are numbered from `first` (1 for the names
+ * node-01..., 0 for indexes). @return a malloc'd array, or NULL.
+ */
+uint32_t *an_removal_order(const an_run *r, uint64_t stream, uint32_t first,
+                           uint32_t count);
+
 /** Balance of a scheme's ownership `rs` (shares against weights). */
 int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out);
 
