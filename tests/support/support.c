@@ -628,54 +628,104 @@ size_t uleb_write(uint8_t *p, uint32_t v)
 
 /* ---- Running the tool ---------------------------------------------------- */
 
-tool_result tool_run(char *const *args)
+void tool_exec(int in, int out, int err, char *const *args)
 {
-    char po[128], pe[128];
-    snprintf(po, sizeof po, "%s/.stdout", the_tool.dir);
-    snprintf(pe, sizeof pe, "%s/.stderr", the_tool.dir);
-    fflush(NULL);
-    const pid_t pid = fork();
-    if (pid == -1) {
-        perror("fork");
-        abort();
-    }
-    if (pid == 0) {
-        const int o = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        const int e = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-            _exit(127);
-        close(o);
-        close(e);
-        char *argv[64];
-        int n = 0;
-        argv[n++] = (char *)the_tool.tool;
-        for (; args[n - 1] != NULL && n < 63; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(the_tool.tool, argv);
+    if (in < 0)
+        in = open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
+        chdir(the_tool.dir) != 0)
         _exit(127);
-    }
+    char *argv[64];
+    int n = 0;
+    argv[n++] = (char *)the_tool.tool;
+    for (; args[n - 1] != NULL && n < 63; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    execv(the_tool.tool, argv);
+    _exit(127);
+}
+
+int tool_wait(pid_t pid)
+{
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR) {
             perror("waitpid");
             abort();
         }
-    tool_result r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, slurp(po, NULL), slurp(pe, NULL)};
-    unlink(po);
-    unlink(pe);
-    const char *why = !WIFEXITED(ws) ? "did not exit normally"
-                      : r.status == 127 ? "could not be run"
-                      : r.out == NULL || r.err == NULL ? "left no readable output"
-                      : strstr(r.err, "Sanitizer") || strstr(r.err, "runtime error") ||
-                              strstr(r.err, "ERROR SUMMARY: 1") || strstr(r.err, "definitely lost")
-                          ? "reported a memory or undefined-behaviour error"
-                          : NULL;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+/* Stop the test, saying why, when a run went wrong in a way no test
+ * expects. */
+static void tool_check(const tool_result *r, const char *why)
+{
+    if (why == NULL)
+        why = r->status == 127 ? "could not be run"
+              : r->out == NULL || r->err == NULL ? "left no readable output"
+              : strstr(r->err, "Sanitizer") || strstr(r->err, "runtime error") ||
+                      strstr(r->err, "ERROR SUMMARY: 1") || strstr(r->err, "definitely lost")
+                  ? "reported a memory or undefined-behaviour error"
+                  : NULL;
     if (why != NULL) {
         fprintf(stderr, "support: the tool %s %s:\n%s\n", the_tool.tool, why,
-                r.err ? r.err : "");
+                r->err ? r->err : "");
         abort();
     }
+}
+
+tool_result tool_collect(int status, const char *po, const char *pe)
+{
+    tool_result r = {status, NULL, NULL, 0};
+    r.out = slurp(po, &r.outlen);
+    r.err = slurp(pe, NULL);
+    unlink(po);
+    unlink(pe);
+    tool_check(&r, NULL);
+    return r;
+}
+
+int tool_capture(const char *path)
+{
+    const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "support: cannot create %s: %s\n", path, strerror(errno));
+        abort();
+    }
+    return fd;
+}
+
+tool_result tool_run_in(const char *in, char *const *args)
+{
+    char po[128], pe[128];
+    snprintf(po, sizeof po, "%s/.stdout", the_tool.dir);
+    snprintf(pe, sizeof pe, "%s/.stderr", the_tool.dir);
+    const int i = in != NULL ? open(in, O_RDONLY | O_CLOEXEC) : -1;
+    if (in != NULL && i < 0) {
+        fprintf(stderr, "support: cannot open %s: %s\n", in, strerror(errno));
+        abort();
+    }
+    const int o = tool_capture(po), e = tool_capture(pe);
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == -1) {
+        perror("fork");
+        abort();
+    }
+    if (pid == 0)
+        tool_exec(i, o, e, args);
+    if (i >= 0)
+        close(i);
+    close(o);
+    close(e);
+    return tool_collect(tool_wait(pid), po, pe);
+}
+
+tool_result tool_run(char *const *args)
+{
+    tool_result r = tool_run_in(NULL, args);
+    if (r.status == -1)
+        tool_check(&r, "did not exit normally");
     return r;
 }
 

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- Scale and seed ---------------------------------------------------- */
 
@@ -287,19 +288,39 @@ extern tool_fixture the_tool;
 void tool_fixture_init(void);
 void tool_fixture_fini(void);
 
-/* What one run of the tool gave: its exit status and all it wrote. */
+/* What one run of the tool gave: its exit status (-1: a signal ended it)
+ * and all it wrote (standard output NUL-terminated beyond outlen bytes). */
 typedef struct tool_result {
     int status;
     char *out, *err;
+    size_t outlen;
 } tool_result;
 
 /*
- * Run the tool (the_tool) with args (NULL-terminated, at most 62), its
- * output captured through files in the_tool.dir. Aborts, saying why, when
- * the tool cannot be run, does not exit normally, or reports a sanitizer
- * or valgrind finding: the test fails then whatever it checks.
+ * Run the tool (the_tool) with args (NULL-terminated, at most 62) in
+ * the_tool.dir (so "./-" names a file there), standard input from /dev/null,
+ * its output captured through files in the_tool.dir. Aborts, saying why,
+ * when the tool cannot be run, does not exit normally, or reports a
+ * sanitizer or valgrind finding: the test fails then whatever it checks.
  */
 tool_result tool_run(char *const *args);
+/* tool_run with standard input from the file `in` (NULL: /dev/null); a
+ * signal that ends the tool is status -1 here, not an abort. */
+tool_result tool_run_in(const char *in, char *const *args);
+
+/* The pieces of tool_run, for a test that wires the tool's descriptors
+ * itself (pipes between tools, a reader that goes away). */
+/* In a forked child: in, out and err (close-on-exec descriptors; in -1:
+ * /dev/null) as standard input, output and error, the_tool.dir as working
+ * directory, then the tool with args. Does not return. */
+void tool_exec(int in, int out, int err, char *const *args);
+/* The exit status of pid, -1 when a signal ended it. */
+int tool_wait(pid_t pid);
+/* A close-on-exec capture file at path, created empty; aborts if it cannot. */
+int tool_capture(const char *path);
+/* The captures po and pe of a finished run, read and removed, which aborts
+ * as tool_run does on a tool that could not run or a sanitizer finding. */
+tool_result tool_collect(int status, const char *po, const char *pe);
 void tool_result_free(tool_result *r);
 
 /* A new empty directory /tmp/dch-<name>-XXXXXX; its path in dir (size
