@@ -290,3 +290,178 @@ void doc_recount(doc *d)
             r->slots += k == 0;
         }
 }
+
+/* ---- Checks built on the oracle ----------------------------------------- */
+
+void assert_same_map(const dch_map *a, const dch_map *b, const char *what,
+                     unsigned long long seed)
+{
+    dch_map_config ca, cb;
+    dch_map_get_config(a, &ca);
+    dch_map_get_config(b, &cb);
+    cr_assert(ca.units == cb.units && ca.slots_per_unit == cb.slots_per_unit &&
+                  ca.replicas == cb.replicas && memcmp(ca.hash_key, cb.hash_key, 16) == 0,
+              "%s seed %llu: config differs", what, seed);
+    cr_assert_eq(dch_map_epoch(a), dch_map_epoch(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_id_limit(a), dch_map_id_limit(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_node_count(a), dch_map_node_count(b), "%s seed %llu", what, seed);
+    cr_assert_eq(dch_map_total_weight(a), dch_map_total_weight(b), "%s seed %llu", what, seed);
+    for (uint32_t id = 0; id < dch_map_id_limit(a); id++) {
+        const char *na = dch_map_node_name(a, id), *nb = dch_map_node_name(b, id);
+        cr_assert((na == NULL) == (nb == NULL) && (na == NULL || strcmp(na, nb) == 0),
+                  "%s seed %llu: id %u named differently", what, seed, id);
+        const char *za = dch_map_node_zone(a, id), *zb = dch_map_node_zone(b, id);
+        cr_assert((za == NULL) == (zb == NULL) && (za == NULL || strcmp(za, zb) == 0),
+                  "%s seed %llu: id %u in another zone", what, seed, id);
+        cr_assert_eq(dch_map_node_weight(a, id), dch_map_node_weight(b, id), "%s seed %llu",
+                     what, seed);
+        cr_assert_eq(dch_map_node_slots(a, id), dch_map_node_slots(b, id), "%s seed %llu", what,
+                     seed);
+        cr_assert_eq(dch_map_node_copies(a, id), dch_map_node_copies(b, id), "%s seed %llu",
+                     what, seed);
+    }
+    for (uint32_t s = 0; s < dch_map_slot_count(a); s++) {
+        uint32_t ra[DCH_MAP_MAX_REPLICAS], rb[DCH_MAP_MAX_REPLICAS];
+        const size_t na = dch_map_slot_replicas(a, s, ra, DCH_MAP_MAX_REPLICAS);
+        const size_t nb = dch_map_slot_replicas(b, s, rb, DCH_MAP_MAX_REPLICAS);
+        cr_assert(na == nb && memcmp(ra, rb, na * sizeof *ra) == 0,
+                  "%s seed %llu: slot %u has other copies", what, seed, s);
+        cr_assert_eq(dch_map_slot_owner(a, s), dch_map_slot_owner(b, s),
+                     "%s seed %llu: slot %u", what, seed, s);
+    }
+}
+
+void expect_load(const uint8_t *p, size_t len, int want, const char *what, long detail)
+{
+    dch_map *sentinel = (dch_map *)&sentinel;
+    dch_map *out = sentinel;
+    const int rc = dch_map_load(&out, p, len);
+    cr_assert_eq(rc, want, "%s (%ld): got %d (%s), want %d", what, detail, rc, dch_strerror(rc),
+                 want);
+    if (want != DCH_OK)
+        cr_assert(out == sentinel, "%s (%ld): *out changed on error", what, detail);
+    else
+        dch_map_free(out);
+}
+
+/* The records of d say what m's getters say, in ascending id order. */
+static void check_records(const dch_map *m, const doc *d, unsigned long long sd)
+{
+    for (uint32_t k = 0; k < d->n; k++) {
+        const rec *r = &d->recs[k];
+        cr_assert(k == 0 || r->id > d->recs[k - 1].id, "seed %llu: ids ascend", sd);
+        const char *name = dch_map_node_name(m, r->id), *zone = dch_map_node_zone(m, r->id);
+        cr_assert(name && strlen(name) == r->len && memcmp(name, r->name, r->len) == 0,
+                  "seed %llu: record %u", sd, k);
+        cr_assert_eq(r->weight, dch_map_node_weight(m, r->id), "seed %llu", sd);
+        cr_assert_eq(r->slots, dch_map_node_slots(m, r->id), "seed %llu", sd);
+        if (d->version < 3)
+            continue;
+        cr_assert(zone ? strlen(zone) == r->zlen && memcmp(zone, r->zone, r->zlen) == 0
+                       : r->zlen == 0,
+                  "seed %llu: zone of record %u", sd, k);
+        cr_assert_eq(r->copies, dch_map_node_copies(m, r->id), "seed %llu", sd);
+    }
+}
+
+uint32_t doc_check_bytes(const dch_map *m, const uint8_t *bytes, size_t len,
+                         unsigned long long sd)
+{
+    doc d;
+    doc_parse(bytes, len, &d);
+    dch_map_config cfg;
+    dch_map_get_config(m, &cfg);
+    cr_assert_eq(d.R, cfg.replicas, "seed %llu", sd);
+    cr_assert_eq(d.n, dch_map_node_count(m), "seed %llu", sd);
+    cr_assert(d.units == cfg.units && d.spu == cfg.slots_per_unit, "seed %llu", sd);
+    cr_assert_eq(memcmp(d.key, cfg.hash_key, 16), 0, "seed %llu", sd);
+    cr_assert_eq(d.epoch, dch_map_epoch(m), "seed %llu", sd);
+    check_records(m, &d, sd);
+    for (uint32_t s = 0; s < d.P; s++) {
+        uint32_t c[DCH_MAP_MAX_REPLICAS];
+        size_t nc = dch_map_slot_replicas(m, s, c, DCH_MAP_MAX_REPLICAS);
+        if (d.version < 3 && nc == 0) /* versions 1 and 2: 65535, unowned */
+            c[nc++] = 0xFFFF;
+        cr_assert_eq(nc, d.copies, "seed %llu slot %u", sd, s);
+        for (uint32_t k = 0; k < d.copies; k++)
+            cr_assert_eq(d.table[s * d.copies + k], c[k], "seed %llu slot %u", sd, s);
+    }
+    /* The writer's encoding rule and the whole file, reproduced from the
+     * description alone; the fingerprint too. */
+    size_t len2;
+    uint8_t *mine = doc_write(&d, -1, &len2);
+    cr_assert(len2 == len && memcmp(mine, bytes, len) == 0,
+              "seed %llu: the documented writer disagrees", sd);
+    cr_assert_eq(doc_fingerprint(&d), dch_map_fingerprint(m), "seed %llu: fingerprint", sd);
+    free(mine);
+    /* The other encoding of the same map loads to the same map. */
+    mine = doc_write(&d, d.encoding ? 0 : 1, &len2);
+    dch_map *other = NULL;
+    cr_assert_eq(dch_map_load(&other, mine, len2), DCH_OK, "seed %llu", sd);
+    assert_same_map(m, other, "other encoding", sd);
+    dch_map_free(other);
+    free(mine);
+    const uint32_t encoding = d.encoding;
+    doc_free(&d);
+    return encoding;
+}
+
+void expect_damage_rejected(const uint8_t *bytes, size_t len)
+{
+    for (size_t cut = 0; cut < len; cut++) {
+        /* An exact-size copy, so a read past the end is caught by ASan. */
+        uint8_t *p = malloc(cut ? cut : 1);
+        memcpy(p, bytes, cut);
+        expect_load(cut ? p : NULL, cut, DCH_ECORRUPT, "truncated", (long)cut);
+        free(p);
+    }
+    uint8_t *p = malloc(len);
+    for (size_t i = 0; i < len; i++) {
+        for (int bit = -1; bit < 8; bit++) {
+            memcpy(p, bytes, len);
+            p[i] = (uint8_t)(p[i] ^ (bit < 0 ? 0xFFu : 1u << bit));
+            /* A damaged version field reads as an unknown version (or as
+             * another known one, which then fails the checksum); every
+             * other change fails the magic, the length or the checksum. */
+            const uint64_t v = le_read(p + 8, 4);
+            const bool unknown = v != 1 && v != 2 && v != 3;
+            expect_load(p, len, i >= 8 && i < 12 && unknown ? DCH_EVERSION : DCH_ECORRUPT,
+                        "flipped byte", (long)i);
+        }
+    }
+    free(p);
+}
+
+/* Give d a table for the shape its config now has (the old one repeated),
+ * when that shape is valid; else keep it, so the config alone is refused. */
+static void fit_table(doc *d)
+{
+    const uint32_t P = d->units * d->spu;
+    if (P == d->P || P == 0 || P > (1u << 24))
+        return;
+    const size_t c = d->copies;
+    d->table = realloc(d->table, (size_t)P * c * sizeof *d->table + 1);
+    for (uint32_t s = d->P; s < P; s++)
+        memcpy(d->table + s * c, d->table + (s % d->P) * c, c * sizeof *d->table);
+    d->P = P;
+}
+
+void expect_breakers_rejected(const uint8_t *bytes, size_t len, const doc_breaker *breakers,
+                              size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        for (int enc = 0; enc < 2; enc++) {
+            doc d;
+            doc_parse(bytes, len, &d);
+            breakers[k].fn(&d);
+            if (breakers[k].recount)
+                doc_recount(&d);
+            fit_table(&d);
+            size_t blen;
+            uint8_t *b = doc_write(&d, enc, &blen);
+            expect_load(b, blen, DCH_ECORRUPT, breakers[k].what, enc);
+            free(b);
+            doc_free(&d);
+        }
+    }
+}

@@ -9,6 +9,9 @@
 #ifndef DCH_TEST_MAPFILE_ORACLE_H
 #define DCH_TEST_MAPFILE_ORACLE_H
 
+#include "dch/dch.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,5 +63,43 @@ rec *doc_rec(doc *d, uint32_t id);
 
 /* Recount every member's primaries and copies from the table. */
 void doc_recount(doc *d);
+
+/* ---- Checks built on the oracle ----------------------------------------- */
+
+/* Every getter of a and b agrees: config, epoch, members (name, zone,
+ * weight, slots, copies) and every slot's copies in order. */
+void assert_same_map(const dch_map *a, const dch_map *b, const char *what,
+                     unsigned long long seed);
+
+/* A load of p (len bytes) must give `want`; on an error *out is left as it
+ * was. `what` and `detail` name the case in a failure. */
+void expect_load(const uint8_t *p, size_t len, int want, const char *what, long detail);
+
+/* bytes (len, what the library wrote for m) hold exactly what m's getters
+ * say, field by field as map_file.h lays them out; the documented writer
+ * gives the same bytes and the documented fingerprint m's; the other table
+ * encoding loads to the same map. @return the encoding bytes used (0 raw,
+ * 1 runs). */
+uint32_t doc_check_bytes(const dch_map *m, const uint8_t *bytes, size_t len,
+                         unsigned long long seed);
+
+/* Every truncation of bytes, and every byte of it flipped whole or one bit
+ * at a time, fails to load (a flipped version field as an unknown version
+ * where it is one, DCH_EVERSION). */
+void expect_damage_rejected(const uint8_t *bytes, size_t len);
+
+/* One hostile change to the parts of a file, behind a valid checksum. */
+typedef struct doc_breaker {
+    const char *what;
+    void (*fn)(doc *d);
+    bool recount; /* recount the members' slots and copies after it */
+} doc_breaker;
+
+/* Each breaker applied to bytes' parts, written in both table encodings,
+ * must fail to load with DCH_ECORRUPT. A breaker that changes the shape
+ * gets a table of the new size (the old one repeated) when that size is
+ * valid, so that the config alone is refused. */
+void expect_breakers_rejected(const uint8_t *bytes, size_t len, const doc_breaker *breakers,
+                              size_t n);
 
 #endif /* DCH_TEST_MAPFILE_ORACLE_H */
