@@ -465,3 +465,34 @@ void expect_breakers_rejected(const uint8_t *bytes, size_t len, const doc_breake
         }
     }
 }
+
+bool expect_damage_clean(const uint8_t *bytes, size_t len, bool same_bytes,
+                         unsigned long long seed, unsigned i)
+{
+    dch_map *out = NULL;
+    const int rc = dch_map_load(&out, bytes, len);
+    const uint64_t version = le_read(bytes + 8, 4);
+    cr_assert(rc == DCH_OK || rc == DCH_ECORRUPT ||
+                  (rc == DCH_EVERSION && (version < 1 || version > 3)),
+              "seed %llu case %u: rc %d", seed, i, rc);
+    if (rc != DCH_OK)
+        return false;
+    doc d;
+    doc_parse(bytes, len, &d);
+    cr_assert_eq(dch_map_fingerprint(out), doc_fingerprint(&d),
+                 "seed %llu case %u: the map is not what the bytes say", seed, i);
+    cr_assert_eq(dch_map_epoch(out), d.epoch, "seed %llu case %u", seed, i);
+    size_t len2;
+    uint8_t *again = map_bytes(out, &len2);
+    cr_assert(!same_bytes || (len2 == len && memcmp(again, bytes, len) == 0) ||
+                  again[d.table_at] != d.encoding,
+              "seed %llu case %u: saved back differently", seed, i);
+    dch_map *back = NULL;
+    cr_assert_eq(dch_map_load(&back, again, len2), DCH_OK, "seed %llu case %u", seed, i);
+    assert_same_map(out, back, "damaged, saved again", seed);
+    dch_map_free(back);
+    free(again);
+    doc_free(&d);
+    dch_map_free(out);
+    return true;
+}

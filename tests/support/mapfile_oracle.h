@@ -102,4 +102,13 @@ typedef struct doc_breaker {
 void expect_breakers_rejected(const uint8_t *bytes, size_t len, const doc_breaker *breakers,
                               size_t n);
 
+/* Damaged bytes behind a repaired checksum either fail to load cleanly
+ * (DCH_ECORRUPT; DCH_EVERSION only for an unknown version) or load to the map the documented reader
+ * sees (fingerprint and epoch), which saves to bytes that load to the same
+ * map; with `same_bytes`, to the very same bytes unless the damage picked
+ * the table encoding the writer would not. `seed` and `i` name the case.
+ * @return whether the bytes loaded. */
+bool expect_damage_clean(const uint8_t *bytes, size_t len, bool same_bytes,
+                         unsigned long long seed, unsigned i);
+
 #endif /* DCH_TEST_MAPFILE_ORACLE_H */
