@@ -34,12 +34,6 @@ TestSuite(cli_stdio, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 /* ---- Running the tool with standard input and output ------------------ */
 
-static void path_in(char *buf, size_t n, const char *name)
-{
-    snprintf(buf, n, "%s/%s", the_tool.dir, name);
-}
-
-#define RUN_IN(in, ...) tool_run_in(in, (char *const[]){__VA_ARGS__, NULL})
 
 /* n tools chained as a shell chains `a | b | c`: the first reads nothing,
  * each next one reads the output of the one before, and the run holds the
@@ -47,8 +41,8 @@ static void path_in(char *buf, size_t n, const char *name)
 static tool_result pipeline(size_t n, char *const *const cmds[], int status[])
 {
     char po[128], pe[128];
-    path_in(po, sizeof po, ".out");
-    path_in(pe, sizeof pe, ".err");
+    tool_path(po, sizeof po, ".out");
+    tool_path(pe, sizeof pe, ".err");
     const int o = tool_capture(po), e = tool_capture(pe);
     pid_t pid[8];
     cr_assert(n >= 1 && n <= 8);
@@ -88,8 +82,8 @@ static tool_result pipeline(size_t n, char *const *const cmds[], int status[])
 static int run_to_closed_pipe(const char *in, size_t keep, char *const *args, char **err)
 {
     char po[128], pe[128];
-    path_in(po, sizeof po, ".out");
-    path_in(pe, sizeof pe, ".err");
+    tool_path(po, sizeof po, ".out");
+    tool_path(pe, sizeof pe, ".err");
     int p[2];
     cr_assert_eq(pipe(p), 0);
     fcntl(p[0], F_SETFD, FD_CLOEXEC);
@@ -156,26 +150,6 @@ static bool has_member(const dch_map *m, const char *name)
 {
     uint32_t id;
     return dch_map_find_node(m, name, &id) == DCH_OK;
-}
-
-static bool same_file(const char *path, const char *bytes, size_t len)
-{
-    size_t n;
-    char *s = slurp(path, &n);
-    const bool same = s != NULL && n == len && memcmp(s, bytes, len) == 0;
-    free(s);
-    return same;
-}
-
-/* Files in the fixture's directory, the hidden captures aside. */
-static int count_files(void)
-{
-    DIR *d = opendir(the_tool.dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
 }
 
 /* A growing byte buffer. */
@@ -288,9 +262,9 @@ static const char *after_first_line(const char *s)
 Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
 {
     char map[256], next[256], fleet[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(next, sizeof next, "next.dchmap");
-    path_in(fleet, sizeof fleet, "fleet.txt");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(next, sizeof next, "next.dchmap");
+    tool_path(fleet, sizeof fleet, "fleet.txt");
     dch_map *m = make_map(map, 1, 5, false);
     dch_map *n;
     cr_assert_eq(dch_map_clone(&n, m), DCH_OK);
@@ -346,9 +320,9 @@ Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
 Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
 {
     char map[256], bad[256], next[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(bad, sizeof bad, "bad.bin");
-    path_in(next, sizeof next, "next.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(bad, sizeof bad, "bad.bin");
+    tool_path(next, sizeof next, "next.dchmap");
     dch_map *m = make_map(map, 1, 3, false);
     cr_assert_eq(dch_map_save_file(m, next), DCH_OK);
     size_t len;
@@ -387,7 +361,7 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
         }
     }
     write_file(bad, "garbage", 7);
-    tool_result r = RUN_IN(bad, "verify", "-", "--json");
+    tool_result r = TOOL_RUN_IN(bad, "verify", "-", "--json");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.out, "\"file\": \"-\", \"ok\": false") != NULL, "%s", r.out);
     tool_result_free(&r);
@@ -402,9 +376,9 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
 Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
 {
     char map[256], copy[256], out[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(copy, sizeof copy, "copy.dchmap");
-    path_in(out, sizeof out, "out.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(copy, sizeof copy, "copy.dchmap");
+    tool_path(out, sizeof out, "out.dchmap");
     dch_map *m = make_map(map, 3, 6, true);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
@@ -441,15 +415,15 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
         to_out[i + 1] = out;
         tool_result o = tool_run_in(map, to_out);
         cr_assert_eq(o.status, 0, "%s - --out: %s", file[0], o.err);
-        cr_assert(same_file(out, want, want_len), "%s - --out OUT: OUT is not the map", file[0]);
+        cr_assert(file_holds(out, want, want_len), "%s - --out OUT: OUT is not the map", file[0]);
         cr_assert(strstr(o.out, "plan: ") && strstr(o.out, out), "%s", o.out);
-        cr_assert(same_file(map, (const char *)orig, len), "the input map changed");
+        cr_assert(file_holds(map, (const char *)orig, len), "the input map changed");
         free(want);
         tool_result_free(&f);
         tool_result_free(&s);
         tool_result_free(&o);
     }
-    tool_result j = RUN_IN(map, "add", "-", "y", "--json");
+    tool_result j = TOOL_RUN_IN(map, "add", "-", "y", "--json");
     cr_assert_eq(j.status, 0, "%s", j.err);
     cr_assert(strstr(j.err, "{\"file\": \"-\", \"change\": \"add\"") != NULL, "%s", j.err);
     dch_map *got = load_bytes(j.out, j.outlen, "add - --json");
@@ -465,51 +439,51 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
 Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
 {
     char map[256], copy[256], out[256], missing[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(copy, sizeof copy, "copy.dchmap");
-    path_in(out, sizeof out, "out.dchmap");
-    path_in(missing, sizeof missing, "no-such-dir/out.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(copy, sizeof copy, "copy.dchmap");
+    tool_path(out, sizeof out, "out.dchmap");
+    tool_path(missing, sizeof missing, "no-such-dir/out.dchmap");
     dch_map *m = make_map(map, 1, 4, false);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
     write_file(copy, orig, len);
-    tool_result r = RUN_IN(NULL, "add", copy, "x", "--weight", "2");
+    tool_result r = TOOL_RUN_IN(NULL, "add", copy, "x", "--weight", "2");
     tool_result_free(&r);
     size_t want_len;
     char *want = slurp(copy, &want_len);
 
     write_file(out, "old contents", 12); /* replaced whole */
-    r = RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", out, "--json");
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", out, "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"out\": \"") && strstr(r.out, "\"written\": true"), "%s", r.out);
-    cr_assert(same_file(out, want, want_len), "--out FILE is not the changed map");
+    cr_assert(file_holds(out, want, want_len), "--out FILE is not the changed map");
     tool_result_free(&r);
-    r = RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", "-");
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", "-");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(r.outlen == want_len && memcmp(r.out, want, want_len) == 0, "--out -");
     cr_assert(strstr(r.err, "standard output now at epoch") != NULL, "%s", r.err);
     tool_result_free(&r);
-    r = RUN_IN(NULL, "add", map, "x", "--out", missing);
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--out", missing);
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, missing) != NULL, "%s", r.err);
     tool_result_free(&r);
     /* --dry-run writes nothing, to OUT or to standard output. */
     char dry[256];
-    path_in(dry, sizeof dry, "dry.dchmap");
-    r = RUN_IN(NULL, "add", map, "x", "--out", dry, "--dry-run");
+    tool_path(dry, sizeof dry, "dry.dchmap");
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--out", dry, "--dry-run");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "dry run: ") != NULL, "%s", r.out);
     tool_result_free(&r);
-    r = RUN_IN(map, "add", "-", "x", "--dry-run");
+    r = TOOL_RUN_IN(map, "add", "-", "x", "--dry-run");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strncmp(r.out, "dry run: add x", 14) == 0, "no map, the report: %s", r.out);
     tool_result_free(&r);
-    r = RUN_IN(NULL, "add", map, "x", "--out", "");
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--out", "");
     cr_assert_eq(r.status, 2);
     tool_result_free(&r);
 
-    cr_assert(same_file(map, (const char *)orig, len), "FILE changed");
-    cr_assert_eq(count_files(), 3, "m, copy and out: no temporary or dry-run file is left");
+    cr_assert(file_holds(map, (const char *)orig, len), "FILE changed");
+    cr_assert_eq(tool_count_files(), 3, "m, copy and out: no temporary or dry-run file is left");
     free(want);
     free(orig);
     dch_map_free(m);
@@ -518,12 +492,12 @@ Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
 Test(cli_stdio, init_dash_writes_the_new_map_to_standard_output)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
-    tool_result f = RUN_IN(NULL, "init", map, "--units", "32", "--slots", "4", "--replicas", "2");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_result f = TOOL_RUN_IN(NULL, "init", map, "--units", "32", "--slots", "4", "--replicas", "2");
     cr_assert_eq(f.status, 0, "%s", f.err);
-    tool_result s = RUN_IN(NULL, "init", "-", "--units", "32", "--slots", "4", "--replicas", "2");
+    tool_result s = TOOL_RUN_IN(NULL, "init", "-", "--units", "32", "--slots", "4", "--replicas", "2");
     cr_assert_eq(s.status, 0, "%s", s.err);
-    cr_assert(same_file(map, s.out, s.outlen), "init - and init FILE differ");
+    cr_assert(file_holds(map, s.out, s.outlen), "init - and init FILE differ");
     cr_assert(strncmp(s.err, "standard output: new map, 32 units of 4 slots", 45) == 0, "%s",
               s.err);
     dch_map *m = load_bytes(s.out, s.outlen, "init -");
@@ -532,7 +506,7 @@ Test(cli_stdio, init_dash_writes_the_new_map_to_standard_output)
     dch_map_free(m);
     tool_result_free(&f);
     tool_result_free(&s);
-    cr_assert_eq(count_files(), 1, "init - made no file");
+    cr_assert_eq(tool_count_files(), 1, "init - made no file");
 }
 
 /* The pipeline of the help, and a longer one, agree with the same changes
@@ -567,7 +541,7 @@ Test(cli_stdio, changes_chain_through_pipes)
     for (int k = 0; k < 7; k++)
         cr_assert_eq(st[k], 0, "stage %d: %s", k, r.err);
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     for (int k = 0; k < 6; k++) {
         char *args[12] = {0};
         for (int i = 0; chain[k][i] != NULL; i++)
@@ -602,8 +576,8 @@ Test(cli_stdio, changes_chain_through_pipes)
 Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
 {
     char map[256], dash[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(dash, sizeof dash, "-");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(dash, sizeof dash, "-");
     dch_map *m = make_map(map, 1, 3, false);
     char *const twice[][7] = {
         {"diff", "-", "-", NULL},
@@ -623,17 +597,17 @@ Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
         tool_result_free(&r);
     }
     /* After --, '-' is a key or a name, and ./- a file called "-". */
-    tool_result r = RUN_IN(NULL, "lookup", map, "--", "-");
+    tool_result r = TOOL_RUN_IN(NULL, "lookup", map, "--", "-");
     bytes want = {NULL, 0, 0};
     expect_answer(&want, m, "-", 1);
     cr_assert_str_eq(r.out, want.p);
     tool_result_free(&r);
     write_file(dash, "", 0);
-    r = RUN_IN(NULL, "init", "./-", "--force");
+    r = TOOL_RUN_IN(NULL, "init", "./-", "--force");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strncmp(r.out, "./-: new map", 12) == 0, "%s", r.out);
     tool_result_free(&r);
-    r = RUN_IN(NULL, "add", "--", "-", "-");
+    r = TOOL_RUN_IN(NULL, "add", "--", "-", "-");
     cr_assert_eq(r.status, 0, "add -- - - adds member - to the file -: %s", r.err);
     tool_result_free(&r);
     dch_map *d;
@@ -650,7 +624,7 @@ Test(cli_stdio, help_tells_of_dash_and_out)
                           "diff", "plan", "verify", "fingerprint", "compare-ketama"};
     /* Every command but under a reduced scale (valgrind), a run a second. */
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k += test_scale() < 1 ? 3 : 1) {
-        tool_result r = RUN_IN(NULL, "help", (char *)cmds[k]);
+        tool_result r = TOOL_RUN_IN(NULL, "help", (char *)cmds[k]);
         cr_assert_eq(r.status, 0);
         cr_assert(strstr(r.out, "'-'") != NULL, "help %s: %s", cmds[k], r.out);
         cr_assert((k < 1 || k > 3) || strstr(r.out, "--out OUT") != NULL, "help %s", cmds[k]);
@@ -667,8 +641,8 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
     const uint64_t seed = test_seed(0x5eedc11);
     uint64_t rng = seed;
     char map[256], keyfile[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(keyfile, sizeof keyfile, "keys.txt");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(keyfile, sizeof keyfile, "keys.txt");
     const size_t n = test_scaled(20000, 2000);
     for (uint32_t replicas = 1; replicas <= 3; replicas += 2) {
         dch_map *m = make_map(map, replicas, 7, replicas > 1);
@@ -680,11 +654,11 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
             expect_answer(&want, m, keys.p + at + sizeof len, len);
             at += sizeof len + len;
         }
-        tool_result r = RUN_IN(keyfile, "lookup", map, "-");
+        tool_result r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
         cr_assert_eq(r.status, 0, "seed %llu: %s", (unsigned long long)seed, r.err);
         assert_same_answers(&r, &want, seed);
         tool_result_free(&r);
-        r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+        r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
         cr_assert_eq(r.status, 0, "%s", r.err);
         size_t answers = 0;
         for (const char *p = r.out; (p = strstr(p, "{\"key\": ")) != NULL; p++)
@@ -705,8 +679,8 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
 Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
 {
     char map[256], keyfile[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(keyfile, sizeof keyfile, "keys.txt");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(keyfile, sizeof keyfile, "keys.txt");
     dch_map *m = make_map(map, 1, 9, false);
     static const char lines[] = "\n\r\na\r\nb\n\nc\rd\ne\r";
     write_file(keyfile, lines, sizeof lines - 1);
@@ -714,23 +688,23 @@ Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
     bytes want = {NULL, 0, 0};
     for (int k = 0; k < 7; k++)
         expect_answer(&want, m, keys[k], strlen(keys[k]));
-    tool_result r = RUN_IN(keyfile, "lookup", map, "-");
+    tool_result r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, want.p);
     tool_result_free(&r);
-    r = RUN_IN(NULL, "lookup", map, "", "", "a", "b", "", "c\rd", "e\r");
+    r = TOOL_RUN_IN(NULL, "lookup", map, "", "", "a", "b", "", "c\rd", "e\r");
     cr_assert_str_eq(r.out, want.p, "arguments and standard input differ");
     tool_result_free(&r);
 
     write_file(keyfile, "", 0);
-    r = RUN_IN(keyfile, "lookup", map, "-");
+    r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
     cr_assert(r.status == 0 && r.outlen == 0, "no key, no answer: %s", r.out);
     tool_result_free(&r);
-    r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+    r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
     cr_assert_str_eq(r.out, "[]\n");
     tool_result_free(&r);
     write_file(keyfile, "nul\0key\n", 8);
-    r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+    r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
     cr_assert(strstr(r.out, "{\"key\": \"nul\\u0000key\", ") != NULL, "%s", r.out);
     tool_result_free(&r);
     free(want.p);
@@ -742,9 +716,9 @@ Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
 Test(cli_stdio, a_reader_that_goes_away_ends_the_tool_with_status_1)
 {
     char map[256], keyfile[256], out[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(keyfile, sizeof keyfile, "keys.txt");
-    path_in(out, sizeof out, "out.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(keyfile, sizeof keyfile, "keys.txt");
+    tool_path(out, sizeof out, "out.dchmap");
     dch_map *m = make_map(map, 1, 4, false);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
@@ -781,8 +755,8 @@ Test(cli_stdio, a_reader_that_goes_away_ends_the_tool_with_status_1)
     cr_assert_eq(dch_map_load_file(&o, out), DCH_OK, "--out FILE is not a whole map");
     cr_assert(has_member(o, "y"), "no member %s", "y");
     dch_map_free(o);
-    cr_assert(same_file(map, (const char *)orig, len), "FILE changed");
-    cr_assert_eq(count_files(), 3, "map, keys and out: nothing else");
+    cr_assert(file_holds(map, (const char *)orig, len), "FILE changed");
+    cr_assert_eq(tool_count_files(), 3, "map, keys and out: nothing else");
     free(keys.p);
     free(orig);
     dch_map_free(m);
@@ -797,7 +771,7 @@ Test(cli_stdio, a_map_is_not_written_to_a_terminal)
     const int tty = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
     cr_assert_geq(tty, 0);
     char pe[128];
-    path_in(pe, sizeof pe, ".err");
+    tool_path(pe, sizeof pe, ".err");
     const int e = tool_capture(pe);
     fflush(NULL);
     const pid_t pid = fork();
@@ -818,13 +792,13 @@ Test(cli_stdio, a_map_is_not_written_to_a_terminal)
  * etcd is not needed to see them refuse bad bytes, naming the input). */
 Test(cli_stdio, etcd_commands_read_standard_input)
 {
-    tool_result h = RUN_IN(NULL, "--help");
+    tool_result h = TOOL_RUN_IN(NULL, "--help");
     const bool etcd = strstr(h.out, "publish") != NULL;
     tool_result_free(&h);
     if (!etcd)
         cr_skip_test("dchctl has no etcd commands in this build");
     char bad[256];
-    path_in(bad, sizeof bad, "bad.bin");
+    tool_path(bad, sizeof bad, "bad.bin");
     write_file(bad, "not a map", 9);
     char *const cases[][10] = {
         {"publish", "--etcd", "http://127.0.0.1:9", "--key", "k", "-", NULL},
@@ -836,7 +810,7 @@ Test(cli_stdio, etcd_commands_read_standard_input)
         cr_assert(strstr(r.err, ": standard input: ") != NULL, "%s: %s", cases[k][0], r.err);
         tool_result_free(&r);
     }
-    tool_result r = RUN_IN(NULL, "help", "fetch");
+    tool_result r = TOOL_RUN_IN(NULL, "help", "fetch");
     cr_assert(strstr(r.out, "FILE '-' writes the map to standard output") != NULL, "%s", r.out);
     tool_result_free(&r);
 }
@@ -850,9 +824,9 @@ Test(cli_stdio, etcd_commands_read_standard_input)
 Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
 {
     char old[256], target[256], steps[256];
-    path_in(old, sizeof old, "old.dchmap");
-    path_in(target, sizeof target, "new.dchmap");
-    path_in(steps, sizeof steps, "steps");
+    tool_path(old, sizeof old, "old.dchmap");
+    tool_path(target, sizeof target, "new.dchmap");
+    tool_path(steps, sizeof steps, "steps");
     dch_map *a = make_map(old, 1, 4, false);
     dch_map *b;
     cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
@@ -875,7 +849,7 @@ Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
         cr_assert_eq(st, 1, "keep %zu: status %d (-1: killed by a signal)", keep, st);
         cr_assert_str_eq(err, "", "a reader that went away needs no message");
         free(err);
-        cr_assert_eq(count_files(), 3, "old, new and steps: nothing else");
+        cr_assert_eq(tool_count_files(), 3, "old, new and steps: nothing else");
         DIR *d = opendir(the_tool.dir);
         for (struct dirent *e; (e = readdir(d)) != NULL;)
             cr_assert(strncmp(e->d_name, ".steps", 6) != 0, "%s left behind", e->d_name);

@@ -280,6 +280,15 @@ dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit)
     return m;
 }
 
+dch_map *map_clone_of(const dch_map *m)
+{
+    dch_map *c;
+    const int rc = dch_map_clone(&c, m);
+    if (rc != DCH_OK)
+        die("dch_map_clone: %d", rc);
+    return c;
+}
+
 void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
                       uint64_t *rng, uint32_t *ids)
 {
@@ -727,6 +736,46 @@ tool_result tool_run(char *const *args)
     if (r.status == -1)
         tool_check(&r, "did not exit normally");
     return r;
+}
+
+void tool_path(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", the_tool.dir, name);
+}
+
+int count_files_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        die("cannot open %s", dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+int tool_count_files(void)
+{
+    return count_files_in(the_tool.dir);
+}
+
+bool file_holds(const char *path, const void *bytes, size_t len)
+{
+    size_t n;
+    char *s = slurp(path, &n);
+    const bool same = s != NULL && n == len && memcmp(s, bytes, len) == 0;
+    free(s);
+    return same;
+}
+
+dch_map *map_load_path(const char *path)
+{
+    dch_map *m = NULL;
+    const int rc = dch_map_load_file(&m, path);
+    if (rc != DCH_OK)
+        die("%s does not load: %s", path, dch_strerror(rc));
+    return m;
 }
 
 void tool_result_free(tool_result *r)

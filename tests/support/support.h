@@ -176,6 +176,10 @@ dch_map_config map_config(uint32_t units, uint32_t slots_per_unit);
 /* A new empty map of that shape, the default key and libc's allocator. */
 dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit);
 
+/* A clone of m (dch_map_clone), to change or diff against; dies when the
+ * clone fails. */
+dch_map *map_clone_of(const dch_map *m);
+
 /* Add members named prefix0, prefix1, ... (count of them) of weight 1 ..
  * max_weight drawn from rng, their ids in ids[] when ids is not NULL. */
 void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
@@ -307,6 +311,24 @@ tool_result tool_run(char *const *args);
 /* tool_run with standard input from the file `in` (NULL: /dev/null); a
  * signal that ends the tool is status -1 here, not an abort. */
 tool_result tool_run_in(const char *in, char *const *args);
+
+/* tool_run and tool_run_in with the arguments listed. */
+#define TOOL_RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
+#define TOOL_RUN_IN(in, ...) tool_run_in(in, (char *const[]){__VA_ARGS__, NULL})
+
+/* the_tool.dir/name, into buf (n bytes). */
+void tool_path(char *buf, size_t n, const char *name);
+
+/* Names in dir but for hidden ones (tool_run's captures are hidden); dies
+ * when dir cannot be read. tool_count_files: in the_tool.dir. */
+int count_files_in(const char *dir);
+int tool_count_files(void);
+
+/* Whether the file at path holds exactly these len bytes. */
+bool file_holds(const char *path, const void *bytes, size_t len);
+
+/* The map in the file at path; dies when it does not load. */
+dch_map *map_load_path(const char *path);
 
 /* The pieces of tool_run, for a test that wires the tool's descriptors
  * itself (pipes between tools, a reader that goes away). */
