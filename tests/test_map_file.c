@@ -616,31 +616,16 @@ Test(map_file, count_and_length_fields_must_match_the_bytes)
  * itself meets the damage: the load either fails cleanly or returns a map
  * that saves back to exactly the bytes it came from.
  */
+static dch_map *damage_map(uint64_t *rng)
+{
+    return random_map(rng, 0);
+}
+
 Test(map_file, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
 {
-    const uint64_t base = test_seed(UINT64_C(0xda3a000000000000));
-    const unsigned n = test_scaled(3000, 100);
-    unsigned accepted = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const uint64_t seed = base + i / 50;
-        uint64_t rng = seed;
-        dch_map *m = random_map(&rng, 0);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        dch_map_free(m);
-        rng += i; /* a different damage for each of the 50 uses of a map */
-        const uint32_t edits = 1 + rng_below(&rng, 4);
-        for (uint32_t e = 0; e < edits; e++) {
-            const size_t at = 12 + rng_below(&rng, (uint32_t)(len - 20));
-            bytes[at] = rng_below(&rng, 2) ? (uint8_t)rng_next(&rng) : (uint8_t)(bytes[at] ^ 1);
-        }
-        if (rng_below(&rng, 4) == 0)
-            le_write(bytes + 16, len, 8);
-        fix_checksum(bytes, len);
-        accepted += expect_damage_clean(bytes, len, true, (unsigned long long)seed, i);
-        free(bytes);
-    }
-    fprintf(stderr, "random damage: %u cases, %u still valid maps\n", n, accepted);
+    const damage_plan plan = {"random damage", damage_map, test_seed(UINT64_C(0xda3a000000000000)),
+                              test_scaled(3000, 100), 50, 12, 4, true, true};
+    expect_random_damage_clean(&plan);
 }
 
 /* ---- Allocation ------------------------------------------------------- */

@@ -451,29 +451,17 @@ Test(map_file_replicas, every_truncation_and_flipped_bit_is_rejected)
  * Random damage behind a repaired length and checksum: the load fails
  * cleanly, or gives a map that the documented reader agrees with.
  */
+static dch_map *damage_map(uint64_t *rng)
+{
+    return random_map(rng, 2 + rng_below(rng, 3), 3);
+}
+
 Test(map_file_replicas, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
 {
-    const uint64_t base = test_seed(UINT64_C(0xda3a300000000000));
-    const unsigned n = test_scaled(2000, 100);
-    unsigned accepted = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const uint64_t seed = base + i / 40;
-        uint64_t rng = seed;
-        dch_map *m = random_map(&rng, 2 + rng_below(&rng, 3), 3);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        dch_map_free(m);
-        rng += i;
-        const uint32_t edits = 1 + rng_below(&rng, 3);
-        for (uint32_t e = 0; e < edits; e++) {
-            const size_t at = 56 + rng_below(&rng, (uint32_t)(len - 64));
-            bytes[at] = rng_below(&rng, 2) ? (uint8_t)rng_next(&rng) : (uint8_t)(bytes[at] ^ 1);
-        }
-        fix_checksum(bytes, len);
-        accepted += expect_damage_clean(bytes, len, false, (unsigned long long)seed, i);
-        free(bytes);
-    }
-    fprintf(stderr, "random damage (version 3): %u cases, %u still valid maps\n", n, accepted);
+    const damage_plan plan = {"random damage (version 3)", damage_map,
+                              test_seed(UINT64_C(0xda3a300000000000)), test_scaled(2000, 100), 40,
+                              56, 3, false, false};
+    expect_random_damage_clean(&plan);
 }
 
 /* ---- Allocation ------------------------------------------------------- */

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <sodium.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -495,4 +496,31 @@ bool expect_damage_clean(const uint8_t *bytes, size_t len, bool same_bytes,
     doc_free(&d);
     dch_map_free(out);
     return true;
+}
+
+unsigned expect_random_damage_clean(const damage_plan *plan)
+{
+    unsigned accepted = 0;
+    for (unsigned i = 0; i < plan->cases; i++) {
+        const uint64_t seed = plan->seed + i / plan->per_map;
+        uint64_t rng = seed;
+        dch_map *m = plan->make(&rng);
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        dch_map_free(m);
+        cr_assert_gt(len, plan->from + 8);
+        rng += i; /* a different damage for each use of a map */
+        const uint32_t edits = 1 + rng_below(&rng, plan->edits);
+        for (uint32_t e = 0; e < edits; e++) {
+            const size_t at = plan->from + rng_below(&rng, (uint32_t)(len - 8 - plan->from));
+            bytes[at] = rng_below(&rng, 2) ? (uint8_t)rng_next(&rng) : (uint8_t)(bytes[at] ^ 1);
+        }
+        if (plan->fix_length && rng_below(&rng, 4) == 0)
+            le_write(bytes + 16, len, 8);
+        fix_checksum(bytes, len);
+        accepted += expect_damage_clean(bytes, len, plan->same_bytes, (unsigned long long)seed, i);
+        free(bytes);
+    }
+    fprintf(stderr, "%s: %u cases, %u still valid maps\n", plan->name, plan->cases, accepted);
+    return accepted;
 }

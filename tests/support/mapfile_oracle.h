@@ -111,4 +111,20 @@ void expect_breakers_rejected(const uint8_t *bytes, size_t len, const doc_breake
 bool expect_damage_clean(const uint8_t *bytes, size_t len, bool same_bytes,
                          unsigned long long seed, unsigned i);
 
+/* Random damage behind a repaired checksum, case by case through
+ * expect_damage_clean. */
+typedef struct damage_plan {
+    const char *name;                /* in the summary line on stderr */
+    dch_map *(*make)(uint64_t *rng); /* a random map from the stream */
+    uint64_t seed;                   /* of case 0 */
+    unsigned cases, per_map;         /* cases in all; cases a map serves */
+    size_t from;                     /* first byte damaged; the checksum never is */
+    uint32_t edits;                  /* 1 .. edits bytes damaged a case */
+    bool fix_length;                 /* in a quarter of the cases, repair the length */
+    bool same_bytes;                 /* expect_damage_clean's */
+} damage_plan;
+
+/* Run the plan. @return the cases whose damaged bytes still loaded. */
+unsigned expect_random_damage_clean(const damage_plan *plan);
+
 #endif /* DCH_TEST_MAPFILE_ORACLE_H */
