@@ -266,6 +266,24 @@ static dch_map *small_map(void)
     return m;
 }
 
+/* small_map() and its bytes, for the tests that damage them (their .init
+ * and .fini). */
+static dch_map *small;
+static uint8_t *small_bytes;
+static size_t small_len;
+
+static void small_file(void)
+{
+    small = small_map();
+    small_bytes = map_bytes(small, &small_len);
+}
+
+static void small_file_free(void)
+{
+    free(small_bytes);
+    dch_map_free(small);
+}
+
 /* A map of `members` equal members in units x spu slots. */
 static dch_map *equal_map(uint32_t units, uint32_t spu, int members)
 {
@@ -297,11 +315,11 @@ Test(map_file, every_truncation_and_flipped_bit_is_rejected)
     }
 }
 
-Test(map_file, unknown_versions_are_reported_as_such)
+Test(map_file, unknown_versions_are_reported_as_such,
+     .init = small_file, .fini = small_file_free)
 {
-    dch_map *m = small_map();
-    size_t len;
-    uint8_t *bytes = map_bytes(m, &len);
+    uint8_t *bytes = small_bytes;
+    const size_t len = small_len;
     const uint32_t versions[] = {0, 4, 0x100, UINT32_MAX};
     for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
         le_write(bytes + 8, versions[k], 4);
@@ -317,8 +335,6 @@ Test(map_file, unknown_versions_are_reported_as_such)
     expect_load(bytes, len, DCH_ECORRUPT, "version 2 without a record", 2);
     bytes[0] = 0x88;
     expect_load(bytes, len, DCH_ECORRUPT, "magic", 0);
-    free(bytes);
-    dch_map_free(m);
 }
 
 /*
@@ -399,14 +415,12 @@ static const doc_breaker breakers[] = {
     {"owned slots with every weight 0", br_owned_without_weight, false},
 };
 
-Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected)
+Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected,
+     .init = small_file, .fini = small_file_free)
 {
-    dch_map *m = small_map();
-    size_t len;
-    uint8_t *bytes = map_bytes(m, &len);
+    uint8_t *bytes = small_bytes;
+    const size_t len = small_len;
     expect_breakers_rejected(bytes, len, breakers, sizeof breakers / sizeof breakers[0]);
-    free(bytes);
-    dch_map_free(m);
 }
 
 /*
@@ -414,11 +428,11 @@ Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected)
  * member name holds byte b (checksum valid) loads exactly when b is not a
  * control byte, and the loaded name holds b.
  */
-Test(map_file, names_load_exactly_when_they_hold_no_control_byte)
+Test(map_file, names_load_exactly_when_they_hold_no_control_byte,
+     .init = small_file, .fini = small_file_free)
 {
-    dch_map *m = small_map();
-    size_t len;
-    uint8_t *bytes = map_bytes(m, &len);
+    uint8_t *bytes = small_bytes;
+    const size_t len = small_len;
     unsigned loaded = 0;
     for (unsigned b = 1; b <= 0xff; b++) {
         const bool valid = b >= 0x20 && b != 0x7f;
@@ -446,8 +460,6 @@ Test(map_file, names_load_exactly_when_they_hold_no_control_byte)
         }
     }
     cr_assert_eq(loaded, 0xff - 0x20, "bytes 0x20 .. 0xff but 0x7f load");
-    free(bytes);
-    dch_map_free(m);
 }
 
 /*
@@ -582,11 +594,11 @@ Test(map_file, malformed_run_tables_are_rejected)
     dch_map_free(m);
 }
 
-Test(map_file, count_and_length_fields_must_match_the_bytes)
+Test(map_file, count_and_length_fields_must_match_the_bytes,
+     .init = small_file, .fini = small_file_free)
 {
-    dch_map *m = small_map();
-    size_t len;
-    uint8_t *bytes = map_bytes(m, &len);
+    uint8_t *bytes = small_bytes;
+    const size_t len = small_len;
     uint8_t *p = malloc(len + 1);
     const uint32_t counts[] = {0, 3, 5, 6, 65535, 65536, UINT32_MAX};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
@@ -607,8 +619,6 @@ Test(map_file, count_and_length_fields_must_match_the_bytes)
     p[len] = 0;
     expect_load(p, len + 1, DCH_ECORRUPT, "appended byte", 0);
     free(p);
-    free(bytes);
-    dch_map_free(m);
 }
 
 /*
