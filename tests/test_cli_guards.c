@@ -95,9 +95,7 @@ Test(cli_guards, a_change_that_moves_most_of_the_data_needs_force)
     cr_assert(strstr(r.out, "\"needs_force\": false") != NULL, "%s", r.out);
     tool_result_free(&r);
 
-    r = TOOL_RUN("add", map, "x", "--weight", "1000000000", "--force");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "add", map, "x", "--weight", "1000000000", "--force");
     cr_assert(!file_holds(map, orig, len), "--force did not make the change");
     free(orig);
 
@@ -106,9 +104,7 @@ Test(cli_guards, a_change_that_moves_most_of_the_data_needs_force)
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert(strstr(r.err, "--force to make it anyway") != NULL, "%s", r.err);
     tool_result_free(&r);
-    r = TOOL_RUN("remove", map, "x");
-    cr_assert_eq(r.status, 1, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(1, "remove", map, "x");
 }
 
 /* Building a map is no mistake: its first member takes every slot and its
@@ -127,13 +123,9 @@ Test(cli_guards, the_first_two_members_need_no_force)
     tool_result_free(&r);
     /* A member of weight 0 holds no data: a with b at weight 0 is one. */
     make_map(map, 1, (const uint32_t[]){1, 0}, 2);
-    r = TOOL_RUN("weight", map, "n1", "5");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "weight", map, "n1", "5");
     /* Now two of positive weight: draining the larger needs --force. */
-    r = TOOL_RUN("weight", map, "n1", "0");
-    cr_assert_eq(r.status, 1, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(1, "weight", map, "n1", "0");
 }
 
 /* With replicas the guard counts copies whose data moves. */
@@ -153,9 +145,7 @@ Test(cli_guards, with_replicas_the_guard_counts_copies)
     cr_assert_eq(r.status, 2, "%s", r.err);
     cr_assert(strstr(r.err, "-1: numbers take no sign") != NULL, "%s", r.err);
     tool_result_free(&r);
-    r = TOOL_RUN("add", map, "small");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "add", map, "small");
 }
 
 /* ---- Limits ------------------------------------------------------------ */
@@ -422,23 +412,17 @@ Test(cli_guards, plan_writes_into_a_new_or_empty_folder_or_not_at_all)
     cr_assert_eq(entries_in(the_tool.dir), 3, "a temporary folder was left");
 
     /* A plan that cannot be staged (the maps swapped) makes no folder. */
-    r = TOOL_RUN("plan", target, old, "--max-slots", "4", "--write-dir", steps);
-    cr_assert_eq(r.status, 1);
-    tool_result_free(&r);
+    TOOL_EXPECT(1, "plan", target, old, "--max-slots", "4", "--write-dir", steps);
     cr_assert_eq(entries_in(the_tool.dir), 3, "a failed plan left a folder");
 
     /* A new folder, then an empty one, get every step. */
-    r = TOOL_RUN("plan", old, target, "--max-slots", "4", "--write-dir", steps);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "plan", old, target, "--max-slots", "4", "--write-dir", steps);
     const int n = entries_in(steps);
     cr_assert(n > 2, "%d steps", n);
     cr_assert_eq(entries_in(the_tool.dir), 4);
     remove_dir(steps);
     cr_assert_eq(mkdir(steps, 0750), 0);
-    r = TOOL_RUN("plan", old, target, "--max-slots", "4", "--write-dir", steps);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "plan", old, target, "--max-slots", "4", "--write-dir", steps);
     cr_assert_eq(entries_in(steps), n);
     struct stat st;
     cr_assert_eq(stat(steps, &st), 0);

@@ -738,6 +738,19 @@ tool_result tool_run(char *const *args)
     return r;
 }
 
+void tool_expect(int status, const char *in, char *const *args)
+{
+    tool_result r = tool_run_in(in, args);
+    if (r.status != status) {
+        fprintf(stderr, "support: dchctl");
+        for (size_t i = 0; args[i] != NULL; i++)
+            fprintf(stderr, " %s", args[i]);
+        fprintf(stderr, ": exit status %d, want %d:\n%s\n", r.status, status, r.err);
+        abort();
+    }
+    tool_result_free(&r);
+}
+
 void tool_path(char *buf, size_t n, const char *name)
 {
     snprintf(buf, n, "%s/%s", the_tool.dir, name);
@@ -758,6 +771,14 @@ int count_files_in(const char *dir)
 int tool_count_files(void)
 {
     return count_files_in(the_tool.dir);
+}
+
+char *file_bytes(const char *path, size_t *len)
+{
+    char *s = slurp(path, len);
+    if (s == NULL)
+        die("cannot read %s", path);
+    return s;
 }
 
 bool file_holds(const char *path, const void *bytes, size_t len)

@@ -316,6 +316,13 @@ tool_result tool_run_in(const char *in, char *const *args);
 #define TOOL_RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
 #define TOOL_RUN_IN(in, ...) tool_run_in(in, (char *const[]){__VA_ARGS__, NULL})
 
+/* tool_run_in, requiring exit status `status`: otherwise the test stops
+ * (abort) after printing the command and its standard error. */
+void tool_expect(int status, const char *in, char *const *args);
+#define TOOL_EXPECT(status, ...) tool_expect(status, NULL, (char *const[]){__VA_ARGS__, NULL})
+#define TOOL_EXPECT_IN(status, in, ...) \
+    tool_expect(status, in, (char *const[]){__VA_ARGS__, NULL})
+
 /* the_tool.dir/name, into buf (n bytes). */
 void tool_path(char *buf, size_t n, const char *name);
 
@@ -323,6 +330,9 @@ void tool_path(char *buf, size_t n, const char *name);
  * when dir cannot be read. tool_count_files: in the_tool.dir. */
 int count_files_in(const char *dir);
 int tool_count_files(void);
+
+/* slurp for a file that must be there: dies when it cannot be read. */
+char *file_bytes(const char *path, size_t *len);
 
 /* Whether the file at path holds exactly these len bytes. */
 bool file_holds(const char *path, const void *bytes, size_t len);
