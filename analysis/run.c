@@ -90,6 +90,11 @@ int an_fail(const char *what, int rc)
     return rc;
 }
 
+const char *an_parties_phrase(const an_change_figures *f, const char *const words[3])
+{
+    return f->parties_frac_min >= 1.0 ? words[0] : f->parties_max <= 1 ? words[1] : words[2];
+}
+
 uint32_t *an_removal_order(const an_run *r, uint64_t stream, uint32_t first,
                            uint32_t count)
 {

@@ -78,20 +78,15 @@ static bool exact(const shrink_summary *ss)
     return fabs(ss->fig.ratio_min - 1.0) < 1e-9 && fabs(ss->fig.ratio_max - 1.0) < 1e-9;
 }
 
-static const char *receivers_phrase(char *buf, size_t n, const an_change_figures *f)
-{
-    if (f->parties_frac_min >= 1.0)
-        snprintf(buf, n, "over every survivor");
-    else if (f->parties_max <= 1)
-        snprintf(buf, n, "to a single neighbour");
-    else
-        snprintf(buf, n, "over most survivors");
-    return buf;
-}
+/* Where a leaver's share goes, in the words of the section's opening. */
+static const char *const RECEIVERS_WORDS[3] = {
+    "over every survivor",
+    "to a single neighbour",
+    "over most survivors",
+};
 
 static void intro(an_buf *h, const an_run *r, const shrink_summary *ss)
 {
-    char p[3][40];
     const bool all_exact = exact(&ss[0]) && exact(&ss[1]) && exact(&ss[2]);
     an_buf_printf(h,
               "<p class=\"lead\">From the %u nodes of section 1, members chosen by a "
@@ -104,9 +99,9 @@ static void intro(an_buf *h, const an_run *r, const shrink_summary *ss)
               (unsigned)r->opt.nodes, (unsigned)r->opt.shrink_to,
               all_exact ? "In DCH and both rings every removal moves exactly"
                         : "A removal moves at least",
-              AN_DCH_DESCRIPTION, receivers_phrase(p[0], sizeof p[0], &ss[0].fig),
-              r->label[1], receivers_phrase(p[1], sizeof p[1], &ss[1].fig),
-              receivers_phrase(p[2], sizeof p[2], &ss[2].fig));
+              AN_DCH_DESCRIPTION, an_parties_phrase(&ss[0].fig, RECEIVERS_WORDS),
+              r->label[1], an_parties_phrase(&ss[1].fig, RECEIVERS_WORDS),
+              an_parties_phrase(&ss[2].fig, RECEIVERS_WORDS));
     an_buf_printf(h,
               "<p><b>How to read it.</b> <i>moved / share</i> is 1 when exactly "
               "the leaver's share moved; <i>between others</i> is the share that "

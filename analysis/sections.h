@@ -48,6 +48,11 @@ typedef struct an_change_figures {
 /** Figures before any change: every minimum infinite, every maximum 0. */
 an_change_figures an_change_figures_none(void);
 
+/** Who took part in a scheme's changes, in the words of a section's
+ *  opening: words[0] when every one that could did, words[1] when at most
+ *  one did, else words[2]. */
+const char *an_parties_phrase(const an_change_figures *f, const char *const words[3]);
+
 /** Fold one change into *f; a NaN figure is passed over. */
 void an_change_figures_add(an_change_figures *f, double ratio, double frac,
                            uint32_t parties, double largest);

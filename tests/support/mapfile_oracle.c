@@ -407,6 +407,34 @@ uint32_t doc_check_bytes(const dch_map *m, const uint8_t *bytes, size_t len,
     return encoding;
 }
 
+void expect_field_rejected(const uint8_t *bytes, size_t len, size_t at, uint64_t v, int width,
+                           const char *what, long detail)
+{
+    uint8_t *p = malloc(len);
+    memcpy(p, bytes, len);
+    le_write(p + at, v, width);
+    fix_checksum(p, len);
+    expect_load(p, len, DCH_ECORRUPT, what, detail);
+    free(p);
+}
+
+void expect_run_table_rejected(const uint8_t *bytes, size_t len, size_t table, size_t tuple)
+{
+    cr_assert_eq(bytes[table], 1, "a runs table");
+    const uint32_t runs = (uint32_t)le_read(bytes + table + 1, 4);
+    const size_t length = table + 5 + tuple; /* the first run's length */
+    for (size_t k = 0; k <= tuple; k++)
+        cr_assert(bytes[table + 5 + k] < 0x80, "a first run of one-byte ulebs");
+    cr_assert(bytes[length] > 1, "a first run of 2 .. 127 slots");
+    for (int delta = -1; delta <= 1; delta += 2)
+        expect_field_rejected(bytes, len, table + 1, (uint32_t)((int64_t)runs + delta), 4,
+                              "run count", delta);
+    expect_field_rejected(bytes, len, table + 1, 0, 4, "zero runs", 0);
+    expect_field_rejected(bytes, len, length, 0, 1, "empty run", 0);
+    expect_field_rejected(bytes, len, length, 0x7f, 1, "runs past P", 0);
+    expect_field_rejected(bytes, len, table, 2, 1, "encoding 2", 0);
+}
+
 void expect_damage_rejected(const uint8_t *bytes, size_t len)
 {
     for (size_t cut = 0; cut < len; cut++) {

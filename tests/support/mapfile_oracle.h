@@ -83,6 +83,17 @@ void expect_load(const uint8_t *p, size_t len, int want, const char *what, long 
 uint32_t doc_check_bytes(const dch_map *m, const uint8_t *bytes, size_t len,
                          unsigned long long seed);
 
+/* bytes with the `width`-byte little-endian field at `at` set to v, behind
+ * a repaired checksum, fail to load with DCH_ECORRUPT. */
+void expect_field_rejected(const uint8_t *bytes, size_t len, size_t at, uint64_t v, int width,
+                           const char *what, long detail);
+
+/* The run table at `table` (its encoding byte; runs of `tuple` one-byte
+ * entries and a one-byte length first) with a run count off by one either
+ * way or 0, a first run of length 0 or past P, or encoding 2: each fails to
+ * load. */
+void expect_run_table_rejected(const uint8_t *bytes, size_t len, size_t table, size_t tuple);
+
 /* Every truncation of bytes, and every byte of it flipped whole or one bit
  * at a time, fails to load (a flipped version field as an unknown version
  * where it is one, DCH_EVERSION). */
