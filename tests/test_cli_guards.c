@@ -114,10 +114,8 @@ Test(cli_guards, the_first_two_members_need_no_force)
     char map[256];
     tool_path(map, sizeof map, "m.dchmap");
     make_map(map, 1, NULL, 0);
-    result r = TOOL_RUN("add", map, "a");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
-    r = TOOL_RUN("add", map, "b", "--weight", "3");
+    TOOL_EXPECT(0, "add", map, "a");
+    result r = TOOL_RUN("add", map, "b", "--weight", "3");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "96 of 128 slots move") != NULL, "%s", r.out);
     tool_result_free(&r);
@@ -228,9 +226,7 @@ Test(cli_guards, numbers_are_read_strictly_and_refused_in_one_wording)
         tool_result_free(&r);
     }
     /* Leading zeros are digits like any other. */
-    result r = TOOL_RUN("weight", map, "n0", "007");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "weight", map, "n0", "007");
 }
 
 /* ---- Suggestions ------------------------------------------------------- */

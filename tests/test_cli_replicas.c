@@ -67,9 +67,8 @@ Test(cli_replicas, bad_replica_counts_are_usage_errors_that_change_nothing)
     char map[256], fresh[256];
     tool_path(map, sizeof map, "m.dchmap");
     tool_path(fresh, sizeof fresh, "fresh.dchmap");
-    result r = TOOL_RUN("init", map, "--units", "16", "--slots", "8");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "init", map, "--units", "16", "--slots", "8");
+    result r;
     size_t len0;
     char *bytes0 = file_bytes(map, &len0);
     char *const bad[] = {"0", "9", "10", "-1", "x", "", "3x", " 3", "1.5", "+2",
@@ -108,9 +107,8 @@ Test(cli_replicas, bad_zone_names_are_usage_errors_that_change_nothing)
 {
     char map[256];
     tool_path(map, sizeof map, "m.dchmap");
-    result r = TOOL_RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "2");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "init", map, "--units", "16", "--slots", "8", "--replicas", "2");
+    result r;
     TOOL_EXPECT(0, "add", map, "a", "--zone", "z1");
     size_t len0;
     char *bytes0 = file_bytes(map, &len0);
@@ -325,9 +323,8 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
 {
     char map[256];
     tool_path(map, sizeof map, "m.dchmap");
-    result r = TOOL_RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "2");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "init", map, "--units", "16", "--slots", "8", "--replicas", "2");
+    result r;
     dch_map_config cfg = map_config(16, 8);
     cfg.replicas = 2;
     dch_map *lib;
