@@ -435,6 +435,42 @@ void expect_run_table_rejected(const uint8_t *bytes, size_t len, size_t table, s
     expect_field_rejected(bytes, len, table, 2, 1, "encoding 2", 0);
 }
 
+dch_map *expect_round_trip(const dch_map *m, const uint8_t *bytes, size_t len,
+                           unsigned long long seed)
+{
+    dch_map *back = NULL;
+    cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK, "seed %llu", seed);
+    assert_same_map(m, back, "round trip", seed);
+    cr_assert_eq(dch_map_fingerprint(m), dch_map_fingerprint(back), "seed %llu", seed);
+    size_t len2;
+    uint8_t *again = map_bytes(back, &len2);
+    cr_assert(len2 == len && memcmp(again, bytes, len) == 0,
+              "seed %llu: saving a loaded map gives other bytes", seed);
+    free(again);
+    return back;
+}
+
+void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
+                                  unsigned n, uint32_t version)
+{
+    unsigned raw = 0, runs = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const unsigned long long seed = base + i;
+        uint64_t rng = seed;
+        dch_map *m = make(&rng, i);
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        cr_assert_eq(le_read(bytes + 8, 4), version, "seed %llu: version", seed);
+        if (doc_check_bytes(m, bytes, len, seed))
+            runs++;
+        else
+            raw++;
+        free(bytes);
+        dch_map_free(m);
+    }
+    cr_assert(raw > 0 && runs > 0, "both encodings exercised (raw %u, runs %u)", raw, runs);
+}
+
 void expect_damage_rejected(const uint8_t *bytes, size_t len)
 {
     for (size_t cut = 0; cut < len; cut++) {

@@ -94,6 +94,18 @@ void expect_field_rejected(const uint8_t *bytes, size_t len, size_t at, uint64_t
  * load. */
 void expect_run_table_rejected(const uint8_t *bytes, size_t len, size_t table, size_t tuple);
 
+/* bytes, what the library wrote for m, load to a map equal to m in every
+ * getter and fingerprint, which saves to the same bytes. @return the
+ * loaded map (the caller frees it). */
+dch_map *expect_round_trip(const dch_map *m, const uint8_t *bytes, size_t len,
+                           unsigned long long seed);
+
+/* doc_check_bytes over n random maps, map i from make(rng, i) with the
+ * stream seeded base + i, each written as format `version`; both table
+ * encodings must turn up. */
+void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
+                                  unsigned n, uint32_t version);
+
 /* Every truncation of bytes, and every byte of it flipped whole or one bit
  * at a time, fails to load (a flipped version field as an unknown version
  * where it is one, DCH_EVERSION). */
