@@ -596,31 +596,7 @@ Test(map_file, allocation_failure_at_every_point_of_a_load_is_clean)
             break;
         dch_map_free(m);
     } while (1);
-    size_t len;
-    uint8_t *bytes = map_bytes(m, &len);
-    faulty c = {0, 0, false, 0};
-    const dch_allocator a = faulty_allocator(&c);
-    fault_sweep sw;
-    for (fault_sweep_start(&sw, &c, SWEEP_ALONE, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
-        dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
-        const int rc = dch_map_load_with(&out, bytes, len, &a);
-        fault_sweep_done(&sw, rc);
-        if (rc == DCH_OK) {
-            cr_assert_gt(c.live, 0, "the map lives in the caller's allocator");
-            dch_map_config cfg;
-            dch_map_get_config(out, &cfg);
-            cr_assert(cfg.allocator == &a);
-            assert_same_map(m, out, "load_with", 99);
-            dch_map_free(out);
-            cr_assert_eq(c.live, 0, "everything freed through the allocator");
-            continue;
-        }
-        cr_assert_eq(rc, DCH_ENOMEM, "failure %ld gives %d", sw.at, rc);
-        cr_assert(out == sentinel);
-        cr_assert_eq(c.live, 0, "failure %ld leaks %ld blocks", sw.at, c.live);
-    }
-    cr_assert_gt(sw.failed, 3, "the load allocates several times");
-    free(bytes);
+    expect_load_failures_clean(m, SWEEP_ALONE, 3);
     dch_map_free(m);
 }
 

@@ -434,28 +434,7 @@ Test(map_file_replicas, allocation_failure_at_every_point_of_a_load_is_clean)
 {
     for (uint32_t R = 2; R <= 4; R += 2) {
         dch_map *m = zoned_map(R);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        faulty c = {0, 0, false, 0};
-        const dch_allocator a = faulty_allocator(&c);
-        fault_sweep sw;
-        for (fault_sweep_start(&sw, &c, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
-            dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
-            const int rc = dch_map_load_with(&out, bytes, len, &a);
-            fault_sweep_done(&sw, rc);
-            if (rc == DCH_OK) {
-                assert_same_map(m, out, "load_with", R);
-                dch_map_free(out);
-                cr_assert_eq(c.live, 0, "everything freed through the allocator");
-                continue;
-            }
-            cr_assert_eq(rc, DCH_ENOMEM, "R %u, failure %ld gives %d", R, sw.at, rc);
-            cr_assert(out == sentinel);
-            cr_assert_eq(sw.leaked, 0, "R %u, failure %ld leaks %ld blocks", R, sw.at,
-                         sw.leaked);
-        }
-        cr_assert_gt(sw.failed, 6, "a zoned load allocates several times");
-        free(bytes);
+        expect_load_failures_clean(m, SWEEP_BOTH, 6);
         dch_map_free(m);
     }
 }

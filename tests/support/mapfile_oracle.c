@@ -471,6 +471,36 @@ void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), u
     cr_assert(raw > 0 && runs > 0, "both encodings exercised (raw %u, runs %u)", raw, runs);
 }
 
+void expect_load_failures_clean(const dch_map *m, unsigned mode, long min_failures)
+{
+    size_t len;
+    uint8_t *bytes = map_bytes(m, &len);
+    faulty c = {0, 0, false, 0};
+    const dch_allocator a = faulty_allocator(&c);
+    fault_sweep sw;
+    for (fault_sweep_start(&sw, &c, mode, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+        dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
+        const int rc = dch_map_load_with(&out, bytes, len, &a);
+        fault_sweep_done(&sw, rc);
+        if (rc == DCH_OK) {
+            cr_assert_gt(c.live, 0, "the map lives in the caller's allocator");
+            dch_map_config cfg;
+            dch_map_get_config(out, &cfg);
+            cr_assert(cfg.allocator == &a);
+            assert_same_map(m, out, "load_with", 0);
+            dch_map_free(out);
+            cr_assert_eq(c.live, 0, "everything freed through the allocator");
+            continue;
+        }
+        cr_assert_eq(rc, DCH_ENOMEM, "failure %ld gives %d", sw.at, rc);
+        cr_assert(out == sentinel);
+        cr_assert(c.live == 0 && sw.leaked == 0, "failure %ld leaks %ld blocks", sw.at,
+                  sw.leaked);
+    }
+    cr_assert_gt(sw.failed, min_failures, "the load allocates several times");
+    free(bytes);
+}
+
 void expect_damage_rejected(const uint8_t *bytes, size_t len)
 {
     for (size_t cut = 0; cut < len; cut++) {

@@ -106,6 +106,12 @@ dch_map *expect_round_trip(const dch_map *m, const uint8_t *bytes, size_t len,
 void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
                                   unsigned n, uint32_t version);
 
+/* A load of m's bytes through an allocator that fails at every point in
+ * turn (fault_sweep in `mode`): each failure gives DCH_ENOMEM, leaves *out
+ * and leaks nothing; a success gives m in the caller's allocator, freed
+ * through it. The load must allocate more than min_failures times. */
+void expect_load_failures_clean(const dch_map *m, unsigned mode, long min_failures);
+
 /* Every truncation of bytes, and every byte of it flipped whole or one bit
  * at a time, fails to load (a flipped version field as an unknown version
  * where it is one, DCH_EVERSION). */
