@@ -298,23 +298,21 @@ Test(map_file, every_truncation_and_flipped_bit_is_rejected)
 Test(map_file, unknown_versions_are_reported_as_such,
      .init = small_file, .fini = small_file_free)
 {
-    uint8_t *bytes = small_bytes;
-    const size_t len = small_len;
     const uint32_t versions[] = {0, 4, 0x100, UINT32_MAX};
     for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
-        le_write(bytes + 8, versions[k], 4);
-        fix_checksum(bytes, len);
-        expect_load(bytes, len, DCH_EVERSION, "version", (long)versions[k]);
+        le_write(small_bytes + 8, versions[k], 4);
+        fix_checksum(small_bytes, small_len);
+        expect_load(small_bytes, small_len, DCH_EVERSION, "version", (long)versions[k]);
         /* Even a bare 12-byte start says which version it is. */
-        expect_load(bytes, 12, DCH_EVERSION, "version, 12 bytes", (long)versions[k]);
+        expect_load(small_bytes, 12, DCH_EVERSION, "version, 12 bytes", (long)versions[k]);
     }
     /* Version 2 is known: a version 1 body under it lacks the transition
      * record, so its table runs into where the record should be. */
-    le_write(bytes + 8, DCH_MAP_FORMAT_VERSION_STEP, 4);
-    fix_checksum(bytes, len);
-    expect_load(bytes, len, DCH_ECORRUPT, "version 2 without a record", 2);
-    bytes[0] = 0x88;
-    expect_load(bytes, len, DCH_ECORRUPT, "magic", 0);
+    le_write(small_bytes + 8, DCH_MAP_FORMAT_VERSION_STEP, 4);
+    fix_checksum(small_bytes, small_len);
+    expect_load(small_bytes, small_len, DCH_ECORRUPT, "version 2 without a record", 2);
+    small_bytes[0] = 0x88;
+    expect_load(small_bytes, small_len, DCH_ECORRUPT, "magic", 0);
 }
 
 /*
@@ -398,9 +396,7 @@ static const doc_breaker breakers[] = {
 Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected,
      .init = small_file, .fini = small_file_free)
 {
-    uint8_t *bytes = small_bytes;
-    const size_t len = small_len;
-    expect_breakers_rejected(bytes, len, breakers, sizeof breakers / sizeof breakers[0]);
+    expect_breakers_rejected(small_bytes, small_len, breakers, sizeof breakers / sizeof breakers[0]);
 }
 
 /*
@@ -411,14 +407,12 @@ Test(map_file, hostile_fields_with_a_valid_checksum_are_rejected,
 Test(map_file, names_load_exactly_when_they_hold_no_control_byte,
      .init = small_file, .fini = small_file_free)
 {
-    uint8_t *bytes = small_bytes;
-    const size_t len = small_len;
     unsigned loaded = 0;
     for (unsigned b = 1; b <= 0xff; b++) {
         const bool valid = b >= 0x20 && b != 0x7f;
         for (int enc = 0; enc < 2; enc++) {
             doc d;
-            doc_parse(bytes, len, &d);
+            doc_parse(small_bytes, small_len, &d);
             d.recs[1].name[d.recs[1].len - 1] = (uint8_t)b;
             size_t blen;
             uint8_t *f = doc_write(&d, enc, &blen);
@@ -551,19 +545,17 @@ Test(map_file, malformed_run_tables_are_rejected)
 Test(map_file, count_and_length_fields_must_match_the_bytes,
      .init = small_file, .fini = small_file_free)
 {
-    uint8_t *bytes = small_bytes;
-    const size_t len = small_len;
     const uint32_t counts[] = {0, 3, 5, 6, 65535, 65536, UINT32_MAX};
     for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
-        expect_field_rejected(bytes, len, 12, counts[k], 4, "member count", (long)counts[k]);
-    const uint64_t lengths[] = {len - 1, len + 1, 0, 65, UINT64_MAX};
+        expect_field_rejected(small_bytes, small_len, 12, counts[k], 4, "member count", (long)counts[k]);
+    const uint64_t lengths[] = {small_len - 1, small_len + 1, 0, 65, UINT64_MAX};
     for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++)
-        expect_field_rejected(bytes, len, 16, lengths[k], 8, "length field", (long)k);
-    uint8_t *p = malloc(len + 1);
+        expect_field_rejected(small_bytes, small_len, 16, lengths[k], 8, "length field", (long)k);
+    uint8_t *p = malloc(small_len + 1);
     /* A byte appended to an intact file. */
-    memcpy(p, bytes, len);
-    p[len] = 0;
-    expect_load(p, len + 1, DCH_ECORRUPT, "appended byte", 0);
+    memcpy(p, small_bytes, small_len);
+    p[small_len] = 0;
+    expect_load(p, small_len + 1, DCH_ECORRUPT, "appended byte", 0);
     free(p);
 }
 
