@@ -332,14 +332,6 @@ static oracle oracle_of(const dch_map *a, const dch_map *b)
     return o;
 }
 
-static unsigned long long number_after(const char *text, const char *field)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": ", field);
-    const char *s = strstr(text, pat);
-    cr_assert_not_null(s, "no %s in %s", field, text);
-    return strtoull(s + strlen(pat), NULL, 10);
-}
 
 Test(cli_guards, promotions_are_counted_apart_from_moves)
 {
@@ -364,10 +356,10 @@ Test(cli_guards, promotions_are_counted_apart_from_moves)
     cr_assert_eq(dch_map_load_file(&b, map), DCH_OK);
     const oracle o = oracle_of(a, b);
     cr_assert(o.promoted > 0 && o.promoted < o.moved, "the case shows nothing");
-    cr_assert_eq(number_after(r.out, "moved_slots"), o.moved);
-    cr_assert_eq(number_after(r.out, "promoted_slots"), o.promoted, "%s", r.out);
-    cr_assert_eq(number_after(r.out, "copies_moved"), o.copied, "%s", r.out);
-    cr_assert_eq(number_after(r.out, "copies_held"), o.held, "%s", r.out);
+    cr_assert_eq(json_number(r.out, "moved_slots"), o.moved);
+    cr_assert_eq(json_number(r.out, "promoted_slots"), o.promoted, "%s", r.out);
+    cr_assert_eq(json_number(r.out, "copies_moved"), o.copied, "%s", r.out);
+    cr_assert_eq(json_number(r.out, "copies_held"), o.held, "%s", r.out);
     tool_result_free(&r);
 
     char want[200];

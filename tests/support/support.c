@@ -790,6 +790,16 @@ bool file_holds(const char *path, const void *bytes, size_t len)
     return same;
 }
 
+unsigned long long json_number(const char *text, const char *field)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", field);
+    const char *s = strstr(text, pat);
+    if (s == NULL)
+        die("no %s in %s", field, text);
+    return strtoull(s + strlen(pat), NULL, 10);
+}
+
 dch_map *map_load_path(const char *path)
 {
     dch_map *m = NULL;

@@ -337,6 +337,10 @@ char *file_bytes(const char *path, size_t *len);
 /* Whether the file at path holds exactly these len bytes. */
 bool file_holds(const char *path, const void *bytes, size_t len);
 
+/* The number after "field": in a JSON text; dies when the field is not
+ * there. */
+unsigned long long json_number(const char *text, const char *field);
+
 /* The map in the file at path; dies when it does not load. */
 dch_map *map_load_path(const char *path);
 
