@@ -211,16 +211,8 @@ int an_section_growth(an_run *r)
     an_buf h = {0};
     intro(&h, r, gs);
     an_table *brief = summary_table(r, gs);
-    int rc = brief != NULL ? an_section_begin(r, "growth", an_buf_str(&h)) : -1;
-    an_buf_free(&h);
-    if (rc != 0) {
-        an_table_free(brief);
-        an_table_free(t);
-        return an_fail("growth", DCH_ENOMEM);
-    }
-    const int failed = an_report_table(r->report, brief);
-    if (an_report_table(r->report, t) != 0 || failed)
-        return an_fail("growth", DCH_ENOMEM);
+    if (an_section_two_tables(r, "growth", &h, brief, t) != DCH_OK)
+        return DCH_ENOMEM;
     charts(r);
     return DCH_OK;
 }

@@ -193,16 +193,8 @@ int an_section_shrink(an_run *r)
     an_buf h = {0};
     intro(&h, r, ss);
     an_table *brief = summary_table(r, ss, steps);
-    rc = brief != NULL ? an_section_begin(r, "shrink", an_buf_str(&h)) : -1;
-    an_buf_free(&h);
-    if (rc != 0) {
-        an_table_free(brief);
-        an_table_free(t);
-        return an_fail("shrink", DCH_ENOMEM);
-    }
-    const int failed = an_report_table(r->report, brief);
-    if (an_report_table(r->report, t) != 0 || failed)
-        return an_fail("shrink", DCH_ENOMEM);
+    if (an_section_two_tables(r, "shrink", &h, brief, t) != DCH_OK)
+        return DCH_ENOMEM;
     charts(r);
     return DCH_OK;
 }

@@ -126,6 +126,15 @@ int an_sections_run(an_run *r);
 /** Start section `name`'s part of the page: its title and intro `html`. */
 int an_section_begin(an_run *r, const char *name, const char *html);
 
+/**
+ * Start section `name` with the intro in *html (freed here) and add two
+ * tables to it, which the report takes (both are freed here if either is
+ * NULL, as after a failed allocation).
+ * @return DCH_OK, or DCH_ENOMEM after a message.
+ */
+int an_section_two_tables(an_run *r, const char *name, an_buf *html, an_table *first,
+                          an_table *second);
+
 int an_section_schemes(an_run *r);
 int an_section_growth(an_run *r);
 int an_section_shrink(an_run *r);
