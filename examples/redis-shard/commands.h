@@ -63,4 +63,9 @@ typedef struct key_batch {
 int key_batch_init(key_batch *b);
 void key_batch_free(key_batch *b);
 
+/** One ready batch for each of n shards, or NULL (reported) when memory
+ *  runs out. key_batches_free frees them (NULL is allowed). */
+key_batch *key_batches_new(size_t n);
+void key_batches_free(key_batch *b, size_t n);
+
 #endif /* REDIS_SHARD_COMMANDS_H */

@@ -156,6 +156,28 @@ int key_batch_init(key_batch *b)
     return 0;
 }
 
+key_batch *key_batches_new(size_t n)
+{
+    key_batch *b = calloc(n ? n : 1, sizeof *b);
+    if (b == NULL) {
+        fprintf(stderr, "redis-shard: out of memory\n");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (key_batch_init(&b[i]) != 0) {
+            key_batches_free(b, i);
+            return NULL;
+        }
+    return b;
+}
+
+void key_batches_free(key_batch *b, size_t n)
+{
+    for (size_t i = 0; b != NULL && i < n; i++)
+        key_batch_free(&b[i]);
+    free(b);
+}
+
 /* ---- init --------------------------------------------------------------- */
 
 static int hex_digit(char ch)

@@ -388,7 +388,7 @@ int cmd_replicas(int argc, char **argv)
     s.keys = (uint32_t)o.keys;
     s.replicas = (uint32_t)o.replicas;
     s.conns = calloc(s.n, sizeof *s.conns);
-    s.batch = calloc(s.n, sizeof *s.batch);
+    s.batch = key_batches_new(s.n);
     s.gens = calloc(s.keys, sizeof *s.gens);
     s.expect = calloc(s.n, sizeof *s.expect);
     s.sent = calloc(s.n, sizeof *s.sent);
@@ -408,8 +408,7 @@ int cmd_replicas(int argc, char **argv)
             fprintf(stderr, "redis-shard: cannot add %s (a name given twice?)\n", s.ms[i].name);
             goto out;
         }
-        if (key_batch_init(&s.batch[i]) != 0 ||
-            store_connect(&s.conns[i], s.ms[i].host, s.ms[i].port) != 0)
+        if (store_connect(&s.conns[i], s.ms[i].host, s.ms[i].port) != 0)
             goto out;
         /* The scenario counts every key a shard holds. */
         if ((size = store_dbsize(s.conns[i])) != 0) {
@@ -421,10 +420,8 @@ int cmd_replicas(int argc, char **argv)
     }
     status = run(&s, &o, m);
 out:
-    for (size_t i = 0; s.batch && i < s.n; i++)
-        key_batch_free(&s.batch[i]);
+    key_batches_free(s.batch, s.n);
     close_all(s.conns, s.n);
-    free(s.batch);
     free(s.gens);
     free(s.expect);
     free(s.sent);
