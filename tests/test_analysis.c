@@ -777,13 +777,7 @@ Test(analysis, outfile_replaces_the_file_only_when_committed)
     cr_assert_str_eq(s, "new\n");
     free(s);
     /* Nothing else is left in the folder. */
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    size_t files = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        files += e->d_name[0] != '.';
-    closedir(d);
-    cr_assert_eq(files, 1);
+    cr_assert_eq(dir_count(dir, false), 1);
     snprintf(path, sizeof path, "%s/no-such-dir/f.txt", dir);
     cr_assert_eq(an_outfile_open(&o, path), -1);
     remove_dir(dir);

@@ -720,7 +720,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
     tool_result_free(&r);
     cr_assert_eq(tool_count_files(), 3, "the two maps and the steps' folder, nothing beside");
-    cr_assert_eq(count_files_in(steps), (int)n, "one file per step");
+    cr_assert_eq(dir_count(steps, false), (int)n, "one file per step");
 
     /* Each file is the library's step, byte for byte. */
     dch_map *prev = a;

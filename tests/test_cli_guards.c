@@ -43,19 +43,6 @@ static void make_map(const char *path, uint32_t replicas, const uint32_t *w, siz
     dch_map_free(m);
 }
 
-/* Every name in dir but . and .., hidden ones and the tool's captures of
- * its output included: a leftover temporary folder counts. */
-static int entries_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-             strcmp(e->d_name, ".stdout") != 0 && strcmp(e->d_name, ".stderr") != 0;
-    closedir(d);
-    return n;
-}
 
 /* ---- The --force guard ------------------------------------------------- */
 
@@ -396,22 +383,22 @@ Test(cli_guards, plan_writes_into_a_new_or_empty_folder_or_not_at_all)
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, "not empty") != NULL, "%s", r.err);
     tool_result_free(&r);
-    cr_assert_eq(entries_in(full), 1);
-    cr_assert_eq(entries_in(the_tool.dir), 3, "a temporary folder was left");
+    cr_assert_eq(dir_count(full, true), 1);
+    cr_assert_eq(dir_count(the_tool.dir, true), 3, "a temporary folder was left");
 
     /* A plan that cannot be staged (the maps swapped) makes no folder. */
     TOOL_EXPECT(1, "plan", target, old, "--max-slots", "4", "--write-dir", steps);
-    cr_assert_eq(entries_in(the_tool.dir), 3, "a failed plan left a folder");
+    cr_assert_eq(dir_count(the_tool.dir, true), 3, "a failed plan left a folder");
 
     /* A new folder, then an empty one, get every step. */
     TOOL_EXPECT(0, "plan", old, target, "--max-slots", "4", "--write-dir", steps);
-    const int n = entries_in(steps);
+    const int n = dir_count(steps, true);
     cr_assert(n > 2, "%d steps", n);
-    cr_assert_eq(entries_in(the_tool.dir), 4);
+    cr_assert_eq(dir_count(the_tool.dir, true), 4);
     remove_dir(steps);
     cr_assert_eq(mkdir(steps, 0750), 0);
     TOOL_EXPECT(0, "plan", old, target, "--max-slots", "4", "--write-dir", steps);
-    cr_assert_eq(entries_in(steps), n);
+    cr_assert_eq(dir_count(steps, true), n);
     struct stat st;
     cr_assert_eq(stat(steps, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0750, "the empty folder's mode is kept");

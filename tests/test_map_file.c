@@ -623,16 +623,6 @@ Test(map_file, save_file_allocation_failure_leaves_no_file)
 
 /* ---- Files ------------------------------------------------------------ */
 
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
 
 Test(map_file, files_are_replaced_atomically_and_read_back)
 {
@@ -643,7 +633,7 @@ Test(map_file, files_are_replaced_atomically_and_read_back)
     dch_map *m = small_map();
     umask(022);
     cr_assert_eq(dch_map_save_file(m, path), DCH_OK);
-    cr_assert_eq(count_entries(dir), 1, "only the map file: no temporary left");
+    cr_assert_eq(dir_count(dir, true), 1, "only the map file: no temporary left");
     struct stat st;
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0644, "a new file: 0666 less the umask");
@@ -663,7 +653,7 @@ Test(map_file, files_are_replaced_atomically_and_read_back)
     cr_assert_eq(dch_map_save_file(m, path), DCH_OK);
     cr_assert_eq(stat(path, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0640);
-    cr_assert_eq(count_entries(dir), 1);
+    cr_assert_eq(dir_count(dir, true), 1);
     cr_assert_eq(dch_map_load_file(&back, path), DCH_OK);
     assert_same_map(m, back, "replaced file", 0);
     dch_map_free(back);
@@ -675,8 +665,8 @@ Test(map_file, files_are_replaced_atomically_and_read_back)
     errno = 0;
     cr_assert_eq(dch_map_save_file(m, sub), DCH_EIO);
     cr_assert_neq(errno, 0, "errno says why");
-    cr_assert_eq(count_entries(dir), 2, "no temporary left after a failed rename");
-    cr_assert_eq(count_entries(sub), 0);
+    cr_assert_eq(dir_count(dir, true), 2, "no temporary left after a failed rename");
+    cr_assert_eq(dir_count(sub, true), 0);
     rmdir(sub);
 
     /* A missing directory. */

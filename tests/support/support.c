@@ -756,21 +756,24 @@ void tool_path(char *buf, size_t n, const char *name)
     snprintf(buf, n, "%s/%s", the_tool.dir, name);
 }
 
-int count_files_in(const char *dir)
+int dir_count(const char *dir, bool hidden)
 {
     DIR *d = opendir(dir);
     if (d == NULL)
         die("cannot open %s", dir);
     int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const char *name = e->d_name;
+        n += strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && strcmp(name, ".stdout") != 0 &&
+             strcmp(name, ".stderr") != 0 && (hidden || name[0] != '.');
+    }
     closedir(d);
     return n;
 }
 
 int tool_count_files(void)
 {
-    return count_files_in(the_tool.dir);
+    return dir_count(the_tool.dir, false);
 }
 
 char *file_bytes(const char *path, size_t *len)

@@ -326,9 +326,10 @@ void tool_expect(int status, const char *in, char *const *args);
 /* the_tool.dir/name, into buf (n bytes). */
 void tool_path(char *buf, size_t n, const char *name);
 
-/* Names in dir but for hidden ones (tool_run's captures are hidden); dies
- * when dir cannot be read. tool_count_files: in the_tool.dir. */
-int count_files_in(const char *dir);
+/* Names in dir but . and .. and tool_run's captures (.stdout, .stderr);
+ * hidden ones (a leftover temporary file, say) only when `hidden`. Dies
+ * when dir cannot be read. tool_count_files: the_tool.dir's, not hidden. */
+int dir_count(const char *dir, bool hidden);
 int tool_count_files(void);
 
 /* slurp for a file that must be there: dies when it cannot be read. */
