@@ -87,10 +87,7 @@ Test(cli_guards, a_change_that_moves_most_of_the_data_needs_force)
     free(orig);
 
     /* weight and remove are held to the same rule: x holds nearly all. */
-    r = TOOL_RUN("weight", map, "x", "0");
-    cr_assert_eq(r.status, 1, "%s", r.err);
-    cr_assert(strstr(r.err, "--force to make it anyway") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(1, "--force to make it anyway", "weight", map, "x", "0");
     TOOL_EXPECT(1, "remove", map, "x");
 }
 
@@ -126,10 +123,7 @@ Test(cli_guards, with_replicas_the_guard_counts_copies)
               "%s", r.err);
     tool_result_free(&r);
     /* Without --force, -1 is no weight: a number has no sign. */
-    r = TOOL_RUN("weight", map, "n0", "-1");
-    cr_assert_eq(r.status, 2, "%s", r.err);
-    cr_assert(strstr(r.err, "-1: numbers take no sign") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(2, "-1: numbers take no sign", "weight", map, "n0", "-1");
     TOOL_EXPECT(0, "add", map, "small");
 }
 
@@ -154,10 +148,7 @@ Test(cli_guards, a_limit_is_named_with_the_value_that_passes_it)
     char name[300];
     memset(name, 'x', 256);
     name[256] = '\0';
-    r = TOOL_RUN("add", map, name);
-    cr_assert_eq(r.status, 2);
-    cr_assert(strstr(r.err, "a name has 1 to 255 bytes, not 256") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(2, "a name has 1 to 255 bytes, not 256", "add", map, name);
     r = TOOL_RUN("add", map, "a", "--zone", "z\tz");
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "zone \"z\\x09z\" holds the control character 0x09 at byte 2") !=
@@ -270,15 +261,9 @@ Test(cli_guards, a_map_given_after_the_name_is_pointed_out)
     cr_assert(strstr(r.err, want) != NULL, "%s", r.err);
     tool_result_free(&r);
     /* Named like a map, even when missing too. */
-    r = TOOL_RUN("remove", "n0", "other.dchmap");
-    cr_assert_eq(r.status, 2, "%s", r.err);
-    cr_assert(strstr(r.err, "(the map first)") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(2, "(the map first)", "remove", "n0", "other.dchmap");
     /* Nothing looks like a map: the file's own error, exit 1. */
-    r = TOOL_RUN("add", "no-such-map", "node-x");
-    cr_assert_eq(r.status, 1, "%s", r.err);
-    cr_assert(strstr(r.err, "No such file or directory") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(1, "No such file or directory", "add", "no-such-map", "node-x");
 }
 
 /* ---- Moves and promotions ---------------------------------------------- */
@@ -379,10 +364,7 @@ Test(cli_guards, plan_writes_into_a_new_or_empty_folder_or_not_at_all)
     cr_assert_eq(mkdir(full, 0755), 0);
     snprintf(junk, sizeof junk, "%s/step-0001.dchmap", full);
     write_file(junk, "old", 3);
-    result r = TOOL_RUN("plan", old, target, "--max-slots", "4", "--write-dir", full);
-    cr_assert_eq(r.status, 1);
-    cr_assert(strstr(r.err, "not empty") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(1, "not empty", "plan", old, target, "--max-slots", "4", "--write-dir", full);
     cr_assert_eq(dir_count(full, true), 1);
     cr_assert_eq(dir_count(the_tool.dir, true), 3, "a temporary folder was left");
 

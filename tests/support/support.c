@@ -738,17 +738,31 @@ tool_result tool_run(char *const *args)
     return r;
 }
 
-void tool_expect(int status, const char *in, char *const *args)
+/* Stop the test unless r ended with `status` and `text` (unless NULL) in
+ * its standard error, printing the command and what it wrote there. */
+static void tool_require(tool_result *r, int status, const char *text, char *const *args)
 {
-    tool_result r = tool_run_in(in, args);
-    if (r.status != status) {
+    if (r->status != status || (text != NULL && strstr(r->err, text) == NULL)) {
         fprintf(stderr, "support: dchctl");
         for (size_t i = 0; args[i] != NULL; i++)
             fprintf(stderr, " %s", args[i]);
-        fprintf(stderr, ": exit status %d, want %d:\n%s\n", r.status, status, r.err);
+        fprintf(stderr, ": exit status %d, want %d%s%s:\n%s\n", r->status, status,
+                text != NULL ? " saying " : "", text != NULL ? text : "", r->err);
         abort();
     }
-    tool_result_free(&r);
+    tool_result_free(r);
+}
+
+void tool_expect(int status, const char *in, char *const *args)
+{
+    tool_result r = tool_run_in(in, args);
+    tool_require(&r, status, NULL, args);
+}
+
+void tool_expect_err(int status, const char *text, char *const *args)
+{
+    tool_result r = tool_run(args);
+    tool_require(&r, status, text, args);
 }
 
 void tool_path(char *buf, size_t n, const char *name)

@@ -323,6 +323,13 @@ void tool_expect(int status, const char *in, char *const *args);
 #define TOOL_EXPECT_IN(status, in, ...) \
     tool_expect(status, in, (char *const[]){__VA_ARGS__, NULL})
 
+/* tool_run, requiring exit status `status` and `text` in standard error:
+ * otherwise the test stops (abort) after printing the command and what it
+ * wrote there. */
+void tool_expect_err(int status, const char *text, char *const *args);
+#define TOOL_EXPECT_ERR(status, text, ...) \
+    tool_expect_err(status, text, (char *const[]){__VA_ARGS__, NULL})
+
 /* the_tool.dir/name, into buf (n bytes). */
 void tool_path(char *buf, size_t n, const char *name);
 
