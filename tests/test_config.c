@@ -32,6 +32,14 @@ typedef union any_config {
     dch_ring_config ring;
 } any_config;
 
+/* What both configs default to: an all-zero hash key and libc's allocator. */
+static void assert_no_key_no_allocator(const uint8_t key[16], const dch_allocator *a, int i)
+{
+    cr_assert_null(a, "config %d", i);
+    for (int k = 0; k < 16; k++)
+        cr_assert_eq(key[k], 0, "config %d key byte %d", i, k);
+}
+
 static int map_init(any_config *c, uint32_t version) { return dch_map_config_init(&c->map, version); }
 static void map_default(any_config *c) { dch_map_config_default(&c->map); }
 static void map_macro(any_config *c) { c->map = (dch_map_config)DCH_MAP_CONFIG_INIT; }
@@ -42,9 +50,7 @@ static void map_defaults(const any_config *c, int i)
     cr_assert_eq(x->units, 1024u, "config %d", i);
     cr_assert_eq(x->slots_per_unit, 64u, "config %d", i);
     cr_assert_eq(x->replicas, 1u, "config %d", i);
-    cr_assert_null(x->allocator, "config %d", i);
-    for (int k = 0; k < 16; k++)
-        cr_assert_eq(x->hash_key[k], 0, "config %d key byte %d", i, k);
+    assert_no_key_no_allocator(x->hash_key, x->allocator, i);
 }
 
 static int ring_init(any_config *c, uint32_t version)
@@ -59,9 +65,7 @@ static void ring_defaults(const any_config *c, int i)
     cr_assert_eq(x->version, DCH_RING_CONFIG_VERSION, "config %d", i);
     cr_assert_eq(x->points_per_weight, 160u, "config %d", i);
     cr_assert_eq(x->placement, DCH_RING_PLACE_SIPHASH, "config %d", i);
-    cr_assert_null(x->allocator, "config %d", i);
-    for (int k = 0; k < 16; k++)
-        cr_assert_eq(x->hash_key[k], 0, "config %d key byte %d", i, k);
+    assert_no_key_no_allocator(x->hash_key, x->allocator, i);
 }
 
 /* One versioned config: its size, version, the three ways to its

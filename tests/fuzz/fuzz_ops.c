@@ -667,6 +667,17 @@ static void model_removed(model *md, const char *what, uint32_t sel, int rc, cha
     }
 }
 
+/* A weight change of sel to w answered DCH_OK: the model takes it (the
+ * same weight again changes nothing: K_SAME). */
+static void model_weighed(model *md, uint32_t sel, uint32_t w, change *c)
+{
+    c->was = md->weight[sel];
+    c->now = w;
+    if (c->was == w)
+        c->kind = K_SAME;
+    model_set(md, sel, w);
+}
+
 /* One step on the map (and its twin): call, check the code, update the model. */
 static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t w)
 {
@@ -700,11 +711,7 @@ static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t 
         expect_rc("map set_weight", rc, want, DCH_OK);
         expect_rc("twin set_weight", dch_map_set_weight(R->twin, sel, w), want, DCH_OK);
         if (rc == DCH_OK) {
-            c.was = R->mm.weight[sel];
-            c.now = w;
-            if (c.was == w)
-                c.kind = K_SAME;
-            model_set(&R->mm, sel, w);
+            model_weighed(&R->mm, sel, w, &c);
             note_weight(R, w);
         }
     }
@@ -777,13 +784,8 @@ static void ring_step(run *R, int op, const char *name, uint32_t sel, uint32_t w
         c.x = sel;
         rc = dch_ring_set_weight(R->ring, sel, w);
         expect_rc("ring set_weight", rc, want, DCH_OK);
-        if (rc == DCH_OK) {
-            c.was = R->rm.weight[sel];
-            c.now = w;
-            if (c.was == w)
-                c.kind = K_SAME;
-            model_set(&R->rm, sel, w);
-        }
+        if (rc == DCH_OK)
+            model_weighed(&R->rm, sel, w, &c);
     }
     c.ok = rc == DCH_OK;
     if (!c.ok || c.kind == K_SAME) {
