@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include "args.h"
+#include "number.h"
 
-#include <errno.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 int an_arg_next(const char *prog, int argc, char **argv, int *i,
@@ -50,11 +50,8 @@ int an_arg_number(const char *prog, const char *opt, const char *s,
                   unsigned long long lo, unsigned long long hi,
                   unsigned long long *out)
 {
-    char *end;
-    errno = 0;
-    const unsigned long long v = strtoull(s, &end, 0);
-    if (s[0] == '\0' || s[0] == '-' || *end != '\0' || errno != 0 || v < lo ||
-        v > hi) {
+    uint64_t v;
+    if (dch__number_parse(s, DCH__NUMBER_HEX, lo, hi, &v) != 0) {
         fprintf(stderr, "%s: %s wants a number in %llu .. %llu, not '%s'\n",
                 prog, opt, lo, hi, s);
         return -1;

@@ -22,7 +22,8 @@ int an_arg_next(const char *prog, int argc, char **argv, int *i,
                 const char *const *flags, an_arg *out);
 
 /**
- * A whole decimal (or 0x hexadecimal) number in lo .. hi.
+ * A whole decimal (or 0x hexadecimal) number in lo .. hi, as the shared
+ * parser reads it (tools/number/number.h: no sign, space or octal).
  * @return 0 with *out set, or -1 after a message naming `opt`.
  */
 int an_arg_number(const char *prog, const char *opt, const char *s,

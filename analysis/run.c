@@ -90,6 +90,34 @@ int an_fail(const char *what, int rc)
     return rc;
 }
 
+const char *an_parties_phrase(const an_change_figures *f, const char *const words[3])
+{
+    return f->parties_frac_min >= 1.0 ? words[0] : f->parties_max <= 1 ? words[1] : words[2];
+}
+
+uint32_t *an_removal_order(const an_run *r, uint64_t stream, uint32_t first,
+                           uint32_t count)
+{
+    const uint32_t nodes = r->opt.nodes;
+    uint32_t *left = malloc(nodes * sizeof *left);
+    uint32_t *order = malloc((count ? count : 1) * sizeof *order);
+    if (left == NULL || order == NULL) {
+        free(left);
+        free(order);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < nodes; i++)
+        left[i] = first + i;
+    uint64_t rng = r->opt.seed ^ stream;
+    for (uint32_t k = 0, n = nodes; k < count; k++, n--) {
+        const uint32_t i = an_rng_below(&rng, n);
+        order[k] = left[i];
+        memmove(left + i, left + i + 1, (n - i - 1) * sizeof *left);
+    }
+    free(left);
+    return order;
+}
+
 int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out)
 {
     uint32_t limit = an_scheme_id_limit(sc);

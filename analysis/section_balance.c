@@ -297,11 +297,9 @@ static void charts(an_run *r, const sweep *w)
         sr, n});
     /* Two measures, two charts: the peak, and the CV with what theory
      * expects of it. */
-    char t[4][32];
-    snprintf(t[0], sizeof t[0], "N = %u", (unsigned)w->ns[w->kn]);
-    snprintf(t[1], sizeof t[1], "N = %u", (unsigned)w->ns[w->km]);
-    snprintf(t[2], sizeof t[2], "N = %u", (unsigned)w->ns[w->kn]);
-    snprintf(t[3], sizeof t[3], "N = %u", (unsigned)w->ns[w->km]);
+    char t[2][32];
+    for (int k = 0; k < 2; k++)
+        snprintf(t[k], sizeof t[k], "N = %u", (unsigned)w->ns[k == 0 ? w->kn : w->km]);
     const an_series peak[2] = {
         {"balance_points.csv", "1", "2", NULL, "linespoints pt 7 ps 0.9 lw 2", "#1f77b4", t[0]},
         {"", "1", "5", NULL, "linespoints pt 5 ps 0.9 lw 2", "#17becf", t[1]},
@@ -317,8 +315,8 @@ static void charts(an_run *r, const sweep *w)
     const an_series cv[3] = {
         {"balance_points.csv", "1", "8", NULL, AN_REFERENCE_STYLE, AN_REFERENCE_COLOUR,
          "1/sqrt(points), what theory expects"},
-        {"", "1", "3", NULL, "linespoints pt 7 ps 0.9 lw 2", "#d62728", t[2]},
-        {"", "1", "6", NULL, "linespoints pt 5 ps 0.9 lw 2", "#ff7f0e", t[3]},
+        {"", "1", "3", NULL, "linespoints pt 7 ps 0.9 lw 2", "#d62728", t[0]},
+        {"", "1", "6", NULL, "linespoints pt 5 ps 0.9 lw 2", "#ff7f0e", t[1]},
     };
     an_report_chart(r->report, &(an_chart){
         "balance_points_cv",

@@ -80,24 +80,17 @@ static int grow_one(an_run *r, int s, an_table *t, an_progress *p,
     return DCH_OK;
 }
 
-/* What the section found, in the words of its opening: who gives to a
- * joiner. */
-static const char *donors_phrase(char *buf, size_t n, const an_change_figures *f)
-{
-    if (f->parties_frac_min >= 1.0)
-        snprintf(buf, n, "from every old member");
-    else if (f->parties_max <= 1)
-        snprintf(buf, n, "from a single neighbour");
-    else
-        snprintf(buf, n, "from some of the old members");
-    return buf;
-}
+/* Who gives to a joiner, in the words of the section's opening. */
+static const char *const DONORS_WORDS[3] = {
+    "from every old member",
+    "from a single neighbour",
+    "from some of the old members",
+};
 
 static void intro(an_buf *h, const an_run *r, const growth_summary *gs)
 {
     const uint32_t N = r->opt.nodes;
     const double slot = 1.0 / ((double)r->opt.units * r->opt.slots);
-    char d[3][40];
     an_buf_printf(h,
               "<p class=\"lead\">Members join one at a time, from 1 to %u; each "
               "join's moved share is compared with the optimum 1/N (the joiner's "
@@ -106,9 +99,9 @@ static void intro(an_buf *h, const an_run *r, const growth_summary *gs)
               "%s takes each joiner's share %s, unevenly, and the plain ring "
               "takes it %s, %s.</p>",
               (unsigned)N, gs[0].max_dev <= slot ? "1/N to within one slot" : "close to 1/N",
-              donors_phrase(d[0], sizeof d[0], &gs[0].fig), r->label[1],
-              donors_phrase(d[1], sizeof d[1], &gs[1].fig),
-              donors_phrase(d[2], sizeof d[2], &gs[2].fig),
+              an_parties_phrase(&gs[0].fig, DONORS_WORDS), r->label[1],
+              an_parties_phrase(&gs[1].fig, DONORS_WORDS),
+              an_parties_phrase(&gs[2].fig, DONORS_WORDS),
               gs[2].fig.ratio_max > 1.5 || gs[2].fig.ratio_min < 0.5
                   ? "and moves far more or far less than 1/N"
                   : "and moves about 1/N");
@@ -218,16 +211,8 @@ int an_section_growth(an_run *r)
     an_buf h = {0};
     intro(&h, r, gs);
     an_table *brief = summary_table(r, gs);
-    int rc = brief != NULL ? an_section_begin(r, "growth", an_buf_str(&h)) : -1;
-    an_buf_free(&h);
-    if (rc != 0) {
-        an_table_free(brief);
-        an_table_free(t);
-        return an_fail("growth", DCH_ENOMEM);
-    }
-    const int failed = an_report_table(r->report, brief);
-    if (an_report_table(r->report, t) != 0 || failed)
-        return an_fail("growth", DCH_ENOMEM);
+    if (an_section_two_tables(r, "growth", &h, brief, t) != DCH_OK)
+        return DCH_ENOMEM;
     charts(r);
     return DCH_OK;
 }

@@ -363,16 +363,8 @@ int an_section_karger(an_run *r)
     an_buf h = {0};
     intro(&h, r, k);
     free(k);
-    rc = t && th ? an_section_begin(r, "karger", an_buf_str(&h)) : -1;
-    an_buf_free(&h);
-    if (rc != 0) {
-        an_table_free(t);
-        an_table_free(th);
-        return an_fail("karger", DCH_ENOMEM);
-    }
-    int failed = an_report_table(r->report, t);
-    if (an_report_table(r->report, th) != 0 || failed)
-        return an_fail("karger", DCH_ENOMEM);
+    if (an_section_two_tables(r, "karger", &h, t, th) != DCH_OK)
+        return DCH_ENOMEM;
     chart(r);
     return DCH_OK;
 }

@@ -337,30 +337,6 @@ static int run_case(case_ctx *c, int scheme, const uint32_t *order,
     return rc;
 }
 
-/* The removal order: a seeded draw among the members still there, as
- * member numbers. */
-static uint32_t *removal_order(const an_run *r, uint32_t removals)
-{
-    const uint32_t nodes = r->opt.nodes;
-    uint32_t *left = malloc(nodes * sizeof *left);
-    uint32_t *order = malloc((removals ? removals : 1) * sizeof *order);
-    if (left == NULL || order == NULL) {
-        free(left);
-        free(order);
-        return NULL;
-    }
-    for (uint32_t i = 0; i < nodes; i++)
-        left[i] = i;
-    uint64_t rng = r->opt.seed ^ STREAM_REPLICAS;
-    for (uint32_t k = 0, n = nodes; k < removals; k++, n--) {
-        uint32_t i = an_rng_below(&rng, n);
-        order[k] = left[i];
-        memmove(left + i, left + i + 1, (n - i - 1) * sizeof *left);
-    }
-    free(left);
-    return order;
-}
-
 /* ---- The page -------------------------------------------------------------------- */
 
 /* The busiest survivor over the mean that an even split of the failed
@@ -557,7 +533,7 @@ int an_section_replicas(an_run *r)
     const uint32_t nodes = r->opt.nodes;
     const uint32_t stop = r->opt.shrink_to > AN_COPIES ? r->opt.shrink_to : AN_COPIES;
     const uint32_t removals = nodes > stop ? nodes - stop : 0;
-    uint32_t *order = removal_order(r, removals);
+    uint32_t *order = an_removal_order(r, STREAM_REPLICAS, 0, removals);
     an_table *t = an_table_for(AN_TABLE_REPLICA_STEPS,
                                "7. Replicas: every join and removal, %u copies", AN_COPIES);
     an_table *sum = an_table_for(AN_TABLE_REPLICAS,

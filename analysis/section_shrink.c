@@ -72,49 +72,21 @@ static int shrink_one(an_run *r, int s, an_table *t, const uint32_t *order,
     return rc == DCH_OK ? DCH_OK : an_fail("shrink", rc);
 }
 
-/* The removal order: a seeded draw among the members still there. */
-static uint32_t *removal_order(const an_run *r, uint32_t steps)
-{
-    const uint32_t nodes = r->opt.nodes;
-    uint32_t *left = malloc(nodes * sizeof *left);
-    uint32_t *order = malloc((steps ? steps : 1) * sizeof *order);
-    if (left == NULL || order == NULL) {
-        free(left);
-        free(order);
-        return NULL;
-    }
-    for (uint32_t i = 0; i < nodes; i++)
-        left[i] = i + 1;
-    uint64_t rng = r->opt.seed ^ STREAM_SHRINK;
-    for (uint32_t k = 0, n = nodes; k < steps; k++, n--) {
-        uint32_t i = an_rng_below(&rng, n);
-        order[k] = left[i];
-        memmove(left + i, left + i + 1, (n - i - 1) * sizeof *left);
-    }
-    free(left);
-    return order;
-}
-
 /* Does every removal of scheme s move exactly the leaver's share? */
 static bool exact(const shrink_summary *ss)
 {
     return fabs(ss->fig.ratio_min - 1.0) < 1e-9 && fabs(ss->fig.ratio_max - 1.0) < 1e-9;
 }
 
-static const char *receivers_phrase(char *buf, size_t n, const an_change_figures *f)
-{
-    if (f->parties_frac_min >= 1.0)
-        snprintf(buf, n, "over every survivor");
-    else if (f->parties_max <= 1)
-        snprintf(buf, n, "to a single neighbour");
-    else
-        snprintf(buf, n, "over most survivors");
-    return buf;
-}
+/* Where a leaver's share goes, in the words of the section's opening. */
+static const char *const RECEIVERS_WORDS[3] = {
+    "over every survivor",
+    "to a single neighbour",
+    "over most survivors",
+};
 
 static void intro(an_buf *h, const an_run *r, const shrink_summary *ss)
 {
-    char p[3][40];
     const bool all_exact = exact(&ss[0]) && exact(&ss[1]) && exact(&ss[2]);
     an_buf_printf(h,
               "<p class=\"lead\">From the %u nodes of section 1, members chosen by a "
@@ -127,9 +99,9 @@ static void intro(an_buf *h, const an_run *r, const shrink_summary *ss)
               (unsigned)r->opt.nodes, (unsigned)r->opt.shrink_to,
               all_exact ? "In DCH and both rings every removal moves exactly"
                         : "A removal moves at least",
-              AN_DCH_DESCRIPTION, receivers_phrase(p[0], sizeof p[0], &ss[0].fig),
-              r->label[1], receivers_phrase(p[1], sizeof p[1], &ss[1].fig),
-              receivers_phrase(p[2], sizeof p[2], &ss[2].fig));
+              AN_DCH_DESCRIPTION, an_parties_phrase(&ss[0].fig, RECEIVERS_WORDS),
+              r->label[1], an_parties_phrase(&ss[1].fig, RECEIVERS_WORDS),
+              an_parties_phrase(&ss[2].fig, RECEIVERS_WORDS));
     an_buf_printf(h,
               "<p><b>How to read it.</b> <i>moved / share</i> is 1 when exactly "
               "the leaver's share moved; <i>between others</i> is the share that "
@@ -190,7 +162,7 @@ static void charts(an_run *r)
 int an_section_shrink(an_run *r)
 {
     const uint32_t steps = r->opt.nodes - r->opt.shrink_to;
-    uint32_t *order = removal_order(r, steps);
+    uint32_t *order = an_removal_order(r, STREAM_SHRINK, 1, steps);
     an_table *t = order == NULL
                       ? NULL
                       : an_table_for(AN_TABLE_SHRINK,
@@ -221,16 +193,8 @@ int an_section_shrink(an_run *r)
     an_buf h = {0};
     intro(&h, r, ss);
     an_table *brief = summary_table(r, ss, steps);
-    rc = brief != NULL ? an_section_begin(r, "shrink", an_buf_str(&h)) : -1;
-    an_buf_free(&h);
-    if (rc != 0) {
-        an_table_free(brief);
-        an_table_free(t);
-        return an_fail("shrink", DCH_ENOMEM);
-    }
-    const int failed = an_report_table(r->report, brief);
-    if (an_report_table(r->report, t) != 0 || failed)
-        return an_fail("shrink", DCH_ENOMEM);
+    if (an_section_two_tables(r, "shrink", &h, brief, t) != DCH_OK)
+        return DCH_ENOMEM;
     charts(r);
     return DCH_OK;
 }

@@ -71,3 +71,19 @@ int an_section_begin(an_run *r, const char *name, const char *html)
     const char *title = i < an_sections_count ? an_sections[i].title : name;
     return an_report_section(r->report, name, title, html);
 }
+
+int an_section_two_tables(an_run *r, const char *name, an_buf *html, an_table *first,
+                          an_table *second)
+{
+    int rc = first != NULL && second != NULL ? an_section_begin(r, name, an_buf_str(html)) : -1;
+    an_buf_free(html);
+    if (rc != 0) {
+        an_table_free(first);
+        an_table_free(second);
+        return an_fail(name, DCH_ENOMEM);
+    }
+    const int failed = an_report_table(r->report, first);
+    if (an_report_table(r->report, second) != 0 || failed)
+        return an_fail(name, DCH_ENOMEM);
+    return DCH_OK;
+}

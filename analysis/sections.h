@@ -48,6 +48,11 @@ typedef struct an_change_figures {
 /** Figures before any change: every minimum infinite, every maximum 0. */
 an_change_figures an_change_figures_none(void);
 
+/** Who took part in a scheme's changes, in the words of a section's
+ *  opening: words[0] when every one that could did, words[1] when at most
+ *  one did, else words[2]. */
+const char *an_parties_phrase(const an_change_figures *f, const char *const words[3]);
+
 /** Fold one change into *f; a NaN figure is passed over. */
 void an_change_figures_add(an_change_figures *f, double ratio, double frac,
                            uint32_t parties, double largest);
@@ -120,6 +125,15 @@ int an_sections_run(an_run *r);
 
 /** Start section `name`'s part of the page: its title and intro `html`. */
 int an_section_begin(an_run *r, const char *name, const char *html);
+
+/**
+ * Start section `name` with the intro in *html (freed here) and add two
+ * tables to it, which the report takes (both are freed here if either is
+ * NULL, as after a failed allocation).
+ * @return DCH_OK, or DCH_ENOMEM after a message.
+ */
+int an_section_two_tables(an_run *r, const char *name, an_buf *html, an_table *first,
+                          an_table *second);
 
 int an_section_schemes(an_run *r);
 int an_section_growth(an_run *r);
@@ -207,6 +221,16 @@ void an_scheme_series(const an_run *r, an_series *sr, const char *file,
 
 /** Print "dch-analysis: what: error" on stderr. @return rc. */
 int an_fail(const char *what, int rc);
+
+/**
+ * A removal order: `count` members drawn one at a time among the run's
+ * opt.nodes members still there, from the seeded stream opt.seed ^ `stream`
+ * (each section that removes members has its own stream, so adding one
+ * changes no other). Members are numbered from `first` (1 for the names
+ * node-01..., 0 for indexes). @return a malloc'd array, or NULL.
+ */
+uint32_t *an_removal_order(const an_run *r, uint64_t stream, uint32_t first,
+                           uint32_t count);
 
 /** Balance of a scheme's ownership `rs` (shares against weights). */
 int an_balance_now(const an_scheme *sc, const an_ranges *rs, an_balance *out);

@@ -564,15 +564,26 @@ static void print_wrapped(FILE *f, const char *s, size_t width)
     }
 }
 
+/* A column width and a panel for each column of t, zeroed; 0, or -1 with
+ * nothing allocated. */
+static int layout_new(const an_table *t, size_t **w, panel **p)
+{
+    *w = calloc(t->ncols ? t->ncols : 1, sizeof **w);
+    *p = calloc(t->ncols ? t->ncols : 1, sizeof **p);
+    if (*w == NULL || *p == NULL) {
+        free(*w);
+        free(*p);
+        return -1;
+    }
+    return 0;
+}
+
 void an_table_print_width(const an_table *t, FILE *f, size_t width)
 {
-    size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
-    panel *p = calloc(t->ncols ? t->ncols : 1, sizeof *p);
-    if (w == NULL || p == NULL) {
-        free(w);
-        free(p);
+    size_t *w;
+    panel *p;
+    if (layout_new(t, &w, &p) != 0)
         return;
-    }
     /* Whole headers if the table fits so, else wrapped ones; panels only
      * if even that is too wide. */
     bool wrap = false;
@@ -718,13 +729,10 @@ static void html_panel(const an_table *t, FILE *f, const panel *p)
 
 void an_table_write_html(const an_table *t, FILE *f)
 {
-    size_t *w = calloc(t->ncols ? t->ncols : 1, sizeof *w);
-    panel *p = calloc(t->ncols ? t->ncols : 1, sizeof *p);
-    if (w == NULL || p == NULL) {
-        free(w);
-        free(p);
+    size_t *w;
+    panel *p;
+    if (layout_new(t, &w, &p) != 0)
         return;
-    }
     /* Headers wrap in the page, so a column is as wide as its longest
      * header word or cell; a table wider than the page is cut as in text. */
     widths(t, true, w);

@@ -14,6 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "metrics.h"
+#include "number.h"
 #include "outfile.h"
 #include "support.h"
 #include "scheme.h"
@@ -776,13 +777,7 @@ Test(analysis, outfile_replaces_the_file_only_when_committed)
     cr_assert_str_eq(s, "new\n");
     free(s);
     /* Nothing else is left in the folder. */
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    size_t files = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        files += e->d_name[0] != '.';
-    closedir(d);
-    cr_assert_eq(files, 1);
+    cr_assert_eq(dir_count(dir, false), 1);
     snprintf(path, sizeof path, "%s/no-such-dir/f.txt", dir);
     cr_assert_eq(an_outfile_open(&o, path), -1);
     remove_dir(dir);
@@ -1387,4 +1382,49 @@ Test(analysis, bad_usage_exits_with_status_2_and_help_with_0)
         cr_assert_eq(run_program(bad[i], out, true), 2, "case %zu", i);
     remove(out);
     rmdir(dir);
+}
+
+/* The number parser every program shares (tools/number): whole strings of
+ * digits only, 0x hexadecimal only when asked, the range inclusive, no
+ * overflow, and *out untouched on a refusal. */
+Test(analysis, the_shared_number_parser_reads_whole_numbers_only)
+{
+    static const struct {
+        const char *s;
+        unsigned flags;
+        uint64_t min, max;
+        int ok;
+        uint64_t want;
+    } cases[] = {
+        {"0", 0, 0, 10, 1, 0},
+        {"10", 0, 0, 10, 1, 10},
+        {"11", 0, 0, 10, 0, 0},
+        {"4", 0, 5, 10, 0, 0},
+        {"18446744073709551615", 0, 0, UINT64_MAX, 1, UINT64_MAX},
+        {"18446744073709551616", 0, 0, UINT64_MAX, 0, 0},
+        {"99999999999999999999999", 0, 0, UINT64_MAX, 0, 0},
+        {"0x10", 0, 0, 100, 0, 0},
+        {"0x10", DCH__NUMBER_HEX, 0, 100, 1, 16},
+        {"0XfF", DCH__NUMBER_HEX, 0, 1000, 1, 255},
+        {"0xffffffffffffffff", DCH__NUMBER_HEX, 0, UINT64_MAX, 1, UINT64_MAX},
+        {"0x10000000000000000", DCH__NUMBER_HEX, 0, UINT64_MAX, 0, 0},
+        {"0x", DCH__NUMBER_HEX, 0, 100, 0, 0},
+        {"ff", DCH__NUMBER_HEX, 0, 1000, 0, 0},
+        {"010", DCH__NUMBER_HEX, 0, 100, 1, 10},
+        {"", 0, 0, 100, 0, 0},
+        {NULL, 0, 0, 100, 0, 0},
+        {"-1", 0, 0, 100, 0, 0},
+        {"+1", 0, 0, 100, 0, 0},
+        {" 1", 0, 0, 100, 0, 0},
+        {"1 ", 0, 0, 100, 0, 0},
+        {"1.0", 0, 0, 100, 0, 0},
+        {"1e2", 0, 0, 1000, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 12345;
+        const int rc = dch__number_parse(cases[i].s, cases[i].flags, cases[i].min, cases[i].max,
+                                         &v);
+        cr_assert_eq(rc == 0, cases[i].ok, "case %zu (%s)", i, cases[i].s ? cases[i].s : "NULL");
+        cr_assert_eq(v, cases[i].ok ? cases[i].want : 12345, "case %zu", i);
+    }
 }

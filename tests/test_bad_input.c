@@ -135,17 +135,6 @@ static void fixture_init(fixture *fx, bool files)
     cr_assert_eq(mkdir(path, 0755), 0);
 }
 
-/* The scratch directory's entries, to see that nothing was left behind. */
-static int dir_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
 
 static void fixture_free(fixture *fx)
 {
@@ -808,10 +797,10 @@ static int call_case(const bad_case *c, call_env *e, bool *out_kept)
     }
     case F_MAP_SAVE_FILE: {
         char buf[128];
-        const int before = dir_entries(fx->dir);
+        const int before = dir_count(fx->dir, false);
         rc = dch_map_save_file(map, path_of(fx, c->path, buf, sizeof buf));
         /* No temporary file or new file left behind, no directory replaced. */
-        cr_expect_eq(dir_entries(fx->dir), before, "%s: files left behind", c->what);
+        cr_expect_eq(dir_count(fx->dir, false), before, "%s: files left behind", c->what);
         struct stat st;
         snprintf(buf, sizeof buf, "%s/a-directory", fx->dir);
         cr_expect(stat(buf, &st) == 0 && S_ISDIR(st.st_mode), "%s: directory replaced",
@@ -1435,7 +1424,7 @@ Test(bad_input, every_failed_allocation_of_map_new_and_save_file_is_clean)
         }
         points++;
         cr_assert_eq(rc, DCH_ENOMEM);
-        cr_assert_eq(dir_entries(sc.dir), 0, "save_file left a file at allocation %ld", sw.at);
+        cr_assert_eq(dir_count(sc.dir, false), 0, "save_file left a file at allocation %ld", sw.at);
     }
     dch_map_free(m);
     rmdir(sc.dir);

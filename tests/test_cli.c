@@ -42,46 +42,13 @@ TestSuite(cli, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 typedef tool_result result;
 
-/* The whole file, which must be there. */
-static char *read_all(const char *path, size_t *len)
-{
-    char *s = slurp(path, len);
-    cr_assert_not_null(s, "cannot read %s", path);
-    return s;
-}
-
-#define RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
-
 
 /* `dchctl init` of a 16 x 8 map at `map`, which must succeed. */
 static void init_small_map(const char *map)
 {
-    result r = RUN("init", (char *)map, "--units", "16", "--slots", "8");
+    result r = TOOL_RUN("init", (char *)map, "--units", "16", "--slots", "8");
     cr_assert_eq(r.status, 0, "init: %s", r.err);
     tool_result_free(&r);
-}
-
-static void path_in(char *buf, size_t n, const char *name)
-{
-    snprintf(buf, n, "%s/%s", the_tool.dir, name);
-}
-
-/* Names in a directory, but for hidden ones. */
-static int count_files_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
-/* Names of the files in the scratch directory (stdout/stderr captures aside). */
-static int count_files(void)
-{
-    return count_files_in(the_tool.dir);
 }
 
 /* ---- A strict JSON checker -------------------------------------------- */
@@ -240,23 +207,8 @@ static const char *json_field(const char *text, const char *field, char *buf, si
     return buf;
 }
 
-static unsigned long long json_number(const char *text, const char *field)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": ", field);
-    const char *s = strstr(text, pat);
-    cr_assert_not_null(s, "no %s in %s", field, text);
-    return strtoull(s + strlen(pat), NULL, 10);
-}
 
 /* ---- Library oracles -------------------------------------------------- */
-
-static dch_map *load(const char *path)
-{
-    dch_map *m = NULL;
-    cr_assert_eq(dch_map_load_file(&m, path), DCH_OK, "%s does not load", path);
-    return m;
-}
 
 static int count_moved(const dch_move *mv, void *ctx)
 {
@@ -293,15 +245,15 @@ static moved_sum plan_of(const dch_map *a, const dch_map *b)
 Test(cli, an_operator_workflow_matches_the_library)
 {
     char map[256], old[256], fp[64];
-    path_in(map, sizeof map, "cluster.dchmap");
-    path_in(old, sizeof old, "old.dchmap");
+    tool_path(map, sizeof map, "cluster.dchmap");
+    tool_path(old, sizeof old, "old.dchmap");
 
-    result r = RUN("init", map, "--units", "64", "--slots", "16", "--key",
+    result r = TOOL_RUN("init", map, "--units", "64", "--slots", "16", "--key",
                    "00112233445566778899AABBCCDDEEFF");
     cr_assert_eq(r.status, 0, "%s", r.err);
     tool_result_free(&r);
-    cr_assert_eq(count_files(), 1);
-    dch_map *m = load(map);
+    cr_assert_eq(tool_count_files(), 1);
+    dch_map *m = map_load_path(map);
     dch_map_config cfg;
     dch_map_get_config(m, &cfg);
     cr_assert(cfg.units == 64 && cfg.slots_per_unit == 16 && cfg.hash_key[1] == 0x11 &&
@@ -309,14 +261,14 @@ Test(cli, an_operator_workflow_matches_the_library)
     cr_assert_eq(dch_map_node_count(m), 0);
     dch_map_free(m);
 
-    r = RUN("add", map, "alpha");
+    r = TOOL_RUN("add", map, "alpha");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "- -> alpha: 1024/1024 slots") != NULL, "%s", r.out);
     tool_result_free(&r);
-    r = RUN("add", map, "beta", "--weight", "2", "--json");
+    r = TOOL_RUN("add", map, "beta", "--weight", "2", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
-    m = load(map);
+    m = map_load_path(map);
     uint32_t beta;
     cr_assert_eq(dch_map_find_node(m, "beta", &beta), DCH_OK);
     cr_assert_eq(dch_map_node_weight(m, beta), 2);
@@ -326,10 +278,10 @@ Test(cli, an_operator_workflow_matches_the_library)
     snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_fingerprint(m));
     cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
     tool_result_free(&r);
-    cr_assert_eq(count_files(), 1, "no temporary file left by a change");
+    cr_assert_eq(tool_count_files(), 1, "no temporary file left by a change");
 
     /* show --json: valid, and the library's numbers. */
-    r = RUN("show", map, "--json");
+    r = TOOL_RUN("show", map, "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
     cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
@@ -339,13 +291,13 @@ Test(cli, an_operator_workflow_matches_the_library)
                      "00112233445566778899aabbccddeeff");
     cr_assert(strstr(r.out, "\"name\": \"alpha\"") && strstr(r.out, "\"name\": \"beta\""));
     tool_result_free(&r);
-    r = RUN("show", map);
+    r = TOOL_RUN("show", map);
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, want) != NULL, "text show has the fingerprint");
     tool_result_free(&r);
 
     /* lookup: text and JSON agree with the library. */
-    r = RUN("lookup", map, "user:1", "user:2", "user:3", "order/9");
+    r = TOOL_RUN("lookup", map, "user:1", "user:2", "user:3", "order/9");
     cr_assert_eq(r.status, 0, "%s", r.err);
     const char *keys[] = {"user:1", "user:2", "user:3", "order/9"};
     const char *line = r.out;
@@ -358,7 +310,7 @@ Test(cli, an_operator_workflow_matches_the_library)
     }
     cr_assert_eq(*line, '\0');
     tool_result_free(&r);
-    r = RUN("lookup", "--json", map, "user:1");
+    r = TOOL_RUN("lookup", "--json", map, "user:1");
     cr_assert_eq(r.status, 0);
     assert_json(r.out);
     snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_hash(m, "user:1", 6));
@@ -366,10 +318,8 @@ Test(cli, an_operator_workflow_matches_the_library)
     tool_result_free(&r);
 
     /* diff: the plan the library computes. */
-    r = RUN("init", old, "--units", "64", "--slots", "16");
-    cr_assert_eq(r.status, 0);
-    tool_result_free(&r);
-    r = RUN("init", old, "--units", "64", "--slots", "16", "--key",
+    TOOL_EXPECT(0, "init", old, "--units", "64", "--slots", "16");
+    r = TOOL_RUN("init", old, "--units", "64", "--slots", "16", "--key",
             "00112233445566778899aabbccddeeff", "--force");
     cr_assert_eq(r.status, 0, "%s", r.err);
     tool_result_free(&r);
@@ -379,12 +329,10 @@ Test(cli, an_operator_workflow_matches_the_library)
         fwrite(buf, 1, n, dst);
     fclose(src);
     fclose(dst);
-    r = RUN("add", map, "gamma", "--weight", "1");
-    cr_assert_eq(r.status, 0);
-    tool_result_free(&r);
-    dch_map *before = load(old), *after = load(map);
+    TOOL_EXPECT(0, "add", map, "gamma", "--weight", "1");
+    dch_map *before = map_load_path(old), *after = map_load_path(map);
     const moved_sum plan = plan_of(before, after);
-    r = RUN("diff", old, map, "--json");
+    r = TOOL_RUN("diff", old, map, "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
     cr_assert_eq(json_number(r.out, "moved_slots"), plan.slots);
@@ -393,7 +341,7 @@ Test(cli, an_operator_workflow_matches_the_library)
         ranges++;
     cr_assert_eq(ranges, plan.ranges);
     tool_result_free(&r);
-    r = RUN("diff", old, map);
+    r = TOOL_RUN("diff", old, map);
     cr_assert_eq(r.status, 0);
     char head[128];
     snprintf(head, sizeof head, "plan: %llu of 1024 slots move", plan.slots);
@@ -404,97 +352,87 @@ Test(cli, an_operator_workflow_matches_the_library)
     dch_map_free(after);
 
     /* remove, weight, verify. */
-    r = RUN("remove", map, "beta");
+    r = TOOL_RUN("remove", map, "beta");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "beta -> alpha: ") && strstr(r.out, "beta -> gamma: "), "%s", r.out);
     tool_result_free(&r);
-    r = RUN("weight", map, "alpha", "0");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "weight", map, "alpha", "0");
     dch_map_free(m);
-    m = load(map);
+    m = map_load_path(map);
     cr_assert_eq(dch_map_node_count(m), 2);
     cr_assert_eq(dch_map_epoch(m), 5);
     uint32_t id;
     cr_assert_eq(dch_map_find_node(m, "alpha", &id), DCH_OK);
     cr_assert_eq(dch_map_node_slots(m, id), 0, "alpha drained");
-    r = RUN("verify", map);
+    r = TOOL_RUN("verify", map);
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, ": ok:") != NULL);
     tool_result_free(&r);
-    r = RUN("verify", map, "--json");
+    r = TOOL_RUN("verify", map, "--json");
     cr_assert_eq(r.status, 0);
     assert_json(r.out);
     cr_assert(strstr(r.out, "\"ok\": true") != NULL);
     tool_result_free(&r);
-    r = RUN("fingerprint", map);
+    r = TOOL_RUN("fingerprint", map);
     snprintf(want, sizeof want, "%016llx\n", (unsigned long long)dch_map_fingerprint(m));
     cr_assert_str_eq(r.out, want);
     tool_result_free(&r);
     dch_map_free(m);
-    cr_assert_eq(count_files(), 2, "only the two maps: no temporary files");
+    cr_assert_eq(tool_count_files(), 2, "only the two maps: no temporary files");
 }
 
 Test(cli, dry_runs_and_failed_changes_leave_the_file_as_it_was)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     init_small_map(map);
-    result r = RUN("add", map, "a");
+    result r = TOOL_RUN("add", map, "a");
     tool_result_free(&r);
     size_t len0;
-    char *bytes0 = read_all(map, &len0);
+    char *bytes0 = file_bytes(map, &len0);
 
-    r = RUN("add", map, "b", "--dry-run", "--ranges");
+    r = TOOL_RUN("add", map, "b", "--dry-run", "--ranges");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "dry run") && strstr(r.out, "0x"), "%s", r.out);
     tool_result_free(&r);
-    r = RUN("add", map, "a");
+    r = TOOL_RUN("add", map, "a");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, map) && strstr(r.err, "name already in use"), "%s", r.err);
     tool_result_free(&r);
-    r = RUN("remove", map, "nobody");
-    cr_assert_eq(r.status, 1);
-    cr_assert(strstr(r.err, "no such member") != NULL, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("weight", map, "nobody", "3");
-    cr_assert_eq(r.status, 1);
-    tool_result_free(&r);
-    r = RUN("init", map);
+    TOOL_EXPECT_ERR(1, "no such member", "remove", map, "nobody");
+    TOOL_EXPECT(1, "weight", map, "nobody", "3");
+    r = TOOL_RUN("init", map);
     cr_assert_eq(r.status, 1, "init refuses to replace a map");
     cr_assert(strstr(r.err, "already exists") != NULL);
     tool_result_free(&r);
 
-    size_t len1;
-    char *bytes1 = read_all(map, &len1);
-    cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "the file changed");
-    cr_assert_eq(count_files(), 1);
+    cr_assert(file_holds(map, bytes0, len0), "the file changed");
+    cr_assert_eq(tool_count_files(), 1);
     free(bytes0);
-    free(bytes1);
 }
 
 Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
 {
     char map[256], other[256], missing[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(other, sizeof other, "other.dchmap");
-    path_in(missing, sizeof missing, "missing.dchmap");
-    result r = RUN("show", missing);
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(other, sizeof other, "other.dchmap");
+    tool_path(missing, sizeof missing, "missing.dchmap");
+    result r = TOOL_RUN("show", missing);
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, missing) && strstr(r.err, "No such file"), "%s", r.err);
     cr_assert_str_eq(r.out, "");
     tool_result_free(&r);
 
     init_small_map(map);
-    r = RUN("init", other, "--units", "32", "--slots", "8");
+    r = TOOL_RUN("init", other, "--units", "32", "--slots", "8");
     tool_result_free(&r);
-    r = RUN("diff", map, other);
+    r = TOOL_RUN("diff", map, other);
     cr_assert_eq(r.status, 1, "maps of different shapes have no plan");
     tool_result_free(&r);
 
     /* A damaged map: every command that reads it says so. */
     size_t len;
-    char *bytes = read_all(map, &len);
+    char *bytes = file_bytes(map, &len);
     bytes[len / 2] = (char)(bytes[len / 2] ^ 0x40);
     FILE *f = fopen(map, "wb");
     fwrite(bytes, 1, len, f);
@@ -507,10 +445,8 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
         cr_assert(strstr(r.err, map) && strstr(r.err, "damaged"), "%s: %s", cmds[k], r.err);
         tool_result_free(&r);
     }
-    r = RUN("add", map, "x");
-    cr_assert_eq(r.status, 1);
-    tool_result_free(&r);
-    r = RUN("verify", map, "--json");
+    TOOL_EXPECT(1, "add", map, "x");
+    r = TOOL_RUN("verify", map, "--json");
     cr_assert_eq(r.status, 1);
     assert_json(r.out);
     cr_assert(strstr(r.out, "\"ok\": false") != NULL);
@@ -525,8 +461,8 @@ Test(cli, runtime_errors_exit_1_and_name_the_file_and_the_problem)
 Test(cli, a_missing_file_is_named_as_missing_by_every_reading_command)
 {
     char missing[256], map[256];
-    path_in(missing, sizeof missing, "missing.dchmap");
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(missing, sizeof missing, "missing.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     init_small_map(map);
     result r;
     char *const cases[][6] = {
@@ -544,13 +480,13 @@ Test(cli, a_missing_file_is_named_as_missing_by_every_reading_command)
         cr_assert(strstr(r.err, "input/output") == NULL, "%s: %s", cases[k][0], r.err);
         tool_result_free(&r);
     }
-    r = RUN("verify", missing, "--json");
+    r = TOOL_RUN("verify", missing, "--json");
     cr_assert_eq(r.status, 1);
     assert_json(r.out);
     cr_assert(strstr(r.out, "\"ok\": false") && strstr(r.out, "No such file or directory"),
               "verify --json drops the reason: %s", r.out);
     tool_result_free(&r);
-    cr_assert_eq(count_files(), 1, "no command created the missing file");
+    cr_assert_eq(tool_count_files(), 1, "no command created the missing file");
 }
 
 /*
@@ -562,11 +498,11 @@ Test(cli, a_missing_file_is_named_as_missing_by_every_reading_command)
 Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     init_small_map(map);
     result r;
     size_t len0;
-    char *bytes0 = read_all(map, &len0);
+    char *bytes0 = file_bytes(map, &len0);
     for (unsigned b = 1; b < 0x20; b += (unsigned)case_stride()) {
         char name[4] = {'n', (char)b, 'x', '\0'};
         r = tool_run((char *const[]){"add", map, "--", name, NULL});
@@ -574,24 +510,19 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
         cr_assert(strstr(r.err, "control character") != NULL, "byte 0x%02x: %s", b, r.err);
         tool_result_free(&r);
     }
-    r = RUN("add", map, "-x");
+    r = TOOL_RUN("add", map, "-x");
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "unknown option -x") && strstr(r.err, "after --"), "%s", r.err);
     tool_result_free(&r);
-    size_t len1;
-    char *bytes1 = read_all(map, &len1);
-    cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "a refused name changed the file");
+    cr_assert(file_holds(map, bytes0, len0), "a refused name changed the file");
     free(bytes0);
-    free(bytes1);
 
-    r = RUN("add", map, "--", "-x");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("lookup", map, "--", "-key", "tab\tkey", "nl\nkey");
+    TOOL_EXPECT(0, "add", map, "--", "-x");
+    r = TOOL_RUN("lookup", map, "--", "-key", "tab\tkey", "nl\nkey");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, "-key\t-x\ntab\\x09key\t-x\nnl\\x0akey\t-x\n");
     tool_result_free(&r);
-    dch_map *m = load(map);
+    dch_map *m = map_load_path(map);
     uint32_t id;
     cr_assert_eq(dch_map_find_node(m, "-x", &id), DCH_OK);
     cr_assert_eq(dch_map_node_count(m), 1);
@@ -602,12 +533,12 @@ Test(cli, names_with_control_characters_or_a_leading_dash_are_refused)
 Test(cli, every_read_command_takes_json)
 {
     char map[256], other[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(other, sizeof other, "o.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(other, sizeof other, "o.dchmap");
     init_small_map(map);
-    result r = RUN("add", map, "a");
+    result r = TOOL_RUN("add", map, "a");
     tool_result_free(&r);
-    r = RUN("init", other, "--units", "16", "--slots", "8");
+    r = TOOL_RUN("init", other, "--units", "16", "--slots", "8");
     tool_result_free(&r);
     char *const cases[][5] = {
         {"show", map, "--json", NULL},     {"lookup", map, "k", "--json", NULL},
@@ -620,10 +551,10 @@ Test(cli, every_read_command_takes_json)
         assert_json(r.out);
         tool_result_free(&r);
     }
-    dch_map *m = load(map);
+    dch_map *m = map_load_path(map);
     char want[32], fp[32];
     snprintf(want, sizeof want, "%016llx", (unsigned long long)dch_map_fingerprint(m));
-    r = RUN("fingerprint", map, "--json");
+    r = TOOL_RUN("fingerprint", map, "--json");
     cr_assert_str_eq(json_field(r.out, "fingerprint", fp, sizeof fp), want);
     cr_assert_eq(json_number(r.out, "epoch"), dch_map_epoch(m));
     tool_result_free(&r);
@@ -633,7 +564,7 @@ Test(cli, every_read_command_takes_json)
 Test(cli, usage_errors_exit_2)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     init_small_map(map);
     result r;
     char *const cases[][8] = {
@@ -674,12 +605,12 @@ Test(cli, usage_errors_exit_2)
         cr_assert(strstr(r.err, "usage") != NULL, "case %zu: %s", k, r.err);
         tool_result_free(&r);
     }
-    cr_assert_eq(count_files(), 1, "no usage error created a file");
+    cr_assert_eq(tool_count_files(), 1, "no usage error created a file");
 }
 
 Test(cli, help_and_version)
 {
-    result r = RUN("--help");
+    result r = TOOL_RUN("--help");
     cr_assert_eq(r.status, 0);
     const char *cmds[] = {"init", "add", "remove", "weight", "show", "lookup", "diff", "verify"};
     for (int k = 0; k < 8; k++)
@@ -697,7 +628,7 @@ Test(cli, help_and_version)
         cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
         tool_result_free(&r);
     }
-    r = RUN("--version");
+    r = TOOL_RUN("--version");
     cr_assert_eq(r.status, 0);
     char want[64];
     snprintf(want, sizeof want, "dchctl %s\n", dch_version());
@@ -708,17 +639,15 @@ Test(cli, help_and_version)
 Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
 {
     char a[256], b[256], ka[64], kb[64];
-    path_in(a, sizeof a, "a.dchmap");
-    path_in(b, sizeof b, "b.dchmap");
-    result r = RUN("init", a, "--units", "4", "--slots", "4", "--random-key");
-    cr_assert_eq(r.status, 0);
+    tool_path(a, sizeof a, "a.dchmap");
+    tool_path(b, sizeof b, "b.dchmap");
+    TOOL_EXPECT(0, "init", a, "--units", "4", "--slots", "4", "--random-key");
+    result r = TOOL_RUN("init", b, "--units", "4", "--slots", "4", "--random-key");
     tool_result_free(&r);
-    r = RUN("init", b, "--units", "4", "--slots", "4", "--random-key");
-    tool_result_free(&r);
-    r = RUN("show", a, "--json");
+    r = TOOL_RUN("show", a, "--json");
     json_field(r.out, "hash_key", ka, sizeof ka);
     tool_result_free(&r);
-    r = RUN("show", b, "--json");
+    r = TOOL_RUN("show", b, "--json");
     json_field(r.out, "hash_key", kb, sizeof kb);
     tool_result_free(&r);
     cr_assert_str_neq(ka, kb, "two random keys are equal");
@@ -732,15 +661,15 @@ Test(cli, random_keys_differ_and_odd_names_stay_valid_json)
         assert_json(r.out);
         tool_result_free(&r);
     }
-    r = RUN("show", a, "--json");
+    r = TOOL_RUN("show", a, "--json");
     assert_json(r.out);
     cr_assert(strstr(r.out, "caf\xc3\xa9") != NULL, "valid UTF-8 passes through");
     cr_assert(strstr(r.out, "bad\\u00ff\\u00fe") != NULL, "%s", r.out);
     tool_result_free(&r);
-    r = RUN("lookup", a, "--json", "k\xff", "x");
+    r = TOOL_RUN("lookup", a, "--json", "k\xff", "x");
     assert_json(r.out);
     tool_result_free(&r);
-    dch_map *m = load(a);
+    dch_map *m = map_load_path(a);
     cr_assert_eq(dch_map_node_count(m), sizeof names / sizeof names[0]);
     cr_assert_eq(dch_map_diff(m, m, count_moved, NULL), DCH_OK);
     dch_map_free(m);
@@ -760,8 +689,8 @@ static unsigned long long json_sum(const char *text, const char *field)
 Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
 {
     char old[256], target[256];
-    path_in(old, sizeof old, "old.dchmap");
-    path_in(target, sizeof target, "new.dchmap");
+    tool_path(old, sizeof old, "old.dchmap");
+    tool_path(target, sizeof target, "new.dchmap");
     dch_map_config cfg = map_config(64, 16);
     dch_map *a, *b;
     cr_assert_eq(dch_map_new(&a, &cfg), DCH_OK);
@@ -778,8 +707,8 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     cr_assert(n > 2);
 
     char steps[256];
-    path_in(steps, sizeof steps, "steps");
-    result r = RUN("plan", old, target, "--max-slots", "40", "--write-dir", steps);
+    tool_path(steps, sizeof steps, "steps");
+    result r = TOOL_RUN("plan", old, target, "--max-slots", "40", "--write-dir", steps);
     cr_assert_eq(r.status, 0, "%s", r.err);
     char want[64];
     snprintf(want, sizeof want, "%u steps of at most 40 slots", n);
@@ -787,8 +716,8 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     snprintf(want, sizeof want, "step %u/%u: epoch", n, n);
     cr_assert(strstr(r.out, want) != NULL, "%s", r.out);
     tool_result_free(&r);
-    cr_assert_eq(count_files(), 3, "the two maps and the steps' folder, nothing beside");
-    cr_assert_eq(count_files_in(steps), (int)n, "one file per step");
+    cr_assert_eq(tool_count_files(), 3, "the two maps and the steps' folder, nothing beside");
+    cr_assert_eq(dir_count(steps, false), (int)n, "one file per step");
 
     /* Each file is the library's step, byte for byte. */
     dch_map *prev = a;
@@ -797,12 +726,12 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
         cr_assert_eq(dch_map_stage_next(&step, prev, b, 40), DCH_OK);
         char path[256], name[32];
         snprintf(name, sizeof name, "steps/step-%04u.dchmap", i);
-        path_in(path, sizeof path, name);
+        tool_path(path, sizeof path, name);
         size_t len, flen;
         cr_assert_eq(dch_map_save(step, NULL, 0, &len), DCH_OK);
         uint8_t *bytes = malloc(len);
         cr_assert_eq(dch_map_save(step, bytes, len, &len), DCH_OK);
-        char *file = read_all(path, &flen);
+        char *file = file_bytes(path, &flen);
         cr_assert(flen == len && memcmp(file, bytes, len) == 0, "%s differs", name);
         free(file);
         free(bytes);
@@ -813,7 +742,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     cr_assert_eq(dch_map_fingerprint(prev), dch_map_fingerprint(b));
     dch_map_free(prev);
 
-    r = RUN("plan", old, target, "--max-slots=40", "--json");
+    r = TOOL_RUN("plan", old, target, "--max-slots=40", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
     cr_assert_eq(json_number(r.out, "step_count"), n);
@@ -833,10 +762,7 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
         cr_assert_eq(r.status, 2, "case %zu: %s", i, r.err);
         tool_result_free(&r);
     }
-    r = RUN("plan", target, old, "--max-slots", "4");
-    cr_assert_eq(r.status, 1);
-    cr_assert(strstr(r.err, "cannot stage") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(1, "cannot stage", "plan", target, old, "--max-slots", "4");
     dch_map_free(a);
     dch_map_free(b);
 }
@@ -846,9 +772,9 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
 Test(cli, replicated_maps_answer_valid_json)
 {
     char map[256], old[256];
-    path_in(map, sizeof map, "r.dchmap");
-    path_in(old, sizeof old, "old.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "3", "--json");
+    tool_path(map, sizeof map, "r.dchmap");
+    tool_path(old, sizeof old, "old.dchmap");
+    result r = TOOL_RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "3", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
     tool_result_free(&r);
@@ -861,10 +787,10 @@ Test(cli, replicated_maps_answer_valid_json)
         assert_json(r.out);
         tool_result_free(&r);
     }
-    dch_map *m = load(map);
+    dch_map *m = map_load_path(map);
     cr_assert_eq(dch_map_save_file(m, old), DCH_OK);
     dch_map_free(m);
-    r = RUN("remove", map, "c", "--json");
+    r = TOOL_RUN("remove", map, "c", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     assert_json(r.out);
     tool_result_free(&r);

@@ -25,12 +25,6 @@ TestSuite(cli_guards, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 typedef tool_result result;
 
-#define RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
-
-static void path_in(char *buf, size_t n, const char *name)
-{
-    snprintf(buf, n, "%s/%s", the_tool.dir, name);
-}
 
 /* A 16 x 8 map at path with members of the given weights (n0, n1, ...),
  * `replicas` copies a slot, saved by the library. */
@@ -49,81 +43,52 @@ static void make_map(const char *path, uint32_t replicas, const uint32_t *w, siz
     dch_map_free(m);
 }
 
-static bool same_bytes(const char *path, const char *bytes, size_t len)
-{
-    size_t n;
-    char *now = slurp(path, &n);
-    const bool same = now != NULL && n == len && memcmp(now, bytes, len) == 0;
-    free(now);
-    return same;
-}
-
-/* Every name in dir but . and .., hidden ones and the tool's captures of
- * its output included: a leftover temporary folder counts. */
-static int entries_in(const char *dir)
-{
-    DIR *d = opendir(dir);
-    cr_assert_not_null(d, "cannot open %s", dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
-             strcmp(e->d_name, ".stdout") != 0 && strcmp(e->d_name, ".stderr") != 0;
-    closedir(d);
-    return n;
-}
 
 /* ---- The --force guard ------------------------------------------------- */
 
 Test(cli_guards, a_change_that_moves_most_of_the_data_needs_force)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     make_map(map, 1, (const uint32_t[]){1, 1}, 2);
     size_t len;
     char *orig = slurp(map, &len);
 
-    result r = RUN("add", map, "x", "--weight", "1000000000");
+    result r = TOOL_RUN("add", map, "x", "--weight", "1000000000");
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert(strstr(r.err, "this change moves 128 of 128 slots (100.0%) of the map; --force to "
                             "make it anyway") != NULL,
               "%s", r.err);
     cr_assert_str_eq(r.out, "");
     tool_result_free(&r);
-    cr_assert(same_bytes(map, orig, len), "a refused change wrote the map");
+    cr_assert(file_holds(map, orig, len), "a refused change wrote the map");
 
     /* --dry-run shows the plan, and says it would need --force. */
-    r = RUN("add", map, "x", "--weight", "1000000000", "--dry-run");
+    r = TOOL_RUN("add", map, "x", "--weight", "1000000000", "--dry-run");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "more than half: without --dry-run it needs --force") &&
                   strstr(r.out, "plan: 128 of 128 slots move (100.0000% of the map)"),
               "%s", r.out);
     tool_result_free(&r);
-    r = RUN("add", map, "x", "--weight", "1000000000", "--dry-run", "--json");
+    r = TOOL_RUN("add", map, "x", "--weight", "1000000000", "--dry-run", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"needs_force\": true") != NULL, "%s", r.out);
     tool_result_free(&r);
-    cr_assert(same_bytes(map, orig, len), "a dry run wrote the map");
+    cr_assert(file_holds(map, orig, len), "a dry run wrote the map");
 
     /* Half of the data exactly is allowed: removing one of two equals. */
-    r = RUN("remove", map, "n1", "--dry-run", "--json");
+    r = TOOL_RUN("remove", map, "n1", "--dry-run", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"needs_force\": false") != NULL, "%s", r.out);
     tool_result_free(&r);
 
-    r = RUN("add", map, "x", "--weight", "1000000000", "--force");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
-    cr_assert(!same_bytes(map, orig, len), "--force did not make the change");
+    TOOL_EXPECT(0, "add", map, "x", "--weight", "1000000000", "--force");
+    cr_assert(!file_holds(map, orig, len), "--force did not make the change");
     free(orig);
 
     /* weight and remove are held to the same rule: x holds nearly all. */
-    r = RUN("weight", map, "x", "0");
-    cr_assert_eq(r.status, 1, "%s", r.err);
-    cr_assert(strstr(r.err, "--force to make it anyway") != NULL, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("remove", map, "x");
-    cr_assert_eq(r.status, 1, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(1, "--force to make it anyway", "weight", map, "x", "0");
+    TOOL_EXPECT(1, "remove", map, "x");
 }
 
 /* Building a map is no mistake: its first member takes every slot and its
@@ -131,46 +96,35 @@ Test(cli_guards, a_change_that_moves_most_of_the_data_needs_force)
 Test(cli_guards, the_first_two_members_need_no_force)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     make_map(map, 1, NULL, 0);
-    result r = RUN("add", map, "a");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("add", map, "b", "--weight", "3");
+    TOOL_EXPECT(0, "add", map, "a");
+    result r = TOOL_RUN("add", map, "b", "--weight", "3");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "96 of 128 slots move") != NULL, "%s", r.out);
     tool_result_free(&r);
     /* A member of weight 0 holds no data: a with b at weight 0 is one. */
     make_map(map, 1, (const uint32_t[]){1, 0}, 2);
-    r = RUN("weight", map, "n1", "5");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "weight", map, "n1", "5");
     /* Now two of positive weight: draining the larger needs --force. */
-    r = RUN("weight", map, "n1", "0");
-    cr_assert_eq(r.status, 1, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(1, "weight", map, "n1", "0");
 }
 
 /* With replicas the guard counts copies whose data moves. */
 Test(cli_guards, with_replicas_the_guard_counts_copies)
 {
     char map[256];
-    path_in(map, sizeof map, "r.dchmap");
+    tool_path(map, sizeof map, "r.dchmap");
     make_map(map, 2, (const uint32_t[]){1, 1, 1}, 3);
-    result r = RUN("add", map, "big", "--weight", "100");
+    result r = TOOL_RUN("add", map, "big", "--weight", "100");
     cr_assert_eq(r.status, 1, "%s", r.err);
     cr_assert(strstr(r.err, "this change moves the primary of ") &&
                   strstr(r.err, " of 128 slots (") && strstr(r.err, "to a member that held no copy; --force"),
               "%s", r.err);
     tool_result_free(&r);
     /* Without --force, -1 is no weight: a number has no sign. */
-    r = RUN("weight", map, "n0", "-1");
-    cr_assert_eq(r.status, 2, "%s", r.err);
-    cr_assert(strstr(r.err, "-1: numbers take no sign") != NULL, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("add", map, "small");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(2, "-1: numbers take no sign", "weight", map, "n0", "-1");
+    TOOL_EXPECT(0, "add", map, "small");
 }
 
 /* ---- Limits ------------------------------------------------------------ */
@@ -178,15 +132,15 @@ Test(cli_guards, with_replicas_the_guard_counts_copies)
 Test(cli_guards, a_limit_is_named_with_the_value_that_passes_it)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     make_map(map, 1, (const uint32_t[]){2, 1}, 2);
-    result r = RUN("weight", map, "n1", "4294967295");
+    result r = TOOL_RUN("weight", map, "n1", "4294967295");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, "the total weight would be 4294967297, above the limit of "
                             "4294967295") != NULL,
               "%s", r.err);
     tool_result_free(&r);
-    r = RUN("add", map, "x", "--weight", "4294967294", "--force");
+    r = TOOL_RUN("add", map, "x", "--weight", "4294967294", "--force");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, "the total weight would be 4294967297, above the limit") != NULL,
               "%s", r.err);
@@ -194,17 +148,14 @@ Test(cli_guards, a_limit_is_named_with_the_value_that_passes_it)
     char name[300];
     memset(name, 'x', 256);
     name[256] = '\0';
-    r = RUN("add", map, name);
-    cr_assert_eq(r.status, 2);
-    cr_assert(strstr(r.err, "a name has 1 to 255 bytes, not 256") != NULL, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("add", map, "a", "--zone", "z\tz");
+    TOOL_EXPECT_ERR(2, "a name has 1 to 255 bytes, not 256", "add", map, name);
+    r = TOOL_RUN("add", map, "a", "--zone", "z\tz");
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "zone \"z\\x09z\" holds the control character 0x09 at byte 2") !=
                   NULL,
               "%s", r.err);
     tool_result_free(&r);
-    r = RUN("init", map, "--force", "--units", "65536", "--slots", "512");
+    r = TOOL_RUN("init", map, "--force", "--units", "65536", "--slots", "512");
     cr_assert_eq(r.status, 2);
     cr_assert(strstr(r.err, "65536 * 512 = 33554432 slots, above the limit of 16777216") != NULL,
               "%s", r.err);
@@ -217,12 +168,12 @@ Test(cli_guards, a_limit_is_named_with_the_value_that_passes_it)
 Test(cli_guards, numbers_are_read_strictly_and_refused_in_one_wording)
 {
     char map[256], want[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     make_map(map, 1, (const uint32_t[]){1}, 1);
     const char *bad[] = {"",   "-1",   "+1",  "1.5",   "1e3",         " 1",
                          "1 ", "0x10", "1,0", "heavy", "4294967296", "99999999999999999999999"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        result r = RUN("weight", map, "n0", "--", (char *)bad[i]);
+        result r = TOOL_RUN("weight", map, "n0", "--", (char *)bad[i]);
         cr_assert_eq(r.status, 2, "\"%s\": %d", bad[i], r.status);
         snprintf(want, sizeof want,
                  "dchctl weight: weight must be a whole number from 0 to 4294967295, not \"%s\"\n",
@@ -253,9 +204,7 @@ Test(cli_guards, numbers_are_read_strictly_and_refused_in_one_wording)
         tool_result_free(&r);
     }
     /* Leading zeros are digits like any other. */
-    result r = RUN("weight", map, "n0", "007");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "weight", map, "n0", "007");
 }
 
 /* ---- Suggestions ------------------------------------------------------- */
@@ -292,35 +241,29 @@ Test(cli_guards, a_mistyped_command_or_option_gets_the_nearest_one)
 Test(cli_guards, a_map_given_after_the_name_is_pointed_out)
 {
     char map[256], want[600];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     make_map(map, 1, (const uint32_t[]){1}, 1);
-    result r = RUN("add", "node-x", map);
+    result r = TOOL_RUN("add", "node-x", map);
     cr_assert_eq(r.status, 2, "%s", r.err);
     snprintf(want, sizeof want,
              "node-x: no such map file; did you mean `dchctl add %s node-x` (the map first)?",
              map);
     cr_assert(strstr(r.err, want) != NULL, "%s", r.err);
     tool_result_free(&r);
-    r = RUN("weight", "n0", map, "3");
+    r = TOOL_RUN("weight", "n0", map, "3");
     cr_assert_eq(r.status, 2, "%s", r.err);
     snprintf(want, sizeof want, "did you mean `dchctl weight %s n0 3`", map);
     cr_assert(strstr(r.err, want) != NULL, "%s", r.err);
     tool_result_free(&r);
-    r = RUN("lookup", "user:1", map);
+    r = TOOL_RUN("lookup", "user:1", map);
     cr_assert_eq(r.status, 2, "%s", r.err);
     snprintf(want, sizeof want, "did you mean `dchctl lookup %s user:1`", map);
     cr_assert(strstr(r.err, want) != NULL, "%s", r.err);
     tool_result_free(&r);
     /* Named like a map, even when missing too. */
-    r = RUN("remove", "n0", "other.dchmap");
-    cr_assert_eq(r.status, 2, "%s", r.err);
-    cr_assert(strstr(r.err, "(the map first)") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(2, "(the map first)", "remove", "n0", "other.dchmap");
     /* Nothing looks like a map: the file's own error, exit 1. */
-    r = RUN("add", "no-such-map", "node-x");
-    cr_assert_eq(r.status, 1, "%s", r.err);
-    cr_assert(strstr(r.err, "No such file or directory") != NULL, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT_ERR(1, "No such file or directory", "add", "no-such-map", "node-x");
 }
 
 /* ---- Moves and promotions ---------------------------------------------- */
@@ -361,20 +304,12 @@ static oracle oracle_of(const dch_map *a, const dch_map *b)
     return o;
 }
 
-static unsigned long long number_after(const char *text, const char *field)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": ", field);
-    const char *s = strstr(text, pat);
-    cr_assert_not_null(s, "no %s in %s", field, text);
-    return strtoull(s + strlen(pat), NULL, 10);
-}
 
 Test(cli_guards, promotions_are_counted_apart_from_moves)
 {
     char map[256], old[256];
-    path_in(map, sizeof map, "r.dchmap");
-    path_in(old, sizeof old, "old.dchmap");
+    tool_path(map, sizeof map, "r.dchmap");
+    tool_path(old, sizeof old, "old.dchmap");
     dch_map_config cfg = map_config(64, 16);
     cfg.replicas = 3;
     dch_map *a;
@@ -387,20 +322,20 @@ Test(cli_guards, promotions_are_counted_apart_from_moves)
     }
     cr_assert_eq(dch_map_save_file(a, old), DCH_OK);
     cr_assert_eq(dch_map_save_file(a, map), DCH_OK);
-    result r = RUN("add", map, "r4", "--zone", "rack-c", "--json");
+    result r = TOOL_RUN("add", map, "r4", "--zone", "rack-c", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     dch_map *b;
     cr_assert_eq(dch_map_load_file(&b, map), DCH_OK);
     const oracle o = oracle_of(a, b);
     cr_assert(o.promoted > 0 && o.promoted < o.moved, "the case shows nothing");
-    cr_assert_eq(number_after(r.out, "moved_slots"), o.moved);
-    cr_assert_eq(number_after(r.out, "promoted_slots"), o.promoted, "%s", r.out);
-    cr_assert_eq(number_after(r.out, "copies_moved"), o.copied, "%s", r.out);
-    cr_assert_eq(number_after(r.out, "copies_held"), o.held, "%s", r.out);
+    cr_assert_eq(json_number(r.out, "moved_slots"), o.moved);
+    cr_assert_eq(json_number(r.out, "promoted_slots"), o.promoted, "%s", r.out);
+    cr_assert_eq(json_number(r.out, "copies_moved"), o.copied, "%s", r.out);
+    cr_assert_eq(json_number(r.out, "copies_held"), o.held, "%s", r.out);
     tool_result_free(&r);
 
     char want[200];
-    r = RUN("diff", old, map);
+    r = TOOL_RUN("diff", old, map);
     cr_assert_eq(r.status, 0, "%s", r.err);
     snprintf(want, sizeof want, ": %llu to a member that receives the data, %llu promotions",
              o.moved - o.promoted, o.promoted);
@@ -418,10 +353,10 @@ Test(cli_guards, promotions_are_counted_apart_from_moves)
 Test(cli_guards, plan_writes_into_a_new_or_empty_folder_or_not_at_all)
 {
     char old[256], target[256], steps[256], full[256], junk[300];
-    path_in(old, sizeof old, "old.dchmap");
-    path_in(target, sizeof target, "new.dchmap");
-    path_in(steps, sizeof steps, "steps");
-    path_in(full, sizeof full, "full");
+    tool_path(old, sizeof old, "old.dchmap");
+    tool_path(target, sizeof target, "new.dchmap");
+    tool_path(steps, sizeof steps, "steps");
+    tool_path(full, sizeof full, "full");
     make_map(old, 1, (const uint32_t[]){1, 1, 1}, 3);
     make_map(target, 1, (const uint32_t[]){1, 1, 1, 1}, 4);
 
@@ -429,32 +364,23 @@ Test(cli_guards, plan_writes_into_a_new_or_empty_folder_or_not_at_all)
     cr_assert_eq(mkdir(full, 0755), 0);
     snprintf(junk, sizeof junk, "%s/step-0001.dchmap", full);
     write_file(junk, "old", 3);
-    result r = RUN("plan", old, target, "--max-slots", "4", "--write-dir", full);
-    cr_assert_eq(r.status, 1);
-    cr_assert(strstr(r.err, "not empty") != NULL, "%s", r.err);
-    tool_result_free(&r);
-    cr_assert_eq(entries_in(full), 1);
-    cr_assert_eq(entries_in(the_tool.dir), 3, "a temporary folder was left");
+    TOOL_EXPECT_ERR(1, "not empty", "plan", old, target, "--max-slots", "4", "--write-dir", full);
+    cr_assert_eq(dir_count(full, true), 1);
+    cr_assert_eq(dir_count(the_tool.dir, true), 3, "a temporary folder was left");
 
     /* A plan that cannot be staged (the maps swapped) makes no folder. */
-    r = RUN("plan", target, old, "--max-slots", "4", "--write-dir", steps);
-    cr_assert_eq(r.status, 1);
-    tool_result_free(&r);
-    cr_assert_eq(entries_in(the_tool.dir), 3, "a failed plan left a folder");
+    TOOL_EXPECT(1, "plan", target, old, "--max-slots", "4", "--write-dir", steps);
+    cr_assert_eq(dir_count(the_tool.dir, true), 3, "a failed plan left a folder");
 
     /* A new folder, then an empty one, get every step. */
-    r = RUN("plan", old, target, "--max-slots", "4", "--write-dir", steps);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
-    const int n = entries_in(steps);
+    TOOL_EXPECT(0, "plan", old, target, "--max-slots", "4", "--write-dir", steps);
+    const int n = dir_count(steps, true);
     cr_assert(n > 2, "%d steps", n);
-    cr_assert_eq(entries_in(the_tool.dir), 4);
+    cr_assert_eq(dir_count(the_tool.dir, true), 4);
     remove_dir(steps);
     cr_assert_eq(mkdir(steps, 0750), 0);
-    r = RUN("plan", old, target, "--max-slots", "4", "--write-dir", steps);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
-    cr_assert_eq(entries_in(steps), n);
+    TOOL_EXPECT(0, "plan", old, target, "--max-slots", "4", "--write-dir", steps);
+    cr_assert_eq(dir_count(steps, true), n);
     struct stat st;
     cr_assert_eq(stat(steps, &st), 0);
     cr_assert_eq(st.st_mode & 0777, 0750, "the empty folder's mode is kept");

@@ -30,20 +30,7 @@ TestSuite(cli_replicas, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 typedef tool_result result;
 
-#define RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
 
-
-static void path_in(char *buf, size_t n, const char *name)
-{
-    snprintf(buf, n, "%s/%s", the_tool.dir, name);
-}
-
-static dch_map *load(const char *path)
-{
-    dch_map *m = NULL;
-    cr_assert_eq(dch_map_load_file(&m, path), DCH_OK, "%s does not load", path);
-    return m;
-}
 
 static uint32_t replicas_of(const dch_map *m)
 {
@@ -67,13 +54,6 @@ static void copies_text(const dch_map *m, uint64_t h, char *buf, size_t cap)
     cr_assert_lt(used, cap);
 }
 
-/* The whole file's bytes, which must be there. */
-static char *bytes_of(const char *path, size_t *len)
-{
-    char *s = slurp(path, len);
-    cr_assert_not_null(s, "cannot read %s", path);
-    return s;
-}
 
 /* ---- Refused values ----------------------------------------------------- */
 
@@ -85,43 +65,34 @@ static char *bytes_of(const char *path, size_t *len)
 Test(cli_replicas, bad_replica_counts_are_usage_errors_that_change_nothing)
 {
     char map[256], fresh[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(fresh, sizeof fresh, "fresh.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(fresh, sizeof fresh, "fresh.dchmap");
+    TOOL_EXPECT(0, "init", map, "--units", "16", "--slots", "8");
+    result r;
     size_t len0;
-    char *bytes0 = bytes_of(map, &len0);
+    char *bytes0 = file_bytes(map, &len0);
     char *const bad[] = {"0", "9", "10", "-1", "x", "", "3x", " 3", "1.5", "+2",
                          "4294967297", "99999999999999999999"};
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        r = RUN("init", fresh, "--replicas", bad[k]);
+        r = TOOL_RUN("init", fresh, "--replicas", bad[k]);
         cr_assert_eq(r.status, 2, "--replicas '%s': status %d", bad[k], r.status);
         cr_assert(strstr(r.err, "--replicas") && strstr(r.err, "1 to 8") &&
                       strstr(r.err, "usage"),
                   "--replicas '%s': %s", bad[k], r.err);
         tool_result_free(&r);
         cr_assert(access(fresh, F_OK) != 0, "--replicas '%s' created a file", bad[k]);
-        r = RUN("init", map, "--force", "--replicas", bad[k]);
+        r = TOOL_RUN("init", map, "--force", "--replicas", bad[k]);
         cr_assert_eq(r.status, 2, "--force --replicas '%s': status %d", bad[k], r.status);
         tool_result_free(&r);
     }
-    r = RUN("init", fresh, "--replicas");
-    cr_assert_eq(r.status, 2);
-    cr_assert(strstr(r.err, "needs a value") != NULL, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("init", fresh, "--replicas", "2", "--replicas", "3");
-    cr_assert_eq(r.status, 2);
-    tool_result_free(&r);
-    r = RUN("add", map, "a", "--replicas", "2");
+    TOOL_EXPECT_ERR(2, "needs a value", "init", fresh, "--replicas");
+    TOOL_EXPECT(2, "init", fresh, "--replicas", "2", "--replicas", "3");
+    r = TOOL_RUN("add", map, "a", "--replicas", "2");
     cr_assert_eq(r.status, 2, "--replicas belongs to init only");
     tool_result_free(&r);
     cr_assert(access(fresh, F_OK) != 0);
-    size_t len1;
-    char *bytes1 = bytes_of(map, &len1);
-    cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "a refused init changed the map");
+    cr_assert(file_holds(map, bytes0, len0), "a refused init changed the map");
     free(bytes0);
-    free(bytes1);
 }
 
 /*
@@ -132,21 +103,18 @@ Test(cli_replicas, bad_replica_counts_are_usage_errors_that_change_nothing)
 Test(cli_replicas, bad_zone_names_are_usage_errors_that_change_nothing)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "2");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("add", map, "a", "--zone", "z1");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    tool_path(map, sizeof map, "m.dchmap");
+    TOOL_EXPECT(0, "init", map, "--units", "16", "--slots", "8", "--replicas", "2");
+    result r;
+    TOOL_EXPECT(0, "add", map, "a", "--zone", "z1");
     size_t len0;
-    char *bytes0 = bytes_of(map, &len0);
+    char *bytes0 = file_bytes(map, &len0);
 
     const size_t stride = test_scale() < 1 ? 4 : 1;
     for (unsigned b = 1; b <= 0x20; b += (unsigned)stride) {
         const char byte = b == 0x20 ? 0x7F : (char)b;
         char zone[4] = {'z', byte, 'x', '\0'};
-        r = RUN("add", map, "b", "--zone", zone);
+        r = TOOL_RUN("add", map, "b", "--zone", zone);
         cr_assert_eq(r.status, 2, "zone byte 0x%02x: status %d", (unsigned char)byte, r.status);
         cr_assert(strstr(r.err, "a zone has 1 to 255 bytes and no control character") &&
                       strstr(r.err, "usage"),
@@ -158,39 +126,25 @@ Test(cli_replicas, bad_zone_names_are_usage_errors_that_change_nothing)
     longest[256] = '\0';
     char *const bad[] = {"", longest};
     for (size_t k = 0; k < 2; k++) {
-        r = RUN("add", map, "b", "--zone", bad[k]);
+        r = TOOL_RUN("add", map, "b", "--zone", bad[k]);
         cr_assert_eq(r.status, 2, "zone %zu: status %d", k, r.status);
         cr_assert(strstr(r.err, "a zone has") != NULL, "%s", r.err);
         tool_result_free(&r);
-        r = RUN("add", map, "b", "--dry-run", "--zone", bad[k]);
-        cr_assert_eq(r.status, 2);
-        tool_result_free(&r);
+        TOOL_EXPECT(2, "add", map, "b", "--dry-run", "--zone", bad[k]);
     }
-    r = RUN("add", map, "b", "--zone");
-    cr_assert_eq(r.status, 2);
-    cr_assert(strstr(r.err, "needs a value") != NULL, "%s", r.err);
-    tool_result_free(&r);
-    r = RUN("add", map, "b", "--zone", "z1", "--zone", "z2");
-    cr_assert_eq(r.status, 2);
-    tool_result_free(&r);
-    r = RUN("remove", map, "a", "--zone", "z1");
+    TOOL_EXPECT_ERR(2, "needs a value", "add", map, "b", "--zone");
+    TOOL_EXPECT(2, "add", map, "b", "--zone", "z1", "--zone", "z2");
+    r = TOOL_RUN("remove", map, "a", "--zone", "z1");
     cr_assert_eq(r.status, 2, "--zone belongs to add only");
     tool_result_free(&r);
-    r = RUN("weight", map, "a", "2", "--zone", "z1");
-    cr_assert_eq(r.status, 2);
-    tool_result_free(&r);
+    TOOL_EXPECT(2, "weight", map, "a", "2", "--zone", "z1");
 
-    size_t len1;
-    char *bytes1 = bytes_of(map, &len1);
-    cr_assert(len0 == len1 && memcmp(bytes0, bytes1, len0) == 0, "a refused zone changed the map");
+    cr_assert(file_holds(map, bytes0, len0), "a refused zone changed the map");
     free(bytes0);
-    free(bytes1);
 
     /* The longest zone the rules allow is taken. */
     longest[255] = '\0';
-    r = RUN("add", map, "b", "--zone", longest);
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    TOOL_EXPECT(0, "add", map, "b", "--zone", longest);
 }
 
 /* ---- What the tool writes and prints ------------------------------------ */
@@ -202,14 +156,14 @@ Test(cli_replicas, init_writes_the_copies_asked_for)
         char map[256], name[32], rs[4];
         snprintf(name, sizeof name, "r%u.dchmap", R);
         snprintf(rs, sizeof rs, "%u", R);
-        path_in(map, sizeof map, name);
-        result r = RUN("init", map, "--units", "8", "--slots", "8", "--replicas", rs, "--json");
+        tool_path(map, sizeof map, name);
+        result r = TOOL_RUN("init", map, "--units", "8", "--slots", "8", "--replicas", rs, "--json");
         cr_assert_eq(r.status, 0, "R %u: %s", R, r.err);
         char want[32];
         snprintf(want, sizeof want, "\"replicas\": %u,", R);
         cr_assert(strstr(r.out, want) != NULL, "R %u: %s", R, r.out);
         tool_result_free(&r);
-        dch_map *m = load(map);
+        dch_map *m = map_load_path(map);
         cr_assert_eq(replicas_of(m), R, "the file of init --replicas %u", R);
         dch_map_free(m);
     }
@@ -226,7 +180,7 @@ Test(cli_replicas, lookup_prints_every_copy_as_the_library_places_them)
     const uint64_t seed = test_seed(0x7265706c);
     uint64_t rng = seed;
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     dch_map_config cfg = map_config(32, 16);
     cfg.replicas = 3;
     dch_map *m;
@@ -305,14 +259,14 @@ Test(cli_replicas, lookup_prints_every_copy_as_the_library_places_them)
 Test(cli_replicas, one_copy_keeps_the_old_lookup_output)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     dch_map_config cfg = map_config(16, 8);
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
     cr_assert_eq(dch_map_add_node_in_zone(m, "a", "z1", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_add_node_in_zone(m, "b", "z2", 1, NULL), DCH_OK);
     cr_assert_eq(dch_map_save_file(m, map), DCH_OK);
-    result r = RUN("lookup", map, "user:1", "user:2");
+    result r = TOOL_RUN("lookup", map, "user:1", "user:2");
     cr_assert_eq(r.status, 0, "%s", r.err);
     char want[128];
     snprintf(want, sizeof want, "user:1\t%s\nuser:2\t%s\n",
@@ -320,7 +274,7 @@ Test(cli_replicas, one_copy_keeps_the_old_lookup_output)
              dch_map_node_name(m, dch_map_lookup(m, "user:2", 6)));
     cr_assert_str_eq(r.out, want);
     tool_result_free(&r);
-    r = RUN("lookup", map, "user:1", "--json");
+    r = TOOL_RUN("lookup", map, "user:1", "--json");
     cr_assert(strstr(r.out, "copies") == NULL, "%s", r.out);
     tool_result_free(&r);
     dch_map_free(m);
@@ -362,10 +316,9 @@ static void count_copy_changes(const dch_map *a, const dch_map *b, uint64_t *cre
 Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8", "--replicas", "2");
-    cr_assert_eq(r.status, 0, "%s", r.err);
-    tool_result_free(&r);
+    tool_path(map, sizeof map, "m.dchmap");
+    TOOL_EXPECT(0, "init", map, "--units", "16", "--slots", "8", "--replicas", "2");
+    result r;
     dch_map_config cfg = map_config(16, 8);
     cfg.replicas = 2;
     dch_map *lib;
@@ -374,11 +327,11 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
     const char *zones[] = {"z1", "z1", "z2", "z2", NULL};
     for (int i = 0; i < 5; i++) {
         cr_assert_eq(dch_map_add_node_in_zone(lib, names[i], zones[i], 1, NULL), DCH_OK);
-        dch_map *before = load(map);
-        r = zones[i] ? RUN("add", map, (char *)names[i], "--zone", (char *)zones[i])
-                     : RUN("add", map, (char *)names[i]);
+        dch_map *before = map_load_path(map);
+        r = zones[i] ? TOOL_RUN("add", map, (char *)names[i], "--zone", (char *)zones[i])
+                     : TOOL_RUN("add", map, (char *)names[i]);
         cr_assert_eq(r.status, 0, "%s", r.err);
-        dch_map *after = load(map);
+        dch_map *after = map_load_path(map);
         uint64_t created, dropped;
         count_copy_changes(before, after, &created, &dropped);
         char want[96];
@@ -393,7 +346,7 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
         dch_map_free(before);
         dch_map_free(after);
     }
-    dch_map *m = load(map);
+    dch_map *m = map_load_path(map);
     cr_assert_eq(replicas_of(m), 2);
     for (uint32_t s = 0; s < dch_map_slot_count(m); s++) {
         uint32_t a[DCH_MAP_MAX_REPLICAS], b[DCH_MAP_MAX_REPLICAS];
@@ -410,7 +363,7 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
     }
 
     /* show: a copies and a zone column, the library's numbers. */
-    r = RUN("show", map);
+    r = TOOL_RUN("show", map);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "replicas:      2 copies of every slot\n") != NULL, "%s", r.out);
     cr_assert(strstr(r.out, "copies zone\n") != NULL, "%s", r.out);
@@ -428,7 +381,7 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
                   "row of %u does not end in '%s': %s", id, tail, r.out);
     }
     tool_result_free(&r);
-    r = RUN("show", map, "--json");
+    r = TOOL_RUN("show", map, "--json");
     cr_assert_eq(r.status, 0);
     cr_assert(strstr(r.out, "\"replicas\": 2,") != NULL, "%s", r.out);
     for (uint32_t id = 0; id < dch_map_id_limit(m); id++) {
@@ -441,9 +394,9 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
     tool_result_free(&r);
 
     /* remove: the copies it prints are the ones that change. */
-    r = RUN("remove", map, "c", "--json");
+    r = TOOL_RUN("remove", map, "c", "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
-    dch_map *after = load(map);
+    dch_map *after = map_load_path(map);
     uint64_t created, dropped;
     count_copy_changes(m, after, &created, &dropped);
     char want[96];
@@ -455,13 +408,13 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
 
     /* diff counts the same copies between the two files. */
     char old[256];
-    path_in(old, sizeof old, "old.dchmap");
+    tool_path(old, sizeof old, "old.dchmap");
     cr_assert_eq(dch_map_save_file(m, old), DCH_OK);
-    r = RUN("diff", old, map, "--json");
+    r = TOOL_RUN("diff", old, map, "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
     tool_result_free(&r);
-    r = RUN("diff", old, map);
+    r = TOOL_RUN("diff", old, map);
     snprintf(want, sizeof want, "copies: %" PRIu64 " created, %" PRIu64 " dropped", created,
              dropped);
     cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
@@ -475,17 +428,17 @@ Test(cli_replicas, add_with_zones_matches_the_library_and_show_lists_copies)
 Test(cli_replicas, show_without_replicas_or_zones_keeps_its_columns)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
-    result r = RUN("init", map, "--units", "16", "--slots", "8");
+    tool_path(map, sizeof map, "m.dchmap");
+    result r = TOOL_RUN("init", map, "--units", "16", "--slots", "8");
     tool_result_free(&r);
-    r = RUN("add", map, "a");
+    r = TOOL_RUN("add", map, "a");
     tool_result_free(&r);
-    r = RUN("show", map);
+    r = TOOL_RUN("show", map);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "replicas:") == NULL && strstr(r.out, "copies") == NULL, "%s", r.out);
     cr_assert(strstr(r.out, " ideal/u\n") != NULL, "%s", r.out);
     tool_result_free(&r);
-    r = RUN("show", map, "--json");
+    r = TOOL_RUN("show", map, "--json");
     cr_assert(strstr(r.out, "replicas") == NULL && strstr(r.out, "zone") == NULL, "%s", r.out);
     tool_result_free(&r);
 }

@@ -8,10 +8,11 @@
  * here against the library key by key. And the tool ends with status 1,
  * leaving no file half written, when the reader of its output goes away.
  *
- * tool_run gives the tool no standard input, so the tool runs here through
- * run_io (standard input from a file), pipeline (tools chained by pipes) and
- * run_to_closed_pipe, each in the fixture's directory, so that "./-" names
- * a file there.
+ * The tool runs through support's tool_run_in (standard input from a
+ * file), and through pipeline (tools chained by pipes) and
+ * run_to_closed_pipe, built from support's tool_exec, tool_wait and
+ * tool_collect; each in the fixture's directory, so that "./-" names a file
+ * there.
  */
 #define _XOPEN_SOURCE 700 /* posix_openpt */
 
@@ -33,109 +34,16 @@ TestSuite(cli_stdio, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 /* ---- Running the tool with standard input and output ------------------ */
 
-/* One run: exit status (-1: a signal ended it), all of standard output
- * (bytes, NUL-terminated beyond outlen) and standard error. */
-typedef struct run {
-    int status;
-    char *out, *err;
-    size_t outlen;
-} run;
-
-static void run_free(run *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-static void path_in(char *buf, size_t n, const char *name)
-{
-    snprintf(buf, n, "%s/%s", the_tool.dir, name);
-}
-
-/* In the child: standard input from in (-1: /dev/null), output and errors
- * to out and err, the fixture's directory as working directory, then the
- * tool with args. Descriptors the child must not keep are close-on-exec. */
-static void exec_tool(int in, int out, int err, char *const *args)
-{
-    if (in < 0)
-        in = open("/dev/null", O_RDONLY);
-    if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
-        chdir(the_tool.dir) != 0)
-        _exit(127);
-    char *argv[64];
-    int n = 0;
-    argv[n++] = (char *)the_tool.tool;
-    for (; args[n - 1] != NULL && n < 63; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    execv(the_tool.tool, argv);
-    _exit(127);
-}
-
-/* The exit status of pid; -1 when a signal ended it. */
-static int wait_exit(pid_t pid)
-{
-    int ws;
-    while (waitpid(pid, &ws, 0) < 0)
-        cr_assert_eq(errno, EINTR, "waitpid: %s", strerror(errno));
-    cr_assert(!WIFEXITED(ws) || WEXITSTATUS(ws) != 127, "the tool could not be run");
-    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-}
-
-static int open_capture(const char *path)
-{
-    const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
-    cr_assert_geq(fd, 0, "cannot create %s", path);
-    return fd;
-}
-
-/* The captures of a finished run, which a sanitizer finding fails. */
-static run collect(int status, const char *po, const char *pe)
-{
-    run r = {status, NULL, NULL, 0};
-    r.out = slurp(po, &r.outlen);
-    r.err = slurp(pe, NULL);
-    cr_assert(r.out != NULL && r.err != NULL, "the tool left no readable output");
-    unlink(po);
-    unlink(pe);
-    cr_assert(strstr(r.err, "Sanitizer") == NULL && strstr(r.err, "runtime error") == NULL &&
-                  strstr(r.err, "definitely lost") == NULL,
-              "a memory or undefined-behaviour error:\n%s", r.err);
-    return r;
-}
-
-/* The tool with args, standard input from the file `in` (NULL: nothing). */
-static run run_io(const char *in, char *const *args)
-{
-    char po[128], pe[128];
-    path_in(po, sizeof po, ".out");
-    path_in(pe, sizeof pe, ".err");
-    const int i = in != NULL ? open(in, O_RDONLY | O_CLOEXEC) : -1;
-    cr_assert(in == NULL || i >= 0, "cannot open %s", in);
-    const int o = open_capture(po), e = open_capture(pe);
-    fflush(NULL);
-    const pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0)
-        exec_tool(i, o, e, args);
-    if (i >= 0)
-        close(i);
-    close(o);
-    close(e);
-    return collect(wait_exit(pid), po, pe);
-}
-
-#define RUN_IN(in, ...) run_io(in, (char *const[]){__VA_ARGS__, NULL})
 
 /* n tools chained as a shell chains `a | b | c`: the first reads nothing,
  * each next one reads the output of the one before, and the run holds the
  * last one's output and every one's errors; each exit status in status[]. */
-static run pipeline(size_t n, char *const *const cmds[], int status[])
+static tool_result pipeline(size_t n, char *const *const cmds[], int status[])
 {
     char po[128], pe[128];
-    path_in(po, sizeof po, ".out");
-    path_in(pe, sizeof pe, ".err");
-    const int o = open_capture(po), e = open_capture(pe);
+    tool_path(po, sizeof po, ".out");
+    tool_path(pe, sizeof pe, ".err");
+    const int o = tool_capture(po), e = tool_capture(pe);
     pid_t pid[8];
     cr_assert(n >= 1 && n <= 8);
     int in = -1;
@@ -150,7 +58,7 @@ static run pipeline(size_t n, char *const *const cmds[], int status[])
         pid[k] = fork();
         cr_assert_neq(pid[k], -1);
         if (pid[k] == 0)
-            exec_tool(in, k + 1 < n ? p[1] : o, e, cmds[k]);
+            tool_exec(in, k + 1 < n ? p[1] : o, e, cmds[k]);
         if (in >= 0)
             close(in);
         if (k + 1 < n) {
@@ -161,8 +69,8 @@ static run pipeline(size_t n, char *const *const cmds[], int status[])
     close(o);
     close(e);
     for (size_t k = 0; k < n; k++)
-        status[k] = wait_exit(pid[k]);
-    return collect(status[n - 1], po, pe);
+        status[k] = tool_wait(pid[k]);
+    return tool_collect(status[n - 1], po, pe);
 }
 
 /*
@@ -174,8 +82,8 @@ static run pipeline(size_t n, char *const *const cmds[], int status[])
 static int run_to_closed_pipe(const char *in, size_t keep, char *const *args, char **err)
 {
     char po[128], pe[128];
-    path_in(po, sizeof po, ".out");
-    path_in(pe, sizeof pe, ".err");
+    tool_path(po, sizeof po, ".out");
+    tool_path(pe, sizeof pe, ".err");
     int p[2];
     cr_assert_eq(pipe(p), 0);
     fcntl(p[0], F_SETFD, FD_CLOEXEC);
@@ -183,12 +91,12 @@ static int run_to_closed_pipe(const char *in, size_t keep, char *const *args, ch
     if (keep == 0)
         close(p[0]);
     const int i = in != NULL ? open(in, O_RDONLY | O_CLOEXEC) : -1;
-    const int e = open_capture(pe);
+    const int e = tool_capture(pe);
     fflush(NULL);
     const pid_t pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0)
-        exec_tool(i, p[1], e, args);
+        tool_exec(i, p[1], e, args);
     close(p[1]);
     for (size_t got = 0; keep > 0 && got < keep;) {
         char buf[512];
@@ -203,7 +111,7 @@ static int run_to_closed_pipe(const char *in, size_t keep, char *const *args, ch
         close(i);
     close(e);
     write_file(po, "", 0);
-    run r = collect(wait_exit(pid), po, pe);
+    tool_result r = tool_collect(tool_wait(pid), po, pe);
     free(r.out);
     *err = r.err;
     return r.status;
@@ -242,26 +150,6 @@ static bool has_member(const dch_map *m, const char *name)
 {
     uint32_t id;
     return dch_map_find_node(m, name, &id) == DCH_OK;
-}
-
-static bool same_file(const char *path, const char *bytes, size_t len)
-{
-    size_t n;
-    char *s = slurp(path, &n);
-    const bool same = s != NULL && n == len && memcmp(s, bytes, len) == 0;
-    free(s);
-    return same;
-}
-
-/* Files in the fixture's directory, the hidden captures aside. */
-static int count_files(void)
-{
-    DIR *d = opendir(the_tool.dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
 }
 
 /* A growing byte buffer. */
@@ -318,7 +206,7 @@ static void expect_answer(bytes *b, const dch_map *m, const char *key, size_t le
 }
 
 /* Fail at the first line where the tool's answers and the library's part. */
-static void assert_same_answers(const run *r, const bytes *want, uint64_t seed)
+static void assert_same_answers(const tool_result *r, const bytes *want, uint64_t seed)
 {
     if (r->outlen == want->n && memcmp(r->out, want->p, want->n) == 0)
         return;
@@ -374,9 +262,9 @@ static const char *after_first_line(const char *s)
 Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
 {
     char map[256], next[256], fleet[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(next, sizeof next, "next.dchmap");
-    path_in(fleet, sizeof fleet, "fleet.txt");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(next, sizeof next, "next.dchmap");
+    tool_path(fleet, sizeof fleet, "fleet.txt");
     dch_map *m = make_map(map, 1, 5, false);
     dch_map *n;
     cr_assert_eq(dch_map_clone(&n, m), DCH_OK);
@@ -406,7 +294,7 @@ Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
         {{"compare-ketama", fleet}, {"compare-ketama", "-"}, fleet, false},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        run a = run_io(NULL, cases[k].file), b = run_io(cases[k].in, cases[k].dash);
+        tool_result a = tool_run_in(NULL, cases[k].file), b = tool_run_in(cases[k].in, cases[k].dash);
         cr_assert_eq(a.status, 0, "case %zu on a file: %s", k, a.err);
         cr_assert_eq(b.status, 0, "case %zu on standard input: %s", k, b.err);
         if (strcmp(cases[k].file[0], "verify") == 0) {
@@ -420,8 +308,8 @@ Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
         } else {
             cr_assert_str_eq(a.out, b.out, "case %zu", k);
         }
-        run_free(&a);
-        run_free(&b);
+        tool_result_free(&a);
+        tool_result_free(&b);
     }
     dch_map_free(m);
     dch_map_free(n);
@@ -432,9 +320,9 @@ Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
 Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
 {
     char map[256], bad[256], next[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(bad, sizeof bad, "bad.bin");
-    path_in(next, sizeof next, "next.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(bad, sizeof bad, "bad.bin");
+    tool_path(next, sizeof next, "next.dchmap");
     dch_map *m = make_map(map, 1, 3, false);
     cr_assert_eq(dch_map_save_file(m, next), DCH_OK);
     size_t len;
@@ -464,19 +352,19 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
         write_file(bad, b, n);
         free(b);
         for (size_t k = (size_t)damage % stride; k < sizeof cases / sizeof cases[0]; k += stride) {
-            run r = run_io(bad, cases[k]);
+            tool_result r = tool_run_in(bad, cases[k]);
             cr_assert_eq(r.status, 1, "damage %d, %s: status %d", damage, cases[k][0], r.status);
             cr_assert(strstr(r.err, "dchctl: standard input: ") != NULL, "damage %d, %s: %s",
                       damage, cases[k][0], r.err);
             cr_assert_eq(r.outlen, 0, "damage %d, %s wrote %s", damage, cases[k][0], r.out);
-            run_free(&r);
+            tool_result_free(&r);
         }
     }
     write_file(bad, "garbage", 7);
-    run r = RUN_IN(bad, "verify", "-", "--json");
+    tool_result r = TOOL_RUN_IN(bad, "verify", "-", "--json");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.out, "\"file\": \"-\", \"ok\": false") != NULL, "%s", r.out);
-    run_free(&r);
+    tool_result_free(&r);
     free(good);
     dch_map_free(m);
 }
@@ -488,9 +376,9 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
 Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
 {
     char map[256], copy[256], out[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(copy, sizeof copy, "copy.dchmap");
-    path_in(out, sizeof out, "out.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(copy, sizeof copy, "copy.dchmap");
+    tool_path(out, sizeof out, "out.dchmap");
     dch_map *m = make_map(map, 3, 6, true);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
@@ -507,12 +395,12 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
             dash[i] = to_out[i] = at ? "-" : changes[k][i];
         }
         write_file(copy, orig, len);
-        run f = run_io(NULL, file);
+        tool_result f = tool_run_in(NULL, file);
         cr_assert_eq(f.status, 0, "%s on a file: %s", file[0], f.err);
         size_t want_len;
         char *want = slurp(copy, &want_len);
 
-        run s = run_io(map, dash);
+        tool_result s = tool_run_in(map, dash);
         cr_assert_eq(s.status, 0, "%s - : %s", file[0], s.err);
         cr_assert(s.outlen == want_len && memcmp(s.out, want, want_len) == 0,
                   "%s -: standard output is not the map the file got", file[0]);
@@ -525,23 +413,23 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
             i++;
         to_out[i] = "--out";
         to_out[i + 1] = out;
-        run o = run_io(map, to_out);
+        tool_result o = tool_run_in(map, to_out);
         cr_assert_eq(o.status, 0, "%s - --out: %s", file[0], o.err);
-        cr_assert(same_file(out, want, want_len), "%s - --out OUT: OUT is not the map", file[0]);
+        cr_assert(file_holds(out, want, want_len), "%s - --out OUT: OUT is not the map", file[0]);
         cr_assert(strstr(o.out, "plan: ") && strstr(o.out, out), "%s", o.out);
-        cr_assert(same_file(map, (const char *)orig, len), "the input map changed");
+        cr_assert(file_holds(map, (const char *)orig, len), "the input map changed");
         free(want);
-        run_free(&f);
-        run_free(&s);
-        run_free(&o);
+        tool_result_free(&f);
+        tool_result_free(&s);
+        tool_result_free(&o);
     }
-    run j = RUN_IN(map, "add", "-", "y", "--json");
+    tool_result j = TOOL_RUN_IN(map, "add", "-", "y", "--json");
     cr_assert_eq(j.status, 0, "%s", j.err);
     cr_assert(strstr(j.err, "{\"file\": \"-\", \"change\": \"add\"") != NULL, "%s", j.err);
     dch_map *got = load_bytes(j.out, j.outlen, "add - --json");
     cr_assert(has_member(got, "y"), "no member %s", "y");
     dch_map_free(got);
-    run_free(&j);
+    tool_result_free(&j);
     free(orig);
     dch_map_free(m);
 }
@@ -551,51 +439,49 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
 Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
 {
     char map[256], copy[256], out[256], missing[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(copy, sizeof copy, "copy.dchmap");
-    path_in(out, sizeof out, "out.dchmap");
-    path_in(missing, sizeof missing, "no-such-dir/out.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(copy, sizeof copy, "copy.dchmap");
+    tool_path(out, sizeof out, "out.dchmap");
+    tool_path(missing, sizeof missing, "no-such-dir/out.dchmap");
     dch_map *m = make_map(map, 1, 4, false);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
     write_file(copy, orig, len);
-    run r = RUN_IN(NULL, "add", copy, "x", "--weight", "2");
-    run_free(&r);
+    tool_result r = TOOL_RUN_IN(NULL, "add", copy, "x", "--weight", "2");
+    tool_result_free(&r);
     size_t want_len;
     char *want = slurp(copy, &want_len);
 
     write_file(out, "old contents", 12); /* replaced whole */
-    r = RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", out, "--json");
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", out, "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"out\": \"") && strstr(r.out, "\"written\": true"), "%s", r.out);
-    cr_assert(same_file(out, want, want_len), "--out FILE is not the changed map");
-    run_free(&r);
-    r = RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", "-");
+    cr_assert(file_holds(out, want, want_len), "--out FILE is not the changed map");
+    tool_result_free(&r);
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", "-");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(r.outlen == want_len && memcmp(r.out, want, want_len) == 0, "--out -");
     cr_assert(strstr(r.err, "standard output now at epoch") != NULL, "%s", r.err);
-    run_free(&r);
-    r = RUN_IN(NULL, "add", map, "x", "--out", missing);
+    tool_result_free(&r);
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--out", missing);
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.err, missing) != NULL, "%s", r.err);
-    run_free(&r);
+    tool_result_free(&r);
     /* --dry-run writes nothing, to OUT or to standard output. */
     char dry[256];
-    path_in(dry, sizeof dry, "dry.dchmap");
-    r = RUN_IN(NULL, "add", map, "x", "--out", dry, "--dry-run");
+    tool_path(dry, sizeof dry, "dry.dchmap");
+    r = TOOL_RUN_IN(NULL, "add", map, "x", "--out", dry, "--dry-run");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "dry run: ") != NULL, "%s", r.out);
-    run_free(&r);
-    r = RUN_IN(map, "add", "-", "x", "--dry-run");
+    tool_result_free(&r);
+    r = TOOL_RUN_IN(map, "add", "-", "x", "--dry-run");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strncmp(r.out, "dry run: add x", 14) == 0, "no map, the report: %s", r.out);
-    run_free(&r);
-    r = RUN_IN(NULL, "add", map, "x", "--out", "");
-    cr_assert_eq(r.status, 2);
-    run_free(&r);
+    tool_result_free(&r);
+    TOOL_EXPECT_IN(2, NULL, "add", map, "x", "--out", "");
 
-    cr_assert(same_file(map, (const char *)orig, len), "FILE changed");
-    cr_assert_eq(count_files(), 3, "m, copy and out: no temporary or dry-run file is left");
+    cr_assert(file_holds(map, (const char *)orig, len), "FILE changed");
+    cr_assert_eq(tool_count_files(), 3, "m, copy and out: no temporary or dry-run file is left");
     free(want);
     free(orig);
     dch_map_free(m);
@@ -604,21 +490,21 @@ Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
 Test(cli_stdio, init_dash_writes_the_new_map_to_standard_output)
 {
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
-    run f = RUN_IN(NULL, "init", map, "--units", "32", "--slots", "4", "--replicas", "2");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_result f = TOOL_RUN_IN(NULL, "init", map, "--units", "32", "--slots", "4", "--replicas", "2");
     cr_assert_eq(f.status, 0, "%s", f.err);
-    run s = RUN_IN(NULL, "init", "-", "--units", "32", "--slots", "4", "--replicas", "2");
+    tool_result s = TOOL_RUN_IN(NULL, "init", "-", "--units", "32", "--slots", "4", "--replicas", "2");
     cr_assert_eq(s.status, 0, "%s", s.err);
-    cr_assert(same_file(map, s.out, s.outlen), "init - and init FILE differ");
+    cr_assert(file_holds(map, s.out, s.outlen), "init - and init FILE differ");
     cr_assert(strncmp(s.err, "standard output: new map, 32 units of 4 slots", 45) == 0, "%s",
               s.err);
     dch_map *m = load_bytes(s.out, s.outlen, "init -");
     cr_assert_eq(dch_map_slot_count(m), 128);
     cr_assert_eq(dch_map_node_count(m), 0);
     dch_map_free(m);
-    run_free(&f);
-    run_free(&s);
-    cr_assert_eq(count_files(), 1, "init - made no file");
+    tool_result_free(&f);
+    tool_result_free(&s);
+    cr_assert_eq(tool_count_files(), 1, "init - made no file");
 }
 
 /* The pipeline of the help, and a longer one, agree with the same changes
@@ -632,13 +518,13 @@ Test(cli_stdio, changes_chain_through_pipes)
         (char *const[]){"show", "-", NULL},
     };
     int st[8];
-    run r = pipeline(4, spec, st);
+    tool_result r = pipeline(4, spec, st);
     for (int k = 0; k < 4; k++)
         cr_assert_eq(st[k], 0, "stage %d: %s", k, r.err);
     cr_assert(strstr(r.out, "file:          standard input\n") && strstr(r.out, " node-a ") &&
                   strstr(r.out, " node-b ") && strstr(r.out, "members:       2,"),
               "%s", r.out);
-    run_free(&r);
+    tool_result_free(&r);
 
     char *const *const chain[] = {
         (char *const[]){"init", "-", "--units", "16", "--slots", "8", "--replicas", "2", NULL},
@@ -653,21 +539,21 @@ Test(cli_stdio, changes_chain_through_pipes)
     for (int k = 0; k < 7; k++)
         cr_assert_eq(st[k], 0, "stage %d: %s", k, r.err);
     char map[256];
-    path_in(map, sizeof map, "m.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
     for (int k = 0; k < 6; k++) {
         char *args[12] = {0};
         for (int i = 0; chain[k][i] != NULL; i++)
             args[i] = strcmp(chain[k][i], "-") == 0 ? map : chain[k][i];
-        run f = run_io(NULL, args);
+        tool_result f = tool_run_in(NULL, args);
         cr_assert_eq(f.status, 0, "%s: %s", args[0], f.err);
-        run_free(&f);
+        tool_result_free(&f);
     }
     dch_map *m;
     cr_assert_eq(dch_map_load_file(&m, map), DCH_OK);
     char want[32];
     snprintf(want, sizeof want, "%016llx\n", (unsigned long long)dch_map_fingerprint(m));
     cr_assert_str_eq(r.out, want, "the pipeline and the file disagree");
-    run_free(&r);
+    tool_result_free(&r);
     dch_map_free(m);
 
     /* A stage that fails sends nothing down the pipe: the next one fails
@@ -680,7 +566,7 @@ Test(cli_stdio, changes_chain_through_pipes)
     r = pipeline(3, broken, st);
     cr_assert(st[0] == 0 && st[1] == 1 && st[2] == 1, "statuses %d %d %d", st[0], st[1], st[2]);
     cr_assert(strstr(r.err, "no such member") && strstr(r.err, "standard input"), "%s", r.err);
-    run_free(&r);
+    tool_result_free(&r);
 }
 
 /* ---- Usage ------------------------------------------------------------ */
@@ -688,8 +574,8 @@ Test(cli_stdio, changes_chain_through_pipes)
 Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
 {
     char map[256], dash[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(dash, sizeof dash, "-");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(dash, sizeof dash, "-");
     dch_map *m = make_map(map, 1, 3, false);
     char *const twice[][7] = {
         {"diff", "-", "-", NULL},
@@ -700,28 +586,28 @@ Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
         {"add", map, "-", NULL},
     };
     for (size_t k = 0; k < sizeof twice / sizeof twice[0]; k++) {
-        run r = run_io(map, twice[k]);
+        tool_result r = tool_run_in(map, twice[k]);
         cr_assert_eq(r.status, 2, "case %zu: status %d", k, r.status);
         cr_assert(strstr(r.err, "usage: dchctl ") != NULL, "case %zu: %s", k, r.err);
         cr_assert(k >= 4 || strstr(r.err, "'-' (standard input) given twice") != NULL, "%s",
                   r.err);
         cr_assert_eq(r.outlen, 0);
-        run_free(&r);
+        tool_result_free(&r);
     }
     /* After --, '-' is a key or a name, and ./- a file called "-". */
-    run r = RUN_IN(NULL, "lookup", map, "--", "-");
+    tool_result r = TOOL_RUN_IN(NULL, "lookup", map, "--", "-");
     bytes want = {NULL, 0, 0};
     expect_answer(&want, m, "-", 1);
     cr_assert_str_eq(r.out, want.p);
-    run_free(&r);
+    tool_result_free(&r);
     write_file(dash, "", 0);
-    r = RUN_IN(NULL, "init", "./-", "--force");
+    r = TOOL_RUN_IN(NULL, "init", "./-", "--force");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strncmp(r.out, "./-: new map", 12) == 0, "%s", r.out);
-    run_free(&r);
-    r = RUN_IN(NULL, "add", "--", "-", "-");
+    tool_result_free(&r);
+    r = TOOL_RUN_IN(NULL, "add", "--", "-", "-");
     cr_assert_eq(r.status, 0, "add -- - - adds member - to the file -: %s", r.err);
-    run_free(&r);
+    tool_result_free(&r);
     dch_map *d;
     cr_assert_eq(dch_map_load_file(&d, dash), DCH_OK);
     cr_assert(has_member(d, "-"), "no member %s", "-");
@@ -736,11 +622,11 @@ Test(cli_stdio, help_tells_of_dash_and_out)
                           "diff", "plan", "verify", "fingerprint", "compare-ketama"};
     /* Every command but under a reduced scale (valgrind), a run a second. */
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k += test_scale() < 1 ? 3 : 1) {
-        run r = RUN_IN(NULL, "help", (char *)cmds[k]);
+        tool_result r = TOOL_RUN_IN(NULL, "help", (char *)cmds[k]);
         cr_assert_eq(r.status, 0);
         cr_assert(strstr(r.out, "'-'") != NULL, "help %s: %s", cmds[k], r.out);
         cr_assert((k < 1 || k > 3) || strstr(r.out, "--out OUT") != NULL, "help %s", cmds[k]);
-        run_free(&r);
+        tool_result_free(&r);
     }
 }
 
@@ -753,8 +639,8 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
     const uint64_t seed = test_seed(0x5eedc11);
     uint64_t rng = seed;
     char map[256], keyfile[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(keyfile, sizeof keyfile, "keys.txt");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(keyfile, sizeof keyfile, "keys.txt");
     const size_t n = test_scaled(20000, 2000);
     for (uint32_t replicas = 1; replicas <= 3; replicas += 2) {
         dch_map *m = make_map(map, replicas, 7, replicas > 1);
@@ -766,18 +652,18 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
             expect_answer(&want, m, keys.p + at + sizeof len, len);
             at += sizeof len + len;
         }
-        run r = RUN_IN(keyfile, "lookup", map, "-");
+        tool_result r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
         cr_assert_eq(r.status, 0, "seed %llu: %s", (unsigned long long)seed, r.err);
         assert_same_answers(&r, &want, seed);
-        run_free(&r);
-        r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+        tool_result_free(&r);
+        r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
         cr_assert_eq(r.status, 0, "%s", r.err);
         size_t answers = 0;
         for (const char *p = r.out; (p = strstr(p, "{\"key\": ")) != NULL; p++)
             answers++;
         cr_assert_eq(answers, n, "--json: %zu answers to %zu keys", answers, n);
         cr_assert(r.out[0] == '[' && strcmp(r.out + r.outlen - 4, "}\n]\n") == 0);
-        run_free(&r);
+        tool_result_free(&r);
         free(keys.p);
         free(want.p);
         dch_map_free(m);
@@ -791,8 +677,8 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
 Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
 {
     char map[256], keyfile[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(keyfile, sizeof keyfile, "keys.txt");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(keyfile, sizeof keyfile, "keys.txt");
     dch_map *m = make_map(map, 1, 9, false);
     static const char lines[] = "\n\r\na\r\nb\n\nc\rd\ne\r";
     write_file(keyfile, lines, sizeof lines - 1);
@@ -800,25 +686,25 @@ Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
     bytes want = {NULL, 0, 0};
     for (int k = 0; k < 7; k++)
         expect_answer(&want, m, keys[k], strlen(keys[k]));
-    run r = RUN_IN(keyfile, "lookup", map, "-");
+    tool_result r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, want.p);
-    run_free(&r);
-    r = RUN_IN(NULL, "lookup", map, "", "", "a", "b", "", "c\rd", "e\r");
+    tool_result_free(&r);
+    r = TOOL_RUN_IN(NULL, "lookup", map, "", "", "a", "b", "", "c\rd", "e\r");
     cr_assert_str_eq(r.out, want.p, "arguments and standard input differ");
-    run_free(&r);
+    tool_result_free(&r);
 
     write_file(keyfile, "", 0);
-    r = RUN_IN(keyfile, "lookup", map, "-");
+    r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
     cr_assert(r.status == 0 && r.outlen == 0, "no key, no answer: %s", r.out);
-    run_free(&r);
-    r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+    tool_result_free(&r);
+    r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
     cr_assert_str_eq(r.out, "[]\n");
-    run_free(&r);
+    tool_result_free(&r);
     write_file(keyfile, "nul\0key\n", 8);
-    r = RUN_IN(keyfile, "lookup", map, "-", "--json");
+    r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
     cr_assert(strstr(r.out, "{\"key\": \"nul\\u0000key\", ") != NULL, "%s", r.out);
-    run_free(&r);
+    tool_result_free(&r);
     free(want.p);
     dch_map_free(m);
 }
@@ -828,9 +714,9 @@ Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
 Test(cli_stdio, a_reader_that_goes_away_ends_the_tool_with_status_1)
 {
     char map[256], keyfile[256], out[256];
-    path_in(map, sizeof map, "m.dchmap");
-    path_in(keyfile, sizeof keyfile, "keys.txt");
-    path_in(out, sizeof out, "out.dchmap");
+    tool_path(map, sizeof map, "m.dchmap");
+    tool_path(keyfile, sizeof keyfile, "keys.txt");
+    tool_path(out, sizeof out, "out.dchmap");
     dch_map *m = make_map(map, 1, 4, false);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
@@ -867,8 +753,8 @@ Test(cli_stdio, a_reader_that_goes_away_ends_the_tool_with_status_1)
     cr_assert_eq(dch_map_load_file(&o, out), DCH_OK, "--out FILE is not a whole map");
     cr_assert(has_member(o, "y"), "no member %s", "y");
     dch_map_free(o);
-    cr_assert(same_file(map, (const char *)orig, len), "FILE changed");
-    cr_assert_eq(count_files(), 3, "map, keys and out: nothing else");
+    cr_assert(file_holds(map, (const char *)orig, len), "FILE changed");
+    cr_assert_eq(tool_count_files(), 3, "map, keys and out: nothing else");
     free(keys.p);
     free(orig);
     dch_map_free(m);
@@ -883,16 +769,16 @@ Test(cli_stdio, a_map_is_not_written_to_a_terminal)
     const int tty = open(ptsname(master), O_RDWR | O_NOCTTY | O_CLOEXEC);
     cr_assert_geq(tty, 0);
     char pe[128];
-    path_in(pe, sizeof pe, ".err");
-    const int e = open_capture(pe);
+    tool_path(pe, sizeof pe, ".err");
+    const int e = tool_capture(pe);
     fflush(NULL);
     const pid_t pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0)
-        exec_tool(-1, tty, e, (char *const[]){"init", "-", NULL});
+        tool_exec(-1, tty, e, (char *const[]){"init", "-", NULL});
     close(tty);
     close(e);
-    const int st = wait_exit(pid);
+    const int st = tool_wait(pid);
     char *err = slurp(pe, NULL);
     cr_assert_eq(st, 1, "status %d", st);
     cr_assert(strstr(err, "standard output is a terminal") != NULL, "%s", err);
@@ -904,27 +790,27 @@ Test(cli_stdio, a_map_is_not_written_to_a_terminal)
  * etcd is not needed to see them refuse bad bytes, naming the input). */
 Test(cli_stdio, etcd_commands_read_standard_input)
 {
-    run h = RUN_IN(NULL, "--help");
+    tool_result h = TOOL_RUN_IN(NULL, "--help");
     const bool etcd = strstr(h.out, "publish") != NULL;
-    run_free(&h);
+    tool_result_free(&h);
     if (!etcd)
         cr_skip_test("dchctl has no etcd commands in this build");
     char bad[256];
-    path_in(bad, sizeof bad, "bad.bin");
+    tool_path(bad, sizeof bad, "bad.bin");
     write_file(bad, "not a map", 9);
     char *const cases[][10] = {
         {"publish", "--etcd", "http://127.0.0.1:9", "--key", "k", "-", NULL},
         {"rollout", "--etcd", "http://127.0.0.1:9", "--key", "k", "-", "--max-slots", "4", NULL},
     };
     for (size_t k = 0; k < 2; k++) {
-        run r = run_io(bad, cases[k]);
+        tool_result r = tool_run_in(bad, cases[k]);
         cr_assert_eq(r.status, 1, "%s: status %d", cases[k][0], r.status);
         cr_assert(strstr(r.err, ": standard input: ") != NULL, "%s: %s", cases[k][0], r.err);
-        run_free(&r);
+        tool_result_free(&r);
     }
-    run r = RUN_IN(NULL, "help", "fetch");
+    tool_result r = TOOL_RUN_IN(NULL, "help", "fetch");
     cr_assert(strstr(r.out, "FILE '-' writes the map to standard output") != NULL, "%s", r.out);
-    run_free(&r);
+    tool_result_free(&r);
 }
 
 /*
@@ -936,9 +822,9 @@ Test(cli_stdio, etcd_commands_read_standard_input)
 Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
 {
     char old[256], target[256], steps[256];
-    path_in(old, sizeof old, "old.dchmap");
-    path_in(target, sizeof target, "new.dchmap");
-    path_in(steps, sizeof steps, "steps");
+    tool_path(old, sizeof old, "old.dchmap");
+    tool_path(target, sizeof target, "new.dchmap");
+    tool_path(steps, sizeof steps, "steps");
     dch_map *a = make_map(old, 1, 4, false);
     dch_map *b;
     cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
@@ -961,7 +847,7 @@ Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
         cr_assert_eq(st, 1, "keep %zu: status %d (-1: killed by a signal)", keep, st);
         cr_assert_str_eq(err, "", "a reader that went away needs no message");
         free(err);
-        cr_assert_eq(count_files(), 3, "old, new and steps: nothing else");
+        cr_assert_eq(tool_count_files(), 3, "old, new and steps: nothing else");
         DIR *d = opendir(the_tool.dir);
         for (struct dirent *e; (e = readdir(d)) != NULL;)
             cr_assert(strncmp(e->d_name, ".steps", 6) != 0, "%s left behind", e->d_name);

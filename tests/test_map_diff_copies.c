@@ -41,13 +41,6 @@ static dch_map *new_map(shape sh, uint32_t R, const dch_allocator *a)
     return m;
 }
 
-static dch_map *clone_of(const dch_map *m)
-{
-    dch_map *c;
-    cr_assert_eq(dch_map_clone(&c, m), DCH_OK);
-    return c;
-}
-
 /* ---- Collecting the changes ------------------------------------------- */
 
 typedef struct change {
@@ -271,7 +264,7 @@ Test(map_diff_copies, changes_are_the_oracles_and_turn_old_holders_into_new)
                     for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
                         map_random_zoned_change(to, &rng, 10, zones);
                 } else {
-                    to = clone_of(from);
+                    to = map_clone_of(from);
                     for (uint32_t k = 1 + rng_below(&rng, 3); k > 0; k--)
                         map_random_zoned_change(to, &rng, 10, zones);
                 }
@@ -304,7 +297,7 @@ Test(map_diff_copies, a_join_gains_only_the_joiner_and_a_removal_loses_only_the_
                     map_random_zoned_change(from, &rng, 10, zones);
 
                 /* A join of positive weight, in a zone or none. */
-                dch_map *to = clone_of(from);
+                dch_map *to = map_clone_of(from);
                 char zone[8];
                 snprintf(zone, sizeof zone, "z%u", rng_below(&rng, 3));
                 const bool zoned = zones > 0 && rng_below(&rng, 2);
@@ -331,7 +324,7 @@ Test(map_diff_copies, a_join_gains_only_the_joiner_and_a_removal_loses_only_the_
                         id = map_random_member(from, &rng);
                     while (dch_map_node_weight(from, id) == 0);
                     const char *leaver = dch_map_node_name(from, id);
-                    to = clone_of(from);
+                    to = map_clone_of(from);
                     cr_assert_eq(dch_map_remove_node(to, id), DCH_OK);
                     cs = diff_of(from, to);
                     check_diff(from, to, &cs, sd);
@@ -370,7 +363,7 @@ Test(map_diff_copies, one_copy_a_slot_gives_the_ranges_of_map_diff)
         dch_map *from = new_map(sh, 1, NULL);
         for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
             map_random_zoned_change(from, &rng, 10, 3);
-        dch_map *to = clone_of(from);
+        dch_map *to = map_clone_of(from);
         for (uint32_t k = 1 + rng_below(&rng, 3); k > 0; k--)
             map_random_zoned_change(to, &rng, 10, 3);
         changes a = diff_of(from, to), b = {NULL, 0, 0};
@@ -399,7 +392,7 @@ Test(map_diff_copies, equal_maps_report_nothing_and_empty_maps_only_gains_or_los
         cr_assert_eq(dch_map_add_node(m, names[i], 1, NULL), DCH_OK);
     changes cs = diff_of(m, m);
     cr_assert_eq(cs.n, 0);
-    dch_map *c = clone_of(m);
+    dch_map *c = map_clone_of(m);
     cs = diff_of(m, c);
     cr_assert_eq(cs.n, 0);
     dch_map_free(c);
@@ -454,7 +447,7 @@ Test(map_diff_copies, a_non_zero_return_stops_the_walk_and_bad_pairs_are_refused
         snprintf(name, sizeof name, "m%d", i);
         cr_assert_eq(dch_map_add_node(a, name, 1, NULL), DCH_OK);
     }
-    dch_map *b = clone_of(a);
+    dch_map *b = map_clone_of(a);
     cr_assert_eq(dch_map_add_node(b, "new", 1, NULL), DCH_OK);
     int calls = 0;
     cr_assert_eq(dch_map_diff_copies(a, b, stop_at_second, &calls), 77);
@@ -488,7 +481,7 @@ Test(map_diff_copies, nothing_is_allocated)
     uint64_t rng = 5;
     for (int k = 0; k < 8; k++)
         map_random_zoned_change(a, &rng, 10, 3);
-    dch_map *b = clone_of(a);
+    dch_map *b = map_clone_of(a);
     for (int k = 0; k < 3; k++)
         map_random_zoned_change(b, &rng, 10, 3);
     /* Every allocation now fails: the diff must not need one. */

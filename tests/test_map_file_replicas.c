@@ -16,31 +16,14 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <criterion/criterion.h>
-#include <sodium.h>
 
 #include "dch/dch.h"
+#include "mapfile_oracle.h"
 #include "support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- Harness ---------------------------------------------------------- */
-
-static uint64_t sodium_sip(const char key16[16], const uint8_t *msg, size_t len)
-{
-    uint8_t out[8];
-    cr_assert(sodium_init() >= 0);
-    crypto_shorthash_siphash24(out, msg, len, (const unsigned char *)key16);
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | out[i];
-    return v;
-}
-
-static const uint8_t file_magic[8] = {0x89, 0x44, 0x43, 0x48, 0x0D, 0x0A, 0x1A, 0x0A};
-static const char checksum_key[16] = "dch map checksum";
-static const char fingerprint_key_r[16] = "dch fingerprintR";
 
 /* ---- Random maps ------------------------------------------------------ */
 
@@ -72,267 +55,6 @@ static dch_map *random_map_sized(uint64_t *rng, uint32_t R, uint32_t zones, bool
 static dch_map *random_map(uint64_t *rng, uint32_t R, uint32_t zones)
 {
     return random_map_sized(rng, R, zones, false);
-}
-
-/* Every getter agrees, the epoch, zones and every slot's copies included. */
-static void assert_same_map(const dch_map *a, const dch_map *b, const char *what,
-                            unsigned long long seed)
-{
-    dch_map_config ca, cb;
-    dch_map_get_config(a, &ca);
-    dch_map_get_config(b, &cb);
-    cr_assert(ca.units == cb.units && ca.slots_per_unit == cb.slots_per_unit &&
-                  ca.replicas == cb.replicas && memcmp(ca.hash_key, cb.hash_key, 16) == 0,
-              "%s seed %llu: config differs", what, seed);
-    cr_assert_eq(dch_map_epoch(a), dch_map_epoch(b), "%s seed %llu", what, seed);
-    cr_assert_eq(dch_map_id_limit(a), dch_map_id_limit(b), "%s seed %llu", what, seed);
-    cr_assert_eq(dch_map_node_count(a), dch_map_node_count(b), "%s seed %llu", what, seed);
-    cr_assert_eq(dch_map_total_weight(a), dch_map_total_weight(b), "%s seed %llu", what, seed);
-    for (uint32_t id = 0; id < dch_map_id_limit(a); id++) {
-        const char *na = dch_map_node_name(a, id), *nb = dch_map_node_name(b, id);
-        cr_assert((na == NULL) == (nb == NULL) && (na == NULL || strcmp(na, nb) == 0),
-                  "%s seed %llu: id %u named differently", what, seed, id);
-        const char *za = dch_map_node_zone(a, id), *zb = dch_map_node_zone(b, id);
-        cr_assert((za == NULL) == (zb == NULL) && (za == NULL || strcmp(za, zb) == 0),
-                  "%s seed %llu: id %u in another zone", what, seed, id);
-        cr_assert_eq(dch_map_node_weight(a, id), dch_map_node_weight(b, id), "%s seed %llu",
-                     what, seed);
-        cr_assert_eq(dch_map_node_slots(a, id), dch_map_node_slots(b, id), "%s seed %llu", what,
-                     seed);
-        cr_assert_eq(dch_map_node_copies(a, id), dch_map_node_copies(b, id), "%s seed %llu",
-                     what, seed);
-    }
-    for (uint32_t s = 0; s < dch_map_slot_count(a); s++) {
-        uint32_t ra[DCH_MAP_MAX_REPLICAS], rb[DCH_MAP_MAX_REPLICAS];
-        const size_t na = dch_map_slot_replicas(a, s, ra, DCH_MAP_MAX_REPLICAS);
-        const size_t nb = dch_map_slot_replicas(b, s, rb, DCH_MAP_MAX_REPLICAS);
-        cr_assert(na == nb && memcmp(ra, rb, na * sizeof *ra) == 0,
-                  "%s seed %llu: slot %u has other copies", what, seed, s);
-        cr_assert_eq(dch_map_slot_owner(a, s), dch_map_slot_owner(b, s));
-    }
-}
-
-/* ---- An independent reader and writer of version 3 -------------------- */
-
-typedef struct rec {
-    uint32_t id, weight, slots, copies, len, zlen;
-    uint8_t name[256], zone[256];
-} rec;
-
-typedef struct doc {
-    uint32_t version, n, R;
-    uint32_t units, spu;
-    uint8_t key[16];
-    uint64_t epoch;
-    rec *recs; /* n + 2 entries, for breakers that add one */
-    uint32_t encoding;
-    uint32_t P, copies; /* entries a slot */
-    uint16_t *table; /* P * copies */
-} doc;
-
-static void doc_parse(const uint8_t *p, size_t len, doc *d)
-{
-    cr_assert(len >= 69);
-    cr_assert_eq(memcmp(p, file_magic, 8), 0, "magic");
-    d->version = (uint32_t)le_read(p + 8, 4);
-    cr_assert_eq(d->version, 3);
-    d->n = (uint32_t)le_read(p + 12, 4);
-    cr_assert_eq(le_read(p + 16, 8), len);
-    d->units = (uint32_t)le_read(p + 24, 4);
-    d->spu = (uint32_t)le_read(p + 28, 4);
-    memcpy(d->key, p + 32, 16);
-    d->epoch = le_read(p + 48, 8);
-    cr_assert_eq(le_read(p + len - 8, 8), sodium_sip(checksum_key, p, len - 8), "checksum");
-    d->R = (uint32_t)le_read(p + 56, 4);
-    d->recs = calloc(d->n + 2, sizeof *d->recs);
-    size_t at = 60;
-    uint32_t weighted = 0;
-    for (uint32_t i = 0; i < d->n; i++) {
-        rec *r = &d->recs[i];
-        r->id = (uint32_t)le_read(p + at, 2);
-        r->weight = (uint32_t)le_read(p + at + 2, 4);
-        r->slots = (uint32_t)le_read(p + at + 6, 4);
-        r->copies = (uint32_t)le_read(p + at + 10, 4);
-        r->len = p[at + 14];
-        memcpy(r->name, p + at + 15, r->len);
-        at += 15 + r->len;
-        r->zlen = p[at++];
-        memcpy(r->zone, p + at, r->zlen);
-        at += r->zlen;
-        weighted += r->weight > 0;
-    }
-    d->P = d->units * d->spu;
-    d->copies = weighted < d->R ? weighted : d->R;
-    d->table = calloc((size_t)d->P * d->copies + 1, sizeof *d->table);
-    d->encoding = p[at++];
-    if (d->encoding == 0) {
-        for (size_t i = 0; i < (size_t)d->P * d->copies; i++, at += 2)
-            d->table[i] = (uint16_t)le_read(p + at, 2);
-    } else {
-        cr_assert_eq(d->encoding, 1);
-        const uint32_t runs = (uint32_t)le_read(p + at, 4);
-        at += 4;
-        uint32_t s = 0;
-        for (uint32_t r = 0; r < runs; r++) {
-            uint16_t t[8];
-            for (uint32_t k = 0; k < d->copies; k++)
-                t[k] = (uint16_t)uleb_read(p, &at);
-            const uint32_t n = uleb_read(p, &at);
-            for (uint32_t j = 0; j < n; j++, s++)
-                memcpy(d->table + (size_t)s * d->copies, t, d->copies * sizeof *t);
-        }
-        cr_assert_eq(s, d->P);
-    }
-    cr_assert_eq(at, len - 8, "the table ends at the checksum");
-}
-
-static void doc_free(doc *d)
-{
-    free(d->recs);
-    free(d->table);
-}
-
-static int same_entries(const uint16_t *a, const uint16_t *b, uint32_t n)
-{
-    return memcmp(a, b, n * sizeof *a) == 0;
-}
-
-/* Write a file from its parts as map_file.h describes version 3, with the
- * given table encoding (-1: runs when strictly smaller). */
-static uint8_t *doc_write(const doc *d, int encoding, size_t *len_out)
-{
-    const size_t c = d->copies;
-    size_t cap = 60 + (size_t)(d->n + 2) * 530 + 5 + (size_t)d->P * (c * 3 + 4) + 8;
-    uint8_t *p = calloc(1, cap);
-    memcpy(p, file_magic, 8);
-    le_write(p + 8, d->version, 4);
-    le_write(p + 12, d->n, 4);
-    le_write(p + 24, d->units, 4);
-    le_write(p + 28, d->spu, 4);
-    memcpy(p + 32, d->key, 16);
-    le_write(p + 48, d->epoch, 8);
-    le_write(p + 56, d->R, 4);
-    size_t at = 60;
-    for (uint32_t i = 0; i < d->n; i++) {
-        const rec *r = &d->recs[i];
-        le_write(p + at, r->id, 2);
-        le_write(p + at + 2, r->weight, 4);
-        le_write(p + at + 6, r->slots, 4);
-        le_write(p + at + 10, r->copies, 4);
-        p[at + 14] = (uint8_t)r->len;
-        memcpy(p + at + 15, r->name, r->len);
-        at += 15 + r->len;
-        p[at++] = (uint8_t)r->zlen;
-        memcpy(p + at, r->zone, r->zlen);
-        at += r->zlen;
-    }
-    uint8_t tmp[8];
-    size_t runs_bytes = 4;
-    uint32_t runs = 0;
-    for (uint32_t s = 0; s < d->P; runs++) {
-        uint32_t e = s + 1;
-        while (e < d->P && same_entries(d->table + e * c, d->table + s * c, (uint32_t)c))
-            e++;
-        for (size_t k = 0; k < c; k++)
-            runs_bytes += uleb_write(tmp, d->table[s * c + k]);
-        runs_bytes += uleb_write(tmp, e - s);
-        s = e;
-    }
-    if (encoding < 0)
-        encoding = runs_bytes < (size_t)d->P * c * 2 ? 1 : 0;
-    p[at++] = (uint8_t)encoding;
-    if (encoding == 0) {
-        for (size_t i = 0; i < (size_t)d->P * c; i++, at += 2)
-            le_write(p + at, d->table[i], 2);
-    } else {
-        le_write(p + at, runs, 4);
-        at += 4;
-        for (uint32_t s = 0; s < d->P;) {
-            uint32_t e = s + 1;
-            while (e < d->P && same_entries(d->table + e * c, d->table + s * c, (uint32_t)c))
-                e++;
-            for (size_t k = 0; k < c; k++)
-                at += uleb_write(p + at, d->table[s * c + k]);
-            at += uleb_write(p + at, e - s);
-            s = e;
-        }
-    }
-    le_write(p + 16, at + 8, 8);
-    le_write(p + at, sodium_sip(checksum_key, p, at), 8);
-    *len_out = at + 8;
-    return p;
-}
-
-static void fix_checksum(uint8_t *p, size_t len)
-{
-    le_write(p + len - 8, sodium_sip(checksum_key, p, len - 8), 8);
-}
-
-/* The fingerprint of a map with R >= 2 as map_file.h defines it. */
-static uint64_t doc_fingerprint(const doc *d)
-{
-    uint8_t *p = malloc(32 + (size_t)d->n * 520 + (size_t)d->P * d->R * 2);
-    le_write(p, d->units, 4);
-    le_write(p + 4, d->spu, 4);
-    memcpy(p + 8, d->key, 16);
-    le_write(p + 24, d->R, 4);
-    le_write(p + 28, d->n, 4);
-    size_t at = 32;
-    for (uint32_t i = 0; i < d->n; i++) {
-        const rec *r = &d->recs[i];
-        le_write(p + at, r->id, 2);
-        le_write(p + at + 2, r->weight, 4);
-        p[at + 6] = (uint8_t)r->len;
-        memcpy(p + at + 7, r->name, r->len);
-        at += 7 + r->len;
-        p[at++] = (uint8_t)r->zlen;
-        memcpy(p + at, r->zone, r->zlen);
-        at += r->zlen;
-    }
-    for (uint32_t s = 0; s < d->P; s++)
-        for (uint32_t k = 0; k < d->R; k++, at += 2)
-            le_write(p + at, k < d->copies ? d->table[s * d->copies + k] : 0xFFFF, 2);
-    const uint64_t fp = sodium_sip(fingerprint_key_r, p, at);
-    free(p);
-    return fp;
-}
-
-/* The record of id, or NULL. */
-static rec *doc_rec(doc *d, uint32_t id)
-{
-    for (uint32_t i = 0; i < d->n; i++)
-        if (d->recs[i].id == id)
-            return &d->recs[i];
-    return NULL;
-}
-
-/* Recount every member's primaries and copies from the table. */
-static void doc_recount(doc *d)
-{
-    for (uint32_t i = 0; i < d->n; i++)
-        d->recs[i].slots = d->recs[i].copies = 0;
-    for (uint32_t s = 0; s < d->P; s++)
-        for (uint32_t k = 0; k < d->copies; k++) {
-            rec *r = doc_rec(d, d->table[s * d->copies + k]);
-            if (r == NULL)
-                continue;
-            r->copies++;
-            r->slots += k == 0;
-        }
-}
-
-/* A load that must give `want`, leaving *out untouched on error. */
-static void expect_load(const uint8_t *p, size_t len, int want, const char *what, long detail)
-{
-    dch_map *sentinel = (dch_map *)&sentinel;
-    dch_map *out = sentinel;
-    const int rc = dch_map_load(&out, p, len);
-    cr_assert_eq(rc, want, "%s (%ld): got %d (%s), want %d", what, detail, rc, dch_strerror(rc),
-                 want);
-    if (want != DCH_OK)
-        cr_assert(out == sentinel, "%s (%ld): *out changed on error", what, detail);
-    else
-        dch_map_free(out);
 }
 
 /* ---- Round trips ------------------------------------------------------ */
@@ -367,15 +89,7 @@ Test(map_file_replicas, random_histories_round_trip_in_every_getter)
                     weightless += d.copies == 0;
                     doc_free(&d);
                 }
-                dch_map *back = NULL;
-                cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK, "seed %llu", sd);
-                assert_same_map(m, back, "round trip", sd);
-                cr_assert_eq(dch_map_fingerprint(m), dch_map_fingerprint(back), "seed %llu", sd);
-                size_t len2;
-                uint8_t *again = map_bytes(back, &len2);
-                cr_assert(len2 == len && memcmp(again, bytes, len) == 0,
-                          "seed %llu: saving a loaded map gives other bytes", sd);
-                free(again);
+                dch_map *back = expect_round_trip(m, bytes, len, sd);
                 /* A loaded map keeps changing like the original. */
                 uint64_t r1 = seed ^ 0x5a5a, r2 = r1;
                 for (int k = 0; k < 3; k++) {
@@ -394,63 +108,17 @@ Test(map_file_replicas, random_histories_round_trip_in_every_getter)
               weightless);
 }
 
+static dch_map *layout_map(uint64_t *rng, unsigned i)
+{
+    (void)i;
+    const uint32_t R = 2 + rng_below(rng, 3);
+    return random_map(rng, R, rng_below(rng, 4));
+}
+
 Test(map_file_replicas, bytes_follow_the_documented_layout)
 {
-    const uint64_t base = test_seed(UINT64_C(0x1a3000000000000));
-    const unsigned n = test_scaled(120, 8);
-    unsigned raw = 0, runs = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const uint64_t seed = base + i;
-        const unsigned long long sd = (unsigned long long)seed;
-        uint64_t rng = seed;
-        const uint32_t R = 2 + rng_below(&rng, 3);
-        dch_map *m = random_map(&rng, R, rng_below(&rng, 4));
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        doc d;
-        doc_parse(bytes, len, &d);
-        cr_assert_eq(d.R, R, "seed %llu", sd);
-        cr_assert_eq(d.epoch, dch_map_epoch(m), "seed %llu", sd);
-        for (uint32_t k = 0; k < d.n; k++) {
-            const rec *r = &d.recs[k];
-            cr_assert(k == 0 || r->id > d.recs[k - 1].id, "seed %llu: ids ascend", sd);
-            const char *name = dch_map_node_name(m, r->id), *zone = dch_map_node_zone(m, r->id);
-            cr_assert(name && strlen(name) == r->len && memcmp(name, r->name, r->len) == 0,
-                      "seed %llu: record %u", sd, k);
-            cr_assert(zone ? strlen(zone) == r->zlen && memcmp(zone, r->zone, r->zlen) == 0
-                           : r->zlen == 0,
-                      "seed %llu: zone of record %u", sd, k);
-            cr_assert_eq(r->weight, dch_map_node_weight(m, r->id), "seed %llu", sd);
-            cr_assert_eq(r->slots, dch_map_node_slots(m, r->id), "seed %llu", sd);
-            cr_assert_eq(r->copies, dch_map_node_copies(m, r->id), "seed %llu", sd);
-        }
-        for (uint32_t s = 0; s < d.P; s++) {
-            uint32_t c[DCH_MAP_MAX_REPLICAS];
-            const size_t nc = dch_map_slot_replicas(m, s, c, DCH_MAP_MAX_REPLICAS);
-            cr_assert_eq(nc, d.copies, "seed %llu slot %u", sd, s);
-            for (uint32_t k = 0; k < d.copies; k++)
-                cr_assert_eq(d.table[s * d.copies + k], c[k], "seed %llu slot %u", sd, s);
-        }
-        size_t len2;
-        uint8_t *mine = doc_write(&d, -1, &len2);
-        cr_assert(len2 == len && memcmp(mine, bytes, len) == 0,
-                  "seed %llu: the documented writer disagrees", sd);
-        cr_assert_eq(doc_fingerprint(&d), dch_map_fingerprint(m), "seed %llu: fingerprint", sd);
-        raw += d.encoding == 0;
-        runs += d.encoding == 1;
-        free(mine);
-        /* The other encoding loads to the same map. */
-        mine = doc_write(&d, d.encoding ? 0 : 1, &len2);
-        dch_map *other = NULL;
-        cr_assert_eq(dch_map_load(&other, mine, len2), DCH_OK, "seed %llu", sd);
-        assert_same_map(m, other, "other encoding", sd);
-        dch_map_free(other);
-        free(mine);
-        doc_free(&d);
-        free(bytes);
-        dch_map_free(m);
-    }
-    cr_assert(raw > 0 && runs > 0, "both encodings (raw %u, runs %u)", raw, runs);
+    expect_layout_of_random_maps(layout_map, test_seed(UINT64_C(0x1a3000000000000)),
+                                 test_scaled(120, 8), 3);
 }
 
 /* ---- Fixed maps ------------------------------------------------------- */
@@ -555,11 +223,6 @@ Test(map_file_replicas, fingerprint_covers_copies_and_zones_only_with_replicas)
  * the stored counts are then recomputed from the table (unless the breaker
  * is about the counts), so that the damage alone must be rejected.
  */
-typedef struct breaker {
-    const char *what;
-    void (*fn)(doc *d);
-    bool recount;
-} breaker;
 
 static uint32_t id_named(doc *d, const char *name)
 {
@@ -637,7 +300,7 @@ static void br_primaries_out_of_bound(doc *d)
 static void br_copies_count(doc *d) { d->recs[1].copies++; }
 static void br_slots_count(doc *d) { d->recs[1].slots--; }
 
-static const breaker breakers[] = {
+static const doc_breaker breakers[] = {
     {"a member twice in a slot", br_duplicate, true},
     {"a member of weight 0 in a slot", br_weightless, true},
     {"a non-member in a slot", br_non_member, true},
@@ -662,21 +325,11 @@ Test(map_file_replicas, hostile_copy_tables_and_zones_are_rejected)
     dch_map *m = zoned_map(3);
     size_t len;
     uint8_t *bytes = map_bytes(m, &len);
-    for (size_t k = 0; k < sizeof breakers / sizeof breakers[0]; k++) {
-        for (int enc = 0; enc < 2; enc++) {
-            doc d;
-            doc_parse(bytes, len, &d);
-            cr_assert_eq(d.copies, 3);
-            breakers[k].fn(&d);
-            if (breakers[k].recount)
-                doc_recount(&d);
-            size_t blen;
-            uint8_t *b = doc_write(&d, enc, &blen);
-            expect_load(b, blen, DCH_ECORRUPT, breakers[k].what, enc);
-            free(b);
-            doc_free(&d);
-        }
-    }
+    doc parts;
+    doc_parse(bytes, len, &parts);
+    cr_assert(parts.version == 3 && parts.copies == 3);
+    doc_free(&parts);
+    expect_breakers_rejected(bytes, len, breakers, sizeof breakers / sizeof breakers[0]);
     /* The harness itself: parts that are still a map, rewritten, load: a
      * zone renamed ("East" is another zone, with one member), and R = 1
      * with one zone kept (a map version 1 cannot hold). */
@@ -722,13 +375,8 @@ Test(map_file_replicas, malformed_tuple_runs_are_rejected)
     const size_t table = 60 + 2 * (15 + 1 + 1);
     cr_assert_eq(bytes[table], 1);
     const uint32_t runs = (uint32_t)le_read(bytes + table + 1, 4);
+    expect_run_table_rejected(bytes, len, table, 2);
     uint8_t *p = malloc(len + 16);
-    for (int delta = -1; delta <= 1; delta += 2) {
-        memcpy(p, bytes, len);
-        le_write(p + table + 1, (uint32_t)((int64_t)runs + delta), 4);
-        fix_checksum(p, len);
-        expect_load(p, len, DCH_ECORRUPT, "run count", delta);
-    }
     /* A first run split in two equal tuples. */
     const size_t first = table + 5;
     cr_assert(bytes[first + 2] > 1 && bytes[first + 2] < 0x80, "a first run of 2 .. 127 slots");
@@ -745,19 +393,6 @@ Test(map_file_replicas, malformed_tuple_runs_are_rejected)
     le_write(p + 16, at + 8, 8);
     fix_checksum(p, at + 8);
     expect_load(p, at + 8, DCH_ECORRUPT, "adjacent runs of one tuple", 0);
-    /* A run of length 0, and lengths past P. */
-    memcpy(p, bytes, len);
-    p[first + 2] = 0;
-    fix_checksum(p, len);
-    expect_load(p, len, DCH_ECORRUPT, "empty run", 0);
-    memcpy(p, bytes, len);
-    p[first + 2] = 0x7f;
-    fix_checksum(p, len);
-    expect_load(p, len, DCH_ECORRUPT, "runs past P", 0);
-    memcpy(p, bytes, len);
-    p[table] = 2;
-    fix_checksum(p, len);
-    expect_load(p, len, DCH_ECORRUPT, "encoding 2", 0);
     free(p);
     doc_free(&d);
     free(bytes);
@@ -770,24 +405,7 @@ Test(map_file_replicas, every_truncation_and_flipped_bit_is_rejected)
         dch_map *m = zoned_map(R);
         size_t len;
         uint8_t *bytes = map_bytes(m, &len);
-        for (size_t cut = 0; cut < len; cut++) {
-            uint8_t *p = malloc(cut ? cut : 1);
-            memcpy(p, bytes, cut);
-            expect_load(cut ? p : NULL, cut, DCH_ECORRUPT, "truncated", (long)cut);
-            free(p);
-        }
-        uint8_t *p = malloc(len);
-        for (size_t i = 0; i < len; i++) {
-            for (int bit = -1; bit < 8; bit++) {
-                memcpy(p, bytes, len);
-                p[i] = (uint8_t)(p[i] ^ (bit < 0 ? 0xFFu : 1u << bit));
-                const uint64_t v = le_read(p + 8, 4);
-                const bool unknown = v != 1 && v != 2 && v != 3;
-                expect_load(p, len, i >= 8 && i < 12 && unknown ? DCH_EVERSION : DCH_ECORRUPT,
-                            "flipped byte", (long)i);
-            }
-        }
-        free(p);
+        expect_damage_rejected(bytes, len);
         free(bytes);
         dch_map_free(m);
     }
@@ -797,52 +415,17 @@ Test(map_file_replicas, every_truncation_and_flipped_bit_is_rejected)
  * Random damage behind a repaired length and checksum: the load fails
  * cleanly, or gives a map that the documented reader agrees with.
  */
+static dch_map *damage_map(uint64_t *rng)
+{
+    return random_map(rng, 2 + rng_below(rng, 3), 3);
+}
+
 Test(map_file_replicas, random_damage_behind_a_good_checksum_never_yields_a_bad_map)
 {
-    const uint64_t base = test_seed(UINT64_C(0xda3a300000000000));
-    const unsigned n = test_scaled(2000, 100);
-    unsigned accepted = 0;
-    for (unsigned i = 0; i < n; i++) {
-        const uint64_t seed = base + i / 40;
-        uint64_t rng = seed;
-        dch_map *m = random_map(&rng, 2 + rng_below(&rng, 3), 3);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        dch_map_free(m);
-        rng += i;
-        const uint32_t edits = 1 + rng_below(&rng, 3);
-        for (uint32_t e = 0; e < edits; e++) {
-            const size_t at = 56 + rng_below(&rng, (uint32_t)(len - 64));
-            bytes[at] = rng_below(&rng, 2) ? (uint8_t)rng_next(&rng) : (uint8_t)(bytes[at] ^ 1);
-        }
-        fix_checksum(bytes, len);
-        dch_map *out = NULL;
-        const int rc = dch_map_load(&out, bytes, len);
-        cr_assert(rc == DCH_OK || rc == DCH_ECORRUPT, "seed %llu case %u: rc %d",
-                  (unsigned long long)seed, i, rc);
-        if (rc == DCH_OK) {
-            accepted++;
-            doc d;
-            doc_parse(bytes, len, &d);
-            dch_map_config cfg;
-            dch_map_get_config(out, &cfg);
-            if (cfg.replicas > 1)
-                cr_assert_eq(dch_map_fingerprint(out), doc_fingerprint(&d),
-                             "seed %llu case %u: the map is not what the bytes say",
-                             (unsigned long long)seed, i);
-            size_t len2;
-            uint8_t *again = map_bytes(out, &len2);
-            dch_map *back = NULL;
-            cr_assert_eq(dch_map_load(&back, again, len2), DCH_OK);
-            assert_same_map(out, back, "damaged, saved again", seed);
-            dch_map_free(back);
-            free(again);
-            doc_free(&d);
-            dch_map_free(out);
-        }
-        free(bytes);
-    }
-    fprintf(stderr, "random damage (version 3): %u cases, %u still valid maps\n", n, accepted);
+    const damage_plan plan = {"random damage (version 3)", damage_map,
+                              test_seed(UINT64_C(0xda3a300000000000)), test_scaled(2000, 100), 40,
+                              56, 3, false, false};
+    expect_random_damage_clean(&plan);
 }
 
 /* ---- Allocation ------------------------------------------------------- */
@@ -851,28 +434,7 @@ Test(map_file_replicas, allocation_failure_at_every_point_of_a_load_is_clean)
 {
     for (uint32_t R = 2; R <= 4; R += 2) {
         dch_map *m = zoned_map(R);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        faulty c = {0, 0, false, 0};
-        const dch_allocator a = faulty_allocator(&c);
-        fault_sweep sw;
-        for (fault_sweep_start(&sw, &c, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
-            dch_map *sentinel = (dch_map *)&sentinel, *out = sentinel;
-            const int rc = dch_map_load_with(&out, bytes, len, &a);
-            fault_sweep_done(&sw, rc);
-            if (rc == DCH_OK) {
-                assert_same_map(m, out, "load_with", R);
-                dch_map_free(out);
-                cr_assert_eq(c.live, 0, "everything freed through the allocator");
-                continue;
-            }
-            cr_assert_eq(rc, DCH_ENOMEM, "R %u, failure %ld gives %d", R, sw.at, rc);
-            cr_assert(out == sentinel);
-            cr_assert_eq(sw.leaked, 0, "R %u, failure %ld leaks %ld blocks", R, sw.at,
-                         sw.leaked);
-        }
-        cr_assert_gt(sw.failed, 6, "a zoned load allocates several times");
-        free(bytes);
+        expect_load_failures_clean(m, SWEEP_BOTH, 6);
         dch_map_free(m);
     }
 }

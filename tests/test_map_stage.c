@@ -15,6 +15,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "mapfile_oracle.h"
 #include "support.h"
 
 #include <stdbool.h>
@@ -32,13 +33,6 @@ static dch_map *new_map(uint32_t units, uint32_t spu, const dch_allocator *a)
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
     return m;
-}
-
-static dch_map *clone_of(const dch_map *m)
-{
-    dch_map *c;
-    cr_assert_eq(dch_map_clone(&c, m), DCH_OK);
-    return c;
 }
 
 static void add(dch_map *m, const char *name, uint32_t weight)
@@ -162,7 +156,7 @@ static uint32_t check_staging(const dch_map *old, const dch_map *target, uint32_
                          k);
     }
 
-    dch_map *prev = clone_of(old);
+    dch_map *prev = map_clone_of(old);
     for (uint32_t i = 1;; i++) {
         cr_assert(i <= n, "%s: more steps than the %u counted", ctx, n);
         dch_map *step;
@@ -293,7 +287,7 @@ static dch_map *members_map(uint32_t units, uint32_t spu, uint32_t count)
 Test(map_stage, a_join_of_a_ninth_member_in_steps_of_512_at_defaults)
 {
     dch_map *old = members_map(1024, 64, 8);
-    dch_map *target = clone_of(old);
+    dch_map *target = map_clone_of(old);
     add(target, "node8", 1);
     const uint32_t gained = dch_map_node_slots(target, id_of(target, "node8"));
     const uint32_t n = check_staging(old, target, 512, "join 8 -> 9, K=512");
@@ -306,14 +300,14 @@ Test(map_stage, a_join_of_a_ninth_member_in_steps_of_512_at_defaults)
 Test(map_stage, a_leave_and_a_weight_change_are_staged_within_the_caps)
 {
     dch_map *old = members_map(1024, 64, 9);
-    dch_map *leave = clone_of(old);
+    dch_map *leave = map_clone_of(old);
     cr_assert_eq(dch_map_remove_node(leave, id_of(leave, "node3")), DCH_OK);
     const uint32_t lost = dch_map_node_slots(old, id_of(old, "node3"));
     cr_assert_eq(check_staging(old, leave, 512, "leave 9 -> 8"), ceil_div(lost, 512));
-    dch_map *heavier = clone_of(old);
+    dch_map *heavier = map_clone_of(old);
     cr_assert_eq(dch_map_set_weight(heavier, id_of(heavier, "node5"), 3), DCH_OK);
     check_staging(old, heavier, 300, "weight 1 -> 3");
-    dch_map *drained = clone_of(old);
+    dch_map *drained = map_clone_of(old);
     cr_assert_eq(dch_map_set_weight(drained, id_of(drained, "node0"), 0), DCH_OK);
     check_staging(old, drained, 1000, "weight 1 -> 0");
     dch_map_free(old);
@@ -326,7 +320,7 @@ Test(map_stage, a_leaver_whose_id_was_reused_moves_aside_and_keeps_its_weight)
 {
     dch_map *old = members_map(64, 16, 3);
     cr_assert_eq(dch_map_set_weight(old, 1, 2), DCH_OK);
-    dch_map *target = clone_of(old);
+    dch_map *target = map_clone_of(old);
     cr_assert_eq(dch_map_remove_node(target, 1), DCH_OK);
     add(target, "late", 1); /* takes id 1 */
     cr_assert_eq(id_of(target, "late"), 1);
@@ -345,15 +339,15 @@ Test(map_stage, a_leaver_whose_id_was_reused_moves_aside_and_keeps_its_weight)
 Test(map_stage, plans_without_moves_or_without_owners_take_one_step)
 {
     dch_map *old = members_map(16, 4, 3);
-    dch_map *weightless = clone_of(old);
+    dch_map *weightless = map_clone_of(old);
     add(weightless, "idle", 0);
     cr_assert_eq(check_staging(old, weightless, 1, "a member of weight 0"), 1);
     dch_map *empty = new_map(16, 4, NULL);
-    dch_map *first = clone_of(empty);
+    dch_map *first = map_clone_of(empty);
     add(first, "a", 1);
     add(first, "b", 2);
     cr_assert_eq(check_staging(empty, first, 1, "from nobody"), 1);
-    dch_map *none = clone_of(old);
+    dch_map *none = map_clone_of(old);
     for (uint32_t id = 0; id < 3; id++)
         cr_assert_eq(dch_map_set_weight(none, id, 0), DCH_OK);
     cr_assert_eq(check_staging(old, none, 1, "to nobody"), 1);
@@ -386,7 +380,7 @@ Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 6
         const uint32_t history = rng_below(&rng, 12);
         for (uint32_t h = 0; h < history; h++)
             map_random_change(old, &rng, &rule);
-        dch_map *target = clone_of(old);
+        dch_map *target = map_clone_of(old);
         const uint32_t changes = 1 + rng_below(&rng, 4);
         for (uint32_t h = 0; h < changes; h++)
             map_random_change(target, &rng, &rule);
@@ -406,22 +400,6 @@ Test(map_stage, random_histories_are_staged_as_the_header_promises, .timeout = 6
 
 /* ---- Bad input -------------------------------------------------------- */
 
-/* Bytes of a map with the checksum made right again after a patch. */
-static void fix_checksum(uint8_t *p, size_t len)
-{
-    static const uint8_t ck[16] = {'d', 'c', 'h', ' ', 'm', 'a', 'p', ' ',
-                                   'c', 'h', 'e', 'c', 'k', 's', 'u', 'm'};
-    const uint64_t sum = dch_siphash24(ck, p, len - 8);
-    for (unsigned b = 0; b < 8; b++)
-        p[len - 8 + b] = (uint8_t)(sum >> (8 * b));
-}
-
-static void put_le(uint8_t *p, uint64_t v, unsigned n)
-{
-    for (unsigned b = 0; b < n; b++)
-        p[b] = (uint8_t)(v >> (8 * b));
-}
-
 /* A map of one slot and DCH_MAP_MAX_NODES members, only id 0 weighted: every
  * id is in use. Built from bytes, which is far quicker than 65,535 adds. */
 static dch_map *full_map(void)
@@ -431,24 +409,24 @@ static dch_map *full_map(void)
     uint8_t *p = calloc(1, len);
     cr_assert_not_null(p);
     memcpy(p, "\x89" "DCH\r\n\x1a\n", 8);
-    put_le(p + 8, 1, 4);
-    put_le(p + 12, n, 4);
-    put_le(p + 16, len, 8);
-    put_le(p + 24, 1, 4);
-    put_le(p + 28, 1, 4);
-    put_le(p + 48, 1, 8);
+    le_write(p + 8, 1, 4);
+    le_write(p + 12, n, 4);
+    le_write(p + 16, len, 8);
+    le_write(p + 24, 1, 4);
+    le_write(p + 28, 1, 4);
+    le_write(p + 48, 1, 8);
     size_t at = 56;
     for (uint32_t id = 0; id < n; id++, at += 17) {
-        put_le(p + at, id, 2);
-        put_le(p + at + 2, id == 0, 4);
-        put_le(p + at + 6, id == 0, 4);
+        le_write(p + at, id, 2);
+        le_write(p + at + 2, id == 0, 4);
+        le_write(p + at + 6, id == 0, 4);
         p[at + 10] = 6;
         char name[8];
         snprintf(name, sizeof name, "m%05u", id);
         memcpy(p + at + 11, name, 6);
     }
     p[at++] = 0; /* raw table: the one slot is id 0's */
-    put_le(p + at, 0, 2);
+    le_write(p + at, 0, 2);
     fix_checksum(p, len);
     dch_map *m;
     cr_assert_eq(dch_map_load(&m, p, len), DCH_OK);
@@ -465,7 +443,7 @@ static dch_map *step_with_epoch(const dch_map *old, const dch_map *target, uint3
     cr_assert(dch_map_in_transition(step, NULL));
     size_t len;
     uint8_t *p = map_bytes(step, &len);
-    put_le(p + 48, epoch, 8);
+    le_write(p + 48, epoch, 8);
     fix_checksum(p, len);
     dch_map_free(step);
     cr_assert_eq(dch_map_load(&step, p, len), DCH_OK);
@@ -504,7 +482,7 @@ static void expect_refused(const dch_map *cur, const dch_map *target, uint32_t k
 Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
 {
     dch_map *old = members_map(64, 16, 4);
-    dch_map *target = clone_of(old);
+    dch_map *target = map_clone_of(old);
     add(target, "node4", 1);
 
     expect_refused(NULL, target, 8, DCH_EINVAL, "NULL current map");
@@ -533,7 +511,7 @@ Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
     dch_map_free(other);
 
     /* Not derived: a target that is not newer. */
-    dch_map *same = clone_of(old);
+    dch_map *same = map_clone_of(old);
     expect_refused(old, same, 8, DCH_EINVAL, "same epoch");
     expect_refused(target, old, 8, DCH_EINVAL, "older target");
     dch_map_free(same);
@@ -543,7 +521,7 @@ Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
     cr_assert_eq(dch_map_stage_next(&step, old, target, 8), DCH_OK);
     cr_assert(dch_map_in_transition(step, NULL));
     expect_refused(old, step, 8, DCH_EINVAL, "target in transition");
-    dch_map *elsewhere = clone_of(target);
+    dch_map *elsewhere = map_clone_of(target);
     add(elsewhere, "node5", 1);
     expect_refused(step, elsewhere, 8, DCH_EINVAL, "step towards another target");
     dch_map_free(elsewhere);
@@ -558,7 +536,7 @@ Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
     dch_map *heavy = new_map(64, 16, NULL);
     add(heavy, "a", UINT32_C(1) << 31);
     add(heavy, "b", (UINT32_C(1) << 31) - 1);
-    dch_map *swapped = clone_of(heavy);
+    dch_map *swapped = map_clone_of(heavy);
     cr_assert_eq(dch_map_remove_node(swapped, 0), DCH_OK);
     add(swapped, "c", UINT32_C(1) << 31);
     expect_refused(heavy, swapped, 8, DCH_EFULL, "union weight sum");
@@ -567,7 +545,7 @@ Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
 
     /* ... and over the ids: every id in use, and a leaver's id reused. */
     dch_map *full = full_map();
-    dch_map *reused = clone_of(full);
+    dch_map *reused = map_clone_of(full);
     cr_assert_eq(dch_map_remove_node(reused, 5), DCH_OK);
     add(reused, "newcomer", 0);
     cr_assert_eq(id_of(reused, "newcomer"), 5);
@@ -583,13 +561,13 @@ Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
 Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
 {
     dch_map *old = members_map(64, 16, 4);
-    dch_map *target = clone_of(old);
+    dch_map *target = map_clone_of(old);
     add(target, "node4", 1);
     dch_map *step;
     cr_assert_eq(dch_map_stage_next(&step, old, target, 8), DCH_OK);
     dch_map_transition tr, tc;
     cr_assert(dch_map_in_transition(step, &tr));
-    dch_map *copy = clone_of(step);
+    dch_map *copy = map_clone_of(step);
     cr_assert(dch_map_in_transition(copy, &tc));
     cr_assert(memcmp(&tr, &tc, sizeof tr) == 0);
     cr_assert_eq(dch_map_set_weight(copy, 0, 1), DCH_OK, "the same weight changes nothing");
@@ -604,13 +582,13 @@ Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
 
     /* A damaged record: step 0, step n of n, and n below 2. */
     p = map_bytes(step, &len);
-    const size_t rec = len - 8 - 16;
+    const size_t record = len - 8 - 16;
     const uint32_t bad[][2] = {{0, 5}, {5, 5}, {6, 5}, {1, 1}, {0, 0}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         uint8_t *q = malloc(len);
         memcpy(q, p, len);
-        put_le(q + rec + 8, bad[i][0], 4);
-        put_le(q + rec + 12, bad[i][1], 4);
+        le_write(q + record + 8, bad[i][0], 4);
+        le_write(q + record + 12, bad[i][1], 4);
         fix_checksum(q, len);
         dch_map *m = NULL;
         cr_assert_eq(dch_map_load(&m, q, len), DCH_ECORRUPT, "step %u of %u", bad[i][0],
@@ -689,12 +667,12 @@ static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, co
 Test(map_stage, every_failed_allocation_changes_nothing)
 {
     dch_map *old = members_map(64, 16, 5);
-    dch_map *join = clone_of(old);
+    dch_map *join = map_clone_of(old);
     add(join, "node5", 2);
-    dch_map *swap = clone_of(old);
+    dch_map *swap = map_clone_of(old);
     cr_assert_eq(dch_map_remove_node(swap, 1), DCH_OK);
     add(swap, "other", 1);
-    dch_map *idle = clone_of(old);
+    dch_map *idle = map_clone_of(old);
     add(idle, "idle", 0);
     dch_map *empty = new_map(64, 16, NULL);
     dch_map *step;

@@ -125,10 +125,9 @@ static opoint *oracle_points(const oracle *o, size_t *n_out)
     return pts;
 }
 
-static uint32_t oracle_lookup(const opoint *pts, size_t n, uint64_t h)
+/* The index of the first point at or past h: n when there is none. */
+static size_t oracle_first_at(const opoint *pts, size_t n, uint64_t h)
 {
-    if (n == 0)
-        return DCH_NODE_NONE;
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -137,6 +136,14 @@ static uint32_t oracle_lookup(const opoint *pts, size_t n, uint64_t h)
         else
             hi = mid;
     }
+    return lo;
+}
+
+static uint32_t oracle_lookup(const opoint *pts, size_t n, uint64_t h)
+{
+    if (n == 0)
+        return DCH_NODE_NONE;
+    const size_t lo = oracle_first_at(pts, n, h);
     return pts[lo == n ? 0 : lo].id;
 }
 
@@ -438,14 +445,8 @@ Test(ring, lookup_matches_oracle_when_buckets_hold_many_points)
 static size_t oracle_successors(const opoint *pts, size_t n, uint64_t h,
                                 uint32_t *ids, size_t cap)
 {
-    size_t lo = 0, hi = n, k = 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (pts[mid].pos < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    const size_t lo = oracle_first_at(pts, n, h);
+    size_t k = 0;
     for (size_t w = 0; w < n && k < cap; w++) {
         uint32_t id = pts[(lo + w) % n].id;
         bool seen = false;
@@ -798,13 +799,22 @@ Test(ring, tied_points_go_to_the_bytewise_smaller_name)
 
 /* ---- monotonicity ---------------------------------------------------------- */
 
+/* A ring of `points` points per weight holding n0 .. n<count-1> of weight
+ * 1 .. max_weight drawn from *g, their ids in ids (unless NULL). */
+static dch_ring *grown_ring(uint32_t points, unsigned count, uint32_t max_weight, uint64_t *g,
+                           uint32_t *ids)
+{
+    dch_ring *r = new_ring(points, NULL, NULL);
+    ring_add_members(r, "n", count, max_weight, g, ids);
+    return r;
+}
+
 Test(ring, add_moves_arcs_only_to_the_new_member)
 {
     uint64_t seed = test_seed(0xadd0u);
     uint64_t g = seed;
-    dch_ring *r = new_ring(160, NULL, NULL);
     uint32_t id;
-    ring_add_members(r, "n", 20, 3, &g, NULL);
+    dch_ring *r = grown_ring(160, 20, 3, &g, NULL);
     dch_ring *before = copy_of(r);
     cr_assert_eq(dch_ring_add_node(r, "joiner", 2, &id), DCH_OK, "add joiner");
     change_list cs = changes_since(before, r);
@@ -833,9 +843,8 @@ Test(ring, remove_moves_arcs_only_from_the_leaver)
 {
     uint64_t seed = test_seed(0x4e30u);
     uint64_t g = seed;
-    dch_ring *r = new_ring(160, NULL, NULL);
     uint32_t ids[20];
-    ring_add_members(r, "n", 20, 3, &g, ids);
+    dch_ring *r = grown_ring(160, 20, 3, &g, ids);
     for (int round = 0; round < 5; round++) {
         uint32_t leaver = ids[rng_below(&g, 20)];
         if (dch_ring_node_name(r, leaver) == NULL)
@@ -856,9 +865,8 @@ Test(ring, set_weight_moves_arcs_only_to_or_from_the_member)
 {
     uint64_t seed = test_seed(0x3e16u);
     uint64_t g = seed;
-    dch_ring *r = new_ring(40, NULL, NULL);
     uint32_t ids[10];
-    ring_add_members(r, "n", 10, 4, &g, ids);
+    dch_ring *r = grown_ring(40, 10, 4, &g, ids);
     for (int round = 0; round < 20; round++) {
         uint32_t id = ids[rng_below(&g, 10)];
         uint32_t old = dch_ring_node_weight(r, id), w = rng_below(&g, 7);
@@ -1183,13 +1191,23 @@ static void expect_snap(const dch_ring *r, const ring_snap *want, bool memory,
     cr_assert_null(why, "%s: %s changed", what, why);
 }
 
-Test(ring, null_arguments_are_rejected_and_change_nothing)
+/* A 10-point ring holding "a" of weight 2 (its id, 0, in *id), and its
+ * snapshot in *s: the starting point of the refusal tests. */
+static dch_ring *ring_of_a(uint32_t *id, ring_snap *s)
 {
     dch_ring *r = new_ring(10, NULL, NULL);
-    uint32_t id = 77;
-    cr_assert_eq(dch_ring_add_node(r, "a", 2, &id), DCH_OK, "add");
+    *id = 77;
+    cr_assert_eq(dch_ring_add_node(r, "a", 2, id), DCH_OK, "add");
+    cr_assert_eq(*id, 0);
+    ring_snap_take(s, r);
+    return r;
+}
+
+Test(ring, null_arguments_are_rejected_and_change_nothing)
+{
+    uint32_t id;
     ring_snap s;
-    ring_snap_take(&s, r);
+    dch_ring *r = ring_of_a(&id, &s);
     cr_assert_eq(dch_ring_add_node(NULL, "b", 1, &id), DCH_EINVAL, "add to NULL");
     cr_assert_eq(dch_ring_add_node(r, NULL, 1, &id), DCH_EINVAL, "add NULL name");
     cr_assert_eq(dch_ring_remove_node(NULL, 0), DCH_EINVAL, "remove from NULL");
@@ -1205,11 +1223,9 @@ Test(ring, null_arguments_are_rejected_and_change_nothing)
 
 Test(ring, bad_names_are_rejected_and_change_nothing)
 {
-    dch_ring *r = new_ring(10, NULL, NULL);
-    uint32_t id = 77;
-    cr_assert_eq(dch_ring_add_node(r, "a", 2, &id), DCH_OK, "add");
+    uint32_t id;
     ring_snap s;
-    ring_snap_take(&s, r);
+    dch_ring *r = ring_of_a(&id, &s);
     /* 256 bytes with no NUL among them: the ring must not read further. */
     char *long_name = malloc(DCH_NAME_MAX + 1);
     cr_assert(long_name != NULL, "out of memory");

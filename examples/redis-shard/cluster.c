@@ -4,6 +4,7 @@
  * and building the router from them.
  */
 #include "cluster.h"
+#include "number.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,16 +205,11 @@ static int hex_key(const char *s, uint8_t key[16])
     return 0;
 }
 
+/* A decimal number up to UINT32_MAX (the shared parser, number.h). */
 static int parse_u32(const char *s, uint32_t *out)
 {
-    char *end;
-    unsigned long long v;
-
-    if (*s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v > UINT32_MAX)
+    uint64_t v;
+    if (dch__number_parse(s, 0, 0, UINT32_MAX, &v) != 0)
         return -1;
     *out = (uint32_t)v;
     return 0;

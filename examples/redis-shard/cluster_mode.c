@@ -32,6 +32,7 @@
  */
 #include "keys.h"
 #include "store.h"
+#include "number.h"
 
 #include "dch/dch.h"
 #include "dch/etcd.h"
@@ -159,7 +160,10 @@ static int load_map_and_count(const opts *o, dch_map **m, uint32_t *n)
 {
     if (o->map == NULL || o->keys == NULL)
         return fail("--map and --keys are required");
-    *n = (uint32_t)strtoul(o->keys, NULL, 10);
+    uint64_t v;
+    if (dch__number_parse(o->keys, 0, 0, UINT32_MAX, &v) != 0)
+        return fail("--keys wants a whole number");
+    *n = (uint32_t)v;
     if (dch_map_load_file(m, o->map) != DCH_OK)
         return fail("cannot load --map");
     return 0;
@@ -398,7 +402,10 @@ static int cmd_router(const opts *o)
 {
     if (!o->etcd || !o->key || !o->name || !o->acks || !o->seconds || !o->keys || !o->stop)
         return fail("router needs --etcd --key --name --acks --keys --seconds --stop");
-    const uint32_t nkeys = (uint32_t)strtoul(o->keys, NULL, 10);
+    uint64_t nkeys64;
+    if (dch__number_parse(o->keys, 0, 0, UINT32_MAX, &nkeys64) != 0)
+        return fail("--keys wants a whole number");
+    const uint32_t nkeys = (uint32_t)nkeys64;
     const double seconds = atof(o->seconds);
     uint32_t *gens = calloc(nkeys ? nkeys : 1, sizeof *gens);
     char logpath[4096];
@@ -524,10 +531,13 @@ static int cmd_migrate(const opts *o)
     const char *epoch_text = getenv("DCH_EPOCH");
     if (!from_path || !to_path || !epoch_text || !o->acks || !o->routers)
         return fail("migrate runs under dchctl rollout --exec, with --acks and --routers");
+    uint64_t epoch;
+    if (dch__number_parse(epoch_text, 0, 0, UINT64_MAX, &epoch) != 0)
+        return fail("DCH_EPOCH is not a number");
     dch_map *from, *to;
     if (dch_map_load_file(&from, from_path) != DCH_OK || dch_map_load_file(&to, to_path) != DCH_OK)
         return fail("cannot load DCH_FROM or DCH_TO");
-    int rc = wait_for_routers(o, strtoull(epoch_text, NULL, 10));
+    int rc = wait_for_routers(o, epoch);
     uint64_t moved = 0, left = 0, strays = 0;
     for (size_t d = 0; d < nbook && rc == 0; d++) {
         mover mv = {from, to, (int)d, NULL, NULL, 0, 0, 0};

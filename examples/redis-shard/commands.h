@@ -8,6 +8,7 @@
 
 #include "cluster.h"
 #include "keys.h"
+#include "number.h"
 #include "route.h"
 #include "store.h"
 
@@ -32,8 +33,6 @@ int cmd_replicas(int argc, char **argv);
 /** Print why (if not NULL) and the usage; returns EXIT_USAGE. */
 int usage(const char *why);
 
-/** A decimal count from 0 to max; 0 or -1. */
-int parse_count(const char *s, uint64_t max, uint64_t *out);
 
 /** Seconds on a monotonic clock. */
 double now_seconds(void);
@@ -63,5 +62,10 @@ typedef struct key_batch {
 
 int key_batch_init(key_batch *b);
 void key_batch_free(key_batch *b);
+
+/** One ready batch for each of n shards, or NULL (reported) when memory
+ *  runs out. key_batches_free frees them (NULL is allowed). */
+key_batch *key_batches_new(size_t n);
+void key_batches_free(key_batch *b, size_t n);
 
 #endif /* REDIS_SHARD_COMMANDS_H */

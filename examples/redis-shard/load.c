@@ -21,7 +21,7 @@ int cmd_load(const char *dir, int argc, char **argv)
     double t0;
     int status = 1;
 
-    if (argc != 1 || parse_count(argv[0], UINT32_MAX, &n) != 0 || n == 0)
+    if (argc != 1 || dch__number_parse(argv[0], 0, 0, UINT32_MAX, &n) != 0 || n == 0)
         return usage("load takes a key count from 1 to 4294967295");
     if (cluster_load(&c, dir) != 0)
         return 1;
@@ -36,13 +36,10 @@ int cmd_load(const char *dir, int argc, char **argv)
         return 1;
     }
     conns = connect_all(&c);
-    bufs = calloc(c.nbook, sizeof *bufs);
+    bufs = key_batches_new(c.nbook);
     per_shard = calloc(c.nbook, sizeof *per_shard);
     if (conns == NULL || bufs == NULL || per_shard == NULL)
         goto out;
-    for (size_t s = 0; s < c.nbook; s++)
-        if (key_batch_init(&bufs[s]) != 0)
-            goto out;
     t0 = now_seconds();
     /* Keys are grouped by owner and sent PIPELINE at a time per shard. */
     for (uint64_t i = 0; i <= n; i++) {
@@ -94,10 +91,7 @@ int cmd_load(const char *dir, int argc, char **argv)
     }
     status = 0;
 out:
-    if (bufs != NULL)
-        for (size_t s = 0; s < c.nbook; s++)
-            key_batch_free(&bufs[s]);
-    free(bufs);
+    key_batches_free(bufs, c.nbook);
     free(per_shard);
     close_all(conns, c.nbook);
     view_free(&v);

@@ -80,21 +80,6 @@ double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int parse_count(const char *s, uint64_t max, uint64_t *out)
-{
-    char *end;
-    unsigned long long v;
-
-    if (*s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* ---- Connections and routers ------------------------------------------- */
 
 void close_all(redisContext **conns, size_t n)
@@ -169,6 +154,28 @@ int key_batch_init(key_batch *b)
         return -1;
     }
     return 0;
+}
+
+key_batch *key_batches_new(size_t n)
+{
+    key_batch *b = calloc(n ? n : 1, sizeof *b);
+    if (b == NULL) {
+        fprintf(stderr, "redis-shard: out of memory\n");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (key_batch_init(&b[i]) != 0) {
+            key_batches_free(b, i);
+            return NULL;
+        }
+    return b;
+}
+
+void key_batches_free(key_batch *b, size_t n)
+{
+    for (size_t i = 0; b != NULL && i < n; i++)
+        key_batch_free(&b[i]);
+    free(b);
 }
 
 /* ---- init --------------------------------------------------------------- */

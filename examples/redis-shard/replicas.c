@@ -248,11 +248,11 @@ static int parse_options(options *o, scenario *s, int argc, char **argv)
         if (strcmp(argv[a], "--no-fill") == 0) {
             o->no_fill = 1;
         } else if (strcmp(argv[a], "--replicas") == 0 && v) {
-            if (parse_count(v, DCH_MAP_MAX_REPLICAS, &o->replicas) != 0 || o->replicas < 2)
+            if (dch__number_parse(v, 0, 0, DCH_MAP_MAX_REPLICAS, &o->replicas) != 0 || o->replicas < 2)
                 return usage("--replicas takes 2 .. 8");
             a++;
         } else if (strcmp(argv[a], "--keys") == 0 && v) {
-            if (parse_count(v, 10000000, &o->keys) != 0 || o->keys == 0)
+            if (dch__number_parse(v, 0, 0, 10000000, &o->keys) != 0 || o->keys == 0)
                 return usage("--keys takes 1 .. 10000000");
             a++;
         } else if (strcmp(argv[a], "--hash-key") == 0 && v) {
@@ -388,7 +388,7 @@ int cmd_replicas(int argc, char **argv)
     s.keys = (uint32_t)o.keys;
     s.replicas = (uint32_t)o.replicas;
     s.conns = calloc(s.n, sizeof *s.conns);
-    s.batch = calloc(s.n, sizeof *s.batch);
+    s.batch = key_batches_new(s.n);
     s.gens = calloc(s.keys, sizeof *s.gens);
     s.expect = calloc(s.n, sizeof *s.expect);
     s.sent = calloc(s.n, sizeof *s.sent);
@@ -408,8 +408,7 @@ int cmd_replicas(int argc, char **argv)
             fprintf(stderr, "redis-shard: cannot add %s (a name given twice?)\n", s.ms[i].name);
             goto out;
         }
-        if (key_batch_init(&s.batch[i]) != 0 ||
-            store_connect(&s.conns[i], s.ms[i].host, s.ms[i].port) != 0)
+        if (store_connect(&s.conns[i], s.ms[i].host, s.ms[i].port) != 0)
             goto out;
         /* The scenario counts every key a shard holds. */
         if ((size = store_dbsize(s.conns[i])) != 0) {
@@ -421,10 +420,8 @@ int cmd_replicas(int argc, char **argv)
     }
     status = run(&s, &o, m);
 out:
-    for (size_t i = 0; s.batch && i < s.n; i++)
-        key_batch_free(&s.batch[i]);
+    key_batches_free(s.batch, s.n);
     close_all(s.conns, s.n);
-    free(s.batch);
     free(s.gens);
     free(s.expect);
     free(s.sent);

@@ -47,22 +47,22 @@ static int parse_step_options(step_options *o, int argc, char **argv)
         if (a + 1 >= argc)
             return usage("a step option lacks its value");
         if (strcmp(argv[a], "--batch") == 0 &&
-            parse_count(argv[a + 1], 100000, &v) == 0 && v > 0)
+            dch__number_parse(argv[a + 1], 0, 0, 100000, &v) == 0 && v > 0)
             o->mig.batch = (unsigned)v;
         else if (strcmp(argv[a], "--interleave") == 0 &&
-                 parse_count(argv[a + 1], 1000, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, 1000, &v) == 0)
             o->mig.interleave = (unsigned)v;
         else if (strcmp(argv[a], "--client-keys") == 0 &&
-                 parse_count(argv[a + 1], UINT32_MAX, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, UINT32_MAX, &v) == 0)
             o->cli.keys = (uint32_t)v;
         else if (strcmp(argv[a], "--client-ops") == 0 &&
-                 parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, UINT64_MAX, &v) == 0)
             o->cli.max_ops = v;
         else if (strcmp(argv[a], "--stop-after") == 0 &&
-                 parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, UINT64_MAX, &v) == 0)
             o->mig.stop_after = v;
         else if (strcmp(argv[a], "--seed") == 0 &&
-                 parse_count(argv[a + 1], UINT64_MAX, &v) == 0)
+                 dch__number_parse(argv[a + 1], 0, 0, UINT64_MAX, &v) == 0)
             o->cli.seed = v;
         else
             return usage("bad step option");
@@ -427,6 +427,38 @@ static int reachable(const member *m)
     return size >= 0;
 }
 
+/* next_router's answer when the leaver is the last member. */
+#define LAST_MEMBER 1
+
+/*
+ * The cluster's router after one change, on a clone (the published one is
+ * left as it is): `name` joins with weight 1, or leaves. Sets *next_map or
+ * *next_ring, whichever the scheme uses. @return DCH_OK, a library error,
+ * or LAST_MEMBER (nothing made) when the leaver is the only member.
+ */
+static int next_router(const cluster *c, const char *name, int joining, dch_map **next_map,
+                       dch_ring **next_ring)
+{
+    const int map = c->scheme == SCHEME_MAP;
+    uint32_t id = 0;
+    int rc = DCH_OK;
+    if (!joining) {
+        rc = map ? dch_map_find_node(c->map, name, &id) : dch_ring_find_node(c->ring, name, &id);
+        if (rc == DCH_OK &&
+            (map ? dch_map_node_count(c->map) : dch_ring_node_count(c->ring)) < 2)
+            return LAST_MEMBER;
+    }
+    if (rc == DCH_OK)
+        rc = map ? dch_map_clone(next_map, c->map) : dch_ring_clone(next_ring, c->ring);
+    if (rc != DCH_OK)
+        return rc;
+    if (map)
+        return joining ? dch_map_add_node(*next_map, name, 1, NULL)
+                       : dch_map_remove_node(*next_map, id);
+    return joining ? dch_ring_add_node(*next_ring, name, 1, NULL)
+                   : dch_ring_remove_node(*next_ring, id);
+}
+
 int cmd_join(const char *dir, int argc, char **argv)
 {
     cluster c;
@@ -470,15 +502,7 @@ int cmd_join(const char *dir, int argc, char **argv)
         goto out;
     if (cluster_save_book(&c, dir) != 0)
         goto out;
-    if (c.scheme == SCHEME_MAP) {
-        rc = dch_map_clone(&next_map, c.map);
-        if (rc == DCH_OK)
-            rc = dch_map_add_node(next_map, m.name, 1, NULL);
-    } else {
-        rc = dch_ring_clone(&next_ring, c.ring);
-        if (rc == DCH_OK)
-            rc = dch_ring_add_node(next_ring, m.name, 1, NULL);
-    }
+    rc = next_router(&c, m.name, 1, &next_map, &next_ring);
     if (rc != DCH_OK) {
         fprintf(stderr, "redis-shard: adding %s: %s\n", m.name, dch_strerror(rc));
         goto out;
@@ -499,7 +523,6 @@ int cmd_leave(const char *dir, int argc, char **argv)
     step_options o;
     dch_map *next_map = NULL;
     dch_ring *next_ring = NULL;
-    uint32_t id;
     int rc, done, status = 1;
 
     if (argc < 1)
@@ -516,23 +539,9 @@ int cmd_leave(const char *dir, int argc, char **argv)
         status = done ? 0 : 1;
         goto out;
     }
-    if (c.scheme == SCHEME_MAP) {
-        rc = dch_map_find_node(c.map, argv[0], &id);
-        if (rc == DCH_OK && dch_map_node_count(c.map) < 2)
-            goto last;
-        if (rc == DCH_OK)
-            rc = dch_map_clone(&next_map, c.map);
-        if (rc == DCH_OK)
-            rc = dch_map_remove_node(next_map, id);
-    } else {
-        rc = dch_ring_find_node(c.ring, argv[0], &id);
-        if (rc == DCH_OK && dch_ring_node_count(c.ring) < 2)
-            goto last;
-        if (rc == DCH_OK)
-            rc = dch_ring_clone(&next_ring, c.ring);
-        if (rc == DCH_OK)
-            rc = dch_ring_remove_node(next_ring, id);
-    }
+    rc = next_router(&c, argv[0], 0, &next_map, &next_ring);
+    if (rc == LAST_MEMBER)
+        goto last;
     if (rc != DCH_OK) {
         fprintf(stderr, "redis-shard: removing %s: %s\n", argv[0],
                 dch_strerror(rc));

@@ -77,7 +77,7 @@ int cmd_verify(const char *dir, int argc, char **argv)
     vf.v = &v;
     conns = connect_all(&c);
     size = calloc(c.nbook, sizeof *size);
-    bufs = calloc(c.nbook, sizeof *bufs);
+    bufs = key_batches_new(c.nbook);
     if (conns == NULL || size == NULL || bufs == NULL)
         goto out;
 
@@ -106,9 +106,6 @@ int cmd_verify(const char *dir, int argc, char **argv)
             goto out;
     }
     /* Every key of the data set, read back from its owner. */
-    for (size_t b = 0; b < c.nbook; b++)
-        if (key_batch_init(&bufs[b]) != 0)
-            goto out;
     for (uint64_t i = 0; i <= c.keys; i++) {
         for (size_t b = 0; b < c.nbook; b++) {
             key_batch *bb = &bufs[b];
@@ -161,10 +158,7 @@ int cmd_verify(const char *dir, int argc, char **argv)
              total != (long long)c.keys;
     printf("result: %s\n", status ? "FAILED" : "ok");
 out:
-    if (bufs != NULL)
-        for (size_t b = 0; b < c.nbook; b++)
-            key_batch_free(&bufs[b]);
-    free(bufs);
+    key_batches_free(bufs, c.nbook);
     free(size);
     close_all(conns, c.nbook);
     view_free(&v);

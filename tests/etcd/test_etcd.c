@@ -76,6 +76,14 @@ static dch_map *with_member(const dch_map *base, const char *name)
     return m;
 }
 
+/* map_with(n, prefix), published at key as the first version there. */
+static dch_map *published(dch_etcd *c, const char *key, unsigned n, const char *prefix)
+{
+    dch_map *m = map_with(n, prefix);
+    cr_assert_eq(dch_etcd_publish(c, key, m, 0, NULL), DCH_OK, "%s", dch_etcd_errmsg(c));
+    return m;
+}
+
 Test(etcd, publish_then_fetch_gives_the_same_bytes)
 {
     char key[KEY_SIZE];
@@ -98,9 +106,8 @@ Test(etcd, a_stale_epoch_conflicts_and_changes_nothing)
 {
     char key[KEY_SIZE];
     dch_etcd *c = live_client(key, "stale");
-    dch_map *m1 = map_with(3, "b"); /* epoch 3 */
+    dch_map *m1 = published(c, key, 3, "b"); /* epoch 3 */
     dch_map *m2 = with_member(m1, "late"); /* epoch 4 */
-    cr_assert_eq(dch_etcd_publish(c, key, m1, 0, NULL), DCH_OK);
     /* m2 claims to start from nothing stored: a conflict. */
     uint64_t stored = 0;
     cr_assert_eq(dch_etcd_publish(c, key, m2, 0, &stored), DCH_ECONFLICT);
@@ -124,8 +131,7 @@ Test(etcd, publishing_the_stored_bytes_again_succeeds)
 {
     char key[KEY_SIZE];
     dch_etcd *c = live_client(key, "again");
-    dch_map *m = map_with(4, "c");
-    cr_assert_eq(dch_etcd_publish(c, key, m, 0, NULL), DCH_OK);
+    dch_map *m = published(c, key, 4, "c");
     uint64_t stored = 0;
     cr_assert_eq(dch_etcd_publish(c, key, m, 0, &stored), DCH_OK, "a retried publish");
     cr_assert_eq(stored, 4);
@@ -238,8 +244,7 @@ Test(etcd, racing_operators_from_one_epoch_exactly_one_wins)
 {
     char key[KEY_SIZE];
     dch_etcd *c = live_client(key, "race");
-    dch_map *base = map_with(6, "e");
-    cr_assert_eq(dch_etcd_publish(c, key, base, 0, NULL), DCH_OK);
+    dch_map *base = published(c, key, 6, "e");
     unsigned lost_in_txn = 0;
     for (int round = 0; round < ROUNDS; round++) {
         dch_map *mine[RACERS];
@@ -430,8 +435,7 @@ Test(etcd, fetch_previous_reads_the_version_before)
 {
     char key[KEY_SIZE];
     dch_etcd *c = live_client(key, "previous");
-    dch_map *m1 = map_with(3, "p"), *m2 = with_member(m1, "p-more"), *got;
-    cr_assert_eq(dch_etcd_publish(c, key, m1, 0, NULL), DCH_OK);
+    dch_map *m1 = published(c, key, 3, "p"), *m2 = with_member(m1, "p-more"), *got;
     cr_assert_eq(dch_etcd_fetch_previous(c, key, &got), DCH_ENOENT);
     cr_assert_eq(dch_etcd_publish(c, key, m2, 3, NULL), DCH_OK);
     cr_assert_eq(dch_etcd_fetch_previous(c, key, &got), DCH_OK);

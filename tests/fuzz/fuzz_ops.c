@@ -643,6 +643,41 @@ static void expect_rc(const char *what, int rc, int want, int alt)
              dch_strerror(want));
 }
 
+/* An add of name (weight w) answered DCH_OK and id: the model takes the
+ * member, whose id must be the lowest free one. */
+static void model_added(model *md, const char *what, const char *name, uint32_t w, uint32_t id,
+                        change *c)
+{
+    c->x = model_add(md, name, w);
+    if (id != c->x)
+        fail("%s add: id %u, expected the lowest free id %u", what, id, c->x);
+    c->now = w;
+}
+
+/* A removal of id sel answered rc: DCH_OK exactly when the model holds sel,
+ * which then leaves it (its weight in c->was). */
+static void model_removed(model *md, const char *what, uint32_t sel, int rc, change *c)
+{
+    char call[32];
+    snprintf(call, sizeof call, "%s remove", what);
+    expect_rc(call, rc, model_has(md, sel) ? DCH_OK : DCH_ENOENT, DCH_OK);
+    if (rc == DCH_OK) {
+        c->was = md->weight[sel];
+        model_remove(md, sel);
+    }
+}
+
+/* A weight change of sel to w answered DCH_OK: the model takes it (the
+ * same weight again changes nothing: K_SAME). */
+static void model_weighed(model *md, uint32_t sel, uint32_t w, change *c)
+{
+    c->was = md->weight[sel];
+    c->now = w;
+    if (c->was == w)
+        c->kind = K_SAME;
+    model_set(md, sel, w);
+}
+
 /* One step on the map (and its twin): call, check the code, update the model. */
 static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t w)
 {
@@ -657,10 +692,7 @@ static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t 
         expect_rc("map add", rc, want, alt);
         expect_rc("twin add", dch_map_add_node(R->twin, name, w, NULL), rc, DCH_OK);
         if (rc == DCH_OK) {
-            c.x = model_add(&R->mm, name, w);
-            if (id != c.x)
-                fail("map add: id %u, expected the lowest free id %u", id, c.x);
-            c.now = w;
+            model_added(&R->mm, "map", name, w, id, &c);
             note_weight(R, w);
         } else if (id != 77777) {
             fail("map add: failed but wrote the id");
@@ -668,14 +700,9 @@ static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t 
     } else if (op == 1) {
         c.kind = K_REMOVE;
         c.x = sel;
-        want = model_has(&R->mm, sel) ? DCH_OK : DCH_ENOENT;
         rc = dch_map_remove_node(R->map, sel);
-        expect_rc("map remove", rc, want, DCH_OK);
-        expect_rc("twin remove", dch_map_remove_node(R->twin, sel), want, DCH_OK);
-        if (rc == DCH_OK) {
-            c.was = R->mm.weight[sel];
-            model_remove(&R->mm, sel);
-        }
+        model_removed(&R->mm, "map", sel, rc, &c);
+        expect_rc("twin remove", dch_map_remove_node(R->twin, sel), rc, DCH_OK);
     } else {
         c.kind = K_WEIGHT;
         c.x = sel;
@@ -684,11 +711,7 @@ static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t 
         expect_rc("map set_weight", rc, want, DCH_OK);
         expect_rc("twin set_weight", dch_map_set_weight(R->twin, sel, w), want, DCH_OK);
         if (rc == DCH_OK) {
-            c.was = R->mm.weight[sel];
-            c.now = w;
-            if (c.was == w)
-                c.kind = K_SAME;
-            model_set(&R->mm, sel, w);
+            model_weighed(&R->mm, sel, w, &c);
             note_weight(R, w);
         }
     }
@@ -742,25 +765,17 @@ static void ring_step(run *R, int op, const char *name, uint32_t sel, uint32_t w
         rc = dch_ring_add_node(R->ring, name, w, &id);
         expect_rc("ring add", rc, want, alt);
         if (rc == DCH_OK) {
-            c.x = model_add(&R->rm, name, w);
-            if (id != c.x)
-                fail("ring add: id %u, expected the lowest free id %u", id, c.x);
-            c.now = w;
+            model_added(&R->rm, "ring", name, w, id, &c);
             if (w == 0)
                 c.kind = K_SAME;
         }
     } else if (op == 1) {
         c.kind = K_REMOVE;
         c.x = sel;
-        want = model_has(&R->rm, sel) ? DCH_OK : DCH_ENOENT;
         rc = dch_ring_remove_node(R->ring, sel);
-        expect_rc("ring remove", rc, want, DCH_OK);
-        if (rc == DCH_OK) {
-            c.was = R->rm.weight[sel];
-            if (c.was == 0)
-                c.kind = K_SAME;
-            model_remove(&R->rm, sel);
-        }
+        model_removed(&R->rm, "ring", sel, rc, &c);
+        if (rc == DCH_OK && c.was == 0)
+            c.kind = K_SAME;
     } else {
         want = expect_set(&R->rm, sel, w, R->ppw);
         if (want == DCH_OK && (R->rm.total - R->rm.weight[sel] + w) * R->ppw > RING_BUDGET)
@@ -769,13 +784,8 @@ static void ring_step(run *R, int op, const char *name, uint32_t sel, uint32_t w
         c.x = sel;
         rc = dch_ring_set_weight(R->ring, sel, w);
         expect_rc("ring set_weight", rc, want, DCH_OK);
-        if (rc == DCH_OK) {
-            c.was = R->rm.weight[sel];
-            c.now = w;
-            if (c.was == w)
-                c.kind = K_SAME;
-            model_set(&R->rm, sel, w);
-        }
+        if (rc == DCH_OK)
+            model_weighed(&R->rm, sel, w, &c);
     }
     c.ok = rc == DCH_OK;
     if (!c.ok || c.kind == K_SAME) {

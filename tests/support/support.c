@@ -280,6 +280,15 @@ dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit)
     return m;
 }
 
+dch_map *map_clone_of(const dch_map *m)
+{
+    dch_map *c;
+    const int rc = dch_map_clone(&c, m);
+    if (rc != DCH_OK)
+        die("dch_map_clone: %d", rc);
+    return c;
+}
+
 void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
                       uint64_t *rng, uint32_t *ids)
 {
@@ -628,55 +637,193 @@ size_t uleb_write(uint8_t *p, uint32_t v)
 
 /* ---- Running the tool ---------------------------------------------------- */
 
-tool_result tool_run(char *const *args)
+void tool_exec(int in, int out, int err, char *const *args)
 {
-    char po[128], pe[128];
-    snprintf(po, sizeof po, "%s/.stdout", the_tool.dir);
-    snprintf(pe, sizeof pe, "%s/.stderr", the_tool.dir);
-    fflush(NULL);
-    const pid_t pid = fork();
-    if (pid == -1) {
-        perror("fork");
-        abort();
-    }
-    if (pid == 0) {
-        const int o = open(po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        const int e = open(pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (o < 0 || e < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
-            _exit(127);
-        close(o);
-        close(e);
-        char *argv[64];
-        int n = 0;
-        argv[n++] = (char *)the_tool.tool;
-        for (; args[n - 1] != NULL && n < 63; n++)
-            argv[n] = args[n - 1];
-        argv[n] = NULL;
-        execv(the_tool.tool, argv);
+    if (in < 0)
+        in = open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
+        chdir(the_tool.dir) != 0)
         _exit(127);
-    }
+    char *argv[64];
+    int n = 0;
+    argv[n++] = (char *)the_tool.tool;
+    for (; args[n - 1] != NULL && n < 63; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    execv(the_tool.tool, argv);
+    _exit(127);
+}
+
+int tool_wait(pid_t pid)
+{
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR) {
             perror("waitpid");
             abort();
         }
-    tool_result r = {WIFEXITED(ws) ? WEXITSTATUS(ws) : -1, slurp(po, NULL), slurp(pe, NULL)};
-    unlink(po);
-    unlink(pe);
-    const char *why = !WIFEXITED(ws) ? "did not exit normally"
-                      : r.status == 127 ? "could not be run"
-                      : r.out == NULL || r.err == NULL ? "left no readable output"
-                      : strstr(r.err, "Sanitizer") || strstr(r.err, "runtime error") ||
-                              strstr(r.err, "ERROR SUMMARY: 1") || strstr(r.err, "definitely lost")
-                          ? "reported a memory or undefined-behaviour error"
-                          : NULL;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+/* Stop the test, saying why, when a run went wrong in a way no test
+ * expects. */
+static void tool_check(const tool_result *r, const char *why)
+{
+    if (why == NULL)
+        why = r->status == 127 ? "could not be run"
+              : r->out == NULL || r->err == NULL ? "left no readable output"
+              : strstr(r->err, "Sanitizer") || strstr(r->err, "runtime error") ||
+                      strstr(r->err, "ERROR SUMMARY: 1") || strstr(r->err, "definitely lost")
+                  ? "reported a memory or undefined-behaviour error"
+                  : NULL;
     if (why != NULL) {
         fprintf(stderr, "support: the tool %s %s:\n%s\n", the_tool.tool, why,
-                r.err ? r.err : "");
+                r->err ? r->err : "");
         abort();
     }
+}
+
+tool_result tool_collect(int status, const char *po, const char *pe)
+{
+    tool_result r = {status, NULL, NULL, 0};
+    r.out = slurp(po, &r.outlen);
+    r.err = slurp(pe, NULL);
+    unlink(po);
+    unlink(pe);
+    tool_check(&r, NULL);
     return r;
+}
+
+int tool_capture(const char *path)
+{
+    const int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        fprintf(stderr, "support: cannot create %s: %s\n", path, strerror(errno));
+        abort();
+    }
+    return fd;
+}
+
+tool_result tool_run_in(const char *in, char *const *args)
+{
+    char po[128], pe[128];
+    snprintf(po, sizeof po, "%s/.stdout", the_tool.dir);
+    snprintf(pe, sizeof pe, "%s/.stderr", the_tool.dir);
+    const int i = in != NULL ? open(in, O_RDONLY | O_CLOEXEC) : -1;
+    if (in != NULL && i < 0) {
+        fprintf(stderr, "support: cannot open %s: %s\n", in, strerror(errno));
+        abort();
+    }
+    const int o = tool_capture(po), e = tool_capture(pe);
+    fflush(NULL);
+    const pid_t pid = fork();
+    if (pid == -1) {
+        perror("fork");
+        abort();
+    }
+    if (pid == 0)
+        tool_exec(i, o, e, args);
+    if (i >= 0)
+        close(i);
+    close(o);
+    close(e);
+    return tool_collect(tool_wait(pid), po, pe);
+}
+
+tool_result tool_run(char *const *args)
+{
+    tool_result r = tool_run_in(NULL, args);
+    if (r.status == -1)
+        tool_check(&r, "did not exit normally");
+    return r;
+}
+
+/* Stop the test unless r ended with `status` and `text` (unless NULL) in
+ * its standard error, printing the command and what it wrote there. */
+static void tool_require(tool_result *r, int status, const char *text, char *const *args)
+{
+    if (r->status != status || (text != NULL && strstr(r->err, text) == NULL)) {
+        fprintf(stderr, "support: dchctl");
+        for (size_t i = 0; args[i] != NULL; i++)
+            fprintf(stderr, " %s", args[i]);
+        fprintf(stderr, ": exit status %d, want %d%s%s:\n%s\n", r->status, status,
+                text != NULL ? " saying " : "", text != NULL ? text : "", r->err);
+        abort();
+    }
+    tool_result_free(r);
+}
+
+void tool_expect(int status, const char *in, char *const *args)
+{
+    tool_result r = tool_run_in(in, args);
+    tool_require(&r, status, NULL, args);
+}
+
+void tool_expect_err(int status, const char *text, char *const *args)
+{
+    tool_result r = tool_run(args);
+    tool_require(&r, status, text, args);
+}
+
+void tool_path(char *buf, size_t n, const char *name)
+{
+    snprintf(buf, n, "%s/%s", the_tool.dir, name);
+}
+
+int dir_count(const char *dir, bool hidden)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        die("cannot open %s", dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        const char *name = e->d_name;
+        n += strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && strcmp(name, ".stdout") != 0 &&
+             strcmp(name, ".stderr") != 0 && (hidden || name[0] != '.');
+    }
+    closedir(d);
+    return n;
+}
+
+int tool_count_files(void)
+{
+    return dir_count(the_tool.dir, false);
+}
+
+char *file_bytes(const char *path, size_t *len)
+{
+    char *s = slurp(path, len);
+    if (s == NULL)
+        die("cannot read %s", path);
+    return s;
+}
+
+bool file_holds(const char *path, const void *bytes, size_t len)
+{
+    size_t n;
+    char *s = slurp(path, &n);
+    const bool same = s != NULL && n == len && memcmp(s, bytes, len) == 0;
+    free(s);
+    return same;
+}
+
+unsigned long long json_number(const char *text, const char *field)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", field);
+    const char *s = strstr(text, pat);
+    if (s == NULL)
+        die("no %s in %s", field, text);
+    return strtoull(s + strlen(pat), NULL, 10);
+}
+
+dch_map *map_load_path(const char *path)
+{
+    dch_map *m = NULL;
+    const int rc = dch_map_load_file(&m, path);
+    if (rc != DCH_OK)
+        die("%s does not load: %s", path, dch_strerror(rc));
+    return m;
 }
 
 void tool_result_free(tool_result *r)

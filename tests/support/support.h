@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- Scale and seed ---------------------------------------------------- */
 
@@ -175,6 +176,10 @@ dch_map_config map_config(uint32_t units, uint32_t slots_per_unit);
 /* A new empty map of that shape, the default key and libc's allocator. */
 dch_map *map_shaped(uint32_t units, uint32_t slots_per_unit);
 
+/* A clone of m (dch_map_clone), to change or diff against; dies when the
+ * clone fails. */
+dch_map *map_clone_of(const dch_map *m);
+
 /* Add members named prefix0, prefix1, ... (count of them) of weight 1 ..
  * max_weight drawn from rng, their ids in ids[] when ids is not NULL. */
 void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
@@ -287,19 +292,79 @@ extern tool_fixture the_tool;
 void tool_fixture_init(void);
 void tool_fixture_fini(void);
 
-/* What one run of the tool gave: its exit status and all it wrote. */
+/* What one run of the tool gave: its exit status (-1: a signal ended it)
+ * and all it wrote (standard output NUL-terminated beyond outlen bytes). */
 typedef struct tool_result {
     int status;
     char *out, *err;
+    size_t outlen;
 } tool_result;
 
 /*
- * Run the tool (the_tool) with args (NULL-terminated, at most 62), its
- * output captured through files in the_tool.dir. Aborts, saying why, when
- * the tool cannot be run, does not exit normally, or reports a sanitizer
- * or valgrind finding: the test fails then whatever it checks.
+ * Run the tool (the_tool) with args (NULL-terminated, at most 62) in
+ * the_tool.dir (so "./-" names a file there), standard input from /dev/null,
+ * its output captured through files in the_tool.dir. Aborts, saying why,
+ * when the tool cannot be run, does not exit normally, or reports a
+ * sanitizer or valgrind finding: the test fails then whatever it checks.
  */
 tool_result tool_run(char *const *args);
+/* tool_run with standard input from the file `in` (NULL: /dev/null); a
+ * signal that ends the tool is status -1 here, not an abort. */
+tool_result tool_run_in(const char *in, char *const *args);
+
+/* tool_run and tool_run_in with the arguments listed. */
+#define TOOL_RUN(...) tool_run((char *const[]){__VA_ARGS__, NULL})
+#define TOOL_RUN_IN(in, ...) tool_run_in(in, (char *const[]){__VA_ARGS__, NULL})
+
+/* tool_run_in, requiring exit status `status`: otherwise the test stops
+ * (abort) after printing the command and its standard error. */
+void tool_expect(int status, const char *in, char *const *args);
+#define TOOL_EXPECT(status, ...) tool_expect(status, NULL, (char *const[]){__VA_ARGS__, NULL})
+#define TOOL_EXPECT_IN(status, in, ...) \
+    tool_expect(status, in, (char *const[]){__VA_ARGS__, NULL})
+
+/* tool_run, requiring exit status `status` and `text` in standard error:
+ * otherwise the test stops (abort) after printing the command and what it
+ * wrote there. */
+void tool_expect_err(int status, const char *text, char *const *args);
+#define TOOL_EXPECT_ERR(status, text, ...) \
+    tool_expect_err(status, text, (char *const[]){__VA_ARGS__, NULL})
+
+/* the_tool.dir/name, into buf (n bytes). */
+void tool_path(char *buf, size_t n, const char *name);
+
+/* Names in dir but . and .. and tool_run's captures (.stdout, .stderr);
+ * hidden ones (a leftover temporary file, say) only when `hidden`. Dies
+ * when dir cannot be read. tool_count_files: the_tool.dir's, not hidden. */
+int dir_count(const char *dir, bool hidden);
+int tool_count_files(void);
+
+/* slurp for a file that must be there: dies when it cannot be read. */
+char *file_bytes(const char *path, size_t *len);
+
+/* Whether the file at path holds exactly these len bytes. */
+bool file_holds(const char *path, const void *bytes, size_t len);
+
+/* The number after "field": in a JSON text; dies when the field is not
+ * there. */
+unsigned long long json_number(const char *text, const char *field);
+
+/* The map in the file at path; dies when it does not load. */
+dch_map *map_load_path(const char *path);
+
+/* The pieces of tool_run, for a test that wires the tool's descriptors
+ * itself (pipes between tools, a reader that goes away). */
+/* In a forked child: in, out and err (close-on-exec descriptors; in -1:
+ * /dev/null) as standard input, output and error, the_tool.dir as working
+ * directory, then the tool with args. Does not return. */
+void tool_exec(int in, int out, int err, char *const *args);
+/* The exit status of pid, -1 when a signal ended it. */
+int tool_wait(pid_t pid);
+/* A close-on-exec capture file at path, created empty; aborts if it cannot. */
+int tool_capture(const char *path);
+/* The captures po and pe of a finished run, read and removed, which aborts
+ * as tool_run does on a tool that could not run or a sanitizer finding. */
+tool_result tool_collect(int status, const char *po, const char *pe);
 void tool_result_free(tool_result *r);
 
 /* A new empty directory /tmp/dch-<name>-XXXXXX; its path in dir (size

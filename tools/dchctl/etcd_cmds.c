@@ -10,6 +10,7 @@
  */
 #define _DEFAULT_SOURCE /* gethostname(), gmtime_r() */
 #include "etcd_cmds.h"
+#include "number.h"
 #include "workdir.h"
 
 #include <errno.h>
@@ -98,19 +99,6 @@ static int etcd_main(const command *cmd, int argc, char **argv)
     return status != 0 ? status : cmd->run.etcd(cmd, &o);
 }
 
-int parse_u64(const char *s, uint64_t *out)
-{
-    if (s == NULL || *s < '0' || *s > '9')
-        return -1;
-    char *end;
-    errno = 0;
-    const unsigned long long v = strtoull(s, &end, 10);
-    if (*end != '\0' || errno != 0)
-        return -1;
-    *out = (uint64_t)v;
-    return 0;
-}
-
 uint64_t deadline_ms(const etcd_opts *o)
 {
     /* --timeout is the old name of --deadline (watch has its own meaning
@@ -119,7 +107,7 @@ uint64_t deadline_ms(const etcd_opts *o)
     uint64_t t;
     if (v == NULL)
         return DEFAULT_DEADLINE_MS;
-    if (parse_u64(v, &t) != 0 || t == 0 || t > 3600000)
+    if (dch__number_parse(v, 0, 1, 3600000, &t) != 0)
         return 0;
     return t;
 }
@@ -451,7 +439,7 @@ static int publish_unknown(const command *cmd, const etcd_opts *o, const dch_map
 static int run_publish(const command *cmd, const etcd_opts *o)
 {
     uint64_t expect = 0;
-    if (o->expect != NULL && parse_u64(o->expect, &expect) != 0)
+    if (o->expect != NULL && dch__number_parse(o->expect, 0, 0, UINT64_MAX, &expect) != 0)
         return usage_error(cmd, "--expect: not an epoch: %s", o->expect);
     dch_map *m;
     int status = etcd_load_file(cmd, o->pos[0], &m);
@@ -558,13 +546,12 @@ static int on_map(const dch_map *m, void *ctx)
 static int run_watch(const command *cmd, const etcd_opts *o)
 {
     uint64_t after = 0, count = 0, duration = 0;
-    if (o->after != NULL && parse_u64(o->after, &after) != 0)
+    if (o->after != NULL && dch__number_parse(o->after, 0, 0, UINT64_MAX, &after) != 0)
         return usage_error(cmd, "--after: not an epoch: %s", o->after);
-    if (o->count != NULL && (parse_u64(o->count, &count) != 0 || count == 0))
+    if (o->count != NULL && dch__number_parse(o->count, 0, 1, UINT64_MAX, &count) != 0)
         return usage_error(cmd, "--count: not a positive number: %s", o->count);
     /* --timeout bounds each request and, for watch, the whole watch. */
-    if (o->timeout != NULL && (parse_u64(o->timeout, &duration) != 0 || duration == 0 ||
-                               duration > 3600000))
+    if (o->timeout != NULL && dch__number_parse(o->timeout, 0, 1, 3600000, &duration) != 0)
         return usage_error(cmd, "--timeout: milliseconds from 1 to 3600000, not %s", o->timeout);
     etcd_opts per_request = *o;
     per_request.timeout = NULL;

@@ -23,8 +23,6 @@ typedef struct etcd_opts {
     int npos;
 } etcd_opts;
 
-/* Decimal u64 with no sign; 0 or -1 (also for NULL). */
-int parse_u64(const char *s, uint64_t *out);
 /* The client for --etcd, with --deadline (or its old name --timeout; ms)
  * as each request's deadline, retries included; 0 or the exit status of a
  * refusal. */

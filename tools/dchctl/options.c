@@ -13,6 +13,7 @@
  * the -- was; a file called "-" is ./- anywhere.
  */
 #include "cli.h"
+#include "number.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -183,27 +184,15 @@ int run_map_command(const command *cmd, int argc, char **argv)
 }
 
 /*
- * One parser for every number the tool reads, so that all of them refuse
- * the same inputs with the same words (the explorer's too): the whole
- * string, digits only, no sign, fraction, exponent, space or empty string,
- * and no overflow (a run of digits is read until it passes max).
+ * Every number the tool reads goes through here, so that all of them refuse
+ * the same inputs with the same words (the explorer's too). The digits are
+ * read by the parser the tool shares with the other programs (number.h).
  */
 int parse_number(const char *s, const number_rule *rule, uint64_t *out)
 {
-    if (*s == '\0')
-        return -1;
-    uint64_t v = 0;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9')
-            return -1;
-        const uint64_t d = (uint64_t)(*s - '0');
-        if (v > (UINT64_MAX - d) / 10)
-            return -1;
-        v = v * 10 + d;
-        if (v > rule->max)
-            return -1;
-    }
-    if (v < rule->min || (rule->power_of_two && (v == 0 || (v & (v - 1)) != 0)))
+    uint64_t v;
+    if (dch__number_parse(s, 0, rule->min, rule->max, &v) != 0 ||
+        (rule->power_of_two && (v == 0 || (v & (v - 1)) != 0)))
         return -1;
     *out = v;
     return 0;

@@ -33,6 +33,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "etcd_cmds.h"
+#include "number.h"
 #include "workdir.h"
 
 #include <errno.h>
@@ -698,7 +699,7 @@ static int start(rollout *r, const dch_map *target, char *text, owner_rec *rec, 
 int run_rollout(const command *cmd, const etcd_opts *o)
 {
     uint64_t k;
-    if (o->max_slots == NULL || parse_u64(o->max_slots, &k) != 0 || k == 0 || k > UINT32_MAX)
+    if (o->max_slots == NULL || dch__number_parse(o->max_slots, 0, 1, UINT32_MAX, &k) != 0)
         return usage_error(cmd, "%s", "--max-slots K is required, 1 .. 4294967295");
     dch_map *target;
     int status = etcd_load_file(cmd, o->pos[0], &target);
