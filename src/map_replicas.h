@@ -54,6 +54,9 @@ typedef struct dch__rep_move {
      * member's pool). */
     int64_t pool_pre[8];
     uint32_t pool_budget[8], npools;
+    /* Promise 6 on a removal: the most copies one receiver may get (0: no
+     * cap); pair[] then holds each member's count before the call. */
+    uint32_t most;
     uint32_t stamp;
 } dch__rep_move;
 

@@ -254,8 +254,16 @@ void dch__rep_grow(const dch__rep_call *e)
 
 /* ---- Lowering: x gives copies ------------------------------------------ */
 
+/* Whether receiver r has its promise-6 cap of copies, planned and received
+ * (rm->most; never without a cap). */
+static int lower_full(const dch__rep_call *e, uint32_t r)
+{
+    const dch__rep_move *rm = e->rm;
+    return rm->most != 0 && e->v->held[r] + rm->quota[r] - rm->pair[r] >= rm->most;
+}
+
 /* Copies x gives to the heap's members by the rule (all of them when its
- * weight becomes 0); their quotas. */
+ * weight becomes 0); their quotas. No member is planned past its cap. */
 static uint64_t plan_lower(const dch__rep_call *e, uint64_t held)
 {
     dch__rep_move *rm = e->rm;
@@ -268,7 +276,7 @@ static uint64_t plan_lower(const dch__rep_call *e, uint64_t held)
     for (uint32_t i = 0; i < n && total + keep < held; i++) {
         const uint32_t r = rm->heap[i];
         const uint32_t need = rep_keep(e, r);
-        while (e->v->held[r] + rm->quota[r] < need && total + keep < held) {
+        while (e->v->held[r] + rm->quota[r] < need && total + keep < held && !lower_full(e, r)) {
             rm->quota[r]++;
             rm->dev[r] += DCH__REP_ONE;
             rm->dev[e->x] -= DCH__REP_ONE;
@@ -280,10 +288,14 @@ static uint64_t plan_lower(const dch__rep_call *e, uint64_t held)
         const uint32_t r = rm->heap[0];
         if (!all && rm->dev[e->x] <= rm->dev[r] + DCH__REP_ONE)
             break;
-        rm->quota[r]++;
-        rm->dev[r] += DCH__REP_ONE;
-        rm->dev[e->x] -= DCH__REP_ONE;
-        total++;
+        if (lower_full(e, r)) {
+            rm->heap[0] = rm->heap[--n]; /* r has its cap */
+        } else {
+            rm->quota[r]++;
+            rm->dev[r] += DCH__REP_ONE;
+            rm->dev[e->x] -= DCH__REP_ONE;
+            total++;
+        }
         sift_down(e, 0, n, 0);
     }
     return total;
@@ -328,7 +340,8 @@ static void make_pools(const dch__rep_call *e)
         }
     }
     for (uint32_t id = 0; id < L; id++) {
-        if (id == e->x || !rep_positive(e, id) || rm->stuck[id] || rm->quota[id] > 1)
+        if (id == e->x || !rep_positive(e, id) || rm->stuck[id] || rm->quota[id] > 1 ||
+            (rm->quota[id] == 0 && lower_full(e, id)))
             continue;
         const int64_t pre = rm->dev[id] - (int64_t)rm->quota[id] * DCH__REP_ONE;
         for (uint32_t p = 0; p < rm->npools; p++)
@@ -385,13 +398,39 @@ static void hand_over_primaries(const dch__rep_call *e)
     }
 }
 
+/*
+ * Promise 6's cap for a removal: while every member of positive weight has
+ * the same weight and a zone of its own, no survivor may receive more than
+ * 1.25 times the mean plus 2 of x's copies, floor((5c + 8M) / 4M) for c
+ * copies over M survivors. 0 (no cap) otherwise.
+ */
+static uint32_t removal_cap(const dch__rep_call *e)
+{
+    const dch__rep_view *v = e->v;
+    if (v->members[e->x].weight != 0 || e->M == 0 || e->zones != e->M)
+        return 0;
+    uint32_t weight = 0;
+    for (uint32_t id = 0; id < v->id_limit; id++) {
+        if (!rep_positive(e, id))
+            continue;
+        if (weight != 0 && v->members[id].weight != weight)
+            return 0;
+        weight = v->members[id].weight;
+    }
+    const uint64_t c = v->held[e->x], M = e->M;
+    return (uint32_t)((5 * c + 8 * M) / (4 * M));
+}
+
 void dch__rep_shrink(const dch__rep_call *e)
 {
     const dch__rep_view *v = e->v;
     dch__rep_move *rm = e->rm;
     const uint32_t n = e->n, P = v->slots, x = e->x;
-    for (uint32_t id = 0; id < v->id_limit; id++)
+    for (uint32_t id = 0; id < v->id_limit; id++) {
         rm->quota[id] = rm->stuck[id] = 0;
+        rm->pair[id] = v->held[id];
+    }
+    rm->most = removal_cap(e);
     const int rows = dch__rep_build_rows(e, 0);
     for (;;) {
         uint64_t left = plan_lower(e, v->held[x]);
@@ -500,7 +539,8 @@ void dch__rep_shrink(const dch__rep_call *e)
         uint32_t best = DCH__REP_NONE;
         for (uint32_t r = 0; r < v->id_limit; r++)
             if (r != x && rep_positive(e, r) && may_receive(e, b, (uint32_t)at, r) &&
-                (best == DCH__REP_NONE || rep_first(e, 0, r, best)))
+                (best == DCH__REP_NONE || lower_full(e, best) > lower_full(e, r) ||
+                 (lower_full(e, best) == lower_full(e, r) && rep_first(e, 0, r, best))))
                 best = r;
         if (best != DCH__REP_NONE) {
             rm->dev[best] += DCH__REP_ONE;

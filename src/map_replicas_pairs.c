@@ -192,10 +192,16 @@ typedef struct relief {
 /* The bound a member holding c copies will have once M has grown by a
  * sixteenth (its count shrinking in proportion): pairs kept within it
  * now need no repair at the joins that lower the bound. */
-static uint64_t ahead_limit(const dch__rep_call *e, uint64_t c)
+static uint64_t ahead_limit(const dch__rep_call *e, uint64_t c, uint32_t sixteenths)
 {
-    const uint64_t M = e->M, M2 = M + M / 16 + 1;
+    const uint64_t M = e->M, M2 = M + M * sixteenths / 16 + 1;
     return (3 * c * M * (e->n - 1) + 4 * (M2 - 1) * M2) / (2 * (M2 - 1) * M2);
+}
+
+/* The far look-ahead, for n > 4 only: M grown by (n - 3) sixteenths. */
+static uint32_t far_limit(const dch__rep_call *e, uint64_t c)
+{
+    return e->n > 4 ? (uint32_t)ahead_limit(e, c, e->n - 3) : UINT32_MAX;
 }
 
 /* How many more slots a and c share than the bound of either (cap[]),
@@ -206,7 +212,9 @@ static uint64_t pair_over(const dch__rep_call *e, uint32_t a, uint32_t c)
     const uint32_t v = *rep_pair_cell(e, a, c);
     const uint32_t cap = rm->cap[a] < rm->cap[c] ? rm->cap[a] : rm->cap[c];
     const uint32_t ahead = rm->avail[a] < rm->avail[c] ? rm->avail[a] : rm->avail[c];
-    return ((uint64_t)(v > cap ? v - cap : 0) << 32) + (v > ahead ? v - ahead : 0);
+    const uint32_t far = rm->queue[a] < rm->queue[c] ? rm->queue[a] : rm->queue[c];
+    return ((uint64_t)(v > cap ? v - cap : 0) << 42) + ((uint64_t)(v > ahead ? v - ahead : 0) << 21) +
+           (v > far ? v - far : 0);
 }
 
 /* The excess of a's pairs, but the one with `skip`. */
@@ -245,7 +253,7 @@ static int can_shift(const dch__rep_call *e, uint32_t j, uint32_t t, uint32_t kt
         return 0;
     /* u gives in d's place: u no further below its share than d, and both
      * end within two copies of their shares. */
-    return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] > -DCH__REP_ONE &&
+    return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] > 0 &&
                       rm->dev[d] < DCH__REP_ONE && e->v->held[u] > rep_keep(e, u));
 }
 
@@ -262,10 +270,12 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
      * bound, every pair of the two is counted again. */
     const uint32_t capd = (uint32_t)share_limit(e, e->v->held[d] + moved),
                    capu = (uint32_t)share_limit(e, e->v->held[u] - moved);
-    const uint32_t aheadd = (uint32_t)ahead_limit(e, e->v->held[d] + moved),
-                   aheadu = (uint32_t)ahead_limit(e, e->v->held[u] - moved);
+    const uint32_t aheadd = (uint32_t)ahead_limit(e, e->v->held[d] + moved, 1),
+                   aheadu = (uint32_t)ahead_limit(e, e->v->held[u] - moved, 1);
+    const uint32_t fard = far_limit(e, e->v->held[d] + moved),
+                   faru = far_limit(e, e->v->held[u] - moved);
     const int recount = capd != rm->cap[d] || capu != rm->cap[u] || aheadd != rm->avail[d] ||
-                        aheadu != rm->avail[u];
+                        aheadu != rm->avail[u] || fard != rm->queue[d] || faru != rm->queue[u];
     step_pairs(r, bs, k, 0);
     step_pairs(r, bt, kt, 0);
     if (recount)
@@ -276,6 +286,8 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     rm->cap[u] = capu;
     rm->avail[d] = aheadd;
     rm->avail[u] = aheadu;
+    rm->queue[d] = fard;
+    rm->queue[u] = faru;
     if (recount)
         r->over += over_pairs(e, d, d) + over_pairs(e, u, d);
     step_pairs(r, bs, k, 1);
@@ -388,7 +400,8 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
     relief r = {e, 0, 4 * ((uint64_t)v->slots * e->n + (uint64_t)L * L) + 65536};
     for (uint32_t id = 0; id < L; id++) {
         rm->cap[id] = rep_positive(e, id) ? (uint32_t)share_limit(e, v->held[id]) : UINT32_MAX;
-        rm->avail[id] = rep_positive(e, id) ? (uint32_t)ahead_limit(e, v->held[id]) : UINT32_MAX;
+        rm->avail[id] = rep_positive(e, id) ? (uint32_t)ahead_limit(e, v->held[id], 1) : UINT32_MAX;
+        rm->queue[id] = rep_positive(e, id) ? far_limit(e, v->held[id]) : UINT32_MAX;
     }
     for (uint32_t a = 0; a < L; a++)
         for (uint32_t c = a + 1; c < L; c++)
