@@ -1,171 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The replica engine's diversity (promise 7; map_replicas.c has the rule):
- * the rows counting the slots each pair of members shares, the promise's
- * bound on a pair, and the two repairs that run after step 1's placement,
- * for a lowering (dch__rep_split_pairs) and for a raise
- * (dch__rep_relieve_pairs).
+ * Pair relieving after a raise, with its look-ahead (rep_pairs.h;
+ * docs/replicas.md, "Pair relieving").
  */
-#include "map_replicas.h"
+#include "rep_pairs.h"
 
-#include <string.h>
-
-/* Count the rows of the ids that have one afresh from the slots (reroutes
- * move copies without counting). */
-static void recount_rows(const dch__rep_call *e)
-{
-    const dch__rep_view *v = e->v;
-    dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n, L = v->id_limit;
-    for (uint32_t id = 0; id < L; id++)
-        if (rm->rowof[id] != UINT32_MAX)
-            memset(rm->rows + (size_t)rm->rowof[id] * L, 0, L * sizeof *rm->rows);
-    for (uint32_t s = 0; s < v->slots; s++) {
-        const uint16_t *b = rep_block(e, s);
-        for (uint32_t i = 0; i < n; i++) {
-            if (rm->rowof[b[i]] == UINT32_MAX)
-                continue;
-            uint32_t *row = rm->rows + (size_t)rm->rowof[b[i]] * L;
-            for (uint32_t j = 0; j < n; j++)
-                row[b[j]] += j != i;
-        }
-    }
-}
-
-int dch__rep_build_rows(const dch__rep_call *e, int all)
-{
-    const dch__rep_view *v = e->v;
-    dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n, L = v->id_limit;
-    uint32_t rows = 0;
-    for (uint32_t id = 0; id < L; id++)
-        rm->rowof[id] = UINT32_MAX;
-    if (rm->nrows == 0)
-        return 0;
-    for (uint32_t id = 0; all && id < L; id++) {
-        if (rows == rm->nrows)
-            return 0;
-        rm->rowof[id] = rows++;
-    }
-    for (uint32_t s = 0; !all && s < v->slots; s++) {
-        const uint16_t *b = rep_block(e, s);
-        if (rep_place_of(b, n, e->x) < 0)
-            continue;
-        for (uint32_t k = 0; k < n; k++)
-            if (b[k] != e->x && rm->rowof[b[k]] == UINT32_MAX) {
-                if (rows == rm->nrows)
-                    return 0;
-                rm->rowof[b[k]] = rows++;
-            }
-    }
-    recount_rows(e);
-    return 1;
-}
-
-/*
- * Promise 7's bound for a member holding c copies: the most slots it may
- * share with any one other member, 1.5 times its mean over the M - 1
- * others (c * (n - 1) / (M - 1)) plus 2, rounded down.
- */
-static uint64_t share_limit(const dch__rep_call *e, uint64_t c)
-{
-    const uint64_t others = e->M > 1 ? e->M - 1 : 1;
-    return (3 * c * (e->n - 1) + 4 * others) / (2 * others);
-}
-
-/* The most slots two members holding ca and cb copies may share: within
- * the bound of each. */
-static uint64_t pair_limit(const dch__rep_call *e, uint64_t ca, uint64_t cb)
-{
-    const uint64_t la = share_limit(e, ca), lb = share_limit(e, cb);
-    return la < lb ? la : lb;
-}
-
-/* Whether a, placed at position k of block b, shares more slots with a
- * co-holder than pair_limit() allows. */
-static int over_limit(const dch__rep_call *e, const uint16_t *b, uint32_t k)
-{
-    for (uint32_t i = 0; i < e->n; i++) {
-        const uint32_t *c = i == k ? NULL : rep_pair_cell(e, b[k], b[i]);
-        if (c != NULL && *c > pair_limit(e, e->v->held[b[k]], e->v->held[b[i]]))
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether member a, not in block b, can take position k (replacing b[k])
- * with every pair it gains known and within both bounds: `bound` for a
- * (its share_limit() once the move is made), share_limit() for the others. */
-static int joins_within(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t a,
-                        uint64_t bound)
-{
-    for (uint32_t i = 0; i < e->n; i++) {
-        if (i == k)
-            continue;
-        const uint32_t *c = rep_pair_cell(e, a, b[i]);
-        if (c == NULL || *c + 1 > bound || *c + 1 > share_limit(e, e->v->held[b[i]]))
-            return 0;
-    }
-    return 1;
-}
-
-void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k, int up)
-{
-    dch__rep_move *rm = e->rm;
-    for (uint32_t i = 0; i < e->n; i++) {
-        if (i == k)
-            continue;
-        if (rm->rowof[b[k]] != UINT32_MAX)
-            rm->rows[(size_t)rm->rowof[b[k]] * e->v->id_limit + b[i]] += up ? 1u : UINT32_MAX;
-        if (rm->rowof[b[i]] != UINT32_MAX)
-            rm->rows[(size_t)rm->rowof[b[i]] * e->v->id_limit + b[k]] += up ? 1u : UINT32_MAX;
-    }
-}
-
-/*
- * After a lowering placed x's copies, a receiver may share more slots with
- * a co-holder than pair_limit() allows (the last copies can have one place
- * left). Where it does, its new copy is traded for another receiver's new
- * copy in another of x's slots, if neither is already in the other's slot,
- * the zones allow it, and every pair the trade adds stays within its limit.
- * Counts do not change, and both copies stay on slots x held, so the call
- * still moves only x's copies; which copy of such a slot is its primary is
- * chosen afterwards (hand_over_primaries).
- */
-void dch__rep_split_pairs(const dch__rep_call *e)
-{
-    const dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n;
-    /* Trades looked at, over the call: at most 4 a record and 4,096 more,
-     * so the step stays linear in the copies moved. */
-    uint64_t budget = 4 * (uint64_t)rm->nrec + 4096;
-    recount_rows(e);
-    for (uint32_t j = 0; j < rm->nrec && budget > 0; j++) {
-        const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7;
-        uint16_t *b = rep_block(e, s);
-        if (b[k] == e->x || !over_limit(e, b, k))
-            continue;
-        const uint32_t a = b[k];
-        for (uint32_t j2 = 0; j2 < rm->nrec && budget > 0; j2++, budget--) {
-            const uint32_t s2 = rm->rec_at[j2] >> 3, k2 = rm->rec_at[j2] & 7;
-            uint16_t *b2 = rep_block(e, s2);
-            const uint32_t a2 = b2[k2];
-            if (s2 == s || a2 == e->x || a2 == a || rep_place_of(b2, n, a) >= 0 ||
-                rep_place_of(b, n, a2) >= 0 || !rep_zones_ok(e, b2, n, k2, a) ||
-                !rep_zones_ok(e, b, n, k, a2) ||
-                !joins_within(e, b2, k2, a, share_limit(e, e->v->held[a])) ||
-                !joins_within(e, b, k, a2, share_limit(e, e->v->held[a2])))
-                continue;
-            dch__rep_count_pairs(e, b, k, 0);
-            dch__rep_count_pairs(e, b2, k2, 0);
-            b[k] = (uint16_t)a2;
-            b2[k2] = (uint16_t)a;
-            dch__rep_count_pairs(e, b, k, 1);
-            dch__rep_count_pairs(e, b2, k2, 1);
-            break;
-        }
-    }
-}
+#include "rep_rows.h"
 
 /*
  * Promise 7 after a raise. A join lowers every pair's bound (M grows and the
@@ -254,7 +94,7 @@ static int can_shift(const dch__rep_call *e, uint32_t j, uint32_t t, uint32_t kt
     /* u gives in d's place: u no further below its share than d, and both
      * end within two copies of their shares. */
     return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] > 0 &&
-                      rm->dev[d] < DCH__REP_ONE && e->v->held[u] > rep_keep(e, u));
+                      rm->dev[d] < DCH__REP_ONE && e->v->held[u] > dch__rep_keep(e, u));
 }
 
 /* Move take j to position kt of slot t; moving it back to where it was
@@ -268,8 +108,8 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     const uint32_t u = bt[kt], moved = u != d;
     /* d gains a copy and u loses one when they differ; where that moves a
      * bound, every pair of the two is counted again. */
-    const uint32_t capd = (uint32_t)share_limit(e, e->v->held[d] + moved),
-                   capu = (uint32_t)share_limit(e, e->v->held[u] - moved);
+    const uint32_t capd = (uint32_t)dch__rep_share_limit(e, e->v->held[d] + moved),
+                   capu = (uint32_t)dch__rep_share_limit(e, e->v->held[u] - moved);
     const uint32_t aheadd = (uint32_t)ahead_limit(e, e->v->held[d] + moved, 1),
                    aheadu = (uint32_t)ahead_limit(e, e->v->held[u] - moved, 1);
     const uint32_t fard = far_limit(e, e->v->held[d] + moved),
@@ -280,8 +120,8 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     step_pairs(r, bt, kt, 0);
     if (recount)
         r->over -= over_pairs(e, d, d) + over_pairs(e, u, d);
-    rep_trade(e, s, k, d);
-    rep_trade(e, t, kt, e->x);
+    dch__rep_trade(e, s, k, d);
+    dch__rep_trade(e, t, kt, e->x);
     rm->cap[d] = capd;
     rm->cap[u] = capu;
     rm->avail[d] = aheadd;
@@ -313,9 +153,9 @@ static int try_shift(relief *r, uint32_t j, uint32_t t, uint32_t kt, uint64_t go
     const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7, d = rm->rec_from[j];
     const uint16_t *bt = rep_block(e, t);
     const uint32_t moved = bt[kt] != d;
-    if (!joins_within(e, rep_block(e, s), k, d, share_limit(e, e->v->held[d] + moved)))
+    if (!dch__rep_joins_within(e, rep_block(e, s), k, d, dch__rep_share_limit(e, e->v->held[d] + moved)))
         return 0;
-    const int x_fits = joins_within(e, bt, kt, e->x, rm->cap[e->x]);
+    const int x_fits = dch__rep_joins_within(e, bt, kt, e->x, rm->cap[e->x]);
     if (!x_fits && !second)
         return 0;
     shift_take(r, j, t, kt);
@@ -339,10 +179,10 @@ static int relieve_x(relief *r, uint32_t p, uint64_t goal)
         const uint16_t *bs = rep_block(e, s);
         /* d must fit back at s, whatever slot the take moves to. */
         if (rep_place_of(bs, e->n, p) < 0 ||
-            !joins_within(e, bs, k, d, share_limit(e, e->v->held[d] + 1)))
+            !dch__rep_joins_within(e, bs, k, d, dch__rep_share_limit(e, e->v->held[d] + 1)))
             continue;
         for (uint32_t i = 0; i < e->v->slots && r->budget > 0; i++, spend(r, 1)) {
-            const uint32_t t = rep_visit(e, i);
+            const uint32_t t = dch__rep_visit(e, i);
             if (rep_place_of(rep_block(e, t), e->n, p) >= 0)
                 continue;
             for (uint32_t kt = 0; kt < e->n; kt++)
@@ -362,7 +202,7 @@ static void sweep(relief *r)
     const dch__rep_call *e = r->e;
     const uint32_t n = e->n, x = e->x;
     for (uint32_t i = 0; i < e->v->slots && r->over > 0 && r->budget > 0; i++, spend(r, 1)) {
-        const uint32_t t = rep_visit(e, i);
+        const uint32_t t = dch__rep_visit(e, i);
         const uint16_t *bt = rep_block(e, t);
         const int kx = rep_place_of(bt, n, x);
         for (uint32_t ka = 0; ka < n; ka++)
@@ -399,7 +239,7 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
         return;
     relief r = {e, 0, 4 * ((uint64_t)v->slots * e->n + (uint64_t)L * L) + 65536};
     for (uint32_t id = 0; id < L; id++) {
-        rm->cap[id] = rep_positive(e, id) ? (uint32_t)share_limit(e, v->held[id]) : UINT32_MAX;
+        rm->cap[id] = rep_positive(e, id) ? (uint32_t)dch__rep_share_limit(e, v->held[id]) : UINT32_MAX;
         rm->avail[id] = rep_positive(e, id) ? (uint32_t)ahead_limit(e, v->held[id], 1) : UINT32_MAX;
         rm->queue[id] = rep_positive(e, id) ? far_limit(e, v->held[id]) : UINT32_MAX;
     }
