@@ -12,7 +12,8 @@
 #include "rep_reroute.h"
 #include "rep_rows.h"
 
-/* ---- Plan ---------------------------------------------------------------- */
+/* ---- Plan ("Raise and lowering": the single-copy rule on copies, keep;
+ * "Promise 6's cap") */
 
 /* Whether receiver r has its promise-6 cap of copies, planned and received
  * (rm->most; never without a cap). */
@@ -84,7 +85,7 @@ static uint64_t lower_plan(const dch__rep_call *e, uint64_t held)
     return total;
 }
 
-/* ---- Pools of tied receivers ------------------------------------------- */
+/* ---- Pools of tied receivers ("Pools of tied receivers") ---------------- */
 
 /* Whether r may take x's copy at position k of slot b. */
 static int may_receive(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t r)
@@ -174,7 +175,8 @@ static void lower_room(const dch__rep_call *e, uint32_t np)
     }
 }
 
-/* ---- Choose: the receiver of x's copy at position at of slot b ---------- */
+/* ---- Choose: the receiver of x's copy at position at of slot b
+ * ("Placement", "The slack schedule") */
 
 /* Whether r would then share more slots with a co-holder than their mean
  * plus slack. */
@@ -254,7 +256,8 @@ static void lower_pass(const dch__rep_call *e, uint32_t pass, uint32_t first_pas
     }
 }
 
-/* ---- Sit out: receivers that found no slot give back their quota ------- */
+/* ---- Sit out: receivers that found no slot give back their quota
+ * ("Re-planning without a stuck member") */
 
 static void lower_sit_out(const dch__rep_call *e, uint32_t np)
 {
@@ -270,7 +273,8 @@ static void lower_sit_out(const dch__rep_call *e, uint32_t np)
     }
 }
 
-/* ---- Last resort: x leaves with copies no planned receiver could take --- */
+/* ---- Last resort ("Last resort"): x leaves with copies no planned
+ * receiver could take */
 
 /* Each goes to the member furthest below its share that the slot allows,
  * under promise 6's cap first (one always is allowed: docs/replicas.md,
@@ -340,7 +344,8 @@ int dch__rep_lower(const dch__rep_call *e)
         p.total = p.left = lower_plan(e, v->held[e->x]);
         if (p.left == 0)
             break;
-        lower_round(e, &p); /* plan again: the rule may want more */
+        lower_round(e, &p); /* plan again: the rule may want more ("Re-planning
+                             * without a stuck member") */
     }
     if (v->members[e->x].weight == 0 && v->held[e->x] > 0)
         lower_last_resort(e);

@@ -16,7 +16,8 @@ uint32_t dch__rep_order_key(uint32_t s, uint32_t id)
     return h;
 }
 
-/* ---- Primaries --------------------------------------------------------- */
+/* ---- Primaries ("Primaries": hand-over, promotions, promotion swap
+ * chains) */
 
 /*
  * Where x was a primary, its place goes to one of the slot's copies picked

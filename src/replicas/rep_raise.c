@@ -10,7 +10,7 @@
 #include "rep_reroute.h"
 #include "rep_rows.h"
 
-/* ---- Plan ---------------------------------------------------------------- */
+/* ---- Plan ("Raise and lowering": the single-copy rule on copies, keep) */
 
 /*
  * One step of a raise's plan from the heap of n donors: the top donor gives
@@ -71,7 +71,7 @@ static void raise_room(const dch__rep_call *e)
     }
 }
 
-/* ---- Choose: the donor of slot b --------------------------------------- */
+/* ---- Choose: the donor of slot b ("Placement", "The slack schedule") */
 
 /*
  * Whether taking b[i]'s copy crowds x: x would then share more slots with
@@ -176,7 +176,8 @@ static void raise_pass(const dch__rep_call *e, uint32_t pass, uint64_t fx, dch__
     }
 }
 
-/* ---- Sit out: donors that found no slot give back their quota ---------- */
+/* ---- Sit out: donors that found no slot give back their quota
+ * ("Re-planning without a stuck member") */
 
 static void raise_sit_out(const dch__rep_call *e)
 {
@@ -226,7 +227,8 @@ void dch__rep_raise(const dch__rep_call *e)
                 p.left--;
             }
         if (p.left == 0)
-            continue; /* plan again: the rule may want more */
+            continue; /* plan again: the rule may want more ("Re-planning
+                       * without a stuck member") */
         raise_sit_out(e);
     }
 }

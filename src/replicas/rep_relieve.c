@@ -29,8 +29,9 @@ typedef struct relief {
                         an id a pair counted again */
 } relief;
 
-/* The bound a member holding c copies will have once M has grown by a
- * sixteenth (its count shrinking in proportion): pairs kept within it
+/* "Looking ahead" (docs/replicas.md, "Pair relieving"). The bound a
+ * member holding c copies will have once M has grown by `sixteenths`
+ * sixteenths (its count shrinking in proportion): pairs kept within it
  * now need no repair at the joins that lower the bound. */
 static uint64_t ahead_limit(const dch__rep_call *e, uint64_t c, uint32_t sixteenths)
 {
@@ -45,7 +46,9 @@ static uint32_t far_limit(const dch__rep_call *e, uint64_t c)
 }
 
 /* How many more slots a and c share than the bound of either (cap[]),
- * times 2^32, plus how many more than the bound ahead (ahead[]). */
+ * times 2^42, plus how many more than the near bound ahead (avail[]) times
+ * 2^21, plus how many more than the far one (queue[]): the real excess
+ * first, the nearer drop next. */
 static uint64_t pair_over(const dch__rep_call *e, uint32_t a, uint32_t c)
 {
     const dch__rep_move *rm = e->rm;
@@ -91,8 +94,9 @@ static int can_shift(const dch__rep_call *e, uint32_t j, uint32_t t, uint32_t kt
     if (s == t || bs[k] != e->x || rep_place_of(bt, e->n, e->x) >= 0 ||
         rep_place_of(bs, e->n, d) >= 0)
         return 0;
-    /* u gives in d's place: u no further below its share than d, and both
-     * end within two copies of their shares. */
+    /* u gives in d's place: u no further below its share than d and ending
+     * at or above floor(share) (the "Floor condition"), d ending within two
+     * copies above its share. */
     return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] > 0 &&
                       rm->dev[d] < DCH__REP_ONE && e->v->held[u] > dch__rep_keep(e, u));
 }

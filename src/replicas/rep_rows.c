@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Diversity bookkeeping (rep_rows.h; docs/replicas.md, "Diversity"): the
+ * Diversity bookkeeping (rep_rows.h; docs/replicas.md, "Diversity bookkeeping"): the
  * rows counting the slots each pair of members shares, the mean a pair
  * shares without bias, and promise 7's bound on a pair.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Diversity bookkeeping (docs/replicas.md, "Diversity"): the rows of slots
+ * Diversity bookkeeping (docs/replicas.md, "Diversity bookkeeping"): the rows of slots
  * shared (rm->rows, rm->rowof; read through rep_pair_cell), the unbiased
  * mean and promise 7's bound.
  */
