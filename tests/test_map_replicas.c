@@ -278,7 +278,31 @@ static void report(const char *name, unsigned n, const rep_worst *w)
             name, n, w->primary, w->copies_cond, w->copies_all, rec, div);
 }
 
-/* Shapes from 1 slot to 4,096, R from 1 to 4, N from below R to far above S. */
+/*
+ * With equal weights and no zones every member stays within 2 copies of
+ * its share, not only the 2R of promise 4: the proof of promise 3 leans on
+ * it (docs/replicas.md), and it is what the augmenting reroutes keep (the
+ * engine without them reached 3.3 copies here).
+ */
+static void assert_copies_within_two(const rep_worst *w, const char *name)
+{
+    cr_assert_lt(w->copies_cond, 2.0, "%s: a member %.3f copies from its share", name,
+                 w->copies_cond);
+}
+
+/*
+ * In the fixed equal-weight histories below every member stays within one
+ * slot of its primary share, not only the 2 of promise 3: the promotion
+ * chains level the primaries that far (the engine without them reached
+ * 1.44 slots in the removals).
+ */
+static void assert_primaries_within_one(const rep_worst *w, const char *name)
+{
+    cr_assert_lt(w->primary, 1.0, "%s: a member %.3f slots from its primary share", name,
+                 w->primary);
+}
+
+/* Shapes from 1 slot to 4,096, R from 1 to 8, N from below R to far above S. */
 static void run_many(const char *name, int weights, uint32_t zones, uint64_t base)
 {
     const unsigned n = test_scaled(400, 24);
@@ -289,7 +313,7 @@ static void run_many(const char *name, int weights, uint32_t zones, uint64_t bas
         history_opts o;
         o.units = UINT32_C(1) << rng_below(&rng, 7);
         o.spu = UINT32_C(1) << rng_below(&rng, 6);
-        o.replicas = 1 + rng_below(&rng, 4);
+        o.replicas = 1 + rng_below(&rng, DCH_MAP_MAX_REPLICAS);
         o.zones = zones ? 1 + rng_below(&rng, zones) : 0;
         o.weights = weights;
         o.calls = 200 + (int)rng_below(&rng, 301);
@@ -297,6 +321,8 @@ static void run_many(const char *name, int weights, uint32_t zones, uint64_t bas
         run_history(seed, &o, &w);
     }
     report(name, n, &w);
+    if (weights == 0 && zones == 0)
+        assert_copies_within_two(&w, name);
 }
 
 Test(map_replicas, equal_weights_no_zones, .timeout = 600)
@@ -451,6 +477,147 @@ Test(map_replicas, diversity_where_the_bound_drops, .timeout = 600)
         rep_table_free(&t);
         dch_map_free(m);
     }
+}
+
+/* ---- Promises 6 and 7 at every R, and the small-mean corner ------------- */
+
+/* A map of `count` members n0, n1, ... of equal weight, h noting them. */
+static dch_map *equal_members(uint32_t units, uint32_t spu, uint32_t replicas, uint32_t count,
+                              uint32_t weight, rep_history *h)
+{
+    dch_map *m = replica_map(units, spu, replicas);
+    for (uint32_t i = 0; i < count; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%u", i);
+        cr_assert_eq(dch_map_add_node(m, name, weight, NULL), DCH_OK);
+        rep_history_note(h, weight, false);
+        rep_history_after(h, m);
+    }
+    return m;
+}
+
+/*
+ * Remove member x from a clone of m (table t0) and check promises 1-7 for
+ * the call. Returns whether the removal re-created fewer copies than
+ * survivors (the mean receipt below one: the small-mean corner).
+ */
+static bool check_removal(const dch_map *m, const rep_table *t0, const rep_history *h,
+                          uint32_t x, rep_worst *w, const char *what)
+{
+    dch_map *c;
+    cr_assert_eq(dch_map_clone(&c, m), DCH_OK);
+    const uint32_t weight = dch_map_node_weight(c, x), held = dch_map_node_copies(c, x);
+    cr_assert_eq(dch_map_remove_node(c, x), DCH_OK);
+    rep_table t1 = {0};
+    rep_table_take(&t1, c);
+    const char *bad = rep_check_state(c, &t1, h, w);
+    if (bad == NULL)
+        bad = rep_check_move(c, t0, &t1, x, weight, 0, h, w);
+    if (bad == NULL)
+        bad = rep_check_diversity(c, &t1, h, w);
+    cr_assert_null(bad, "%s, removing %u: %s", what, x, bad);
+    const bool corner = held < dch_map_node_count(c);
+    rep_table_free(&t1);
+    dch_map_free(c);
+    return corner;
+}
+
+/*
+ * The issue's reproducer: 32 x 4 slots, R = 4, members n0 .. n25 of weight
+ * 100; removing n2 re-creates 19 copies over 25 survivors (mean 0.76, so
+ * the bound is 2.95). The engine before the removal cap gave n1 three:
+ * n1 held 18 copies where the others held 19 or 20, and the plan levels
+ * the counts.
+ */
+Test(map_replicas, recovery_below_one_copy_a_survivor)
+{
+    rep_history h = {0};
+    dch_map *m = equal_members(32, 4, 4, 26, 100, &h);
+    rep_table t0 = {0};
+    rep_table_take(&t0, m);
+    cr_assert_eq(dch_map_node_copies(m, 2), 19);
+    cr_assert(check_removal(m, &t0, &h, 2, NULL, "32 x 4, R = 4, 26 members"));
+    rep_table_free(&t0);
+    dch_map_free(m);
+}
+
+/*
+ * Promise 6 (and 1-5, 7) for the removal of every member of maps of M
+ * equal members, R = 2 .. 8, M from R + 1 until the mean receipt is far
+ * below one copy, at two shapes and two weights (the weight keys the
+ * visiting order). The engine before the removal cap broke promise 6 at
+ * R = 4, 5 and 6 here (first at 32 x 8 and R = 4).
+ */
+Test(map_replicas, recovery_at_every_r, .timeout = 600)
+{
+    static const uint32_t shapes[2][2] = {{32, 4}, {32, 8}}, weights[2] = {1, 100};
+    rep_worst w = {0, 0, 0, -1e9, -1e9};
+    unsigned corner = 0, removals = 0;
+    for (uint32_t r = 2; r <= DCH_MAP_MAX_REPLICAS; r++)
+        for (unsigned sh = 0; sh < 2; sh++)
+            for (unsigned wi = 0; wi < 2; wi++) {
+                rep_history h = {0};
+                dch_map *m = equal_members(shapes[sh][0], shapes[sh][1], r, r, weights[wi], &h);
+                rep_table t0 = {0};
+                for (uint32_t count = r + 1; count <= 48; count++) {
+                    char what[64];
+                    snprintf(what, sizeof what, "n%u", count - 1);
+                    cr_assert_eq(dch_map_add_node(m, what, weights[wi], NULL), DCH_OK);
+                    rep_history_after(&h, m);
+                    rep_table_take(&t0, m);
+                    snprintf(what, sizeof what, "%u x %u, R = %u, weight %u, %u members",
+                             shapes[sh][0], shapes[sh][1], r, weights[wi], count);
+                    /* Every member at full scale, else a spread of them. */
+                    const uint32_t step = count / test_scaled(count, 3);
+                    for (uint32_t x = 0; x < count; x += step ? step : 1, removals++)
+                        corner += check_removal(m, &t0, &h, x, &w, what);
+                }
+                rep_table_free(&t0);
+                dch_map_free(m);
+            }
+    cr_assert_gt(corner, removals / 4, "the small-mean corner was reached %u times in %u", corner,
+                 removals);
+    report("removals at R = 2 .. 8", removals, &w);
+    assert_copies_within_two(&w, "removals at R = 2 .. 8");
+    assert_primaries_within_one(&w, "removals at R = 2 .. 8");
+}
+
+/*
+ * Promise 7 as equal members join one by one, R = 2 .. 8 at 32 x 8 and
+ * 64 x 8 slots, up to R*P/16 members (the edge of the promise) or 220:
+ * where the bound drops by a slot for most members at once (R = 8 near 200
+ * members at 64 x 8, mean 0.67), every pair still at the old bound is over.
+ * The engine before the far look-ahead broke it at 64 x 8 with R = 8 (201
+ * to 209 members) and at 32 x 8 with R = 7 and 8.
+ */
+Test(map_replicas, diversity_growth_at_every_r, .timeout = 600)
+{
+    rep_worst w = {0, 0, 0, -1e9, -1e9};
+    unsigned calls = 0;
+    for (uint32_t c = 0; c < 2 * (DCH_MAP_MAX_REPLICAS - 1); c++) {
+        const uint32_t r = 2 + c / 2, units = c % 2 ? 64 : 32;
+        const uint32_t edge = r * units * 8 / 16, most = edge < 220 ? edge : 220;
+        dch_map *m = replica_map(units, 8, r);
+        rep_table t = {0};
+        rep_history h = {0};
+        for (uint32_t i = 0; i < most; i++, calls++) {
+            char name[16];
+            snprintf(name, sizeof name, "m%u", i);
+            cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+            rep_history_note(&h, 1, false);
+            rep_history_after(&h, m);
+            rep_table_take(&t, m);
+            const char *bad = rep_check_state(m, &t, &h, &w);
+            if (bad == NULL)
+                bad = rep_check_diversity(m, &t, &h, &w);
+            cr_assert_null(bad, "%u x 8, R = %u, %u members: %s", units, r, i + 1, bad);
+        }
+        rep_table_free(&t);
+        dch_map_free(m);
+    }
+    report("joins at 32 x 8 and 64 x 8, R = 2 .. 8", calls, &w);
+    assert_copies_within_two(&w, "joins at 32 x 8 and 64 x 8");
+    assert_primaries_within_one(&w, "joins at 32 x 8 and 64 x 8");
 }
 
 /* ---- Failed calls and determinism -------------------------------------- */

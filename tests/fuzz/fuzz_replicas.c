@@ -6,9 +6,10 @@
  *
  * Input: byte 0 picks the shape (units 2^(b & 7), slots per unit
  * 2^(b >> 3 & 3), at most 2^10 slots, so a run stays fast) and R
- * (1 + (b >> 5 & 3)), byte 1 the zones new members draw from (0: none,
- * else 1 .. 7) and whether the diversity promise is checked (bit 7; it
- * counts every pair, so only some inputs pay for it). Then operations, one
+ * (1 + (b >> 5 & 3), plus 4 when byte 1 has bit 3: R = 1 .. 8), byte 1
+ * the zones new members draw from (0: none, else 1 .. 7) and whether the
+ * diversity promise is checked (bit 7; it counts every pair, so only some
+ * inputs pay for it). Then operations, one
  * opcode byte (taken modulo 6) and its arguments each:
  *
  *   0, 1  add:         name byte, zone byte, weight byte
@@ -66,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const bool trace = getenv("DCH_FUZZ_TRACE") != NULL;
     dch_map_config cfg =
         map_config(UINT32_C(1) << (data[0] & 7), UINT32_C(1) << (data[0] >> 3 & 3));
-    cfg.replicas = 1 + (data[0] >> 5 & 3);
+    cfg.replicas = 1u + (data[0] >> 5 & 3u) + (data[1] & 8u ? 4u : 0u);
     const uint32_t zones = data[1] & 7;
     const bool diversity = (data[1] & 0x80) != 0;
     dch_map *m;

@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The replica engine's step 2 (map_replicas.c has the rule): which copy of
- * each slot is the primary, and the order of the others.
+ * Primaries and the order of copies (rep_primaries.h; docs/replicas.md,
+ * "Primaries"): which copy of each slot is the primary, and the order of
+ * the others. Promotions move no data.
  */
-#include "map_replicas.h"
-
-#include <stdlib.h>
-#include <string.h>
+#include "rep_primaries.h"
 
 /* A fixed pseudo-random key of member id in slot s. */
 uint32_t dch__rep_order_key(uint32_t s, uint32_t id)
@@ -18,7 +16,34 @@ uint32_t dch__rep_order_key(uint32_t s, uint32_t id)
     return h;
 }
 
-/* ---- Primaries --------------------------------------------------------- */
+/* ---- Primaries ("Primaries": hand-over, promotions, promotion swap
+ * chains) */
+
+/*
+ * Where x was a primary, its place goes to one of the slot's copies picked
+ * by a key of (slot, member) rather than to the member that took x's copy:
+ * a leaving member's primaries then spread over all its co-holders, not
+ * over the few that could take its copies (with as many zones as copies,
+ * only members of its own zone). Counts are balanced afterwards anyway.
+ */
+void dch__rep_hand_over_primaries(const dch__rep_call *e)
+{
+    const dch__rep_move *rm = e->rm;
+    for (uint32_t j = 0; j < rm->nrec; j++) {
+        if ((rm->rec_at[j] & 7) != 0)
+            continue;
+        uint16_t *b = rep_block(e, rm->rec_at[j] >> 3);
+        uint32_t best = 0;
+        for (uint32_t k = 1; k < e->n; k++)
+            if (dch__rep_order_key(rm->rec_at[j] >> 3, b[k]) <
+                dch__rep_order_key(rm->rec_at[j] >> 3, b[best]))
+                best = k;
+        const uint16_t t = b[0];
+        b[0] = b[best];
+        b[best] = t;
+    }
+}
+
 
 /* Make b[k] the primary of slot s (its old primary takes position k). */
 static void promote(const dch__rep_call *e, uint32_t s, uint32_t k)

@@ -1,171 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The replica engine's diversity (promise 7; map_replicas.c has the rule):
- * the rows counting the slots each pair of members shares, the promise's
- * bound on a pair, and the two repairs that run after step 1's placement,
- * for a lowering (dch__rep_split_pairs) and for a raise
- * (dch__rep_relieve_pairs).
+ * Pair relieving after a raise, with its look-ahead (rep_pairs.h;
+ * docs/replicas.md, "Pair relieving").
  */
-#include "map_replicas.h"
+#include "rep_pairs.h"
 
-#include <string.h>
-
-/* Count the rows of the ids that have one afresh from the slots (reroutes
- * move copies without counting). */
-static void recount_rows(const dch__rep_call *e)
-{
-    const dch__rep_view *v = e->v;
-    dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n, L = v->id_limit;
-    for (uint32_t id = 0; id < L; id++)
-        if (rm->rowof[id] != UINT32_MAX)
-            memset(rm->rows + (size_t)rm->rowof[id] * L, 0, L * sizeof *rm->rows);
-    for (uint32_t s = 0; s < v->slots; s++) {
-        const uint16_t *b = rep_block(e, s);
-        for (uint32_t i = 0; i < n; i++) {
-            if (rm->rowof[b[i]] == UINT32_MAX)
-                continue;
-            uint32_t *row = rm->rows + (size_t)rm->rowof[b[i]] * L;
-            for (uint32_t j = 0; j < n; j++)
-                row[b[j]] += j != i;
-        }
-    }
-}
-
-int dch__rep_build_rows(const dch__rep_call *e, int all)
-{
-    const dch__rep_view *v = e->v;
-    dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n, L = v->id_limit;
-    uint32_t rows = 0;
-    for (uint32_t id = 0; id < L; id++)
-        rm->rowof[id] = UINT32_MAX;
-    if (rm->nrows == 0)
-        return 0;
-    for (uint32_t id = 0; all && id < L; id++) {
-        if (rows == rm->nrows)
-            return 0;
-        rm->rowof[id] = rows++;
-    }
-    for (uint32_t s = 0; !all && s < v->slots; s++) {
-        const uint16_t *b = rep_block(e, s);
-        if (rep_place_of(b, n, e->x) < 0)
-            continue;
-        for (uint32_t k = 0; k < n; k++)
-            if (b[k] != e->x && rm->rowof[b[k]] == UINT32_MAX) {
-                if (rows == rm->nrows)
-                    return 0;
-                rm->rowof[b[k]] = rows++;
-            }
-    }
-    recount_rows(e);
-    return 1;
-}
-
-/*
- * Promise 7's bound for a member holding c copies: the most slots it may
- * share with any one other member, 1.5 times its mean over the M - 1
- * others (c * (n - 1) / (M - 1)) plus 2, rounded down.
- */
-static uint64_t share_limit(const dch__rep_call *e, uint64_t c)
-{
-    const uint64_t others = e->M > 1 ? e->M - 1 : 1;
-    return (3 * c * (e->n - 1) + 4 * others) / (2 * others);
-}
-
-/* The most slots two members holding ca and cb copies may share: within
- * the bound of each. */
-static uint64_t pair_limit(const dch__rep_call *e, uint64_t ca, uint64_t cb)
-{
-    const uint64_t la = share_limit(e, ca), lb = share_limit(e, cb);
-    return la < lb ? la : lb;
-}
-
-/* Whether a, placed at position k of block b, shares more slots with a
- * co-holder than pair_limit() allows. */
-static int over_limit(const dch__rep_call *e, const uint16_t *b, uint32_t k)
-{
-    for (uint32_t i = 0; i < e->n; i++) {
-        const uint32_t *c = i == k ? NULL : rep_pair_cell(e, b[k], b[i]);
-        if (c != NULL && *c > pair_limit(e, e->v->held[b[k]], e->v->held[b[i]]))
-            return 1;
-    }
-    return 0;
-}
-
-/* Whether member a, not in block b, can take position k (replacing b[k])
- * with every pair it gains known and within both bounds: `bound` for a
- * (its share_limit() once the move is made), share_limit() for the others. */
-static int joins_within(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t a,
-                        uint64_t bound)
-{
-    for (uint32_t i = 0; i < e->n; i++) {
-        if (i == k)
-            continue;
-        const uint32_t *c = rep_pair_cell(e, a, b[i]);
-        if (c == NULL || *c + 1 > bound || *c + 1 > share_limit(e, e->v->held[b[i]]))
-            return 0;
-    }
-    return 1;
-}
-
-void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k, int up)
-{
-    dch__rep_move *rm = e->rm;
-    for (uint32_t i = 0; i < e->n; i++) {
-        if (i == k)
-            continue;
-        if (rm->rowof[b[k]] != UINT32_MAX)
-            rm->rows[(size_t)rm->rowof[b[k]] * e->v->id_limit + b[i]] += up ? 1u : UINT32_MAX;
-        if (rm->rowof[b[i]] != UINT32_MAX)
-            rm->rows[(size_t)rm->rowof[b[i]] * e->v->id_limit + b[k]] += up ? 1u : UINT32_MAX;
-    }
-}
-
-/*
- * After a lowering placed x's copies, a receiver may share more slots with
- * a co-holder than pair_limit() allows (the last copies can have one place
- * left). Where it does, its new copy is traded for another receiver's new
- * copy in another of x's slots, if neither is already in the other's slot,
- * the zones allow it, and every pair the trade adds stays within its limit.
- * Counts do not change, and both copies stay on slots x held, so the call
- * still moves only x's copies; which copy of such a slot is its primary is
- * chosen afterwards (hand_over_primaries).
- */
-void dch__rep_split_pairs(const dch__rep_call *e)
-{
-    const dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n;
-    /* Trades looked at, over the call: at most 4 a record and 4,096 more,
-     * so the step stays linear in the copies moved. */
-    uint64_t budget = 4 * (uint64_t)rm->nrec + 4096;
-    recount_rows(e);
-    for (uint32_t j = 0; j < rm->nrec && budget > 0; j++) {
-        const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7;
-        uint16_t *b = rep_block(e, s);
-        if (b[k] == e->x || !over_limit(e, b, k))
-            continue;
-        const uint32_t a = b[k];
-        for (uint32_t j2 = 0; j2 < rm->nrec && budget > 0; j2++, budget--) {
-            const uint32_t s2 = rm->rec_at[j2] >> 3, k2 = rm->rec_at[j2] & 7;
-            uint16_t *b2 = rep_block(e, s2);
-            const uint32_t a2 = b2[k2];
-            if (s2 == s || a2 == e->x || a2 == a || rep_place_of(b2, n, a) >= 0 ||
-                rep_place_of(b, n, a2) >= 0 || !rep_zones_ok(e, b2, n, k2, a) ||
-                !rep_zones_ok(e, b, n, k, a2) ||
-                !joins_within(e, b2, k2, a, share_limit(e, e->v->held[a])) ||
-                !joins_within(e, b, k, a2, share_limit(e, e->v->held[a2])))
-                continue;
-            dch__rep_count_pairs(e, b, k, 0);
-            dch__rep_count_pairs(e, b2, k2, 0);
-            b[k] = (uint16_t)a2;
-            b2[k2] = (uint16_t)a;
-            dch__rep_count_pairs(e, b, k, 1);
-            dch__rep_count_pairs(e, b2, k2, 1);
-            break;
-        }
-    }
-}
+#include "rep_rows.h"
 
 /*
  * Promise 7 after a raise. A join lowers every pair's bound (M grows and the
@@ -189,24 +29,35 @@ typedef struct relief {
                         an id a pair counted again */
 } relief;
 
-/* The bound a member holding c copies will have once M has grown by a
- * sixteenth (its count shrinking in proportion): pairs kept within it
+/* "Looking ahead" (docs/replicas.md, "Pair relieving"). The bound a
+ * member holding c copies will have once M has grown by `sixteenths`
+ * sixteenths (its count shrinking in proportion): pairs kept within it
  * now need no repair at the joins that lower the bound. */
-static uint64_t ahead_limit(const dch__rep_call *e, uint64_t c)
+static uint64_t ahead_limit(const dch__rep_call *e, uint64_t c, uint32_t sixteenths)
 {
-    const uint64_t M = e->M, M2 = M + M / 16 + 1;
+    const uint64_t M = e->M, M2 = M + M * sixteenths / 16 + 1;
     return (3 * c * M * (e->n - 1) + 4 * (M2 - 1) * M2) / (2 * (M2 - 1) * M2);
 }
 
+/* The far look-ahead, for n > 4 only: M grown by (n - 3) sixteenths. */
+static uint32_t far_limit(const dch__rep_call *e, uint64_t c)
+{
+    return e->n > 4 ? (uint32_t)ahead_limit(e, c, e->n - 3) : UINT32_MAX;
+}
+
 /* How many more slots a and c share than the bound of either (cap[]),
- * times 2^32, plus how many more than the bound ahead (ahead[]). */
+ * times 2^42, plus how many more than the near bound ahead (avail[]) times
+ * 2^21, plus how many more than the far one (queue[]): the real excess
+ * first, the nearer drop next. */
 static uint64_t pair_over(const dch__rep_call *e, uint32_t a, uint32_t c)
 {
     const dch__rep_move *rm = e->rm;
     const uint32_t v = *rep_pair_cell(e, a, c);
     const uint32_t cap = rm->cap[a] < rm->cap[c] ? rm->cap[a] : rm->cap[c];
     const uint32_t ahead = rm->avail[a] < rm->avail[c] ? rm->avail[a] : rm->avail[c];
-    return ((uint64_t)(v > cap ? v - cap : 0) << 32) + (v > ahead ? v - ahead : 0);
+    const uint32_t far = rm->queue[a] < rm->queue[c] ? rm->queue[a] : rm->queue[c];
+    return ((uint64_t)(v > cap ? v - cap : 0) << 42) + ((uint64_t)(v > ahead ? v - ahead : 0) << 21) +
+           (v > far ? v - far : 0);
 }
 
 /* The excess of a's pairs, but the one with `skip`. */
@@ -243,10 +94,11 @@ static int can_shift(const dch__rep_call *e, uint32_t j, uint32_t t, uint32_t kt
     if (s == t || bs[k] != e->x || rep_place_of(bt, e->n, e->x) >= 0 ||
         rep_place_of(bs, e->n, d) >= 0)
         return 0;
-    /* u gives in d's place: u no further below its share than d, and both
-     * end within two copies of their shares. */
-    return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] > -DCH__REP_ONE &&
-                      rm->dev[d] < DCH__REP_ONE && e->v->held[u] > rep_keep(e, u));
+    /* u gives in d's place: u no further below its share than d and ending
+     * at or above floor(share) (the "Floor condition"), d ending within two
+     * copies above its share. */
+    return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] > 0 &&
+                      rm->dev[d] < DCH__REP_ONE && e->v->held[u] > dch__rep_keep(e, u));
 }
 
 /* Move take j to position kt of slot t; moving it back to where it was
@@ -260,22 +112,26 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     const uint32_t u = bt[kt], moved = u != d;
     /* d gains a copy and u loses one when they differ; where that moves a
      * bound, every pair of the two is counted again. */
-    const uint32_t capd = (uint32_t)share_limit(e, e->v->held[d] + moved),
-                   capu = (uint32_t)share_limit(e, e->v->held[u] - moved);
-    const uint32_t aheadd = (uint32_t)ahead_limit(e, e->v->held[d] + moved),
-                   aheadu = (uint32_t)ahead_limit(e, e->v->held[u] - moved);
+    const uint32_t capd = (uint32_t)dch__rep_share_limit(e, e->v->held[d] + moved),
+                   capu = (uint32_t)dch__rep_share_limit(e, e->v->held[u] - moved);
+    const uint32_t aheadd = (uint32_t)ahead_limit(e, e->v->held[d] + moved, 1),
+                   aheadu = (uint32_t)ahead_limit(e, e->v->held[u] - moved, 1);
+    const uint32_t fard = far_limit(e, e->v->held[d] + moved),
+                   faru = far_limit(e, e->v->held[u] - moved);
     const int recount = capd != rm->cap[d] || capu != rm->cap[u] || aheadd != rm->avail[d] ||
-                        aheadu != rm->avail[u];
+                        aheadu != rm->avail[u] || fard != rm->queue[d] || faru != rm->queue[u];
     step_pairs(r, bs, k, 0);
     step_pairs(r, bt, kt, 0);
     if (recount)
         r->over -= over_pairs(e, d, d) + over_pairs(e, u, d);
-    rep_trade(e, s, k, d);
-    rep_trade(e, t, kt, e->x);
+    dch__rep_trade(e, s, k, d);
+    dch__rep_trade(e, t, kt, e->x);
     rm->cap[d] = capd;
     rm->cap[u] = capu;
     rm->avail[d] = aheadd;
     rm->avail[u] = aheadu;
+    rm->queue[d] = fard;
+    rm->queue[u] = faru;
     if (recount)
         r->over += over_pairs(e, d, d) + over_pairs(e, u, d);
     step_pairs(r, bs, k, 1);
@@ -301,9 +157,9 @@ static int try_shift(relief *r, uint32_t j, uint32_t t, uint32_t kt, uint64_t go
     const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7, d = rm->rec_from[j];
     const uint16_t *bt = rep_block(e, t);
     const uint32_t moved = bt[kt] != d;
-    if (!joins_within(e, rep_block(e, s), k, d, share_limit(e, e->v->held[d] + moved)))
+    if (!dch__rep_joins_within(e, rep_block(e, s), k, d, dch__rep_share_limit(e, e->v->held[d] + moved)))
         return 0;
-    const int x_fits = joins_within(e, bt, kt, e->x, rm->cap[e->x]);
+    const int x_fits = dch__rep_joins_within(e, bt, kt, e->x, rm->cap[e->x]);
     if (!x_fits && !second)
         return 0;
     shift_take(r, j, t, kt);
@@ -327,10 +183,10 @@ static int relieve_x(relief *r, uint32_t p, uint64_t goal)
         const uint16_t *bs = rep_block(e, s);
         /* d must fit back at s, whatever slot the take moves to. */
         if (rep_place_of(bs, e->n, p) < 0 ||
-            !joins_within(e, bs, k, d, share_limit(e, e->v->held[d] + 1)))
+            !dch__rep_joins_within(e, bs, k, d, dch__rep_share_limit(e, e->v->held[d] + 1)))
             continue;
         for (uint32_t i = 0; i < e->v->slots && r->budget > 0; i++, spend(r, 1)) {
-            const uint32_t t = rep_visit(e, i);
+            const uint32_t t = dch__rep_visit(e, i);
             if (rep_place_of(rep_block(e, t), e->n, p) >= 0)
                 continue;
             for (uint32_t kt = 0; kt < e->n; kt++)
@@ -350,7 +206,7 @@ static void sweep(relief *r)
     const dch__rep_call *e = r->e;
     const uint32_t n = e->n, x = e->x;
     for (uint32_t i = 0; i < e->v->slots && r->over > 0 && r->budget > 0; i++, spend(r, 1)) {
-        const uint32_t t = rep_visit(e, i);
+        const uint32_t t = dch__rep_visit(e, i);
         const uint16_t *bt = rep_block(e, t);
         const int kx = rep_place_of(bt, n, x);
         for (uint32_t ka = 0; ka < n; ka++)
@@ -387,8 +243,9 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
         return;
     relief r = {e, 0, 4 * ((uint64_t)v->slots * e->n + (uint64_t)L * L) + 65536};
     for (uint32_t id = 0; id < L; id++) {
-        rm->cap[id] = rep_positive(e, id) ? (uint32_t)share_limit(e, v->held[id]) : UINT32_MAX;
-        rm->avail[id] = rep_positive(e, id) ? (uint32_t)ahead_limit(e, v->held[id]) : UINT32_MAX;
+        rm->cap[id] = rep_positive(e, id) ? (uint32_t)dch__rep_share_limit(e, v->held[id]) : UINT32_MAX;
+        rm->avail[id] = rep_positive(e, id) ? (uint32_t)ahead_limit(e, v->held[id], 1) : UINT32_MAX;
+        rm->queue[id] = rep_positive(e, id) ? far_limit(e, v->held[id]) : UINT32_MAX;
     }
     for (uint32_t a = 0; a < L; a++)
         for (uint32_t c = a + 1; c < L; c++)

@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The replica engine's reroutes (map_replicas.c has the rule): augmenting
- * paths through the slots a call already used, for a member whose quota
- * no remaining slot admits.
+ * Augmenting reroutes (rep_reroute.h; docs/replicas.md, "Augmenting
+ * reroutes"): paths through the slots a call already used, for a member
+ * whose quota no remaining slot admits.
  */
-#include "map_replicas.h"
+#include "rep_reroute.h"
 
-#include <stdlib.h>
 #include <string.h>
-
-/* ---- Rerouting moves of this call (augmenting paths) ------------------- */
 
 /*
  * A member d with quota left that no remaining slot admits can often still
@@ -46,7 +43,7 @@ static int set_ok(const dch__rep_call *e, const uint16_t *ids, uint32_t count)
 static int find_slot(const dch__rep_call *e, int grow, uint32_t c, uint32_t *k)
 {
     for (uint32_t i = 0; i < e->v->slots; i++) {
-        const uint32_t s = rep_visit(e, i);
+        const uint32_t s = dch__rep_visit(e, i);
         const uint16_t *b = rep_block(e, s);
         const int xat = rep_place_of(b, e->n, e->x);
         if (grow) {
@@ -111,11 +108,11 @@ int dch__rep_augment(const dch__rep_call *e, int grow, uint32_t d)
             /* u trades in the fresh slot; each member on the path back to d
              * takes over the used slot it was reached through. */
             if (grow) {
-                rep_record(e, (uint32_t)s2, k2, u);
-                rep_trade(e, (uint32_t)s2, k2, e->x);
+                dch__rep_record(e, (uint32_t)s2, k2, u);
+                dch__rep_trade(e, (uint32_t)s2, k2, e->x);
             } else {
-                rep_record(e, (uint32_t)s2, k2, e->x);
-                rep_trade(e, (uint32_t)s2, k2, u);
+                dch__rep_record(e, (uint32_t)s2, k2, e->x);
+                dch__rep_trade(e, (uint32_t)s2, k2, u);
             }
             for (uint32_t cur = u; cur != d;) {
                 const uint32_t j = rm->pos[cur], prev = rm->avail[cur];

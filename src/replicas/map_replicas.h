@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The replica engine of the DCH map: R copies of every slot, in distinct
+ * zones, for maps made with dch_map_config.replicas >= 2. Internal to
+ * libdch; docs/replicas.md states the rule and the proofs of the
+ * promises map.h makes. The engine lives in src/replicas/ (rep_apply.c
+ * first); this is what the map (map.c) sees of it.
+ */
+#ifndef DCH_SRC_MAP_REPLICAS_H
+#define DCH_SRC_MAP_REPLICAS_H
+
+#include "dch/common.h"
+
+#include "map_engine.h"
+
+#include <stdint.h>
+
+/** What the replica engine reads and changes of a map. */
+typedef struct dch__rep_view {
+    uint16_t *owner; /* P primaries: owner[s] == copies[s * stride] */
+    uint16_t *copies; /* P blocks of stride entries, DCH__MAP_UNOWNED past n */
+    uint32_t slots, replicas, stride; /* P, R, R rounded up to a power of two */
+    uint32_t id_limit;
+    dch__member *members; /* weight, slots (primaries) */
+    uint32_t *held; /* per id: copies held over all positions */
+    uint32_t *zone; /* per id: 0 (a zone of its own) or 1 + its zone's index */
+} dch__rep_view;
+
+/**
+ * Scratch for one weight change, allocated before the map changes so that
+ * applying cannot fail: 72 bytes per member id, 8 per copy that can move,
+ * and 4 per id for each diversity row (dch__rep_rows).
+ */
+typedef struct dch__rep_move {
+    const dch_allocator *alloc;
+    int64_t *dev; /* per id: copies*2^32 - copy share*2^32 */
+    int64_t *pdev; /* per id: primaries*W - P*w */
+    int64_t *share; /* per id: copy share * 2^32 */
+    uint32_t *quota; /* per id: copies it gives (raise) or receives (lowering) */
+    uint32_t *heap, *pos; /* per id: a binary heap of ids; the search's parents */
+    uint32_t *pair; /* per id: slots it shares with the changing member */
+    uint32_t *zone; /* per id: its zone key (equal keys, same zone) */
+    uint32_t *stuck; /* per id: found no slot it may trade in this call */
+    uint32_t *from, *mark; /* per id: the search's parent slot, visited stamp */
+    uint32_t *queue; /* per id: receivers with quota; zone runs */
+    uint32_t *avail; /* per id: slots it may still trade in during a pass */
+    uint32_t *cap; /* per id: its copies once the planned moves are made */
+    uint32_t *rowof; /* per id: its row in rows, or UINT32_MAX */
+    uint32_t *rows, nrows; /* nrows rows of id_limit shared-slot counts */
+    uint32_t *rec_at, *rec_from; /* per move so far: slot << 3 | position, and
+                                    who held the copy before */
+    uint32_t nrec, maxrec;
+    /* Pools of a lowering: members tied in deviation at the boundary of the
+     * plan, any of whom may receive in place of another (from[] holds a
+     * member's pool). */
+    int64_t pool_pre[8];
+    uint32_t pool_budget[8], npools;
+    /* Promise 6 on a removal: the most copies one receiver may get (0: no
+     * cap); pair[] then holds each member's count before the call. */
+    uint32_t most;
+    uint32_t stamp;
+} dch__rep_move;
+
+/** Most entries the diversity rows of a lowering may take (16 MiB). */
+#define DCH__REP_ROWS_MAX (UINT32_C(1) << 22)
+
+/** DCH_OK or DCH_ENOMEM (nothing allocated); rows as dch__rep_rows, moves
+ *  the copies that can move (x's on a lowering, the slots without x on a
+ *  raise). */
+int dch__rep_alloc(dch__rep_move *rm, const dch_allocator *a, uint32_t id_limit,
+                   uint32_t rows, uint32_t moves);
+
+/** The diversity rows a change needs: on a raise (grow) one per id; on a
+ *  lowering of a member holding `copies`, one per member that can share a
+ *  slot with it. 0 when that passes DCH__REP_ROWS_MAX entries. */
+uint32_t dch__rep_rows(uint32_t id_limit, uint32_t replicas, uint32_t copies, int grow);
+
+void dch__rep_release(dch__rep_move *rm);
+
+/**
+ * Change member x's weight to w (w != its weight), moving copies only to x
+ * (raise) or only from x (lowering), then choose the primaries; updates the
+ * member's weight and every member's slots and copies. Cannot fail.
+ */
+void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint32_t w);
+
+#endif /* DCH_SRC_MAP_REPLICAS_H */

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Diversity bookkeeping (rep_rows.h; docs/replicas.md, "Diversity bookkeeping"): the
+ * rows counting the slots each pair of members shares, the mean a pair
+ * shares without bias, and promise 7's bound on a pair.
+ */
+#include "rep_rows.h"
+
+#include <string.h>
+
+/* Count the rows of the ids that have one afresh from the slots (reroutes
+ * move copies without counting). */
+void dch__rep_recount_rows(const dch__rep_call *e)
+{
+    const dch__rep_view *v = e->v;
+    dch__rep_move *rm = e->rm;
+    const uint32_t n = e->n, L = v->id_limit;
+    for (uint32_t id = 0; id < L; id++)
+        if (rm->rowof[id] != UINT32_MAX)
+            memset(rm->rows + (size_t)rm->rowof[id] * L, 0, L * sizeof *rm->rows);
+    for (uint32_t s = 0; s < v->slots; s++) {
+        const uint16_t *b = rep_block(e, s);
+        for (uint32_t i = 0; i < n; i++) {
+            if (rm->rowof[b[i]] == UINT32_MAX)
+                continue;
+            uint32_t *row = rm->rows + (size_t)rm->rowof[b[i]] * L;
+            for (uint32_t j = 0; j < n; j++)
+                row[b[j]] += j != i;
+        }
+    }
+}
+
+int dch__rep_build_rows(const dch__rep_call *e, int all)
+{
+    const dch__rep_view *v = e->v;
+    dch__rep_move *rm = e->rm;
+    const uint32_t n = e->n, L = v->id_limit;
+    uint32_t rows = 0;
+    for (uint32_t id = 0; id < L; id++)
+        rm->rowof[id] = UINT32_MAX;
+    if (rm->nrows == 0)
+        return 0;
+    for (uint32_t id = 0; all && id < L; id++) {
+        if (rows == rm->nrows)
+            return 0;
+        rm->rowof[id] = rows++;
+    }
+    for (uint32_t s = 0; !all && s < v->slots; s++) {
+        const uint16_t *b = rep_block(e, s);
+        if (rep_place_of(b, n, e->x) < 0)
+            continue;
+        for (uint32_t k = 0; k < n; k++)
+            if (b[k] != e->x && rm->rowof[b[k]] == UINT32_MAX) {
+                if (rows == rm->nrows)
+                    return 0;
+                rm->rowof[b[k]] = rows++;
+            }
+    }
+    dch__rep_recount_rows(e);
+    return 1;
+}
+
+void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k, int up)
+{
+    dch__rep_move *rm = e->rm;
+    for (uint32_t i = 0; i < e->n; i++) {
+        if (i == k)
+            continue;
+        if (rm->rowof[b[k]] != UINT32_MAX)
+            rm->rows[(size_t)rm->rowof[b[k]] * e->v->id_limit + b[i]] += up ? 1u : UINT32_MAX;
+        if (rm->rowof[b[i]] != UINT32_MAX)
+            rm->rows[(size_t)rm->rowof[b[i]] * e->v->id_limit + b[k]] += up ? 1u : UINT32_MAX;
+    }
+}
+
+/*
+ * How many slots two members holding ca and cb copies share on average
+ * when copies are spread without bias: ca * (n - 1) * cb / (n*P - max),
+ * rounded up (the smaller member's co-holders are the others' copies in
+ * proportion). With equal counts c this is c * (n - 1) / (M - 1).
+ */
+uint64_t dch__rep_pair_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb)
+{
+    const uint64_t T = (uint64_t)e->n * e->v->slots, mx = ca > cb ? ca : cb;
+    if (e->n < 2 || T <= mx)
+        return 0;
+    return (ca * cb * (e->n - 1) + T - mx - 1) / (T - mx);
+}
+
+/*
+ * Promise 7's bound for a member holding c copies: the most slots it may
+ * share with any one other member, 1.5 times its mean over the M - 1
+ * others (c * (n - 1) / (M - 1)) plus 2, rounded down.
+ */
+uint64_t dch__rep_share_limit(const dch__rep_call *e, uint64_t c)
+{
+    const uint64_t others = e->M > 1 ? e->M - 1 : 1;
+    return (3 * c * (e->n - 1) + 4 * others) / (2 * others);
+}
+
+/* The most slots two members holding ca and cb copies may share: within
+ * the bound of each. */
+uint64_t dch__rep_pair_limit(const dch__rep_call *e, uint64_t ca, uint64_t cb)
+{
+    const uint64_t la = dch__rep_share_limit(e, ca), lb = dch__rep_share_limit(e, cb);
+    return la < lb ? la : lb;
+}
+
+/* Whether member a, not in block b, can take position k (replacing b[k])
+ * with every pair it gains known and within both bounds: `bound` for a
+ * (its dch__rep_share_limit() once the move is made), dch__rep_share_limit() for the others. */
+int dch__rep_joins_within(const dch__rep_call *e, const uint16_t *b, uint32_t k, uint32_t a,
+                        uint64_t bound)
+{
+    for (uint32_t i = 0; i < e->n; i++) {
+        if (i == k)
+            continue;
+        const uint32_t *c = rep_pair_cell(e, a, b[i]);
+        if (c == NULL || *c + 1 > bound || *c + 1 > dch__rep_share_limit(e, e->v->held[b[i]]))
+            return 0;
+    }
+    return 1;
+}
