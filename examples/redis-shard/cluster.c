@@ -22,9 +22,22 @@
 
 static const char magic_line[] = "redis-shard-cluster 1";
 
+/* The words of the state file, indexed by the enums they name. */
+static const char *const scheme_words[] = {"map", "ring"};
+static const char *const step_words[] = {"", "join", "leave"};
+
 const char *scheme_name(scheme s)
 {
-    return s == SCHEME_RING ? "ring" : "map";
+    return scheme_words[s == SCHEME_RING];
+}
+
+/* The index i of w among words[first .. n-1], or -1. */
+static int word_index(const char *w, const char *const *words, int first, int n)
+{
+    for (int i = first; i < n; i++)
+        if (strcmp(w, words[i]) == 0)
+            return i;
+    return -1;
 }
 
 static int path_of(char *buf, const char *dir, const char *file)
@@ -287,12 +300,11 @@ static int parse_line(cluster *c, char *line, int *seen_scheme)
     if (extra != NULL || a == NULL)
         return -1;
     if (strcmp(word, "scheme") == 0 && b == NULL) {
-        if (strcmp(a, "map") == 0)
-            c->scheme = SCHEME_MAP;
-        else if (strcmp(a, "ring") == 0)
-            c->scheme = SCHEME_RING;
-        else
+        int i = word_index(a, scheme_words, 0, 2);
+
+        if (i < 0)
             return -1;
+        c->scheme = (scheme)i;
         *seen_scheme = 1;
         return 0;
     }
@@ -309,12 +321,11 @@ static int parse_line(cluster *c, char *line, int *seen_scheme)
     }
     if (strcmp(word, "pending") == 0 && b != NULL && c->pending == STEP_NONE &&
         strlen(b) <= DCH_NAME_MAX) {
-        if (strcmp(a, "join") == 0)
-            c->pending = STEP_JOIN;
-        else if (strcmp(a, "leave") == 0)
-            c->pending = STEP_LEAVE;
-        else
+        int i = word_index(a, step_words, STEP_JOIN, 3);
+
+        if (i < 0)
             return -1;
+        c->pending = (step_op)i;
         memcpy(c->pending_name, b, strlen(b) + 1);
         return 0;
     }
@@ -486,7 +497,7 @@ static void fill_book(FILE *f, const cluster *c)
                 c->book[i].port);
     if (c->pending != STEP_NONE)
         fprintf(f, "pending %s %s\n",
-                c->pending == STEP_JOIN ? "join" : "leave", c->pending_name);
+                step_words[c->pending], c->pending_name);
 }
 
 static void fill_gens(FILE *f, const cluster *c)
