@@ -68,4 +68,9 @@ void key_batch_free(key_batch *b);
 key_batch *key_batches_new(size_t n);
 void key_batches_free(key_batch *b, size_t n);
 
+/** The end of a command that sent key batches to every shard: frees the
+ *  batches and connections (one per member of c's book; NULL allowed), the
+ *  view and the book. */
+void shards_free(cluster *c, view *v, redisContext **conns, key_batch *bufs);
+
 #endif /* REDIS_SHARD_COMMANDS_H */

@@ -178,6 +178,14 @@ void key_batches_free(key_batch *b, size_t n)
     free(b);
 }
 
+void shards_free(cluster *c, view *v, redisContext **conns, key_batch *bufs)
+{
+    key_batches_free(bufs, c->nbook);
+    close_all(conns, c->nbook);
+    view_free(v);
+    cluster_free(c);
+}
+
 /* ---- init --------------------------------------------------------------- */
 
 static int hex_digit(char ch)

@@ -11,6 +11,8 @@
 # After start_server: ports+=(its port), pids+=(its pid).
 ports=()
 pids=()
+# The repository, where prepare_example builds the program if none is given.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # The options every scenario takes (the sourcing script sets the defaults of
 # keys and shards): --keys N, --shards K, --program PATH, --work DIR and

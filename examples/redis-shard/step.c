@@ -404,6 +404,16 @@ static int step_open(step *s, cluster *c, const char *dir, step_op op,
     return 0;
 }
 
+/* Shared end of join and leave, on every path once step_open has run:
+ * everything the step and the command hold is freed. */
+static void step_close(step *s, cluster *c, dch_map *next_map, dch_ring *next_ring)
+{
+    step_free(s);
+    dch_map_free(next_map);
+    dch_ring_free(next_ring);
+    cluster_free(c);
+}
+
 /* Shared tail of join and leave: migrate, publish, check, report.
  *
  * The new router is published as soon as every donor has finished, because
@@ -523,10 +533,7 @@ int cmd_join(const char *dir, int argc, char **argv)
     }
     status = step_and_publish(&c, dir, &s, &o, next_map, next_ring, 1);
 out:
-    step_free(&s);
-    dch_map_free(next_map);
-    dch_ring_free(next_ring);
-    cluster_free(&c);
+    step_close(&s, &c, next_map, next_ring);
     return status;
 }
 
@@ -566,9 +573,6 @@ last:
     fprintf(stderr, "redis-shard: %s is the last member; its keys would have "
                     "nowhere to go\n", argv[0]);
 out:
-    step_free(&s);
-    dch_map_free(next_map);
-    dch_ring_free(next_ring);
-    cluster_free(&c);
+    step_close(&s, &c, next_map, next_ring);
     return status;
 }
