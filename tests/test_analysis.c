@@ -1428,3 +1428,31 @@ Test(analysis, the_shared_number_parser_reads_whole_numbers_only)
         cr_assert_eq(v, cases[i].ok ? cases[i].want : 12345, "case %zu", i);
     }
 }
+
+/* The hash-key parser every program shares (tools/number): exactly 2n
+ * hexadecimal digits of either case, high digit first, and out untouched
+ * on a refusal. */
+Test(analysis, the_shared_hex_parser_reads_exactly_n_bytes)
+{
+    static const struct {
+        const char *s;
+        int ok;
+        uint8_t want[4];
+    } cases[] = {
+        {"0123abcd", 1, {0x01, 0x23, 0xab, 0xcd}},
+        {"FFfe0A9b", 1, {0xff, 0xfe, 0x0a, 0x9b}},
+        {"0123abc", 0, {0}},
+        {"0123abcd0", 0, {0}},
+        {"0123abcg", 0, {0}},
+        {"0x23abcd", 0, {0}},
+        {" 123abcd", 0, {0}},
+        {"", 0, {0}},
+        {NULL, 0, {0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t out[4] = {7, 7, 7, 7};
+        const uint8_t untouched[4] = {7, 7, 7, 7};
+        cr_assert_eq(dch__hex_parse(cases[i].s, out, 4) == 0, cases[i].ok, "case %zu", i);
+        cr_assert(memcmp(out, cases[i].ok ? cases[i].want : untouched, 4) == 0, "case %zu", i);
+    }
+}

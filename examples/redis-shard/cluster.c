@@ -194,30 +194,6 @@ static int read_all(const char *dir, const char *file, char **out)
     return 0;
 }
 
-static int hex_key(const char *s, uint8_t key[16])
-{
-    if (strlen(s) != 32)
-        return -1;
-    for (int i = 0; i < 16; i++) {
-        unsigned v = 0;
-
-        for (int j = 0; j < 2; j++) {
-            char ch = s[2 * i + j];
-            unsigned d;
-
-            if (ch >= '0' && ch <= '9')
-                d = (unsigned)(ch - '0');
-            else if (ch >= 'a' && ch <= 'f')
-                d = (unsigned)(ch - 'a' + 10);
-            else
-                return -1;
-            v = v * 16 + d;
-        }
-        key[i] = (uint8_t)v;
-    }
-    return 0;
-}
-
 /* A decimal number up to UINT32_MAX (the shared parser, number.h). */
 static int parse_u32(const char *s, uint32_t *out)
 {
@@ -309,7 +285,7 @@ static int parse_line(cluster *c, char *line, int *seen_scheme)
         return 0;
     }
     if (strcmp(word, "hash-key") == 0 && b == NULL)
-        return hex_key(a, c->hash_key);
+        return dch__hex_parse(a, c->hash_key, 16);
     if (strcmp(word, "keys") == 0 && b == NULL)
         return parse_u32(a, &c->keys);
     if (strcmp(word, "member") == 0 && b != NULL) {

@@ -26,6 +26,7 @@
  * through a shard's failure) hold the others.
  */
 #include "commands.h"
+#include "number.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -188,15 +189,6 @@ void shards_free(cluster *c, view *v, redisContext **conns, key_batch *bufs)
 
 /* ---- init --------------------------------------------------------------- */
 
-static int hex_digit(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    return -1;
-}
-
 int cmd_init(const char *dir, int argc, char **argv)
 {
     scheme s = SCHEME_MAP;
@@ -211,20 +203,9 @@ int cmd_init(const char *dir, int argc, char **argv)
         if (strcmp(argv[a], "--ring") == 0) {
             s = SCHEME_RING;
         } else if (strcmp(argv[a], "--hash-key") == 0 && a + 1 < argc) {
-            const char *h = argv[++a];
-
-            if (strlen(h) != 32) {
+            if (dch__hex_parse(argv[++a], key, 16) != 0) {
                 free(ms);
-                return usage("--hash-key takes 32 lowercase hex digits");
-            }
-            for (int i = 0; i < 16; i++) {
-                int hi = hex_digit(h[2 * i]), lo = hex_digit(h[2 * i + 1]);
-
-                if (hi < 0 || lo < 0) {
-                    free(ms);
-                    return usage("--hash-key takes 32 lowercase hex digits");
-                }
-                key[i] = (uint8_t)(hi * 16 + lo);
+                return usage("--hash-key takes 32 hex digits");
             }
             have_key = 1;
         } else {
