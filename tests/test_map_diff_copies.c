@@ -248,34 +248,31 @@ Test(map_diff_copies, changes_are_the_oracles_and_turn_old_holders_into_new)
     const uint64_t base = test_seed(UINT64_C(0xc0b1e5000000000));
     const unsigned n = test_scaled(40, 3);
     unsigned reported = 0;
-    for (uint32_t R = 1; R <= 4; R++) {
-        for (uint32_t zones = 0; zones <= 3; zones += 3) {
-            for (unsigned i = 0; i < n; i++) {
-                const uint64_t seed = base + i + 1000 * (R * 4 + zones);
-                uint64_t rng = seed;
-                const shape sh = shapes[rng_below(&rng, sizeof shapes / sizeof shapes[0])];
-                dch_map *from = new_map(sh, R, NULL);
-                for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
-                    map_random_zoned_change(from, &rng, 10, zones);
-                dch_map *to;
-                if (rng_below(&rng, 4) == 0) {
-                    /* Built apart, maybe with another R: ids differ too. */
-                    to = new_map(sh, 1 + rng_below(&rng, 4), NULL);
-                    for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
-                        map_random_zoned_change(to, &rng, 10, zones);
-                } else {
-                    to = map_clone_of(from);
-                    for (uint32_t k = 1 + rng_below(&rng, 3); k > 0; k--)
-                        map_random_zoned_change(to, &rng, 10, zones);
-                }
-                changes cs = diff_of(from, to);
-                check_diff(from, to, &cs, (unsigned long long)seed);
-                reported += cs.n > 0;
-                changes_free(&cs);
-                dch_map_free(from);
-                dch_map_free(to);
-            }
+    for (replica_case c = {.base = base, .n = n}; replica_case_next(&c);) {
+        const uint32_t R = c.R, zones = c.zones;
+        const uint64_t seed = c.seed;
+        uint64_t rng = seed;
+        const shape sh = shapes[rng_below(&rng, sizeof shapes / sizeof shapes[0])];
+        dch_map *from = new_map(sh, R, NULL);
+        for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
+            map_random_zoned_change(from, &rng, 10, zones);
+        dch_map *to;
+        if (rng_below(&rng, 4) == 0) {
+            /* Built apart, maybe with another R: ids differ too. */
+            to = new_map(sh, 1 + rng_below(&rng, 4), NULL);
+            for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
+                map_random_zoned_change(to, &rng, 10, zones);
+        } else {
+            to = map_clone_of(from);
+            for (uint32_t k = 1 + rng_below(&rng, 3); k > 0; k--)
+                map_random_zoned_change(to, &rng, 10, zones);
         }
+        changes cs = diff_of(from, to);
+        check_diff(from, to, &cs, (unsigned long long)seed);
+        reported += cs.n > 0;
+        changes_free(&cs);
+        dch_map_free(from);
+        dch_map_free(to);
     }
     cr_assert_gt(reported, n, "most cases change something (%u)", reported);
 }
@@ -285,61 +282,58 @@ Test(map_diff_copies, a_join_gains_only_the_joiner_and_a_removal_loses_only_the_
     const uint64_t base = test_seed(UINT64_C(0x701e000000000000));
     const unsigned n = test_scaled(40, 3);
     unsigned joins = 0, removals = 0;
-    for (uint32_t R = 1; R <= 4; R++) {
-        for (uint32_t zones = 0; zones <= 3; zones += 3) {
-            for (unsigned i = 0; i < n; i++) {
-                const uint64_t seed = base + i + 1000 * (R * 4 + zones);
-                const unsigned long long sd = (unsigned long long)seed;
-                uint64_t rng = seed;
-                const shape sh = shapes[rng_below(&rng, sizeof shapes / sizeof shapes[0])];
-                dch_map *from = new_map(sh, R, NULL);
-                for (uint32_t k = rng_below(&rng, 10); k > 0; k--)
-                    map_random_zoned_change(from, &rng, 10, zones);
+    for (replica_case c = {.base = base, .n = n}; replica_case_next(&c);) {
+        const uint32_t R = c.R, zones = c.zones;
+        const uint64_t seed = c.seed;
+        const unsigned long long sd = (unsigned long long)seed;
+        uint64_t rng = seed;
+        const shape sh = shapes[rng_below(&rng, sizeof shapes / sizeof shapes[0])];
+        dch_map *from = new_map(sh, R, NULL);
+        for (uint32_t k = rng_below(&rng, 10); k > 0; k--)
+            map_random_zoned_change(from, &rng, 10, zones);
 
-                /* A join of positive weight, in a zone or none. */
-                dch_map *to = map_clone_of(from);
-                char zone[8];
-                snprintf(zone, sizeof zone, "z%u", rng_below(&rng, 3));
-                const bool zoned = zones > 0 && rng_below(&rng, 2);
-                cr_assert_eq(dch_map_add_node_in_zone(to, "joiner", zoned ? zone : NULL,
-                                                      1 + rng_below(&rng, 4), NULL),
-                             DCH_OK);
-                changes cs = diff_of(from, to);
-                check_diff(from, to, &cs, sd);
-                for (size_t k = 0; k < cs.n; k++)
-                    cr_assert(same_str(cs.v[k].gain, "joiner"),
-                              "seed %llu: a join gains %s", sd, cs.v[k].gain);
-                uint32_t jid;
-                cr_assert_eq(dch_map_find_node(to, "joiner", &jid), DCH_OK);
-                cr_assert_eq(cs.n > 0, dch_map_node_copies(to, jid) > 0,
-                             "seed %llu: changes exactly when the joiner takes copies", sd);
-                joins++;
-                changes_free(&cs);
-                dch_map_free(to);
+        /* A join of positive weight, in a zone or none. */
+        dch_map *to = map_clone_of(from);
+        char zone[8];
+        snprintf(zone, sizeof zone, "z%u", rng_below(&rng, 3));
+        const bool zoned = zones > 0 && rng_below(&rng, 2);
+        cr_assert_eq(dch_map_add_node_in_zone(to, "joiner", zoned ? zone : NULL,
+                                              1 + rng_below(&rng, 4), NULL),
+                     DCH_OK);
+        changes cs = diff_of(from, to);
+        check_diff(from, to, &cs, sd);
+        for (size_t k = 0; k < cs.n; k++)
+            cr_assert(same_str(cs.v[k].gain, "joiner"),
+                      "seed %llu: a join gains %s", sd, cs.v[k].gain);
+        uint32_t jid;
+        cr_assert_eq(dch_map_find_node(to, "joiner", &jid), DCH_OK);
+        cr_assert_eq(cs.n > 0, dch_map_node_copies(to, jid) > 0,
+                     "seed %llu: changes exactly when the joiner takes copies", sd);
+        joins++;
+        changes_free(&cs);
+        dch_map_free(to);
 
-                /* A removal of a member of positive weight, if any. */
-                if (dch_map_total_weight(from) > 0) {
-                    uint32_t id;
-                    do
-                        id = map_random_member(from, &rng);
-                    while (dch_map_node_weight(from, id) == 0);
-                    const char *leaver = dch_map_node_name(from, id);
-                    to = map_clone_of(from);
-                    cr_assert_eq(dch_map_remove_node(to, id), DCH_OK);
-                    cs = diff_of(from, to);
-                    check_diff(from, to, &cs, sd);
-                    for (size_t k = 0; k < cs.n; k++)
-                        cr_assert(same_str(cs.v[k].lose, leaver),
-                                  "seed %llu: removing %s loses %s", sd, leaver, cs.v[k].lose);
-                    cr_assert_eq(cs.n > 0, dch_map_node_copies(from, id) > 0,
-                                 "seed %llu: changes exactly when the leaver held copies", sd);
-                    removals++;
-                    changes_free(&cs);
-                    dch_map_free(to);
-                }
-                dch_map_free(from);
-            }
+        /* A removal of a member of positive weight, if any. */
+        if (dch_map_total_weight(from) > 0) {
+            uint32_t id;
+            do
+                id = map_random_member(from, &rng);
+            while (dch_map_node_weight(from, id) == 0);
+            const char *leaver = dch_map_node_name(from, id);
+            to = map_clone_of(from);
+            cr_assert_eq(dch_map_remove_node(to, id), DCH_OK);
+            cs = diff_of(from, to);
+            check_diff(from, to, &cs, sd);
+            for (size_t k = 0; k < cs.n; k++)
+                cr_assert(same_str(cs.v[k].lose, leaver),
+                          "seed %llu: removing %s loses %s", sd, leaver, cs.v[k].lose);
+            cr_assert_eq(cs.n > 0, dch_map_node_copies(from, id) > 0,
+                         "seed %llu: changes exactly when the leaver held copies", sd);
+            removals++;
+            changes_free(&cs);
+            dch_map_free(to);
         }
+        dch_map_free(from);
     }
     cr_assert(joins > 0 && removals > 0);
 }

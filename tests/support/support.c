@@ -68,6 +68,27 @@ uint32_t rng_below(uint64_t *state, uint32_t n)
     return (uint32_t)(rng_next(state) % n);
 }
 
+bool replica_case_next(replica_case *c)
+{
+    if (!c->started) {
+        c->started = true;
+        c->R = 1;
+        c->zones = 0;
+        c->i = 0;
+    } else if (++c->i == c->n) {
+        c->i = 0;
+        c->zones += 3;
+        if (c->zones > 3) {
+            c->zones = 0;
+            c->R++;
+        }
+    }
+    if (c->n == 0 || c->R > 4)
+        return false;
+    c->seed = c->base + c->i + 1000 * (c->R * 4 + c->zones);
+    return true;
+}
+
 /* ---- Memory that cannot fail ------------------------------------------- */
 
 void *xmalloc(size_t n)

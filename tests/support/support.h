@@ -50,6 +50,21 @@ uint64_t rng_next(uint64_t *state);
  * measures. */
 uint32_t rng_below(uint64_t *state, uint32_t n);
 
+/* The cases of a replica property test: every R from 1 to 4, zones 0 (no
+ * zones) and 3, and n cases i of each, case i seeded
+ * base + i + 1000 * (R * 4 + zones). Start from {.base, .n} and loop while
+ * replica_case_next(&c) is true; it sets R, zones, i and seed. */
+typedef struct replica_case {
+    uint64_t base;
+    unsigned n;
+    uint32_t R, zones;
+    unsigned i;
+    uint64_t seed;
+    bool started;
+} replica_case;
+
+bool replica_case_next(replica_case *c);
+
 /* ---- Memory that cannot fail ------------------------------------------- */
 
 /* malloc, calloc, realloc and strdup that abort on failure; a size of 0
