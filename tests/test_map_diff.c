@@ -127,19 +127,51 @@ static const mv *move_at(const moves *ms, uint64_t h)
     return lo < ms->n && ms->v[lo].lo <= h ? &ms->v[lo] : NULL;
 }
 
-/* ---- Oracle: merged range lists --------------------------------------- */
+/* ---- Oracle: the pieces both range lists cut --------------------------- */
 
+/* bsearch order of a hash against a range: below it, in it, or above it. */
+static int hash_vs_range(const void *key, const void *elem)
+{
+    const uint64_t h = *(const uint64_t *)key;
+    const dch_range *r = elem;
+    return h < r->lo ? -1 : h > r->hi ? 1 : 0;
+}
+
+/* The name owning hash h in m, whose ranges r[0 .. n-1] cover every hash. */
+static const char *owner_name(const dch_map *m, const dch_range *r, size_t n, uint64_t h)
+{
+    const dch_range *at = bsearch(&h, r, n, sizeof *r, hash_vs_range);
+    cr_assert(at != NULL, "hash %llu is in no range", (unsigned long long)h);
+    return dch_map_node_name(m, at->owner);
+}
+
+static int u64_order(const void *x, const void *y)
+{
+    const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Every range end of either map cuts the hash space; each piece has one
+ * owner in each map, found by search, and the pieces whose owners' names
+ * differ, merged where they touch with the same pair, are the moves. */
 static moves merge_oracle(const dch_map *a, const dch_map *b)
 {
     size_t na, nb;
     dch_range *ra = map_ranges_of(a, &na), *rb = map_ranges_of(b, &nb);
+    uint64_t *ends = xmalloc((na + nb) * sizeof *ends);
+    for (size_t i = 0; i < na; i++)
+        ends[i] = ra[i].hi;
+    for (size_t j = 0; j < nb; j++)
+        ends[na + j] = rb[j].hi;
+    qsort(ends, na + nb, sizeof *ends, u64_order);
     moves ms = {NULL, 0, 0};
-    size_t i = 0, j = 0;
     uint64_t lo = 0;
-    for (;;) {
-        const uint64_t hi = ra[i].hi < rb[j].hi ? ra[i].hi : rb[j].hi;
-        const char *from = dch_map_node_name(a, ra[i].owner);
-        const char *to = dch_map_node_name(b, rb[j].owner);
+    for (size_t k = 0; k < na + nb; k++) {
+        const uint64_t hi = ends[k];
+        if (k > 0 && hi == ends[k - 1])
+            continue;
+        const char *from = owner_name(a, ra, na, hi);
+        const char *to = owner_name(b, rb, nb, hi);
         if (!same_name(from, to)) {
             mv *last = ms.n ? &ms.v[ms.n - 1] : NULL;
             if (last && last->hi + 1 == lo && same_name(last->from, from) && same_name(last->to, to))
@@ -147,14 +179,9 @@ static moves merge_oracle(const dch_map *a, const dch_map *b)
             else
                 push(&ms, lo, hi, from, to);
         }
-        if (hi == UINT64_MAX)
-            break;
-        if (ra[i].hi == hi)
-            i++;
-        if (rb[j].hi == hi)
-            j++;
         lo = hi + 1;
     }
+    free(ends);
     free(ra);
     free(rb);
     return ms;
