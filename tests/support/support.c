@@ -325,6 +325,19 @@ void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t 
     }
 }
 
+void map_add_members(dch_map *m, const char *prefix, unsigned count, const uint32_t *weights,
+                     size_t nweights)
+{
+    for (unsigned i = 0; i < count; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%u", prefix, i);
+        const uint32_t w = weights != NULL ? weights[i % nweights] : 1;
+        const int rc = dch_map_add_node(m, name, w, NULL);
+        if (rc != DCH_OK)
+            die("dch_map_add_node(%s): %d", name, rc);
+    }
+}
+
 uint8_t *map_bytes(const dch_map *m, size_t *len)
 {
     int rc = dch_map_save(m, NULL, 0, len);

@@ -200,6 +200,11 @@ dch_map *map_clone_of(const dch_map *m);
 void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
                       uint64_t *rng, uint32_t *ids);
 
+/* Add members named prefix0, prefix1, ... (count of them) to the map,
+ * member i of weight weights[i % nweights] (1 when weights is NULL). */
+void map_add_members(dch_map *m, const char *prefix, unsigned count, const uint32_t *weights,
+                     size_t nweights);
+
 /* The map saved (dch_map_save: the sizing call with no buffer answers
  * DCH_OK and the length, then the same length is written); the caller frees
  * it. */
