@@ -60,10 +60,7 @@ typedef struct moves {
 
 static void push(moves *ms, uint64_t lo, uint64_t hi, const char *from, const char *to)
 {
-    if (ms->n == ms->cap) {
-        ms->cap = ms->cap ? 2 * ms->cap : 16;
-        ms->v = realloc(ms->v, ms->cap * sizeof *ms->v);
-    }
+    ms->v = xgrow(ms->v, ms->n, &ms->cap, sizeof *ms->v);
     ms->v[ms->n++] = (mv){lo, hi, xstrdup(from), xstrdup(to)};
 }
 

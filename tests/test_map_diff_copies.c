@@ -56,10 +56,7 @@ typedef struct changes {
 static int collect(const dch_copy_move *cm, void *ctx)
 {
     changes *cs = ctx;
-    if (cs->n == cs->cap) {
-        cs->cap = cs->cap ? 2 * cs->cap : 64;
-        cs->v = xrealloc(cs->v, cs->cap * sizeof *cs->v);
-    }
+    cs->v = xgrow(cs->v, cs->n, &cs->cap, sizeof *cs->v);
     cs->v[cs->n++] = (change){cm->lo, cm->hi, xstrdup(cm->gain), xstrdup(cm->lose),
                               xstrdup(cm->source)};
     return 0;

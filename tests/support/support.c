@@ -209,9 +209,7 @@ void fault_sweep_done(fault_sweep *sw, int rc)
 
 /* ---- Ranges and changes ------------------------------------------------ */
 
-/* Room for element n of a growing array of `size`-byte elements: doubling,
- * since a default-config map has tens of thousands of ranges. */
-static void *grow(void *v, size_t n, size_t *cap, size_t size)
+void *xgrow(void *v, size_t n, size_t *cap, size_t size)
 {
     if (n == *cap) {
         *cap = *cap ? 2 * *cap : 64;
@@ -223,7 +221,7 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
 int ranges_push(const dch_range *r, void *ctx)
 {
     range_list *rs = ctx;
-    rs->v = grow(rs->v, rs->n, &rs->cap, sizeof *rs->v);
+    rs->v = xgrow(rs->v, rs->n, &rs->cap, sizeof *rs->v);
     rs->v[rs->n++] = *r;
     return 0;
 }
@@ -266,7 +264,7 @@ dch_range *ring_ranges_of(const dch_ring *r, size_t *count)
 int changes_push(const dch_range_change *c, void *ctx)
 {
     change_list *cs = ctx;
-    cs->v = grow(cs->v, cs->n, &cs->cap, sizeof *cs->v);
+    cs->v = xgrow(cs->v, cs->n, &cs->cap, sizeof *cs->v);
     cs->v[cs->n++] = *c;
     return 0;
 }

@@ -73,6 +73,10 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* Room for element n of a growing array v of `size`-byte elements holding
+ * *cap: doubled when full (from 64), since a default-config map has tens of
+ * thousands of ranges. Returns the array, moved or not. */
+void *xgrow(void *v, size_t n, size_t *cap, size_t size);
 
 /* ---- An allocator that fails on request -------------------------------- */
 
