@@ -126,62 +126,17 @@ int current_view(view *v, const cluster *c)
 
 /* ---- Pipeline batches -------------------------------------------------- */
 
-void key_batch_free(key_batch *b)
-{
-    free(b->keys);
-    free(b->vals);
-    free(b->kp);
-    free(b->vp);
-    free(b->klen);
-    free(b->vlen);
-    free(b->idx);
-    memset(b, 0, sizeof *b);
-}
-
-int key_batch_init(key_batch *b)
-{
-    memset(b, 0, sizeof *b);
-    b->keys = malloc(PIPELINE * sizeof *b->keys);
-    b->vals = malloc(PIPELINE * sizeof *b->vals);
-    b->kp = malloc(PIPELINE * sizeof *b->kp);
-    b->vp = malloc(PIPELINE * sizeof *b->vp);
-    b->klen = malloc(PIPELINE * sizeof *b->klen);
-    b->vlen = malloc(PIPELINE * sizeof *b->vlen);
-    b->idx = malloc(PIPELINE * sizeof *b->idx);
-    if (!b->keys || !b->vals || !b->kp || !b->vp || !b->klen || !b->vlen ||
-        !b->idx) {
-        key_batch_free(b);
-        fprintf(stderr, "redis-shard: out of memory\n");
-        return -1;
-    }
-    return 0;
-}
-
 key_batch *key_batches_new(size_t n)
 {
     key_batch *b = calloc(n ? n : 1, sizeof *b);
-    if (b == NULL) {
+    if (b == NULL)
         fprintf(stderr, "redis-shard: out of memory\n");
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (key_batch_init(&b[i]) != 0) {
-            key_batches_free(b, i);
-            return NULL;
-        }
     return b;
-}
-
-void key_batches_free(key_batch *b, size_t n)
-{
-    for (size_t i = 0; b != NULL && i < n; i++)
-        key_batch_free(&b[i]);
-    free(b);
 }
 
 void shards_free(cluster *c, view *v, redisContext **conns, key_batch *bufs)
 {
-    key_batches_free(bufs, c->nbook);
+    free(bufs);
     close_all(conns, c->nbook);
     view_free(v);
     cluster_free(c);

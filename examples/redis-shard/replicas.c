@@ -406,7 +406,7 @@ int cmd_replicas(int argc, char **argv)
     }
     status = run(&s, &o, m);
 out:
-    key_batches_free(s.batch, s.n);
+    free(s.batch);
     close_all(s.conns, s.n);
     free(s.gens);
     free(s.expect);
