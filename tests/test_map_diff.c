@@ -376,45 +376,43 @@ Test(map_diff, nobody_is_null_and_identical_maps_give_no_moves)
     dch_map_free(one);
 }
 
-static int stop_after(const dch_move *m, void *ctx)
+/* Collects moves like `collect`, and stops the walk at the third. */
+static int collect_three(const dch_move *m, void *ctx)
 {
-    (void)m;
-    int *left = ctx;
-    return --*left == 0 ? 42 : 0;
-}
-
-static int never(const dch_move *m, void *ctx)
-{
-    (void)m;
-    (void)ctx;
-    cr_assert_fail("fn called on an invalid diff");
-    return 0;
+    moves *ms = ctx;
+    push(ms, m->lo, m->hi, m->from, m->to);
+    return ms->n == 3 ? 42 : 0;
 }
 
 Test(map_diff, a_non_zero_return_stops_the_walk_and_bad_pairs_are_refused)
 {
     dch_map *a = new_map(64, 16, 1), *b;
-    for (int i = 0; i < 4; i++) {
-        char name[8];
-        snprintf(name, sizeof name, "m%d", i);
-        cr_assert_eq(dch_map_add_node(a, name, 1, NULL), DCH_OK);
-    }
+    map_add_members(a, "m", 4, NULL, 0);
     cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
     cr_assert_eq(dch_map_remove_node(b, 1), DCH_OK);
     moves all = diff_of(a, b);
     cr_assert_gt(all.n, 3);
+    /* The walk stops at the third call, after the walk's first moves. */
+    moves first = {NULL, 0, 0};
+    cr_assert_eq(dch_map_diff(a, b, collect_three, &first), 42);
+    cr_assert_eq(first.n, 3, "stopped at the third call");
+    for (size_t i = 0; i < 3; i++)
+        cr_assert(first.v[i].lo == all.v[i].lo && first.v[i].hi == all.v[i].hi &&
+                      same_name(first.v[i].from, all.v[i].from) &&
+                      same_name(first.v[i].to, all.v[i].to),
+                  "move %zu", i);
     moves_free(&all);
-    int left = 3;
-    cr_assert_eq(dch_map_diff(a, b, stop_after, &left), 42);
-    cr_assert_eq(left, 0, "stopped at the third call");
 
-    cr_assert_eq(dch_map_diff(NULL, b, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff(a, NULL, never, NULL), DCH_EINVAL);
+    /* A refused pair calls fn for nothing: `first` keeps its 3 moves. */
+    cr_assert_eq(dch_map_diff(NULL, b, collect_three, &first), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, NULL, collect_three, &first), DCH_EINVAL);
     cr_assert_eq(dch_map_diff(a, b, NULL, NULL), DCH_EINVAL);
     dch_map *units = new_map(32, 16, 1), *spu = new_map(64, 8, 1), *key = new_map(64, 16, 2);
-    cr_assert_eq(dch_map_diff(a, units, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff(a, spu, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff(a, key, never, NULL), DCH_EINVAL, "another hash key");
+    cr_assert_eq(dch_map_diff(a, units, collect_three, &first), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, spu, collect_three, &first), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, key, collect_three, &first), DCH_EINVAL, "another hash key");
+    cr_assert_eq(first.n, 3, "fn called for a refused pair");
+    moves_free(&first);
     dch_map_free(units);
     dch_map_free(spu);
     dch_map_free(key);
