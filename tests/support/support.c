@@ -55,19 +55,6 @@ uint64_t test_seed(uint64_t fallback)
 
 /* ---- Random numbers ---------------------------------------------------- */
 
-uint64_t rng_next(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-uint32_t rng_below(uint64_t *state, uint32_t n)
-{
-    return (uint32_t)(rng_next(state) % n);
-}
-
 bool replica_case_next(replica_case *c)
 {
     if (!c->started) {

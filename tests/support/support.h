@@ -20,6 +20,7 @@
 #define DCH_TESTS_SUPPORT_H
 
 #include "dch/dch.h"
+#include "rng.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,13 +43,19 @@ uint64_t test_seed(uint64_t fallback);
 
 /* ---- Random numbers ---------------------------------------------------- */
 
-/* SplitMix64: small, every seed (zero included) gives a full-period stream,
- * and the same numbers on every platform. */
-uint64_t rng_next(uint64_t *state);
-
-/* A number in [0, n), n > 0; the modulo bias is far below what any test
+/* The tests draw from the generator the programs share (SplitMix64,
+ * tools/number/rng.h): a seed gives the same numbers on every platform and
+ * in every program. rng_below's modulo bias is far below what any test
  * measures. */
-uint32_t rng_below(uint64_t *state, uint32_t n);
+static inline uint64_t rng_next(uint64_t *state)
+{
+    return dch__rng_next(state);
+}
+
+static inline uint32_t rng_below(uint64_t *state, uint32_t n)
+{
+    return dch__rng_below(state, n);
+}
 
 /* The cases of a replica property test: every R from 1 to 4, zones 0 (no
  * zones) and 3, and n cases i of each, case i seeded
