@@ -503,20 +503,6 @@ double an_halving_migration(uint32_t n)
     return s;
 }
 
-/* ---- Randomness -------------------------------------------------------------------------- */
-
-uint64_t an_rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-uint32_t an_rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(an_rng_next(s) % n);
-}
 
 /* ---- The scenario's names ------------------------------------------------------------- */
 
@@ -558,7 +544,7 @@ void an_hash_key_of_seed(uint64_t seed, uint8_t key[16])
 {
     uint64_t s = seed ^ STREAM_HASH_KEY;
     for (int i = 0; i < 2; i++) {
-        uint64_t v = an_rng_next(&s);
+        uint64_t v = dch__rng_next(&s);
         for (int j = 0; j < 8; j++)
             key[8 * i + j] = (uint8_t)(v >> (8 * j));
     }
@@ -575,11 +561,11 @@ bool *an_views_of_seed(uint64_t seed, uint32_t views, uint32_t nodes)
     for (uint32_t v = 0; v < views; v++) {
         uint32_t count = 0;
         for (uint32_t g = 0; g < nodes; g++) {
-            sees[(size_t)v * nodes + g] = (an_rng_next(&rng) >> 63) != 0;
+            sees[(size_t)v * nodes + g] = (dch__rng_next(&rng) >> 63) != 0;
             count += sees[(size_t)v * nodes + g];
         }
         if (count == 0)
-            sees[(size_t)v * nodes + an_rng_below(&rng, nodes)] = true;
+            sees[(size_t)v * nodes + dch__rng_below(&rng, nodes)] = true;
     }
     return sees;
 }

@@ -16,6 +16,7 @@
 #define DCH_ANALYSIS_METRICS_H
 
 #include "dch/dch.h"
+#include "rng.h" /* seeded randomness: dch__rng_next, dch__rng_below */
 
 #include <stdbool.h>
 
@@ -242,14 +243,6 @@ double an_halving_step(uint32_t n);
 
 /** Sum of an_halving_step(k) for k = 2 .. n. 0 for n < 2. */
 double an_halving_migration(uint32_t n);
-
-/* ---- Seeded randomness ------------------------------------------------------ */
-
-/** splitmix64: the next value of the stream whose state is *s. */
-uint64_t an_rng_next(uint64_t *s);
-
-/** A value in 0 .. n-1 (n >= 1), nearly uniform for n far below 2^64. */
-uint32_t an_rng_below(uint64_t *s, uint32_t n);
 
 /* ---- A scenario's seeded choices ---------------------------------------------- */
 

@@ -92,3 +92,12 @@ void an_outfile_abort(an_outfile *o)
         unlink(o->tmp);
     clear(o);
 }
+
+int an_outfile_write(const char *path, void (*write)(FILE *f, const void *ctx), const void *ctx)
+{
+    an_outfile out;
+    if (an_outfile_open(&out, path) != 0)
+        return -1;
+    write(out.f, ctx);
+    return an_outfile_commit(&out);
+}

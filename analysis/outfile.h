@@ -39,4 +39,11 @@ int an_outfile_commit(an_outfile *o);
 /** Close and remove the temporary file; the target is left as it was. */
 void an_outfile_abort(an_outfile *o);
 
+/**
+ * The whole of a file in one call: open `path`, let `write` fill it from
+ * `ctx`, commit.
+ * @return what an_outfile_open or an_outfile_commit returns.
+ */
+int an_outfile_write(const char *path, void (*write)(FILE *f, const void *ctx), const void *ctx);
+
 #endif /* DCH_ANALYSIS_OUTFILE_H */

@@ -110,7 +110,7 @@ uint32_t *an_removal_order(const an_run *r, uint64_t stream, uint32_t first,
         left[i] = first + i;
     uint64_t rng = r->opt.seed ^ stream;
     for (uint32_t k = 0, n = nodes; k < count; k++, n--) {
-        const uint32_t i = an_rng_below(&rng, n);
+        const uint32_t i = dch__rng_below(&rng, n);
         order[k] = left[i];
         memmove(left + i, left + i + 1, (n - i - 1) * sizeof *left);
     }

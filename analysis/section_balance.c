@@ -266,6 +266,53 @@ static void intro(an_buf *hb, const an_run *r, const sweep *w)
               (unsigned)(r->opt.units * r->opt.slots));
 }
 
+/* Two measures, two charts: the peak, and the CV with what theory expects
+ * of it; in each a curve for N = ns[kn] and one for ns[km]. */
+static void points_charts(an_run *r, const sweep *w)
+{
+    static const struct {
+        const char *stem, *caption, *ylabel, *settings;
+        const char *reference; /* the column of what theory expects, or NULL */
+        const char *col[2], *colour[2];
+    } measure[2] = {
+        {"balance_points",
+         "Ring balance against points per node: the fullest member's share over its "
+         "fair share (DCH: at most one slot over, not drawn)",
+         "largest share / fair share (log scale)",
+         "set ytics (1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10)\n", NULL,
+         {"2", "5"}, {"#1f77b4", "#17becf"}},
+        {"balance_points_cv",
+         "Ring balance against points per node: the coefficient of variation of the "
+         "members' shares, against 1/sqrt(points)",
+         "coefficient of variation (log scale)", "", "8",
+         {"3", "6"}, {"#d62728", "#ff7f0e"}},
+    };
+    static const char *const style[2] = {"linespoints pt 7 ps 0.9 lw 2",
+                                         "linespoints pt 5 ps 0.9 lw 2"};
+    char t[2][32];
+    for (int k = 0; k < 2; k++)
+        snprintf(t[k], sizeof t[k], "N = %u", (unsigned)w->ns[k == 0 ? w->kn : w->km]);
+    for (int m = 0; m < 2; m++) {
+        an_series sr[3];
+        size_t n = 0;
+        if (measure[m].reference != NULL)
+            sr[n++] = (an_series){"", "1", measure[m].reference, NULL, AN_REFERENCE_STYLE,
+                                  AN_REFERENCE_COLOUR, "1/sqrt(points), what theory expects"};
+        for (int k = 0; k < 2; k++)
+            sr[n++] = (an_series){"", "1", measure[m].col[k], NULL, style[k],
+                                  measure[m].colour[k], t[k]};
+        sr[0].file = "balance_points.csv";
+        char settings[160];
+        snprintf(settings, sizeof settings,
+                 "set format x '%%g'\nset format y '%%g'\nset logscale xy\n%s",
+                 measure[m].settings);
+        an_report_chart(r->report,
+                        &(an_chart){measure[m].stem, measure[m].caption,
+                                    "points per node (log scale)", measure[m].ylabel,
+                                    settings, sr, n});
+    }
+}
+
 static void charts(an_run *r, const sweep *w)
 {
     /* Rings by point count, then DCH on top; a point type per series. */
@@ -295,37 +342,9 @@ static void charts(an_run *r, const sweep *w)
         "set logscale xy\nset yrange [0.95:*]\n"
         "set ytics (1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10, 15, 20, 30)\nset format x '%g'\n",
         sr, n});
-    /* Two measures, two charts: the peak, and the CV with what theory
-     * expects of it. */
-    char t[2][32];
-    for (int k = 0; k < 2; k++)
-        snprintf(t[k], sizeof t[k], "N = %u", (unsigned)w->ns[k == 0 ? w->kn : w->km]);
-    const an_series peak[2] = {
-        {"balance_points.csv", "1", "2", NULL, "linespoints pt 7 ps 0.9 lw 2", "#1f77b4", t[0]},
-        {"", "1", "5", NULL, "linespoints pt 5 ps 0.9 lw 2", "#17becf", t[1]},
-    };
-    an_report_chart(r->report, &(an_chart){
-        "balance_points",
-        "Ring balance against points per node: the fullest member's share over its "
-        "fair share (DCH: at most one slot over, not drawn)",
-        "points per node (log scale)", "largest share / fair share (log scale)",
-        "set format x '%g'\nset format y '%g'\nset logscale xy\n"
-        "set ytics (1, 1.1, 1.2, 1.5, 2, 3, 5, 7, 10)\n",
-        peak, 2});
-    const an_series cv[3] = {
-        {"balance_points.csv", "1", "8", NULL, AN_REFERENCE_STYLE, AN_REFERENCE_COLOUR,
-         "1/sqrt(points), what theory expects"},
-        {"", "1", "3", NULL, "linespoints pt 7 ps 0.9 lw 2", "#d62728", t[0]},
-        {"", "1", "6", NULL, "linespoints pt 5 ps 0.9 lw 2", "#ff7f0e", t[1]},
-    };
-    an_report_chart(r->report, &(an_chart){
-        "balance_points_cv",
-        "Ring balance against points per node: the coefficient of variation of the "
-        "members' shares, against 1/sqrt(points)",
-        "points per node (log scale)", "coefficient of variation (log scale)",
-        "set format x '%g'\nset format y '%g'\nset logscale xy\n",
-        cv, 3});
+    points_charts(r, w);
 }
+
 
 int an_section_balance(an_run *r)
 {

@@ -143,47 +143,62 @@ static an_table *summary_table(const an_run *r, const growth_summary *gs)
     return t;
 }
 
-/* Reference lines first (pale bands), then one series per scheme with
- * DCH on top; the key lists DCH first. */
+/* The growth charts: reference lines first (pale bands; drawn for DCH's
+ * rows only where `dch_rows`), then one series per scheme of column `col`
+ * (at N, or dodged slightly left and right of it where `dodge`) with DCH
+ * on top; the key lists DCH first. */
+typedef struct growth_chart {
+    const char *stem, *caption, *xlabel, *ylabel, *settings;
+    an_series ref[2];
+    size_t nref;
+    bool dch_rows;
+    const char *col;
+    bool dodge;
+} growth_chart;
+
+static const growth_chart growth_charts[] = {
+    {"growth_moved", "Share of the hash space moved by each join, against the optimum 1/N",
+     "members after the join (N)", "moved share (log scale)",
+     "set logscale y\nset format y '10^{%L}'\n",
+     {{"growth.csv", "2", "$4", NULL, AN_REFERENCE_STYLE, AN_REFERENCE_COLOUR,
+       "optimum 1/N"}},
+     1, true, "$3", false},
+    {"growth_cumulative",
+     "Share moved in all from 1 node to N nodes, against the harmonic and halving sums",
+     "members (N)", "sum of moved shares", "",
+     {{"growth.csv", "2", "$10", NULL, AN_REFERENCE_STYLE, AN_REFERENCE_COLOUR,
+       "least possible: 1/2 + 1/3 + ... + 1/N"},
+      {"growth.csv", "2", "$11", NULL, "lines dt 3 lw 2", "#555555",
+       "halving: 1/2 + 1/4 + 1/4 + 1/8 ..."}},
+     2, true, "$9", false},
+    {"growth_donors",
+     "Old members that donate to the joiner (ring-160 and libmemcached drawn "
+     "slightly left and right of N, so that schemes on N-1 all show)",
+     "members after the join (N)", "donors", "set yrange [0:*]\n",
+     {{NULL, "x - 1", NULL, NULL, AN_REFERENCE_STYLE, AN_REFERENCE_COLOUR,
+       "all N-1 old members"}},
+     1, false, "$6", true},
+    {"growth_donation", "Largest single donation of each join over the ideal 1/(N(N-1))",
+     "members after the join (N)", "largest donation / ideal (log scale)", "set logscale y\n",
+     {{NULL, "x - 1", NULL, NULL, AN_REFERENCE_STYLE, AN_REFERENCE_COLOUR,
+       "N-1: one donor gives it all"}},
+     1, false, "$7", false},
+};
+
 static void charts(an_run *r)
 {
-    const char *dch = r->label[0];
     an_series sr[AN_SCHEMES + 2];
     char xs[AN_SCHEMES][32];
-    sr[0] = (an_series){"growth.csv", "2", "$4", dch, AN_REFERENCE_STYLE,
-                        AN_REFERENCE_COLOUR, "optimum 1/N"};
-    an_scheme_series(r, sr + 1, "growth.csv", 2, "$3", false, xs);
-    an_report_chart(r->report, &(an_chart){
-        "growth_moved", "Share of the hash space moved by each join, against the optimum 1/N",
-        "members after the join (N)", "moved share (log scale)",
-        "set logscale y\nset format y '10^{%L}'\n", sr,
-        AN_SCHEMES + 1});
-    sr[0] = (an_series){"growth.csv", "2", "$10", dch, AN_REFERENCE_STYLE,
-                        AN_REFERENCE_COLOUR, "least possible: 1/2 + 1/3 + ... + 1/N"};
-    sr[1] = (an_series){"growth.csv", "2", "$11", dch, "lines dt 3 lw 2", "#555555",
-                        "halving: 1/2 + 1/4 + 1/4 + 1/8 ..."};
-    an_scheme_series(r, sr + 2, "growth.csv", 2, "$9", false, xs);
-    an_report_chart(r->report, &(an_chart){
-        "growth_cumulative",
-        "Share moved in all from 1 node to N nodes, against the harmonic and halving sums",
-        "members (N)", "sum of moved shares", "", sr,
-        AN_SCHEMES + 2});
-    sr[0] = (an_series){NULL, "x - 1", NULL, NULL, AN_REFERENCE_STYLE,
-                        AN_REFERENCE_COLOUR, "all N-1 old members"};
-    an_scheme_series(r, sr + 1, "growth.csv", 2, "$6", true, xs);
-    an_report_chart(r->report, &(an_chart){
-        "growth_donors",
-        "Old members that donate to the joiner (ring-160 and libmemcached drawn "
-        "slightly left and right of N, so that schemes on N-1 all show)",
-        "members after the join (N)", "donors", "set yrange [0:*]\n", sr,
-        AN_SCHEMES + 1});
-    sr[0] = (an_series){NULL, "x - 1", NULL, NULL, AN_REFERENCE_STYLE,
-                        AN_REFERENCE_COLOUR, "N-1: one donor gives it all"};
-    an_scheme_series(r, sr + 1, "growth.csv", 2, "$7", false, xs);
-    an_report_chart(r->report, &(an_chart){
-        "growth_donation", "Largest single donation of each join over the ideal 1/(N(N-1))",
-        "members after the join (N)", "largest donation / ideal (log scale)",
-        "set logscale y\n", sr, AN_SCHEMES + 1});
+    for (size_t c = 0; c < sizeof growth_charts / sizeof growth_charts[0]; c++) {
+        const growth_chart *g = &growth_charts[c];
+        for (size_t k = 0; k < g->nref; k++) {
+            sr[k] = g->ref[k];
+            sr[k].only = g->dch_rows ? r->label[0] : NULL;
+        }
+        an_scheme_series(r, sr + g->nref, "growth.csv", 2, g->col, g->dodge, xs);
+        an_report_chart(r->report, &(an_chart){g->stem, g->caption, g->xlabel, g->ylabel,
+                                                g->settings, sr, AN_SCHEMES + g->nref});
+    }
 }
 
 int an_section_growth(an_run *r)

@@ -52,20 +52,20 @@ typedef struct unit_stats {
 /* One seeded call of a history: a join, a removal or a new weight. */
 static int random_call(dch_map *m, uint64_t *rng, uint32_t *next, const mix *x)
 {
-    const uint32_t n = dch_map_node_count(m), r = an_rng_below(rng, 4);
+    const uint32_t n = dch_map_node_count(m), r = dch__rng_below(rng, 4);
     char name[32];
     if (n < 2 || r < 2) {
         snprintf(name, sizeof name, "node-%02u", (unsigned)++*next);
-        return dch_map_add_node(m, name, x->lo + an_rng_below(rng, x->hi - x->lo + 1),
+        return dch_map_add_node(m, name, x->lo + dch__rng_below(rng, x->hi - x->lo + 1),
                                 NULL);
     }
-    uint32_t k = an_rng_below(rng, n), id = 0;
+    uint32_t k = dch__rng_below(rng, n), id = 0;
     for (; id < dch_map_id_limit(m); id++)
         if (dch_map_node_name(m, id) != NULL && k-- == 0)
             break;
     if (r == 2)
         return dch_map_remove_node(m, id);
-    return dch_map_set_weight(m, id, an_rng_below(rng, x->hi + 1));
+    return dch_map_set_weight(m, id, dch__rng_below(rng, x->hi + 1));
 }
 
 /* The map of mix x under config (units, S). */
@@ -85,7 +85,7 @@ static int build(const an_run *r, const mix *x, uint32_t units, uint32_t S,
         char name[32];
         snprintf(name, sizeof name, "node-%02u", (unsigned)++next);
         uint32_t w = x->alternate ? (i % 2 ? x->hi : x->lo)
-                                  : x->lo + an_rng_below(&rng, x->hi - x->lo + 1);
+                                  : x->lo + dch__rng_below(&rng, x->hi - x->lo + 1);
         rc = dch_map_add_node(m, name, w, NULL);
     }
     for (uint32_t i = 0; i < x->calls && rc == DCH_OK; i++)

@@ -634,12 +634,9 @@ static void csv_field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int an_table_write_csv(const an_table *t, const char *path)
+static void write_csv(FILE *f, const void *ctx)
 {
-    an_outfile out;
-    if (an_outfile_open(&out, path) != 0)
-        return -1;
-    FILE *f = out.f;
+    const an_table *t = ctx;
     for (size_t c = 0; c < t->ncols; c++) {
         if (c)
             fputc(',', f);
@@ -655,7 +652,11 @@ int an_table_write_csv(const an_table *t, const char *path)
         }
         fputc('\n', f);
     }
-    return an_outfile_commit(&out);
+}
+
+int an_table_write_csv(const an_table *t, const char *path)
+{
+    return an_outfile_write(path, write_csv, t);
 }
 
 /* ---- HTML ------------------------------------------------------------------- */

@@ -330,12 +330,9 @@ static void json_check(FILE *f, const check *c)
     fputc('}', f);
 }
 
-int bench_report_write_json(const bench_report *r, const char *path)
+static void write_json(FILE *f, const void *ctx)
 {
-    an_outfile out;
-    if (an_outfile_open(&out, path) != 0)
-        return -1;
-    FILE *f = out.f;
+    const bench_report *r = ctx;
     size_t measured, met, smoke;
     bench_report_tally(r, &measured, &met, &smoke);
     fputs("{\n  \"info\": {", f);
@@ -361,5 +358,9 @@ int bench_report_write_json(const bench_report *r, const char *path)
     fprintf(f, "  ],\n  \"targets_measured\": %zu,\n  \"targets_met\": %zu,\n"
                "  \"targets_missed\": %zu,\n  \"targets_smoke\": %zu\n}\n",
             measured, met, measured - met, smoke);
-    return an_outfile_commit(&out);
+}
+
+int bench_report_write_json(const bench_report *r, const char *path)
+{
+    return an_outfile_write(path, write_json, r);
 }

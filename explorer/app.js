@@ -18,6 +18,18 @@
   const UINT32_MAX = 4294967295;
 
   const $ = (id) => document.getElementById(id);
+
+  // One figure per scheme, all of one layout: the caption (its title and a
+  // line filled in by render), the ring, what moved and who gave it to whom.
+  const SCHEME_TITLE = ['DCH map', 'Ring, 160 points per node', 'Ring, 1 point per node'];
+  $('schemes').innerHTML = SCHEME_TITLE.map((title, s) =>
+    `<figure class="scheme" data-scheme="${s}">
+      <figcaption><h2 id="title-${s}">${title}</h2>
+        <p class="sub" id="sub-${s}"></p></figcaption>
+      <canvas width="300" height="300" id="ring-${s}"></canvas>
+      <p class="moved" id="moved-${s}"></p>
+      <ul class="flows" id="flows-${s}"></ul>
+    </figure>`).join('\n');
   let api = null;
   let state = null;
   let chosen = null; // name number of the chosen member

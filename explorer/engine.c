@@ -398,13 +398,13 @@ int ex_random_history(uint32_t seed, uint32_t steps)
     int rc = ex_reset(ex.units, ex.slots, ex.points, ex.seed);
     uint64_t rng = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
     for (uint32_t i = 0; i < steps && rc == DCH_OK; i++) {
-        uint32_t n = members_now(), r = an_rng_below(&rng, 100);
+        uint32_t n = members_now(), r = dch__rng_below(&rng, 100);
         if (i < 4 || n < 2 || r < 50) {
-            rc = ex_add(an_rng_below(&rng, 4) == 0 ? 2 : 1);
+            rc = ex_add(dch__rng_below(&rng, 4) == 0 ? 2 : 1);
             continue;
         }
         /* A member chosen uniformly: the k-th present name number. */
-        uint32_t k = an_rng_below(&rng, n), who = 0;
+        uint32_t k = dch__rng_below(&rng, n), who = 0;
         for (uint32_t id = 0; id < an_scheme_id_limit(&ex.sc[0]); id++) {
             const char *nm = an_scheme_name(&ex.sc[0], id);
             if (nm != NULL && k-- == 0)
@@ -414,7 +414,7 @@ int ex_random_history(uint32_t seed, uint32_t steps)
             rc = ex_remove(who);
         } else {
             /* 0 .. 4, never the weight it has, so every step changes. */
-            uint32_t now = 0, w = an_rng_below(&rng, 4);
+            uint32_t now = 0, w = dch__rng_below(&rng, 4);
             uint32_t id;
             char name[16];
             ex_name_of(name, sizeof name, who);

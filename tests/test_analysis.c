@@ -410,18 +410,18 @@ Test(analysis, sampled_keys_follow_the_range_diff_under_random_changes)
         unsigned next_name = 0;
         for (unsigned op = 0; op < ops; op++) {
             uint32_t count = an_scheme_count(&sc);
-            uint32_t kind = count < 2 ? 0 : an_rng_below(&rng, 3);
+            uint32_t kind = count < 2 ? 0 : dch__rng_below(&rng, 3);
             uint32_t subject = DCH_NODE_NONE;
             uint32_t limit = an_scheme_id_limit(&sc);
             if (kind == 0 && count < 24) {
                 char name[32];
                 snprintf(name, sizeof name, "m%u", next_name++);
                 cr_assert_eq(an_scheme_add(&sc, name,
-                                           1 + an_rng_below(&rng, 3), &subject),
+                                           1 + dch__rng_below(&rng, 3), &subject),
                              DCH_OK);
             } else {
                 /* Pick a member by walking ids from a random start. */
-                uint32_t id = an_rng_below(&rng, limit);
+                uint32_t id = dch__rng_below(&rng, limit);
                 while (an_scheme_name(&sc, id) == NULL)
                     id = (id + 1) % limit;
                 subject = id;
@@ -429,7 +429,7 @@ Test(analysis, sampled_keys_follow_the_range_diff_under_random_changes)
                     cr_assert_eq(an_scheme_remove(&sc, id), DCH_OK);
                 else
                     cr_assert_eq(an_scheme_set_weight(&sc, id,
-                                                      an_rng_below(&rng, 4)),
+                                                      dch__rng_below(&rng, 4)),
                                  DCH_OK);
             }
             uint32_t lim = an_scheme_id_limit(&sc);
@@ -507,18 +507,18 @@ static void random_scheme(an_scheme *out, const an_scheme_spec *spec,
     for (uint32_t g = 0; g < n; g++)
         order[g] = g;
     for (uint32_t g = n; g > 1; g--) {
-        uint32_t j = an_rng_below(rng, g), t = order[g - 1];
+        uint32_t j = dch__rng_below(rng, g), t = order[g - 1];
         order[g - 1] = order[j];
         order[j] = t;
     }
     cr_assert_eq(an_scheme_new(out, spec), DCH_OK);
     for (uint32_t g = 0; g < n; g++) {
-        if (an_rng_below(rng, 4) == 0)
+        if (dch__rng_below(rng, 4) == 0)
             continue;
         uint32_t id;
         cr_assert_eq(an_scheme_add(out, names[order[g]],
-                                   1 + an_rng_below(rng, 3), &id), DCH_OK);
-        if (an_rng_below(rng, 5) == 0)
+                                   1 + dch__rng_below(rng, 3), &id), DCH_OK);
+        if (dch__rng_below(rng, 5) == 0)
             cr_assert_eq(an_scheme_set_weight(out, id, 0), DCH_OK);
     }
 }
@@ -574,11 +574,11 @@ Test(analysis, scheme_diff_by_name_is_the_range_diff_in_one_numbering)
 
             /* One change to a, numbered by a's own ids (NULL numbering):
              * the range diff of the object before and after it. */
-            const char *name = NAMES[an_rng_below(&rng, 12)];
-            const an_op op = (an_op)an_rng_below(&rng, 3);
+            const char *name = NAMES[dch__rng_below(&rng, 12)];
+            const an_op op = (an_op)dch__rng_below(&rng, 3);
             cr_assert_eq(an_scheme_ranges(&a, &ra), DCH_OK);
             uint32_t id;
-            int rc = an_scheme_change(&a, op, name, an_rng_below(&rng, 4), &id,
+            int rc = an_scheme_change(&a, op, name, dch__rng_below(&rng, 4), &id,
                                       NULL, NULL, &got);
             if (rc == DCH_OK) {
                 cr_assert_eq(an_scheme_ranges(&a, &rb), DCH_OK);
@@ -1426,5 +1426,33 @@ Test(analysis, the_shared_number_parser_reads_whole_numbers_only)
                                          &v);
         cr_assert_eq(rc == 0, cases[i].ok, "case %zu (%s)", i, cases[i].s ? cases[i].s : "NULL");
         cr_assert_eq(v, cases[i].ok ? cases[i].want : 12345, "case %zu", i);
+    }
+}
+
+/* The hash-key parser every program shares (tools/number): exactly 2n
+ * hexadecimal digits of either case, high digit first, and out untouched
+ * on a refusal. */
+Test(analysis, the_shared_hex_parser_reads_exactly_n_bytes)
+{
+    static const struct {
+        const char *s;
+        int ok;
+        uint8_t want[4];
+    } cases[] = {
+        {"0123abcd", 1, {0x01, 0x23, 0xab, 0xcd}},
+        {"FFfe0A9b", 1, {0xff, 0xfe, 0x0a, 0x9b}},
+        {"0123abc", 0, {0}},
+        {"0123abcd0", 0, {0}},
+        {"0123abcg", 0, {0}},
+        {"0x23abcd", 0, {0}},
+        {" 123abcd", 0, {0}},
+        {"", 0, {0}},
+        {NULL, 0, {0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t out[4] = {7, 7, 7, 7};
+        const uint8_t untouched[4] = {7, 7, 7, 7};
+        cr_assert_eq(dch__hex_parse(cases[i].s, out, 4) == 0, cases[i].ok, "case %zu", i);
+        cr_assert(memcmp(out, cases[i].ok ? cases[i].want : untouched, 4) == 0, "case %zu", i);
     }
 }

@@ -1216,11 +1216,8 @@ static dch_map *alloc_map(faulty *fa, const dch_allocator *a, uint32_t units, ui
     cfg.allocator = a;
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    for (uint32_t i = 0; i < members; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "m%u", i);
-        cr_assert_eq(dch_map_add_node(m, name, equal ? 1 : 1 + i % 5, NULL), DCH_OK);
-    }
+    static const uint32_t unequal[] = {1, 2, 3, 4, 5};
+    map_add_members(m, "m", members, equal ? NULL : unequal, 5);
     /* A weightless member and a hole, when there is room for them. */
     if (members >= 3) {
         cr_assert_eq(dch_map_set_weight(m, 1, 0), DCH_OK);

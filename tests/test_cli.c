@@ -691,12 +691,8 @@ Test(cli, plan_prints_and_writes_the_steps_the_library_stages)
     char old[256], target[256];
     tool_path(old, sizeof old, "old.dchmap");
     tool_path(target, sizeof target, "new.dchmap");
-    dch_map_config cfg = map_config(64, 16);
-    dch_map *a, *b;
-    cr_assert_eq(dch_map_new(&a, &cfg), DCH_OK);
-    const char *names[] = {"n0", "n1", "n2", "n3", "n4"};
-    for (int i = 0; i < 5; i++)
-        cr_assert_eq(dch_map_add_node(a, names[i], 1, NULL), DCH_OK);
+    dch_map *a = map_shaped(64, 16), *b;
+    map_add_members(a, "n", 5, NULL, 0);
     cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
     cr_assert_eq(dch_map_remove_node(b, 2), DCH_OK);
     cr_assert_eq(dch_map_add_node(b, "n5", 2, NULL), DCH_OK);

@@ -34,11 +34,7 @@ static void make_map(const char *path, uint32_t replicas, const uint32_t *w, siz
     cfg.replicas = replicas;
     dch_map *m;
     cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    for (size_t i = 0; i < n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%zu", i);
-        cr_assert_eq(dch_map_add_node(m, name, w[i], NULL), DCH_OK);
-    }
+    map_add_members(m, "n", (unsigned)n, w, n);
     cr_assert_eq(dch_map_save_file(m, path), DCH_OK);
     dch_map_free(m);
 }

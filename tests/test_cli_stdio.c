@@ -119,6 +119,32 @@ static int run_to_closed_pipe(const char *in, size_t keep, char *const *args, ch
 
 /* ---- Maps, keys and the library's answers ----------------------------- */
 
+/* The files of the tests, in the fixture's directory: one name for each
+ * role, so that every test calls the same file by the same name. */
+typedef struct files {
+    char bad[256], copy[256], dash[256], dry[256], fleet[256], keyfile[256], map[256];
+    char missing[256], next[256], old[256], out[256], steps[256], target[256];
+} files;
+
+static files files_here(void)
+{
+    files f;
+    tool_path(f.bad, sizeof f.bad, "bad.bin");
+    tool_path(f.copy, sizeof f.copy, "copy.dchmap");
+    tool_path(f.dash, sizeof f.dash, "-");
+    tool_path(f.dry, sizeof f.dry, "dry.dchmap");
+    tool_path(f.fleet, sizeof f.fleet, "fleet.txt");
+    tool_path(f.keyfile, sizeof f.keyfile, "keys.txt");
+    tool_path(f.map, sizeof f.map, "m.dchmap");
+    tool_path(f.missing, sizeof f.missing, "no-such-dir/out.dchmap");
+    tool_path(f.next, sizeof f.next, "next.dchmap");
+    tool_path(f.old, sizeof f.old, "old.dchmap");
+    tool_path(f.out, sizeof f.out, "out.dchmap");
+    tool_path(f.steps, sizeof f.steps, "steps");
+    tool_path(f.target, sizeof f.target, "new.dchmap");
+    return f;
+}
+
 /* A 16 x 8 map of `replicas` copies with members m0 .. m<n-1> of weight 1
  * .. 3 (in zones z0 .. z2 when zoned), saved at path by the library. */
 static dch_map *make_map(const char *path, uint32_t replicas, unsigned n, bool zoned)
@@ -261,17 +287,14 @@ static const char *after_first_line(const char *s)
 
 Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
 {
-    char map[256], next[256], fleet[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_path(next, sizeof next, "next.dchmap");
-    tool_path(fleet, sizeof fleet, "fleet.txt");
-    dch_map *m = make_map(map, 1, 5, false);
+    files fx = files_here();
+    dch_map *m = make_map(fx.map, 1, 5, false);
     dch_map *n;
     cr_assert_eq(dch_map_clone(&n, m), DCH_OK);
     cr_assert_eq(dch_map_add_node(n, "late", 2, NULL), DCH_OK);
-    cr_assert_eq(dch_map_save_file(n, next), DCH_OK);
+    cr_assert_eq(dch_map_save_file(n, fx.next), DCH_OK);
     const char *servers = "10.0.0.1:11211 1\n10.0.0.2 2\n10.0.0.3:11212\n";
-    write_file(fleet, servers, strlen(servers));
+    write_file(fx.fleet, servers, strlen(servers));
     /* Each command on a file, then on standard input: the same answer, but
      * the first line of some, which names the input. */
     struct {
@@ -279,19 +302,20 @@ Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
         const char *in;
         bool named;
     } cases[] = {
-        {{"show", map}, {"show", "-"}, map, true},
-        {{"show", map, "--json"}, {"show", "-", "--json"}, map, false},
-        {{"lookup", map, "a", "b", "", "ccc"}, {"lookup", "-", "a", "b", "", "ccc"}, map, false},
-        {{"verify", map}, {"verify", "-"}, map, false},
-        {{"fingerprint", map}, {"fingerprint", "-"}, map, false},
-        {{"fingerprint", map, "--json"}, {"fingerprint", "-", "--json"}, map, false},
-        {{"diff", map, next}, {"diff", "-", next}, map, true},
-        {{"diff", map, next}, {"diff", map, "-"}, next, true},
-        {{"plan", map, next, "--max-slots", "3"}, {"plan", "-", next, "--max-slots", "3"}, map,
-         true},
-        {{"plan", map, next, "--max-slots", "3"}, {"plan", map, "-", "--max-slots", "3"}, next,
-         true},
-        {{"compare-ketama", fleet}, {"compare-ketama", "-"}, fleet, false},
+        {{"show", fx.map}, {"show", "-"}, fx.map, true},
+        {{"show", fx.map, "--json"}, {"show", "-", "--json"}, fx.map, false},
+        {{"lookup", fx.map, "a", "b", "", "ccc"}, {"lookup", "-", "a", "b", "", "ccc"}, fx.map,
+         false},
+        {{"verify", fx.map}, {"verify", "-"}, fx.map, false},
+        {{"fingerprint", fx.map}, {"fingerprint", "-"}, fx.map, false},
+        {{"fingerprint", fx.map, "--json"}, {"fingerprint", "-", "--json"}, fx.map, false},
+        {{"diff", fx.map, fx.next}, {"diff", "-", fx.next}, fx.map, true},
+        {{"diff", fx.map, fx.next}, {"diff", fx.map, "-"}, fx.next, true},
+        {{"plan", fx.map, fx.next, "--max-slots", "3"},
+         {"plan", "-", fx.next, "--max-slots", "3"}, fx.map, true},
+        {{"plan", fx.map, fx.next, "--max-slots", "3"},
+         {"plan", fx.map, "-", "--max-slots", "3"}, fx.next, true},
+        {{"compare-ketama", fx.fleet}, {"compare-ketama", "-"}, fx.fleet, false},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         tool_result a = tool_run_in(NULL, cases[k].file), b = tool_run_in(cases[k].in, cases[k].dash);
@@ -319,19 +343,16 @@ Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
  * and a message naming standard input, and nothing on standard output. */
 Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
 {
-    char map[256], bad[256], next[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_path(bad, sizeof bad, "bad.bin");
-    tool_path(next, sizeof next, "next.dchmap");
-    dch_map *m = make_map(map, 1, 3, false);
-    cr_assert_eq(dch_map_save_file(m, next), DCH_OK);
+    files fx = files_here();
+    dch_map *m = make_map(fx.map, 1, 3, false);
+    cr_assert_eq(dch_map_save_file(m, fx.next), DCH_OK);
     size_t len;
     uint8_t *good = map_bytes(m, &len);
     char *const cases[][7] = {
         {"show", "-", NULL},           {"lookup", "-", "k", NULL},
         {"verify", "-", NULL},         {"fingerprint", "-", NULL},
-        {"diff", "-", next, NULL},     {"diff", next, "-", NULL},
-        {"plan", "-", next, "--max-slots", "2", NULL},
+        {"diff", "-", fx.next, NULL},     {"diff", fx.next, "-", NULL},
+        {"plan", "-", fx.next, "--max-slots", "2", NULL},
         {"add", "-", "x", NULL},       {"remove", "-", "m0", NULL},
         {"weight", "-", "m0", "5", NULL}, {"add", "-", "x", "--out", "-", NULL},
     };
@@ -349,10 +370,10 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
         }
         if (damage == 3)
             b[len / 2] ^= 0x10;
-        write_file(bad, b, n);
+        write_file(fx.bad, b, n);
         free(b);
         for (size_t k = (size_t)damage % stride; k < sizeof cases / sizeof cases[0]; k += stride) {
-            tool_result r = tool_run_in(bad, cases[k]);
+            tool_result r = tool_run_in(fx.bad, cases[k]);
             cr_assert_eq(r.status, 1, "damage %d, %s: status %d", damage, cases[k][0], r.status);
             cr_assert(strstr(r.err, "dchctl: standard input: ") != NULL, "damage %d, %s: %s",
                       damage, cases[k][0], r.err);
@@ -360,8 +381,8 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
             tool_result_free(&r);
         }
     }
-    write_file(bad, "garbage", 7);
-    tool_result r = TOOL_RUN_IN(bad, "verify", "-", "--json");
+    write_file(fx.bad, "garbage", 7);
+    tool_result r = TOOL_RUN_IN(fx.bad, "verify", "-", "--json");
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.out, "\"file\": \"-\", \"ok\": false") != NULL, "%s", r.out);
     tool_result_free(&r);
@@ -375,11 +396,8 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
  * the very bytes it writes to a file, and its report to standard error. */
 Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
 {
-    char map[256], copy[256], out[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_path(copy, sizeof copy, "copy.dchmap");
-    tool_path(out, sizeof out, "out.dchmap");
-    dch_map *m = make_map(map, 3, 6, true);
+    files fx = files_here();
+    dch_map *m = make_map(fx.map, 3, 6, true);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
     char *const changes[][6] = {
@@ -391,16 +409,16 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
         char *file[8] = {0}, *dash[8] = {0}, *to_out[8] = {0};
         for (int i = 0; changes[k][i] != NULL; i++) {
             const bool at = strcmp(changes[k][i], "NEW") == 0;
-            file[i] = at ? copy : changes[k][i];
+            file[i] = at ? fx.copy : changes[k][i];
             dash[i] = to_out[i] = at ? "-" : changes[k][i];
         }
-        write_file(copy, orig, len);
+        write_file(fx.copy, orig, len);
         tool_result f = tool_run_in(NULL, file);
         cr_assert_eq(f.status, 0, "%s on a file: %s", file[0], f.err);
         size_t want_len;
-        char *want = slurp(copy, &want_len);
+        char *want = slurp(fx.copy, &want_len);
 
-        tool_result s = tool_run_in(map, dash);
+        tool_result s = tool_run_in(fx.map, dash);
         cr_assert_eq(s.status, 0, "%s - : %s", file[0], s.err);
         cr_assert(s.outlen == want_len && memcmp(s.out, want, want_len) == 0,
                   "%s -: standard output is not the map the file got", file[0]);
@@ -412,18 +430,19 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
         while (to_out[i] != NULL)
             i++;
         to_out[i] = "--out";
-        to_out[i + 1] = out;
-        tool_result o = tool_run_in(map, to_out);
+        to_out[i + 1] = fx.out;
+        tool_result o = tool_run_in(fx.map, to_out);
         cr_assert_eq(o.status, 0, "%s - --out: %s", file[0], o.err);
-        cr_assert(file_holds(out, want, want_len), "%s - --out OUT: OUT is not the map", file[0]);
-        cr_assert(strstr(o.out, "plan: ") && strstr(o.out, out), "%s", o.out);
-        cr_assert(file_holds(map, (const char *)orig, len), "the input map changed");
+        cr_assert(file_holds(fx.out, want, want_len), "%s - --out OUT: OUT is not the map",
+                  file[0]);
+        cr_assert(strstr(o.out, "plan: ") && strstr(o.out, fx.out), "%s", o.out);
+        cr_assert(file_holds(fx.map, (const char *)orig, len), "the input map changed");
         free(want);
         tool_result_free(&f);
         tool_result_free(&s);
         tool_result_free(&o);
     }
-    tool_result j = TOOL_RUN_IN(map, "add", "-", "y", "--json");
+    tool_result j = TOOL_RUN_IN(fx.map, "add", "-", "y", "--json");
     cr_assert_eq(j.status, 0, "%s", j.err);
     cr_assert(strstr(j.err, "{\"file\": \"-\", \"change\": \"add\"") != NULL, "%s", j.err);
     dch_map *got = load_bytes(j.out, j.outlen, "add - --json");
@@ -438,49 +457,43 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
  * standard output, and leaves FILE as it was. */
 Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
 {
-    char map[256], copy[256], out[256], missing[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_path(copy, sizeof copy, "copy.dchmap");
-    tool_path(out, sizeof out, "out.dchmap");
-    tool_path(missing, sizeof missing, "no-such-dir/out.dchmap");
-    dch_map *m = make_map(map, 1, 4, false);
+    files fx = files_here();
+    dch_map *m = make_map(fx.map, 1, 4, false);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
-    write_file(copy, orig, len);
-    tool_result r = TOOL_RUN_IN(NULL, "add", copy, "x", "--weight", "2");
+    write_file(fx.copy, orig, len);
+    tool_result r = TOOL_RUN_IN(NULL, "add", fx.copy, "x", "--weight", "2");
     tool_result_free(&r);
     size_t want_len;
-    char *want = slurp(copy, &want_len);
+    char *want = slurp(fx.copy, &want_len);
 
-    write_file(out, "old contents", 12); /* replaced whole */
-    r = TOOL_RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", out, "--json");
+    write_file(fx.out, "old contents", 12); /* replaced whole */
+    r = TOOL_RUN_IN(NULL, "add", fx.map, "x", "--weight", "2", "--out", fx.out, "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"out\": \"") && strstr(r.out, "\"written\": true"), "%s", r.out);
-    cr_assert(file_holds(out, want, want_len), "--out FILE is not the changed map");
+    cr_assert(file_holds(fx.out, want, want_len), "--out FILE is not the changed map");
     tool_result_free(&r);
-    r = TOOL_RUN_IN(NULL, "add", map, "x", "--weight", "2", "--out", "-");
+    r = TOOL_RUN_IN(NULL, "add", fx.map, "x", "--weight", "2", "--out", "-");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(r.outlen == want_len && memcmp(r.out, want, want_len) == 0, "--out -");
     cr_assert(strstr(r.err, "standard output now at epoch") != NULL, "%s", r.err);
     tool_result_free(&r);
-    r = TOOL_RUN_IN(NULL, "add", map, "x", "--out", missing);
+    r = TOOL_RUN_IN(NULL, "add", fx.map, "x", "--out", fx.missing);
     cr_assert_eq(r.status, 1);
-    cr_assert(strstr(r.err, missing) != NULL, "%s", r.err);
+    cr_assert(strstr(r.err, fx.missing) != NULL, "%s", r.err);
     tool_result_free(&r);
     /* --dry-run writes nothing, to OUT or to standard output. */
-    char dry[256];
-    tool_path(dry, sizeof dry, "dry.dchmap");
-    r = TOOL_RUN_IN(NULL, "add", map, "x", "--out", dry, "--dry-run");
+    r = TOOL_RUN_IN(NULL, "add", fx.map, "x", "--out", fx.dry, "--dry-run");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, "dry run: ") != NULL, "%s", r.out);
     tool_result_free(&r);
-    r = TOOL_RUN_IN(map, "add", "-", "x", "--dry-run");
+    r = TOOL_RUN_IN(fx.map, "add", "-", "x", "--dry-run");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strncmp(r.out, "dry run: add x", 14) == 0, "no map, the report: %s", r.out);
     tool_result_free(&r);
-    TOOL_EXPECT_IN(2, NULL, "add", map, "x", "--out", "");
+    TOOL_EXPECT_IN(2, NULL, "add", fx.map, "x", "--out", "");
 
-    cr_assert(file_holds(map, (const char *)orig, len), "FILE changed");
+    cr_assert(file_holds(fx.map, (const char *)orig, len), "FILE changed");
     cr_assert_eq(tool_count_files(), 3, "m, copy and out: no temporary or dry-run file is left");
     free(want);
     free(orig);
@@ -489,13 +502,12 @@ Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
 
 Test(cli_stdio, init_dash_writes_the_new_map_to_standard_output)
 {
-    char map[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_result f = TOOL_RUN_IN(NULL, "init", map, "--units", "32", "--slots", "4", "--replicas", "2");
+    files fx = files_here();
+    tool_result f = TOOL_RUN_IN(NULL, "init", fx.map, "--units", "32", "--slots", "4", "--replicas", "2");
     cr_assert_eq(f.status, 0, "%s", f.err);
     tool_result s = TOOL_RUN_IN(NULL, "init", "-", "--units", "32", "--slots", "4", "--replicas", "2");
     cr_assert_eq(s.status, 0, "%s", s.err);
-    cr_assert(file_holds(map, s.out, s.outlen), "init - and init FILE differ");
+    cr_assert(file_holds(fx.map, s.out, s.outlen), "init - and init FILE differ");
     cr_assert(strncmp(s.err, "standard output: new map, 32 units of 4 slots", 45) == 0, "%s",
               s.err);
     dch_map *m = load_bytes(s.out, s.outlen, "init -");
@@ -538,18 +550,17 @@ Test(cli_stdio, changes_chain_through_pipes)
     r = pipeline(7, chain, st);
     for (int k = 0; k < 7; k++)
         cr_assert_eq(st[k], 0, "stage %d: %s", k, r.err);
-    char map[256];
-    tool_path(map, sizeof map, "m.dchmap");
+    files fx = files_here();
     for (int k = 0; k < 6; k++) {
         char *args[12] = {0};
         for (int i = 0; chain[k][i] != NULL; i++)
-            args[i] = strcmp(chain[k][i], "-") == 0 ? map : chain[k][i];
+            args[i] = strcmp(chain[k][i], "-") == 0 ? fx.map : chain[k][i];
         tool_result f = tool_run_in(NULL, args);
         cr_assert_eq(f.status, 0, "%s: %s", args[0], f.err);
         tool_result_free(&f);
     }
     dch_map *m;
-    cr_assert_eq(dch_map_load_file(&m, map), DCH_OK);
+    cr_assert_eq(dch_map_load_file(&m, fx.map), DCH_OK);
     char want[32];
     snprintf(want, sizeof want, "%016llx\n", (unsigned long long)dch_map_fingerprint(m));
     cr_assert_str_eq(r.out, want, "the pipeline and the file disagree");
@@ -573,20 +584,18 @@ Test(cli_stdio, changes_chain_through_pipes)
 
 Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
 {
-    char map[256], dash[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_path(dash, sizeof dash, "-");
-    dch_map *m = make_map(map, 1, 3, false);
+    files fx = files_here();
+    dch_map *m = make_map(fx.map, 1, 3, false);
     char *const twice[][7] = {
         {"diff", "-", "-", NULL},
         {"plan", "-", "-", "--max-slots", "4", NULL},
         {"lookup", "-", "-", NULL},
         {"add", "-", "-", NULL},
-        {"lookup", map, "k", "-", NULL},
-        {"add", map, "-", NULL},
+        {"lookup", fx.map, "k", "-", NULL},
+        {"add", fx.map, "-", NULL},
     };
     for (size_t k = 0; k < sizeof twice / sizeof twice[0]; k++) {
-        tool_result r = tool_run_in(map, twice[k]);
+        tool_result r = tool_run_in(fx.map, twice[k]);
         cr_assert_eq(r.status, 2, "case %zu: status %d", k, r.status);
         cr_assert(strstr(r.err, "usage: dchctl ") != NULL, "case %zu: %s", k, r.err);
         cr_assert(k >= 4 || strstr(r.err, "'-' (standard input) given twice") != NULL, "%s",
@@ -595,12 +604,12 @@ Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
         tool_result_free(&r);
     }
     /* After --, '-' is a key or a name, and ./- a file called "-". */
-    tool_result r = TOOL_RUN_IN(NULL, "lookup", map, "--", "-");
+    tool_result r = TOOL_RUN_IN(NULL, "lookup", fx.map, "--", "-");
     bytes want = {NULL, 0, 0};
     expect_answer(&want, m, "-", 1);
     cr_assert_str_eq(r.out, want.p);
     tool_result_free(&r);
-    write_file(dash, "", 0);
+    write_file(fx.dash, "", 0);
     r = TOOL_RUN_IN(NULL, "init", "./-", "--force");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strncmp(r.out, "./-: new map", 12) == 0, "%s", r.out);
@@ -609,7 +618,7 @@ Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
     cr_assert_eq(r.status, 0, "add -- - - adds member - to the file -: %s", r.err);
     tool_result_free(&r);
     dch_map *d;
-    cr_assert_eq(dch_map_load_file(&d, dash), DCH_OK);
+    cr_assert_eq(dch_map_load_file(&d, fx.dash), DCH_OK);
     cr_assert(has_member(d, "-"), "no member %s", "-");
     dch_map_free(d);
     free(want.p);
@@ -638,25 +647,23 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
 {
     const uint64_t seed = test_seed(0x5eedc11);
     uint64_t rng = seed;
-    char map[256], keyfile[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_path(keyfile, sizeof keyfile, "keys.txt");
+    files fx = files_here();
     const size_t n = test_scaled(20000, 2000);
     for (uint32_t replicas = 1; replicas <= 3; replicas += 2) {
-        dch_map *m = make_map(map, replicas, 7, replicas > 1);
+        dch_map *m = make_map(fx.map, replicas, 7, replicas > 1);
         bytes keys = {NULL, 0, 0}, want = {NULL, 0, 0};
-        random_keys(keyfile, n, &rng, &keys);
+        random_keys(fx.keyfile, n, &rng, &keys);
         for (size_t at = 0; at < keys.n;) {
             size_t len;
             memcpy(&len, keys.p + at, sizeof len);
             expect_answer(&want, m, keys.p + at + sizeof len, len);
             at += sizeof len + len;
         }
-        tool_result r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
+        tool_result r = TOOL_RUN_IN(fx.keyfile, "lookup", fx.map, "-");
         cr_assert_eq(r.status, 0, "seed %llu: %s", (unsigned long long)seed, r.err);
         assert_same_answers(&r, &want, seed);
         tool_result_free(&r);
-        r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
+        r = TOOL_RUN_IN(fx.keyfile, "lookup", fx.map, "-", "--json");
         cr_assert_eq(r.status, 0, "%s", r.err);
         size_t answers = 0;
         for (const char *p = r.out; (p = strstr(p, "{\"key\": ")) != NULL; p++)
@@ -676,33 +683,31 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
  * arguments. */
 Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
 {
-    char map[256], keyfile[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_path(keyfile, sizeof keyfile, "keys.txt");
-    dch_map *m = make_map(map, 1, 9, false);
+    files fx = files_here();
+    dch_map *m = make_map(fx.map, 1, 9, false);
     static const char lines[] = "\n\r\na\r\nb\n\nc\rd\ne\r";
-    write_file(keyfile, lines, sizeof lines - 1);
+    write_file(fx.keyfile, lines, sizeof lines - 1);
     const char *keys[] = {"", "", "a", "b", "", "c\rd", "e\r"};
     bytes want = {NULL, 0, 0};
     for (int k = 0; k < 7; k++)
         expect_answer(&want, m, keys[k], strlen(keys[k]));
-    tool_result r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
+    tool_result r = TOOL_RUN_IN(fx.keyfile, "lookup", fx.map, "-");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_str_eq(r.out, want.p);
     tool_result_free(&r);
-    r = TOOL_RUN_IN(NULL, "lookup", map, "", "", "a", "b", "", "c\rd", "e\r");
+    r = TOOL_RUN_IN(NULL, "lookup", fx.map, "", "", "a", "b", "", "c\rd", "e\r");
     cr_assert_str_eq(r.out, want.p, "arguments and standard input differ");
     tool_result_free(&r);
 
-    write_file(keyfile, "", 0);
-    r = TOOL_RUN_IN(keyfile, "lookup", map, "-");
+    write_file(fx.keyfile, "", 0);
+    r = TOOL_RUN_IN(fx.keyfile, "lookup", fx.map, "-");
     cr_assert(r.status == 0 && r.outlen == 0, "no key, no answer: %s", r.out);
     tool_result_free(&r);
-    r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
+    r = TOOL_RUN_IN(fx.keyfile, "lookup", fx.map, "-", "--json");
     cr_assert_str_eq(r.out, "[]\n");
     tool_result_free(&r);
-    write_file(keyfile, "nul\0key\n", 8);
-    r = TOOL_RUN_IN(keyfile, "lookup", map, "-", "--json");
+    write_file(fx.keyfile, "nul\0key\n", 8);
+    r = TOOL_RUN_IN(fx.keyfile, "lookup", fx.map, "-", "--json");
     cr_assert(strstr(r.out, "{\"key\": \"nul\\u0000key\", ") != NULL, "%s", r.out);
     tool_result_free(&r);
     free(want.p);
@@ -713,47 +718,44 @@ Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
 
 Test(cli_stdio, a_reader_that_goes_away_ends_the_tool_with_status_1)
 {
-    char map[256], keyfile[256], out[256];
-    tool_path(map, sizeof map, "m.dchmap");
-    tool_path(keyfile, sizeof keyfile, "keys.txt");
-    tool_path(out, sizeof out, "out.dchmap");
-    dch_map *m = make_map(map, 1, 4, false);
+    files fx = files_here();
+    dch_map *m = make_map(fx.map, 1, 4, false);
     size_t len;
     uint8_t *orig = map_bytes(m, &len);
     uint64_t rng = 7;
     bytes keys = {NULL, 0, 0};
-    random_keys(keyfile, 20000, &rng, &keys);
+    random_keys(fx.keyfile, 20000, &rng, &keys);
     char *err;
     /* Closed at once, and after a first block has been read. */
     for (size_t keep = 0; keep <= 4096; keep += 4096) {
-        const int st = run_to_closed_pipe(keyfile, keep, (char *const[]){"lookup", map, "-", NULL},
-                                          &err);
+        const int st = run_to_closed_pipe(fx.keyfile, keep,
+                                          (char *const[]){"lookup", fx.map, "-", NULL}, &err);
         cr_assert_eq(st, 1, "keep %zu: status %d (-1: killed by a signal)", keep, st);
         cr_assert_str_eq(err, "", "a reader that went away needs no message");
         free(err);
     }
     char *const cases[][6] = {
-        {"show", map, NULL},
-        {"add", map, "x", "--out", "-", NULL},
+        {"show", fx.map, NULL},
+        {"add", fx.map, "x", "--out", "-", NULL},
         {"add", "-", "x", NULL},
         {"init", "-", NULL},
         {"fingerprint", "-", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        const int st = run_to_closed_pipe(map, 0, cases[k], &err);
+        const int st = run_to_closed_pipe(fx.map, 0, cases[k], &err);
         cr_assert_eq(st, 1, "%s %s: status %d", cases[k][0], cases[k][1], st);
         free(err);
     }
     /* The map goes to --out FILE whole; only the report fails. */
-    const int st = run_to_closed_pipe(NULL, 0, (char *const[]){"add", map, "y", "--out", out, NULL},
-                                      &err);
+    const int st = run_to_closed_pipe(
+        NULL, 0, (char *const[]){"add", fx.map, "y", "--out", fx.out, NULL}, &err);
     cr_assert_eq(st, 1, "status %d", st);
     free(err);
     dch_map *o;
-    cr_assert_eq(dch_map_load_file(&o, out), DCH_OK, "--out FILE is not a whole map");
+    cr_assert_eq(dch_map_load_file(&o, fx.out), DCH_OK, "--out FILE is not a whole map");
     cr_assert(has_member(o, "y"), "no member %s", "y");
     dch_map_free(o);
-    cr_assert(file_holds(map, (const char *)orig, len), "FILE changed");
+    cr_assert(file_holds(fx.map, (const char *)orig, len), "FILE changed");
     cr_assert_eq(tool_count_files(), 3, "map, keys and out: nothing else");
     free(keys.p);
     free(orig);
@@ -795,15 +797,14 @@ Test(cli_stdio, etcd_commands_read_standard_input)
     tool_result_free(&h);
     if (!etcd)
         cr_skip_test("dchctl has no etcd commands in this build");
-    char bad[256];
-    tool_path(bad, sizeof bad, "bad.bin");
-    write_file(bad, "not a map", 9);
+    files fx = files_here();
+    write_file(fx.bad, "not a map", 9);
     char *const cases[][10] = {
         {"publish", "--etcd", "http://127.0.0.1:9", "--key", "k", "-", NULL},
         {"rollout", "--etcd", "http://127.0.0.1:9", "--key", "k", "-", "--max-slots", "4", NULL},
     };
     for (size_t k = 0; k < 2; k++) {
-        tool_result r = tool_run_in(bad, cases[k]);
+        tool_result r = tool_run_in(fx.bad, cases[k]);
         cr_assert_eq(r.status, 1, "%s: status %d", cases[k][0], r.status);
         cr_assert(strstr(r.err, ": standard input: ") != NULL, "%s: %s", cases[k][0], r.err);
         tool_result_free(&r);
@@ -821,15 +822,12 @@ Test(cli_stdio, etcd_commands_read_standard_input)
  */
 Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
 {
-    char old[256], target[256], steps[256];
-    tool_path(old, sizeof old, "old.dchmap");
-    tool_path(target, sizeof target, "new.dchmap");
-    tool_path(steps, sizeof steps, "steps");
-    dch_map *a = make_map(old, 1, 4, false);
+    files fx = files_here();
+    dch_map *a = make_map(fx.old, 1, 4, false);
     dch_map *b;
     cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
     cr_assert_eq(dch_map_add_node(b, "m9", 2, NULL), DCH_OK);
-    cr_assert_eq(dch_map_save_file(b, target), DCH_OK);
+    cr_assert_eq(dch_map_save_file(b, fx.target), DCH_OK);
     uint32_t n;
     cr_assert_eq(dch_map_stage_steps(a, b, 1, &n), DCH_OK);
     /* Steps of 1 slot: a report longer than stdio's buffer, so that a
@@ -841,8 +839,9 @@ Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
      * written at exit in one go.) */
     for (size_t keep = 0; keep == 0; keep++) {
         const int st = run_to_closed_pipe(NULL, keep,
-                                          (char *const[]){"plan", old, target, "--max-slots", "1",
-                                                          "--write-dir", steps, NULL},
+                                          (char *const[]){"plan", fx.old, fx.target,
+                                                          "--max-slots", "1", "--write-dir",
+                                                          fx.steps, NULL},
                                           &err);
         cr_assert_eq(st, 1, "keep %zu: status %d (-1: killed by a signal)", keep, st);
         cr_assert_str_eq(err, "", "a reader that went away needs no message");
@@ -856,7 +855,7 @@ Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
         for (uint32_t i = 1; i <= n; i++) {
             char path[300];
             dch_map *want, *got;
-            snprintf(path, sizeof path, "%s/step-%04u.dchmap", steps, i);
+            snprintf(path, sizeof path, "%s/step-%04u.dchmap", fx.steps, i);
             cr_assert_eq(dch_map_stage_next(&want, prev, b, 1), DCH_OK);
             cr_assert_eq(dch_map_load_file(&got, path), DCH_OK, "keep %zu: no step %u", keep, i);
             cr_assert(same_map_bytes(got, want), "keep %zu: step %u differs", keep, i);
@@ -866,7 +865,7 @@ Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
             prev = want;
         }
         dch_map_free(prev);
-        remove_dir(steps);
+        remove_dir(fx.steps);
     }
     dch_map_free(a);
     dch_map_free(b);

@@ -52,19 +52,19 @@ static uint32_t members(uint32_t *who)
 static int random_change(uint64_t *rng, ex_op *op)
 {
     uint32_t who[EX_MAX_NAMES];
-    uint32_t n = members(who), r = an_rng_below(rng, 4);
+    uint32_t n = members(who), r = dch__rng_below(rng, 4);
     if (n < 2 || r < 2) {
         op->kind = EX_ADD;
-        op->weight = an_rng_below(rng, 3);
+        op->weight = dch__rng_below(rng, 3);
         return ex_add(op->weight);
     }
-    op->who = who[an_rng_below(rng, n)];
+    op->who = who[dch__rng_below(rng, n)];
     if (r == 2) {
         op->kind = EX_REMOVE;
         return ex_remove(op->who);
     }
     op->kind = EX_WEIGHT;
-    op->weight = an_rng_below(rng, 5);
+    op->weight = dch__rng_below(rng, 5);
     return ex_set_weight(op->who, op->weight);
 }
 

@@ -60,10 +60,7 @@ typedef struct moves {
 
 static void push(moves *ms, uint64_t lo, uint64_t hi, const char *from, const char *to)
 {
-    if (ms->n == ms->cap) {
-        ms->cap = ms->cap ? 2 * ms->cap : 16;
-        ms->v = realloc(ms->v, ms->cap * sizeof *ms->v);
-    }
+    ms->v = xgrow(ms->v, ms->n, &ms->cap, sizeof *ms->v);
     ms->v[ms->n++] = (mv){lo, hi, xstrdup(from), xstrdup(to)};
 }
 
@@ -127,19 +124,51 @@ static const mv *move_at(const moves *ms, uint64_t h)
     return lo < ms->n && ms->v[lo].lo <= h ? &ms->v[lo] : NULL;
 }
 
-/* ---- Oracle: merged range lists --------------------------------------- */
+/* ---- Oracle: the pieces both range lists cut --------------------------- */
 
+/* bsearch order of a hash against a range: below it, in it, or above it. */
+static int hash_vs_range(const void *key, const void *elem)
+{
+    const uint64_t h = *(const uint64_t *)key;
+    const dch_range *r = elem;
+    return h < r->lo ? -1 : h > r->hi ? 1 : 0;
+}
+
+/* The name owning hash h in m, whose ranges r[0 .. n-1] cover every hash. */
+static const char *owner_name(const dch_map *m, const dch_range *r, size_t n, uint64_t h)
+{
+    const dch_range *at = bsearch(&h, r, n, sizeof *r, hash_vs_range);
+    cr_assert(at != NULL, "hash %llu is in no range", (unsigned long long)h);
+    return dch_map_node_name(m, at->owner);
+}
+
+static int u64_order(const void *x, const void *y)
+{
+    const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Every range end of either map cuts the hash space; each piece has one
+ * owner in each map, found by search, and the pieces whose owners' names
+ * differ, merged where they touch with the same pair, are the moves. */
 static moves merge_oracle(const dch_map *a, const dch_map *b)
 {
     size_t na, nb;
     dch_range *ra = map_ranges_of(a, &na), *rb = map_ranges_of(b, &nb);
+    uint64_t *ends = xmalloc((na + nb) * sizeof *ends);
+    for (size_t i = 0; i < na; i++)
+        ends[i] = ra[i].hi;
+    for (size_t j = 0; j < nb; j++)
+        ends[na + j] = rb[j].hi;
+    qsort(ends, na + nb, sizeof *ends, u64_order);
     moves ms = {NULL, 0, 0};
-    size_t i = 0, j = 0;
     uint64_t lo = 0;
-    for (;;) {
-        const uint64_t hi = ra[i].hi < rb[j].hi ? ra[i].hi : rb[j].hi;
-        const char *from = dch_map_node_name(a, ra[i].owner);
-        const char *to = dch_map_node_name(b, rb[j].owner);
+    for (size_t k = 0; k < na + nb; k++) {
+        const uint64_t hi = ends[k];
+        if (k > 0 && hi == ends[k - 1])
+            continue;
+        const char *from = owner_name(a, ra, na, hi);
+        const char *to = owner_name(b, rb, nb, hi);
         if (!same_name(from, to)) {
             mv *last = ms.n ? &ms.v[ms.n - 1] : NULL;
             if (last && last->hi + 1 == lo && same_name(last->from, from) && same_name(last->to, to))
@@ -147,14 +176,9 @@ static moves merge_oracle(const dch_map *a, const dch_map *b)
             else
                 push(&ms, lo, hi, from, to);
         }
-        if (hi == UINT64_MAX)
-            break;
-        if (ra[i].hi == hi)
-            i++;
-        if (rb[j].hi == hi)
-            j++;
         lo = hi + 1;
     }
+    free(ends);
     free(ra);
     free(rb);
     return ms;
@@ -352,45 +376,43 @@ Test(map_diff, nobody_is_null_and_identical_maps_give_no_moves)
     dch_map_free(one);
 }
 
-static int stop_after(const dch_move *m, void *ctx)
+/* Collects moves like `collect`, and stops the walk at the third. */
+static int collect_three(const dch_move *m, void *ctx)
 {
-    (void)m;
-    int *left = ctx;
-    return --*left == 0 ? 42 : 0;
-}
-
-static int never(const dch_move *m, void *ctx)
-{
-    (void)m;
-    (void)ctx;
-    cr_assert_fail("fn called on an invalid diff");
-    return 0;
+    moves *ms = ctx;
+    push(ms, m->lo, m->hi, m->from, m->to);
+    return ms->n == 3 ? 42 : 0;
 }
 
 Test(map_diff, a_non_zero_return_stops_the_walk_and_bad_pairs_are_refused)
 {
     dch_map *a = new_map(64, 16, 1), *b;
-    for (int i = 0; i < 4; i++) {
-        char name[8];
-        snprintf(name, sizeof name, "m%d", i);
-        cr_assert_eq(dch_map_add_node(a, name, 1, NULL), DCH_OK);
-    }
+    map_add_members(a, "m", 4, NULL, 0);
     cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
     cr_assert_eq(dch_map_remove_node(b, 1), DCH_OK);
     moves all = diff_of(a, b);
     cr_assert_gt(all.n, 3);
+    /* The walk stops at the third call, after the walk's first moves. */
+    moves first = {NULL, 0, 0};
+    cr_assert_eq(dch_map_diff(a, b, collect_three, &first), 42);
+    cr_assert_eq(first.n, 3, "stopped at the third call");
+    for (size_t i = 0; i < 3; i++)
+        cr_assert(first.v[i].lo == all.v[i].lo && first.v[i].hi == all.v[i].hi &&
+                      same_name(first.v[i].from, all.v[i].from) &&
+                      same_name(first.v[i].to, all.v[i].to),
+                  "move %zu", i);
     moves_free(&all);
-    int left = 3;
-    cr_assert_eq(dch_map_diff(a, b, stop_after, &left), 42);
-    cr_assert_eq(left, 0, "stopped at the third call");
 
-    cr_assert_eq(dch_map_diff(NULL, b, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff(a, NULL, never, NULL), DCH_EINVAL);
+    /* A refused pair calls fn for nothing: `first` keeps its 3 moves. */
+    cr_assert_eq(dch_map_diff(NULL, b, collect_three, &first), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, NULL, collect_three, &first), DCH_EINVAL);
     cr_assert_eq(dch_map_diff(a, b, NULL, NULL), DCH_EINVAL);
     dch_map *units = new_map(32, 16, 1), *spu = new_map(64, 8, 1), *key = new_map(64, 16, 2);
-    cr_assert_eq(dch_map_diff(a, units, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff(a, spu, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff(a, key, never, NULL), DCH_EINVAL, "another hash key");
+    cr_assert_eq(dch_map_diff(a, units, collect_three, &first), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, spu, collect_three, &first), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff(a, key, collect_three, &first), DCH_EINVAL, "another hash key");
+    cr_assert_eq(first.n, 3, "fn called for a refused pair");
+    moves_free(&first);
     dch_map_free(units);
     dch_map_free(spu);
     dch_map_free(key);

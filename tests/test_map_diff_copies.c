@@ -41,6 +41,30 @@ static dch_map *new_map(shape sh, uint32_t R, const dch_allocator *a)
     return m;
 }
 
+static shape random_shape(uint64_t *rng)
+{
+    return shapes[rng_below(rng, sizeof shapes / sizeof shapes[0])];
+}
+
+/* A map of R copies on shape sh after fewer than `most` random changes
+ * (among 10 names, in `zones` zones). */
+static dch_map *changed_map(shape sh, uint32_t R, uint32_t most, uint32_t zones, uint64_t *rng)
+{
+    dch_map *m = new_map(sh, R, NULL);
+    for (uint32_t k = rng_below(rng, most); k > 0; k--)
+        map_random_zoned_change(m, rng, 10, zones);
+    return m;
+}
+
+/* A clone of m after 1 to 3 more random changes. */
+static dch_map *clone_changed(const dch_map *m, uint32_t zones, uint64_t *rng)
+{
+    dch_map *c = map_clone_of(m);
+    for (uint32_t k = 1 + rng_below(rng, 3); k > 0; k--)
+        map_random_zoned_change(c, rng, 10, zones);
+    return c;
+}
+
 /* ---- Collecting the changes ------------------------------------------- */
 
 typedef struct change {
@@ -56,10 +80,7 @@ typedef struct changes {
 static int collect(const dch_copy_move *cm, void *ctx)
 {
     changes *cs = ctx;
-    if (cs->n == cs->cap) {
-        cs->cap = cs->cap ? 2 * cs->cap : 64;
-        cs->v = xrealloc(cs->v, cs->cap * sizeof *cs->v);
-    }
+    cs->v = xgrow(cs->v, cs->n, &cs->cap, sizeof *cs->v);
     cs->v[cs->n++] = (change){cm->lo, cm->hi, xstrdup(cm->gain), xstrdup(cm->lose),
                               xstrdup(cm->source)};
     return 0;
@@ -248,34 +269,23 @@ Test(map_diff_copies, changes_are_the_oracles_and_turn_old_holders_into_new)
     const uint64_t base = test_seed(UINT64_C(0xc0b1e5000000000));
     const unsigned n = test_scaled(40, 3);
     unsigned reported = 0;
-    for (uint32_t R = 1; R <= 4; R++) {
-        for (uint32_t zones = 0; zones <= 3; zones += 3) {
-            for (unsigned i = 0; i < n; i++) {
-                const uint64_t seed = base + i + 1000 * (R * 4 + zones);
-                uint64_t rng = seed;
-                const shape sh = shapes[rng_below(&rng, sizeof shapes / sizeof shapes[0])];
-                dch_map *from = new_map(sh, R, NULL);
-                for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
-                    map_random_zoned_change(from, &rng, 10, zones);
-                dch_map *to;
-                if (rng_below(&rng, 4) == 0) {
-                    /* Built apart, maybe with another R: ids differ too. */
-                    to = new_map(sh, 1 + rng_below(&rng, 4), NULL);
-                    for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
-                        map_random_zoned_change(to, &rng, 10, zones);
-                } else {
-                    to = map_clone_of(from);
-                    for (uint32_t k = 1 + rng_below(&rng, 3); k > 0; k--)
-                        map_random_zoned_change(to, &rng, 10, zones);
-                }
-                changes cs = diff_of(from, to);
-                check_diff(from, to, &cs, (unsigned long long)seed);
-                reported += cs.n > 0;
-                changes_free(&cs);
-                dch_map_free(from);
-                dch_map_free(to);
-            }
-        }
+    for (replica_case c = {.base = base, .n = n}; replica_case_next(&c);) {
+        const uint32_t R = c.R, zones = c.zones;
+        const uint64_t seed = c.seed;
+        uint64_t rng = seed;
+        const shape sh = random_shape(&rng);
+        dch_map *from = changed_map(sh, R, 12, zones, &rng);
+        /* One case in four builds `to` apart, maybe with another R: ids
+         * differ too. */
+        dch_map *to = rng_below(&rng, 4) == 0
+                          ? changed_map(sh, 1 + rng_below(&rng, 4), 12, zones, &rng)
+                          : clone_changed(from, zones, &rng);
+        changes cs = diff_of(from, to);
+        check_diff(from, to, &cs, (unsigned long long)seed);
+        reported += cs.n > 0;
+        changes_free(&cs);
+        dch_map_free(from);
+        dch_map_free(to);
     }
     cr_assert_gt(reported, n, "most cases change something (%u)", reported);
 }
@@ -285,61 +295,55 @@ Test(map_diff_copies, a_join_gains_only_the_joiner_and_a_removal_loses_only_the_
     const uint64_t base = test_seed(UINT64_C(0x701e000000000000));
     const unsigned n = test_scaled(40, 3);
     unsigned joins = 0, removals = 0;
-    for (uint32_t R = 1; R <= 4; R++) {
-        for (uint32_t zones = 0; zones <= 3; zones += 3) {
-            for (unsigned i = 0; i < n; i++) {
-                const uint64_t seed = base + i + 1000 * (R * 4 + zones);
-                const unsigned long long sd = (unsigned long long)seed;
-                uint64_t rng = seed;
-                const shape sh = shapes[rng_below(&rng, sizeof shapes / sizeof shapes[0])];
-                dch_map *from = new_map(sh, R, NULL);
-                for (uint32_t k = rng_below(&rng, 10); k > 0; k--)
-                    map_random_zoned_change(from, &rng, 10, zones);
+    for (replica_case c = {.base = base, .n = n}; replica_case_next(&c);) {
+        const uint32_t R = c.R, zones = c.zones;
+        const uint64_t seed = c.seed;
+        const unsigned long long sd = (unsigned long long)seed;
+        uint64_t rng = seed;
+        dch_map *from = changed_map(random_shape(&rng), R, 10, zones, &rng);
 
-                /* A join of positive weight, in a zone or none. */
-                dch_map *to = map_clone_of(from);
-                char zone[8];
-                snprintf(zone, sizeof zone, "z%u", rng_below(&rng, 3));
-                const bool zoned = zones > 0 && rng_below(&rng, 2);
-                cr_assert_eq(dch_map_add_node_in_zone(to, "joiner", zoned ? zone : NULL,
-                                                      1 + rng_below(&rng, 4), NULL),
-                             DCH_OK);
-                changes cs = diff_of(from, to);
-                check_diff(from, to, &cs, sd);
-                for (size_t k = 0; k < cs.n; k++)
-                    cr_assert(same_str(cs.v[k].gain, "joiner"),
-                              "seed %llu: a join gains %s", sd, cs.v[k].gain);
-                uint32_t jid;
-                cr_assert_eq(dch_map_find_node(to, "joiner", &jid), DCH_OK);
-                cr_assert_eq(cs.n > 0, dch_map_node_copies(to, jid) > 0,
-                             "seed %llu: changes exactly when the joiner takes copies", sd);
-                joins++;
-                changes_free(&cs);
-                dch_map_free(to);
+        /* A join of positive weight, in a zone or none. */
+        dch_map *to = map_clone_of(from);
+        char zone[8];
+        snprintf(zone, sizeof zone, "z%u", rng_below(&rng, 3));
+        const bool zoned = zones > 0 && rng_below(&rng, 2);
+        cr_assert_eq(dch_map_add_node_in_zone(to, "joiner", zoned ? zone : NULL,
+                                              1 + rng_below(&rng, 4), NULL),
+                     DCH_OK);
+        changes cs = diff_of(from, to);
+        check_diff(from, to, &cs, sd);
+        for (size_t k = 0; k < cs.n; k++)
+            cr_assert(same_str(cs.v[k].gain, "joiner"),
+                      "seed %llu: a join gains %s", sd, cs.v[k].gain);
+        uint32_t jid;
+        cr_assert_eq(dch_map_find_node(to, "joiner", &jid), DCH_OK);
+        cr_assert_eq(cs.n > 0, dch_map_node_copies(to, jid) > 0,
+                     "seed %llu: changes exactly when the joiner takes copies", sd);
+        joins++;
+        changes_free(&cs);
+        dch_map_free(to);
 
-                /* A removal of a member of positive weight, if any. */
-                if (dch_map_total_weight(from) > 0) {
-                    uint32_t id;
-                    do
-                        id = map_random_member(from, &rng);
-                    while (dch_map_node_weight(from, id) == 0);
-                    const char *leaver = dch_map_node_name(from, id);
-                    to = map_clone_of(from);
-                    cr_assert_eq(dch_map_remove_node(to, id), DCH_OK);
-                    cs = diff_of(from, to);
-                    check_diff(from, to, &cs, sd);
-                    for (size_t k = 0; k < cs.n; k++)
-                        cr_assert(same_str(cs.v[k].lose, leaver),
-                                  "seed %llu: removing %s loses %s", sd, leaver, cs.v[k].lose);
-                    cr_assert_eq(cs.n > 0, dch_map_node_copies(from, id) > 0,
-                                 "seed %llu: changes exactly when the leaver held copies", sd);
-                    removals++;
-                    changes_free(&cs);
-                    dch_map_free(to);
-                }
-                dch_map_free(from);
-            }
+        /* A removal of a member of positive weight, if any. */
+        if (dch_map_total_weight(from) > 0) {
+            uint32_t id;
+            do
+                id = map_random_member(from, &rng);
+            while (dch_map_node_weight(from, id) == 0);
+            const char *leaver = dch_map_node_name(from, id);
+            to = map_clone_of(from);
+            cr_assert_eq(dch_map_remove_node(to, id), DCH_OK);
+            cs = diff_of(from, to);
+            check_diff(from, to, &cs, sd);
+            for (size_t k = 0; k < cs.n; k++)
+                cr_assert(same_str(cs.v[k].lose, leaver),
+                          "seed %llu: removing %s loses %s", sd, leaver, cs.v[k].lose);
+            cr_assert_eq(cs.n > 0, dch_map_node_copies(from, id) > 0,
+                         "seed %llu: changes exactly when the leaver held copies", sd);
+            removals++;
+            changes_free(&cs);
+            dch_map_free(to);
         }
+        dch_map_free(from);
     }
     cr_assert(joins > 0 && removals > 0);
 }
@@ -359,13 +363,8 @@ Test(map_diff_copies, one_copy_a_slot_gives_the_ranges_of_map_diff)
     for (unsigned i = 0; i < n; i++) {
         const uint64_t seed = base + i;
         uint64_t rng = seed;
-        const shape sh = shapes[rng_below(&rng, sizeof shapes / sizeof shapes[0])];
-        dch_map *from = new_map(sh, 1, NULL);
-        for (uint32_t k = rng_below(&rng, 12); k > 0; k--)
-            map_random_zoned_change(from, &rng, 10, 3);
-        dch_map *to = map_clone_of(from);
-        for (uint32_t k = 1 + rng_below(&rng, 3); k > 0; k--)
-            map_random_zoned_change(to, &rng, 10, 3);
+        dch_map *from = changed_map(random_shape(&rng), 1, 12, 3, &rng);
+        dch_map *to = clone_changed(from, 3, &rng);
         changes a = diff_of(from, to), b = {NULL, 0, 0};
         cr_assert_eq(dch_map_diff(from, to, collect_move, &b), DCH_OK);
         cr_assert_eq(a.n, b.n, "seed %llu: %zu copy changes, %zu moves",
@@ -431,44 +430,35 @@ static int stop_at_second(const dch_copy_move *cm, void *ctx)
     return ++*(int *)ctx == 2 ? 77 : 0;
 }
 
-static int never(const dch_copy_move *cm, void *ctx)
-{
-    (void)cm;
-    (void)ctx;
-    cr_assert_fail("fn called for a refused pair");
-    return 0;
-}
-
 Test(map_diff_copies, a_non_zero_return_stops_the_walk_and_bad_pairs_are_refused)
 {
     dch_map *a = new_map((shape){16, 8}, 2, NULL);
-    for (int i = 0; i < 3; i++) {
-        char name[8];
-        snprintf(name, sizeof name, "m%d", i);
-        cr_assert_eq(dch_map_add_node(a, name, 1, NULL), DCH_OK);
-    }
+    map_add_members(a, "m", 3, NULL, 0);
     dch_map *b = map_clone_of(a);
     cr_assert_eq(dch_map_add_node(b, "new", 1, NULL), DCH_OK);
     int calls = 0;
     cr_assert_eq(dch_map_diff_copies(a, b, stop_at_second, &calls), 77);
     cr_assert_eq(calls, 2);
 
-    cr_assert_eq(dch_map_diff_copies(NULL, b, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff_copies(a, NULL, never, NULL), DCH_EINVAL);
+    /* A refused pair calls fn for nothing: calls stays 2. */
+    cr_assert_eq(dch_map_diff_copies(NULL, b, stop_at_second, &calls), DCH_EINVAL);
+    cr_assert_eq(dch_map_diff_copies(a, NULL, stop_at_second, &calls), DCH_EINVAL);
     cr_assert_eq(dch_map_diff_copies(a, b, NULL, NULL), DCH_EINVAL);
-    dch_map *units = new_map((shape){32, 4}, 2, NULL);
-    dch_map *spu = new_map((shape){16, 16}, 2, NULL);
+    /* Maps of other units, other slots per unit, another hash key: refused
+     * in either order. */
     dch_map_config cfg;
     dch_map_get_config(a, &cfg);
     cfg.hash_key[15] ^= 1;
-    dch_map *key;
-    cr_assert_eq(dch_map_new(&key, &cfg), DCH_OK);
-    cr_assert_eq(dch_map_diff_copies(a, units, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff_copies(a, spu, never, NULL), DCH_EINVAL);
-    cr_assert_eq(dch_map_diff_copies(key, a, never, NULL), DCH_EINVAL);
-    dch_map_free(units);
-    dch_map_free(spu);
-    dch_map_free(key);
+    dch_map *other[3] = {new_map((shape){32, 4}, 2, NULL), new_map((shape){16, 16}, 2, NULL)};
+    cr_assert_eq(dch_map_new(&other[2], &cfg), DCH_OK);
+    for (int k = 0; k < 3; k++) {
+        cr_assert_eq(dch_map_diff_copies(a, other[k], stop_at_second, &calls), DCH_EINVAL,
+                     "other %d", k);
+        cr_assert_eq(dch_map_diff_copies(other[k], a, stop_at_second, &calls), DCH_EINVAL,
+                     "other %d", k);
+        dch_map_free(other[k]);
+    }
+    cr_assert_eq(calls, 2, "fn called for a refused pair");
     dch_map_free(a);
     dch_map_free(b);
 }

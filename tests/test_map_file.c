@@ -268,11 +268,7 @@ static void small_file_free(void)
 static dch_map *equal_map(uint32_t units, uint32_t spu, int members)
 {
     dch_map *m = map_shaped(units, spu);
-    for (int i = 0; i < members; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
-    }
+    map_add_members(m, "n", (unsigned)members, NULL, 0);
     return m;
 }
 

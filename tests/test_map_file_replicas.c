@@ -64,44 +64,42 @@ Test(map_file_replicas, random_histories_round_trip_in_every_getter)
     const uint64_t base = test_seed(UINT64_C(0x3e9100000000000));
     const unsigned n = test_scaled(60, 4);
     unsigned v1 = 0, v3 = 0, raw = 0, runs = 0, weightless = 0;
-    for (uint32_t R = 1; R <= 4; R++) {
-        for (uint32_t zones = 0; zones <= 3; zones += 3) {
-            for (unsigned i = 0; i < n; i++) {
-                const uint64_t seed = base + i + 1000 * (R * 4 + zones);
-                const unsigned long long sd = (unsigned long long)seed;
-                uint64_t rng = seed;
-                dch_map *m = random_map_sized(&rng, R, zones, i == 0);
-                size_t len;
-                uint8_t *bytes = map_bytes(m, &len);
-                bool zoned = false;
-                for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
-                    zoned |= dch_map_node_zone(m, id) != NULL;
-                const uint32_t version = (uint32_t)le_read(bytes + 8, 4);
-                cr_assert_eq(version, R == 1 && !zoned ? 1u : 3u,
-                             "seed %llu: R %u, zones %d: version %u", sd, R, zoned, version);
-                v1 += version == 1;
-                v3 += version == 3;
-                if (version == 3) {
-                    doc d;
-                    doc_parse(bytes, len, &d);
-                    raw += d.encoding == 0;
-                    runs += d.encoding == 1;
-                    weightless += d.copies == 0;
-                    doc_free(&d);
-                }
-                dch_map *back = expect_round_trip(m, bytes, len, sd);
-                /* A loaded map keeps changing like the original. */
-                uint64_t r1 = seed ^ 0x5a5a, r2 = r1;
-                for (int k = 0; k < 3; k++) {
-                    map_random_zoned_change(m, &r1, 12, zones);
-                    map_random_zoned_change(back, &r2, 12, zones);
-                }
-                assert_same_map(m, back, "after changes", sd);
-                dch_map_free(back);
-                free(bytes);
-                dch_map_free(m);
-            }
+    for (replica_case c = {.base = base, .n = n}; replica_case_next(&c);) {
+        const uint32_t R = c.R, zones = c.zones;
+        const unsigned i = c.i;
+        const uint64_t seed = c.seed;
+        const unsigned long long sd = (unsigned long long)seed;
+        uint64_t rng = seed;
+        dch_map *m = random_map_sized(&rng, R, zones, i == 0);
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        bool zoned = false;
+        for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
+            zoned |= dch_map_node_zone(m, id) != NULL;
+        const uint32_t version = (uint32_t)le_read(bytes + 8, 4);
+        cr_assert_eq(version, R == 1 && !zoned ? 1u : 3u,
+                     "seed %llu: R %u, zones %d: version %u", sd, R, zoned, version);
+        v1 += version == 1;
+        v3 += version == 3;
+        if (version == 3) {
+            doc d;
+            doc_parse(bytes, len, &d);
+            raw += d.encoding == 0;
+            runs += d.encoding == 1;
+            weightless += d.copies == 0;
+            doc_free(&d);
         }
+        dch_map *back = expect_round_trip(m, bytes, len, sd);
+        /* A loaded map keeps changing like the original. */
+        uint64_t r1 = seed ^ 0x5a5a, r2 = r1;
+        for (int k = 0; k < 3; k++) {
+            map_random_zoned_change(m, &r1, 12, zones);
+            map_random_zoned_change(back, &r2, 12, zones);
+        }
+        assert_same_map(m, back, "after changes", sd);
+        dch_map_free(back);
+        free(bytes);
+        dch_map_free(m);
     }
     cr_assert(v1 > 0 && v3 > 0 && raw > 0 && runs > 0 && weightless > 0,
               "cases: v1 %u, v3 %u, raw %u, runs %u, no weight %u", v1, v3, raw, runs,

@@ -196,18 +196,19 @@ static uint32_t owner_in(const dch_range *list, size_t n, uint64_t h)
     return list[lo].owner;
 }
 
+/* bsearch order of a hash against a change: below it, in it, or above it.
+ * The reported changes are sorted and disjoint, so at most one holds h. */
+static int hash_vs_change(const void *key, const void *elem)
+{
+    const uint64_t h = *(const uint64_t *)key;
+    const dch_range_change *c = elem;
+    return h < c->lo ? -1 : h > c->hi ? 1 : 0;
+}
+
 /* The reported change holding h, or NULL. */
 static const dch_range_change *change_at(const change_list *cs, uint64_t h)
 {
-    size_t lo = 0, hi = cs->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cs->v[mid].hi < h)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < cs->n && cs->v[lo].lo <= h ? &cs->v[lo] : NULL;
+    return cs->n ? bsearch(&h, cs->v, cs->n, sizeof cs->v[0], hash_vs_change) : NULL;
 }
 
 /* Changes are non-empty, ascending, disjoint, from != to, and maximal:

@@ -74,11 +74,7 @@ static uint32_t oracle_next_id(const oracle *o)
 
 static void oracle_add(oracle *o, const char *name, uint32_t weight, uint32_t id)
 {
-    if (o->n == o->cap) {
-        o->cap = o->cap ? o->cap * 2 : 16;
-        o->m = realloc(o->m, o->cap * sizeof *o->m);
-        cr_assert(o->m != NULL, "out of memory");
-    }
+    o->m = xgrow(o->m, o->n, &o->cap, sizeof *o->m);
     omember *m = &o->m[o->n++];
     snprintf(m->name, sizeof m->name, "%s", name);
     m->weight = weight;

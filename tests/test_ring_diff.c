@@ -42,10 +42,7 @@ typedef struct plan {
 static int keep(const dch_move *mv, void *ctx)
 {
     plan *p = ctx;
-    if (p->n == p->cap) {
-        p->cap = p->cap ? 2 * p->cap : 64;
-        p->v = xrealloc(p->v, p->cap * sizeof *p->v);
-    }
+    p->v = xgrow(p->v, p->n, &p->cap, sizeof *p->v);
     kept *k = &p->v[p->n++];
     k->lo = mv->lo;
     k->hi = mv->hi;

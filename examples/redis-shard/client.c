@@ -5,21 +5,11 @@
 #include "client.h"
 
 #include "keys.h"
+#include "rng.h" /* SplitMix64: the picks and operations depend on the seed alone */
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* splitmix64 (Steele, Lea and Flood, 2014): a small, well-mixed generator;
- * the picks and the operations depend on the seed alone. */
-static uint64_t next_random(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15u);
-
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
 
 static int key_moves(const client *cl, uint32_t i)
 {
@@ -47,7 +37,7 @@ static int pick_keys(client *cl, uint64_t *rng)
         return -1;
     }
     while ((want_moving > 0 || want_staying > 0) && draws++ < max_draws) {
-        uint32_t i = (uint32_t)(next_random(rng) % n);
+        uint32_t i = (uint32_t)(dch__rng_next(rng) % n);
 
         if (taken[i])
             continue;
@@ -134,7 +124,7 @@ static void *client_main(void *arg)
     uint64_t rng = cl->cfg.seed ^ 0x5eed5eed5eed5eedu;
 
     for (uint64_t op = 0; op < cl->cfg.max_ops && cl->npicked > 0; op++) {
-        uint64_t r = next_random(&rng);
+        uint64_t r = dch__rng_next(&rng);
         uint32_t i = cl->picked[(r >> 1) % cl->npicked];
         char key[KEY_CAP];
         size_t klen = key_name(key, i);

@@ -22,9 +22,22 @@
 
 static const char magic_line[] = "redis-shard-cluster 1";
 
+/* The words of the state file, indexed by the enums they name. */
+static const char *const scheme_words[] = {"map", "ring"};
+static const char *const step_words[] = {"", "join", "leave"};
+
 const char *scheme_name(scheme s)
 {
-    return s == SCHEME_RING ? "ring" : "map";
+    return scheme_words[s == SCHEME_RING];
+}
+
+/* The index i of w among words[first .. n-1], or -1. */
+static int word_index(const char *w, const char *const *words, int first, int n)
+{
+    for (int i = first; i < n; i++)
+        if (strcmp(w, words[i]) == 0)
+            return i;
+    return -1;
 }
 
 static int path_of(char *buf, const char *dir, const char *file)
@@ -181,30 +194,6 @@ static int read_all(const char *dir, const char *file, char **out)
     return 0;
 }
 
-static int hex_key(const char *s, uint8_t key[16])
-{
-    if (strlen(s) != 32)
-        return -1;
-    for (int i = 0; i < 16; i++) {
-        unsigned v = 0;
-
-        for (int j = 0; j < 2; j++) {
-            char ch = s[2 * i + j];
-            unsigned d;
-
-            if (ch >= '0' && ch <= '9')
-                d = (unsigned)(ch - '0');
-            else if (ch >= 'a' && ch <= 'f')
-                d = (unsigned)(ch - 'a' + 10);
-            else
-                return -1;
-            v = v * 16 + d;
-        }
-        key[i] = (uint8_t)v;
-    }
-    return 0;
-}
-
 /* A decimal number up to UINT32_MAX (the shared parser, number.h). */
 static int parse_u32(const char *s, uint32_t *out)
 {
@@ -287,17 +276,16 @@ static int parse_line(cluster *c, char *line, int *seen_scheme)
     if (extra != NULL || a == NULL)
         return -1;
     if (strcmp(word, "scheme") == 0 && b == NULL) {
-        if (strcmp(a, "map") == 0)
-            c->scheme = SCHEME_MAP;
-        else if (strcmp(a, "ring") == 0)
-            c->scheme = SCHEME_RING;
-        else
+        int i = word_index(a, scheme_words, 0, 2);
+
+        if (i < 0)
             return -1;
+        c->scheme = (scheme)i;
         *seen_scheme = 1;
         return 0;
     }
     if (strcmp(word, "hash-key") == 0 && b == NULL)
-        return hex_key(a, c->hash_key);
+        return dch__hex_parse(a, c->hash_key, 16);
     if (strcmp(word, "keys") == 0 && b == NULL)
         return parse_u32(a, &c->keys);
     if (strcmp(word, "member") == 0 && b != NULL) {
@@ -309,12 +297,11 @@ static int parse_line(cluster *c, char *line, int *seen_scheme)
     }
     if (strcmp(word, "pending") == 0 && b != NULL && c->pending == STEP_NONE &&
         strlen(b) <= DCH_NAME_MAX) {
-        if (strcmp(a, "join") == 0)
-            c->pending = STEP_JOIN;
-        else if (strcmp(a, "leave") == 0)
-            c->pending = STEP_LEAVE;
-        else
+        int i = word_index(a, step_words, STEP_JOIN, 3);
+
+        if (i < 0)
             return -1;
+        c->pending = (step_op)i;
         memcpy(c->pending_name, b, strlen(b) + 1);
         return 0;
     }
@@ -486,7 +473,7 @@ static void fill_book(FILE *f, const cluster *c)
                 c->book[i].port);
     if (c->pending != STEP_NONE)
         fprintf(f, "pending %s %s\n",
-                c->pending == STEP_JOIN ? "join" : "leave", c->pending_name);
+                step_words[c->pending], c->pending_name);
 }
 
 static void fill_gens(FILE *f, const cluster *c)

@@ -169,19 +169,39 @@ static int load_map_and_count(const opts *o, dch_map **m, uint32_t *n)
     return 0;
 }
 
+/* The keys 0 .. n-1 in order, each with its name and its owner's place in
+ * the book: fn on each until one returns nonzero, which is returned; a key
+ * with no owner in the book fails. */
+typedef int key_fn(void *ctx, uint32_t i, const char *k, size_t kl, int owner);
+
+static int each_key(const dch_map *m, uint32_t n, key_fn *fn, void *ctx)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        char k[KEY_CAP];
+        const size_t kl = key_name(k, i);
+        const int s = owner_of(m, k, kl);
+        const int rc = s < 0 ? fail("a key has no owner in the book") : fn(ctx, i, k, kl, s);
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int load_key(void *ctx, uint32_t i, const char *k, size_t kl, int owner)
+{
+    (void)ctx;
+    char v[VALUE_CAP];
+    const size_t vl = value_make(v, i, 0);
+    return store_set(book[owner].conn, k, kl, v, vl);
+}
+
 static int cmd_load(const opts *o)
 {
     dch_map *m;
     uint32_t n;
     if (load_map_and_count(o, &m, &n) != 0)
         return 1;
-    int rc = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        char k[KEY_CAP], v[VALUE_CAP];
-        const size_t kl = key_name(k, i), vl = value_make(v, i, 0);
-        const int s = owner_of(m, k, kl);
-        rc = s < 0 ? fail("a key has no owner in the book") : store_set(book[s].conn, k, kl, v, vl);
-    }
+    const int rc = each_key(m, n, load_key, NULL);
     dch_map_free(m);
     if (rc == 0)
         printf("@ loaded=%" PRIu32 "\n", n);
@@ -192,7 +212,7 @@ typedef struct scan_ctx {
     const dch_map *m;
     int shard;
     uint32_t n;
-    uint64_t seen, misplaced, foreign;
+    uint64_t seen, misplaced, foreign, lost, damaged;
 } scan_ctx;
 
 static int on_check_key(const char *key, size_t len, void *ctx)
@@ -207,36 +227,40 @@ static int on_check_key(const char *key, size_t len, void *ctx)
     return 0;
 }
 
+static int read_key(void *ctx, uint32_t i, const char *k, size_t kl, int owner)
+{
+    scan_ctx *s = ctx;
+    char v[VALUE_CAP];
+    size_t vl;
+    const int r = store_get(book[owner].conn, k, kl, v, sizeof v, &vl);
+    if (r < 0)
+        return -1;
+    if (r == 0)
+        s->lost++;
+    else if (!value_is(v, vl, i, 0))
+        s->damaged++;
+    return 0;
+}
+
 static int cmd_check(const opts *o)
 {
     dch_map *m;
     uint32_t n;
     if (load_map_and_count(o, &m, &n) != 0)
         return 1;
-    scan_ctx s = {m, 0, n, 0, 0, 0};
+    scan_ctx s = {m, 0, n, 0, 0, 0, 0, 0};
     int rc = 0;
     for (size_t d = 0; d < nbook && rc == 0; d++) {
         s.shard = (int)d;
         rc = store_scan(book[d].conn, SCAN_MAX_CALLS, on_check_key, &s);
     }
-    uint64_t lost = 0, damaged = 0;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        char k[KEY_CAP], v[VALUE_CAP];
-        size_t vl;
-        const size_t kl = key_name(k, i);
-        const int r = store_get(book[owner_of(m, k, kl)].conn, k, kl, v, sizeof v, &vl);
-        if (r < 0)
-            rc = -1;
-        else if (r == 0)
-            lost++;
-        else if (!value_is(v, vl, i, 0))
-            damaged++;
-    }
+    if (rc == 0)
+        rc = each_key(m, n, read_key, &s);
     dch_map_free(m);
     printf("@ keys=%" PRIu32 " found=%" PRIu64 " lost=%" PRIu64 " damaged=%" PRIu64
            " misplaced=%" PRIu64 " foreign=%" PRIu64 "\n",
-           n, s.seen, lost, damaged, s.misplaced, s.foreign);
-    return rc != 0 || lost || damaged || s.misplaced || s.foreign || s.seen != n;
+           n, s.seen, s.lost, s.damaged, s.misplaced, s.foreign);
+    return rc != 0 || s.lost || s.damaged || s.misplaced || s.foreign || s.seen != n;
 }
 
 /* ---- router ----------------------------------------------------------- */

@@ -50,22 +50,24 @@ int member_of_router(const cluster *c, const char *name);
 /** The view of the published router. */
 int current_view(view *v, const cluster *c);
 
-/** PIPELINE keys (and values) gathered for one shard. */
+/** PIPELINE keys (and values) gathered for one shard: about 100 KB, so
+ *  batches live on the heap. */
 typedef struct key_batch {
-    char (*keys)[KEY_CAP];
-    char (*vals)[VALUE_CAP];
-    const char **kp, **vp;
-    size_t *klen, *vlen;
-    uint32_t *idx;
+    char keys[PIPELINE][KEY_CAP];
+    char vals[PIPELINE][VALUE_CAP];
+    const char *kp[PIPELINE], *vp[PIPELINE];
+    size_t klen[PIPELINE], vlen[PIPELINE];
+    uint32_t idx[PIPELINE];
     size_t n;
 } key_batch;
 
-int key_batch_init(key_batch *b);
-void key_batch_free(key_batch *b);
-
-/** One ready batch for each of n shards, or NULL (reported) when memory
- *  runs out. key_batches_free frees them (NULL is allowed). */
+/** One empty batch for each of n shards, in one block (free it with
+ *  free), or NULL (reported) when memory runs out. */
 key_batch *key_batches_new(size_t n);
-void key_batches_free(key_batch *b, size_t n);
+
+/** The end of a command that sent key batches to every shard: frees the
+ *  batches and connections (one per member of c's book; NULL allowed), the
+ *  view and the book. */
+void shards_free(cluster *c, view *v, redisContext **conns, key_batch *bufs);
 
 #endif /* REDIS_SHARD_COMMANDS_H */

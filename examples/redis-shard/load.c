@@ -91,10 +91,7 @@ int cmd_load(const char *dir, int argc, char **argv)
     }
     status = 0;
 out:
-    key_batches_free(bufs, c.nbook);
     free(per_shard);
-    close_all(conns, c.nbook);
-    view_free(&v);
-    cluster_free(&c);
+    shards_free(&c, &v, conns, bufs);
     return status;
 }

@@ -26,6 +26,7 @@
  * through a shard's failure) hold the others.
  */
 #include "commands.h"
+#include "number.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -125,69 +126,23 @@ int current_view(view *v, const cluster *c)
 
 /* ---- Pipeline batches -------------------------------------------------- */
 
-void key_batch_free(key_batch *b)
-{
-    free(b->keys);
-    free(b->vals);
-    free(b->kp);
-    free(b->vp);
-    free(b->klen);
-    free(b->vlen);
-    free(b->idx);
-    memset(b, 0, sizeof *b);
-}
-
-int key_batch_init(key_batch *b)
-{
-    memset(b, 0, sizeof *b);
-    b->keys = malloc(PIPELINE * sizeof *b->keys);
-    b->vals = malloc(PIPELINE * sizeof *b->vals);
-    b->kp = malloc(PIPELINE * sizeof *b->kp);
-    b->vp = malloc(PIPELINE * sizeof *b->vp);
-    b->klen = malloc(PIPELINE * sizeof *b->klen);
-    b->vlen = malloc(PIPELINE * sizeof *b->vlen);
-    b->idx = malloc(PIPELINE * sizeof *b->idx);
-    if (!b->keys || !b->vals || !b->kp || !b->vp || !b->klen || !b->vlen ||
-        !b->idx) {
-        key_batch_free(b);
-        fprintf(stderr, "redis-shard: out of memory\n");
-        return -1;
-    }
-    return 0;
-}
-
 key_batch *key_batches_new(size_t n)
 {
     key_batch *b = calloc(n ? n : 1, sizeof *b);
-    if (b == NULL) {
+    if (b == NULL)
         fprintf(stderr, "redis-shard: out of memory\n");
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (key_batch_init(&b[i]) != 0) {
-            key_batches_free(b, i);
-            return NULL;
-        }
     return b;
 }
 
-void key_batches_free(key_batch *b, size_t n)
+void shards_free(cluster *c, view *v, redisContext **conns, key_batch *bufs)
 {
-    for (size_t i = 0; b != NULL && i < n; i++)
-        key_batch_free(&b[i]);
-    free(b);
+    free(bufs);
+    close_all(conns, c->nbook);
+    view_free(v);
+    cluster_free(c);
 }
 
 /* ---- init --------------------------------------------------------------- */
-
-static int hex_digit(char ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    return -1;
-}
 
 int cmd_init(const char *dir, int argc, char **argv)
 {
@@ -203,20 +158,9 @@ int cmd_init(const char *dir, int argc, char **argv)
         if (strcmp(argv[a], "--ring") == 0) {
             s = SCHEME_RING;
         } else if (strcmp(argv[a], "--hash-key") == 0 && a + 1 < argc) {
-            const char *h = argv[++a];
-
-            if (strlen(h) != 32) {
+            if (dch__hex_parse(argv[++a], key, 16) != 0) {
                 free(ms);
-                return usage("--hash-key takes 32 lowercase hex digits");
-            }
-            for (int i = 0; i < 16; i++) {
-                int hi = hex_digit(h[2 * i]), lo = hex_digit(h[2 * i + 1]);
-
-                if (hi < 0 || lo < 0) {
-                    free(ms);
-                    return usage("--hash-key takes 32 lowercase hex digits");
-                }
-                key[i] = (uint8_t)(hi * 16 + lo);
+                return usage("--hash-key takes 32 hex digits");
             }
             have_key = 1;
         } else {

@@ -32,6 +32,7 @@
  * as key=value pairs.
  */
 #include "replicas.h"
+#include "number.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -221,21 +222,6 @@ typedef struct options {
     int no_fill;
 } options;
 
-static int parse_hex_key(const char *h, uint8_t key[16])
-{
-    static const char digits[] = "0123456789abcdef";
-
-    if (strlen(h) != 32)
-        return -1;
-    for (int i = 0; i < 32; i++) {
-        const char *d = h[i] ? strchr(digits, h[i]) : NULL;
-        if (d == NULL)
-            return -1;
-        key[i / 2] = (uint8_t)(i % 2 ? key[i / 2] | (d - digits) : (d - digits) << 4);
-    }
-    return 0;
-}
-
 /* Options and members; EXIT_USAGE on a bad one, else 0. */
 static int parse_options(options *o, scenario *s, int argc, char **argv)
 {
@@ -256,8 +242,8 @@ static int parse_options(options *o, scenario *s, int argc, char **argv)
                 return usage("--keys takes 1 .. 10000000");
             a++;
         } else if (strcmp(argv[a], "--hash-key") == 0 && v) {
-            if (parse_hex_key(v, o->hash_key) != 0)
-                return usage("--hash-key takes 32 lowercase hex digits");
+            if (dch__hex_parse(v, o->hash_key, 16) != 0)
+                return usage("--hash-key takes 32 hex digits");
             a++;
         } else if (strcmp(argv[a], "--leave") == 0 && v) {
             o->leave = v;
@@ -420,7 +406,7 @@ int cmd_replicas(int argc, char **argv)
     }
     status = run(&s, &o, m);
 out:
-    key_batches_free(s.batch, s.n);
+    free(s.batch);
     close_all(s.conns, s.n);
     free(s.gens);
     free(s.expect);

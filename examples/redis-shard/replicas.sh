@@ -9,7 +9,7 @@
 # report missing copies.
 #
 # Usage: bash examples/redis-shard/replicas.sh [--keys N] [--shards K]
-#            [--replicas R] [--program PATH] [--work DIR]
+#            [--replicas R] [--program PATH] [--work DIR] [--hash-key HEX32]
 #
 #   --program  the redis-shard executable (default: build it in build/)
 #   --work     scratch directory for server files (default: a new
@@ -21,23 +21,18 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
 
 keys=20000
 shards=4
 replicas=2
-program=""
-work=""
-# A fixed hash key makes runs repeatable; any key gives the same guarantees.
-hash_key=7265646973207368617264206b657921
+# shellcheck source=servers.sh
+. "$here/servers.sh"
 
 while [ $# -gt 0 ]; do
+    scenario_option "$@"
+    if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
     case $1 in
-    --keys) keys=$2; shift 2 ;;
-    --shards) shards=$2; shift 2 ;;
     --replicas) replicas=$2; shift 2 ;;
-    --program) program=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
     *) echo "replicas.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -49,8 +44,6 @@ esac
 [ "$shards" -gt "$replicas" ] ||
     { echo "replicas.sh: --shards must exceed --replicas" >&2; exit 2; }
 
-# shellcheck source=servers.sh
-. "$here/servers.sh"
 prepare_example redis-shard-replicas
 
 # The scenario stops its leaver (s2), so each run gets servers of its own,

@@ -40,24 +40,18 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-root=$(cd "$here/../.." && pwd)
 
 keys=100000
 shards=4
-program=""
-work=""
 check=0
 machine=""
-# A fixed hash key makes runs repeatable; any key gives the same guarantees.
-hash_key=7265646973207368617264206b657921
+# shellcheck source=servers.sh
+. "$here/servers.sh"
 
 while [ $# -gt 0 ]; do
+    scenario_option "$@"
+    if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
     case $1 in
-    --keys) keys=$2; shift 2 ;;
-    --shards) shards=$2; shift 2 ;;
-    --program) program=$2; shift 2 ;;
-    --work) work=$2; shift 2 ;;
-    --hash-key) hash_key=$2; shift 2 ;;
     --check) check=1; shift ;;
     --machine) machine=$2; shift 2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
@@ -68,8 +62,6 @@ case $keys$shards in *[!0-9]*) echo "run.sh: --keys and --shards take numbers" >
 [ "$keys" -ge 8 ] || { echo "run.sh: --keys must be at least 8" >&2; exit 2; }
 
 # ---- servers ---------------------------------------------------------------
-# shellcheck source=servers.sh
-. "$here/servers.sh"
 prepare_example redis-shard
 
 for _ in $(seq $((shards + 1))); do

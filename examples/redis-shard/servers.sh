@@ -11,6 +11,28 @@
 # After start_server: ports+=(its port), pids+=(its pid).
 ports=()
 pids=()
+# The repository, where prepare_example builds the program if none is given.
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# The options every scenario takes (the sourcing script sets the defaults of
+# keys and shards): --keys N, --shards K, --program PATH, --work DIR and
+# --hash-key HEX. scenario_option sets `taken` to the number of words it
+# used, 0 when $1 is not one of these.
+program=""
+work=""
+# A fixed hash key makes runs repeatable; any key gives the same guarantees.
+hash_key=7265646973207368617264206b657921
+scenario_option() {
+    taken=2
+    case $1 in
+    --keys) keys=$2 ;;
+    --shards) shards=$2 ;;
+    --program) program=$2 ;;
+    --work) work=$2 ;;
+    --hash-key) hash_key=$2 ;;
+    *) taken=0 ;;
+    esac
+}
 
 # Whether pid $1 is a redis-server.
 is_redis() {

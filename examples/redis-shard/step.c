@@ -361,10 +361,11 @@ static int publish(cluster *c, const char *dir, const char *name,
 /* Whether a step may start. Another step that has not been published
  * forbids it. The same step may run again; if its router was published but
  * the book not yet cleared, the book is finished here and *done set. */
+static const char *const step_names[] = {"", "join", "leave"};
+
 static int step_gate(cluster *c, const char *dir, step_op op,
                      const char *name, int *done)
 {
-    static const char *const names[] = {"", "join", "leave"};
     int in_router = member_of_router(c, name);
 
     *done = 0;
@@ -372,16 +373,45 @@ static int step_gate(cluster *c, const char *dir, step_op op,
         return 0;
     if (c->pending != op || strcmp(c->pending_name, name) != 0) {
         fprintf(stderr, "redis-shard: the %s of %s did not finish; run it "
-                        "again first\n", names[c->pending], c->pending_name);
+                        "again first\n", step_names[c->pending], c->pending_name);
         return -1;
     }
     if (op == STEP_JOIN ? in_router : !in_router) {
         *done = 1;
         printf("%s %s was published; its book is now complete\n",
-               names[op], name);
+               step_names[op], name);
         return publish(c, dir, name, NULL, op == STEP_JOIN);
     }
     return 0;
+}
+
+/* Shared head of join and leave: the step named and the gate passed.
+ * Nonzero when the command ends here, *status then what it returns (0
+ * when the gate finished an earlier run of the same step). */
+static int step_open(step *s, cluster *c, const char *dir, step_op op,
+                     const char *name, int *status)
+{
+    int done;
+
+    memset(s, 0, sizeof *s);
+    s->op = step_names[op];
+    s->name = name;
+    s->c = c;
+    if (step_gate(c, dir, op, name, &done) != 0 || done) {
+        *status = done ? 0 : 1;
+        return -1;
+    }
+    return 0;
+}
+
+/* Shared end of join and leave, on every path once step_open has run:
+ * everything the step and the command hold is freed. */
+static void step_close(step *s, cluster *c, dch_map *next_map, dch_ring *next_ring)
+{
+    step_free(s);
+    dch_map_free(next_map);
+    dch_ring_free(next_ring);
+    cluster_free(c);
 }
 
 /* Shared tail of join and leave: migrate, publish, check, report.
@@ -467,7 +497,7 @@ int cmd_join(const char *dir, int argc, char **argv)
     member m;
     dch_map *next_map = NULL;
     dch_ring *next_ring = NULL;
-    int at, rc, done, status = 1;
+    int at, rc, status = 1;
 
     if (argc < 2)
         return usage("join takes NAME HOST:PORT");
@@ -477,14 +507,8 @@ int cmd_join(const char *dir, int argc, char **argv)
         return EXIT_USAGE;
     if (cluster_load(&c, dir) != 0)
         return 1;
-    memset(&s, 0, sizeof s);
-    s.op = "join";
-    s.name = m.name;
-    s.c = &c;
-    if (step_gate(&c, dir, STEP_JOIN, m.name, &done) != 0 || done) {
-        status = done ? 0 : 1;
+    if (step_open(&s, &c, dir, STEP_JOIN, m.name, &status) != 0)
         goto out;
-    }
     at = cluster_find(&c, m.name);
     if (at >= 0 && (c.pending != STEP_JOIN || strcmp(c.book[at].host, m.host) != 0 ||
                     c.book[at].port != m.port)) {
@@ -509,10 +533,7 @@ int cmd_join(const char *dir, int argc, char **argv)
     }
     status = step_and_publish(&c, dir, &s, &o, next_map, next_ring, 1);
 out:
-    step_free(&s);
-    dch_map_free(next_map);
-    dch_ring_free(next_ring);
-    cluster_free(&c);
+    step_close(&s, &c, next_map, next_ring);
     return status;
 }
 
@@ -523,7 +544,7 @@ int cmd_leave(const char *dir, int argc, char **argv)
     step_options o;
     dch_map *next_map = NULL;
     dch_ring *next_ring = NULL;
-    int rc, done, status = 1;
+    int rc, status = 1;
 
     if (argc < 1)
         return usage("leave takes NAME");
@@ -531,14 +552,8 @@ int cmd_leave(const char *dir, int argc, char **argv)
         return EXIT_USAGE;
     if (cluster_load(&c, dir) != 0)
         return 1;
-    memset(&s, 0, sizeof s);
-    s.op = "leave";
-    s.name = argv[0];
-    s.c = &c;
-    if (step_gate(&c, dir, STEP_LEAVE, argv[0], &done) != 0 || done) {
-        status = done ? 0 : 1;
+    if (step_open(&s, &c, dir, STEP_LEAVE, argv[0], &status) != 0)
         goto out;
-    }
     rc = next_router(&c, argv[0], 0, &next_map, &next_ring);
     if (rc == LAST_MEMBER)
         goto last;
@@ -558,9 +573,6 @@ last:
     fprintf(stderr, "redis-shard: %s is the last member; its keys would have "
                     "nowhere to go\n", argv[0]);
 out:
-    step_free(&s);
-    dch_map_free(next_map);
-    dch_ring_free(next_ring);
-    cluster_free(&c);
+    step_close(&s, &c, next_map, next_ring);
     return status;
 }

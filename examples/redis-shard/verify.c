@@ -158,10 +158,7 @@ int cmd_verify(const char *dir, int argc, char **argv)
              total != (long long)c.keys;
     printf("result: %s\n", status ? "FAILED" : "ok");
 out:
-    key_batches_free(bufs, c.nbook);
     free(size);
-    close_all(conns, c.nbook);
-    view_free(&v);
-    cluster_free(&c);
+    shards_free(&c, &v, conns, bufs);
     return status;
 }

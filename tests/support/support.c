@@ -55,17 +55,25 @@ uint64_t test_seed(uint64_t fallback)
 
 /* ---- Random numbers ---------------------------------------------------- */
 
-uint64_t rng_next(uint64_t *state)
+bool replica_case_next(replica_case *c)
 {
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return z ^ (z >> 31);
-}
-
-uint32_t rng_below(uint64_t *state, uint32_t n)
-{
-    return (uint32_t)(rng_next(state) % n);
+    if (!c->started) {
+        c->started = true;
+        c->R = 1;
+        c->zones = 0;
+        c->i = 0;
+    } else if (++c->i == c->n) {
+        c->i = 0;
+        c->zones += 3;
+        if (c->zones > 3) {
+            c->zones = 0;
+            c->R++;
+        }
+    }
+    if (c->n == 0 || c->R > 4)
+        return false;
+    c->seed = c->base + c->i + 1000 * (c->R * 4 + c->zones);
+    return true;
 }
 
 /* ---- Memory that cannot fail ------------------------------------------- */
@@ -188,9 +196,7 @@ void fault_sweep_done(fault_sweep *sw, int rc)
 
 /* ---- Ranges and changes ------------------------------------------------ */
 
-/* Room for element n of a growing array of `size`-byte elements: doubling,
- * since a default-config map has tens of thousands of ranges. */
-static void *grow(void *v, size_t n, size_t *cap, size_t size)
+void *xgrow(void *v, size_t n, size_t *cap, size_t size)
 {
     if (n == *cap) {
         *cap = *cap ? 2 * *cap : 64;
@@ -202,7 +208,7 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
 int ranges_push(const dch_range *r, void *ctx)
 {
     range_list *rs = ctx;
-    rs->v = grow(rs->v, rs->n, &rs->cap, sizeof *rs->v);
+    rs->v = xgrow(rs->v, rs->n, &rs->cap, sizeof *rs->v);
     rs->v[rs->n++] = *r;
     return 0;
 }
@@ -245,7 +251,7 @@ dch_range *ring_ranges_of(const dch_ring *r, size_t *count)
 int changes_push(const dch_range_change *c, void *ctx)
 {
     change_list *cs = ctx;
-    cs->v = grow(cs->v, cs->n, &cs->cap, sizeof *cs->v);
+    cs->v = xgrow(cs->v, cs->n, &cs->cap, sizeof *cs->v);
     cs->v[cs->n++] = *c;
     return 0;
 }
@@ -301,6 +307,19 @@ void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t 
             die("dch_ring_add_node(%s): %d", name, rc);
         if (ids != NULL)
             ids[i] = id;
+    }
+}
+
+void map_add_members(dch_map *m, const char *prefix, unsigned count, const uint32_t *weights,
+                     size_t nweights)
+{
+    for (unsigned i = 0; i < count; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s%u", prefix, i);
+        const uint32_t w = weights != NULL ? weights[i % nweights] : 1;
+        const int rc = dch_map_add_node(m, name, w, NULL);
+        if (rc != DCH_OK)
+            die("dch_map_add_node(%s): %d", name, rc);
     }
 }
 

@@ -20,6 +20,7 @@
 #define DCH_TESTS_SUPPORT_H
 
 #include "dch/dch.h"
+#include "rng.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,13 +43,34 @@ uint64_t test_seed(uint64_t fallback);
 
 /* ---- Random numbers ---------------------------------------------------- */
 
-/* SplitMix64: small, every seed (zero included) gives a full-period stream,
- * and the same numbers on every platform. */
-uint64_t rng_next(uint64_t *state);
-
-/* A number in [0, n), n > 0; the modulo bias is far below what any test
+/* The tests draw from the generator the programs share (SplitMix64,
+ * tools/number/rng.h): a seed gives the same numbers on every platform and
+ * in every program. rng_below's modulo bias is far below what any test
  * measures. */
-uint32_t rng_below(uint64_t *state, uint32_t n);
+static inline uint64_t rng_next(uint64_t *state)
+{
+    return dch__rng_next(state);
+}
+
+static inline uint32_t rng_below(uint64_t *state, uint32_t n)
+{
+    return dch__rng_below(state, n);
+}
+
+/* The cases of a replica property test: every R from 1 to 4, zones 0 (no
+ * zones) and 3, and n cases i of each, case i seeded
+ * base + i + 1000 * (R * 4 + zones). Start from {.base, .n} and loop while
+ * replica_case_next(&c) is true; it sets R, zones, i and seed. */
+typedef struct replica_case {
+    uint64_t base;
+    unsigned n;
+    uint32_t R, zones;
+    unsigned i;
+    uint64_t seed;
+    bool started;
+} replica_case;
+
+bool replica_case_next(replica_case *c);
 
 /* ---- Memory that cannot fail ------------------------------------------- */
 
@@ -58,6 +80,10 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+/* Room for element n of a growing array v of `size`-byte elements holding
+ * *cap: doubled when full (from 64), since a default-config map has tens of
+ * thousands of ranges. Returns the array, moved or not. */
+void *xgrow(void *v, size_t n, size_t *cap, size_t size);
 
 /* ---- An allocator that fails on request -------------------------------- */
 
@@ -184,6 +210,11 @@ dch_map *map_clone_of(const dch_map *m);
  * max_weight drawn from rng, their ids in ids[] when ids is not NULL. */
 void ring_add_members(dch_ring *r, const char *prefix, unsigned count, uint32_t max_weight,
                       uint64_t *rng, uint32_t *ids);
+
+/* Add members named prefix0, prefix1, ... (count of them) to the map,
+ * member i of weight weights[i % nweights] (1 when weights is NULL). */
+void map_add_members(dch_map *m, const char *prefix, unsigned count, const uint32_t *weights,
+                     size_t nweights);
 
 /* The map saved (dch_map_save: the sizing call with no buffer answers
  * DCH_OK and the length, then the same length is written); the caller frees

@@ -30,21 +30,22 @@ typedef struct trace_config {
     int zones; /* members get one of this many zones; 0: none */
     int weights; /* 0 equal, 1 a few values, 2 anything up to 2^20 */
     uint32_t calls, max_members;
+    /* A row stands for one config per replica count from `replicas` to this
+     * (0: `replicas` only), in that order. */
+    uint32_t replicas_last;
 } trace_config;
 
 static const trace_config configs[] = {
-    {1, 1, 1, 0, 0, 60, 4},        {1, 4, 1, 0, 1, 120, 8},
-    {4, 4, 1, 0, 0, 300, 24},      {4, 4, 1, 0, 2, 300, 24},
-    {16, 8, 1, 0, 1, 400, 40},     {64, 16, 1, 0, 2, 400, 60},
-    {1024, 64, 1, 0, 0, 120, 300}, {1024, 64, 1, 0, 2, 120, 40},
-    {256, 1, 1, 0, 1, 200, 20},    {1, 256, 1, 0, 2, 200, 20},
-    {32, 4, 2, 0, 0, 300, 40},     {32, 4, 3, 0, 0, 300, 40},
-    {32, 4, 4, 0, 0, 300, 40},     {64, 8, 5, 0, 0, 250, 60},
-    {64, 8, 6, 0, 0, 250, 60},     {64, 8, 7, 0, 0, 250, 60},
-    {64, 8, 8, 0, 0, 250, 60},     {64, 8, 2, 0, 2, 250, 30},
-    {64, 8, 3, 0, 1, 250, 30},     {64, 8, 3, 3, 0, 250, 30},
-    {64, 8, 2, 2, 1, 250, 30},     {32, 8, 4, 5, 2, 250, 30},
-    {8, 2, 3, 0, 0, 200, 12},      {256, 16, 3, 0, 0, 80, 120},
+    {1, 1, 1, 0, 0, 60, 4, 0},        {1, 4, 1, 0, 1, 120, 8, 0},
+    {4, 4, 1, 0, 0, 300, 24, 0},      {4, 4, 1, 0, 2, 300, 24, 0},
+    {16, 8, 1, 0, 1, 400, 40, 0},     {64, 16, 1, 0, 2, 400, 60, 0},
+    {1024, 64, 1, 0, 0, 120, 300, 0}, {1024, 64, 1, 0, 2, 120, 40, 0},
+    {256, 1, 1, 0, 1, 200, 20, 0},    {1, 256, 1, 0, 2, 200, 20, 0},
+    {32, 4, 2, 0, 0, 300, 40, 4},     {64, 8, 5, 0, 0, 250, 60, 8},
+    {64, 8, 2, 0, 2, 250, 30, 0},     {64, 8, 3, 0, 1, 250, 30, 0},
+    {64, 8, 3, 3, 0, 250, 30, 0},     {64, 8, 2, 2, 1, 250, 30, 0},
+    {32, 8, 4, 5, 2, 250, 30, 0},     {8, 2, 3, 0, 0, 200, 12, 0},
+    {256, 16, 3, 0, 0, 80, 120, 0},
 };
 
 static uint64_t rng(uint64_t *s)
@@ -155,12 +156,17 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: engine_trace [-v]\n");
         return 2;
     }
+    size_t n = 0; /* configs traced so far: each one's seed */
     for (size_t i = 0; i < sizeof configs / sizeof configs[0]; i++) {
-        const trace_config *c = &configs[i];
-        const uint64_t h = run(c, UINT64_C(0x5EED) + i, verbose, i);
-        printf("config %" PRIu32 " %" PRIu32 " %" PRIu32 " %d %d %" PRIu32 " %016" PRIx64 "\n",
-               c->units, c->spu, c->replicas, c->zones, c->weights, c->calls, h);
-        fflush(stdout);
+        trace_config c = configs[i];
+        const uint32_t last = c.replicas_last ? c.replicas_last : c.replicas;
+        for (; c.replicas <= last; c.replicas++, n++) {
+            const uint64_t h = run(&c, UINT64_C(0x5EED) + n, verbose, n);
+            printf("config %" PRIu32 " %" PRIu32 " %" PRIu32 " %d %d %" PRIu32 " %016" PRIx64
+                   "\n",
+                   c.units, c.spu, c.replicas, c.zones, c.weights, c.calls, h);
+            fflush(stdout);
+        }
     }
     return 0;
 }

@@ -142,8 +142,6 @@ void suggest_start(suggestions *sg, const char *typed);
 void suggest_consider(suggestions *sg, const char *name);
 /* "; did you mean <prefix>a or <prefix>b?", or "" when none is near; buf. */
 const char *suggest_text(const suggestions *sg, const char *prefix, char *buf, size_t size);
-/* 32 hex digits into 16 bytes; 0 or -1. */
-int parse_key(const char *s, uint8_t key[16]);
 
 /* ---- Output (output.c) ------------------------------------------------- */
 

@@ -18,6 +18,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* isatty */
 #include "cli.h"
+#include "number.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -216,7 +217,7 @@ static int init_config(const command *cmd, const args *a, dch_map_config *cfg)
                           cfg->units, cfg->slots_per_unit, slots, DCH_MAP_MAX_SLOTS);
     if ((a->given & OPT_KEY) && (a->given & OPT_RANDOM_KEY))
         return usage_error(cmd, "%s", "--key and --random-key exclude each other");
-    if ((a->given & OPT_KEY) && parse_key(opt_value(a, OPT_KEY), cfg->hash_key) != 0)
+    if ((a->given & OPT_KEY) && dch__hex_parse(opt_value(a, OPT_KEY), cfg->hash_key, 16) != 0)
         return usage_error(cmd, "--key must be 32 hexadecimal digits, not \"%s\"",
                            opt_value(a, OPT_KEY));
     if ((a->given & OPT_RANDOM_KEY) && random_key(cfg->hash_key) != 0) {

@@ -15,7 +15,6 @@
 #include "cli.h"
 #include "number.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -253,26 +252,6 @@ int check_name(const command *cmd, const char *what, const char *s)
     }
     if (n == 0 || n > DCH_NAME_MAX)
         return usage_fail(cmd, "a %s has 1 to %u bytes, not %zu", what, DCH_NAME_MAX, n);
-    return 0;
-}
-
-static int hex_digit(char c)
-{
-    static const char digits[] = "0123456789abcdef";
-    const char *p = c != '\0' ? strchr(digits, tolower((unsigned char)c)) : NULL;
-    return p != NULL ? (int)(p - digits) : -1;
-}
-
-int parse_key(const char *s, uint8_t key[16])
-{
-    if (strlen(s) != 32)
-        return -1;
-    for (int i = 0; i < 16; i++) {
-        const int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return -1;
-        key[i] = (uint8_t)(hi << 4 | lo);
-    }
     return 0;
 }
 

@@ -43,3 +43,18 @@ int dch__number_parse(const char *s, unsigned flags, uint64_t min, uint64_t max,
     *out = v;
     return 0;
 }
+
+int dch__hex_parse(const char *s, uint8_t *out, size_t n)
+{
+    if (s == NULL)
+        return -1;
+    /* Every digit is checked before the first byte is written. */
+    for (size_t i = 0; i < 2 * n; i++)
+        if (digit(s[i], 16) < 0)
+            return -1;
+    if (s[2 * n] != '\0')
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        out[i] = (uint8_t)(digit(s[2 * i], 16) << 4 | digit(s[2 * i + 1], 16));
+    return 0;
+}
