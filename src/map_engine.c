@@ -44,11 +44,11 @@
 int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves)
 {
-    /* One block of 32-bit words: a deviation and a key (two words each) and
-     * 14 arrays per id, the chain search's table (4 words per id), 2 per
+    /* One block of 32-bit words: a deviation and two keys (two words each)
+     * and 16 arrays per id, the chain search's table (4 words per id), 2 per
      * unit, 2 per slot of a unit (and one), 3 per move it can make. Sizes
      * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
-    const size_t n = 22 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
+    const size_t n = 26 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
                      3 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
@@ -59,9 +59,11 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     p += 2 * (size_t)id_limit;
     mv->key = (uint64_t *)(void *)p;
     p += 2 * (size_t)id_limit;
+    mv->ukey = (uint64_t *)(void *)p;
+    p += 2 * (size_t)id_limit;
     uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,   &mv->slot,    &mv->forced,
                            &mv->par,   &mv->via,   &mv->entry, &mv->mark,    &mv->queue,
-                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->rec_head};
+                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->rec_head, &mv->rec_tail, &mv->uheap};
     for (size_t i = 0; i < sizeof per_id / sizeof per_id[0]; i++, p += id_limit)
         *per_id[i] = p;
     mv->table = p;
@@ -235,7 +237,8 @@ static uint32_t plan_counts(const dch__engine *g)
             ai++;
         }
         if (!g->grow || quota[top] < v->members[top].slots) {
-            q[(qh + qn) % n] = top;
+            const uint32_t tail = qh + qn; /* < 2n: a wrap, not a division */
+            q[tail >= n ? tail - n : tail] = top;
             qn++;
         }
     }
@@ -278,12 +281,11 @@ static void repair(const dch__engine *g)
         int64_t best = INT64_MIN;
         for (uint32_t u = 0; u < v->units; u++) {
             const uint16_t *o = v->owner + (size_t)u * v->spu;
-            int64_t ca = 0, cb = 0;
-            for (uint32_t i = 0; i < v->spu; i++) {
-                ca += o[i] == a;
-                cb += o[i] == b;
-            }
-            if (ca > 0 && ca - cb > best) {
+            const int64_t ca = dch__count_of(o, v->spu, a);
+            if (ca == 0 || ca <= best) /* ca - cb <= ca: b's count cannot win */
+                continue;
+            const int64_t cb = dch__count_of(o, v->spu, b);
+            if (ca - cb > best) {
                 best = ca - cb;
                 best_u = u;
             }
@@ -316,6 +318,7 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
     }
 
     mv->nrec = 0;
+    mv->budget = DCH__SEARCH_BUDGET * ((int64_t)v->slots + v->id_limit) + DCH__SEARCH_BASE;
     const uint32_t moved = plan_counts(&g);
     mv->x_final = g.grow ? (int64_t)v->members[x].slots + moved
                          : (int64_t)v->members[x].slots - moved;

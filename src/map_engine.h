@@ -63,9 +63,17 @@ typedef struct dch__move {
     int64_t x_final; /* the count phase 1 planned for x */
     int allow_fit; /* partner() may pick a swap that is not exact */
     uint32_t *rec_slot, *rec_who; /* per move so far: its slot and counterparty */
-    uint32_t *rec_head, *rec_next; /* the chain search's lists of each id's moves */
+    /* each id's moves as a list in record order: its first and last, and
+     * per move the next (the chain search reads them) */
+    uint32_t *rec_head, *rec_tail, *rec_next;
     uint32_t *table, table_mask; /* the chain search's ids with quota, by deviation */
+    uint32_t *uheap; /* per id: the members present in a unit, by pick key */
+    uint64_t *ukey; /* per id: the pick key of those members */
     uint32_t nrec;
+    /* Table entries (and ids) the chain search may still read in this move:
+     * a few times P + N, so that the search costs O(P + N) in all
+     * (docs/placement.md, "Complexity"); spent, it finds no chain. */
+    int64_t budget;
 } dch__move;
 
 /** DCH_OK or DCH_ENOMEM (nothing allocated). max_moves bounds the slots
@@ -106,6 +114,14 @@ typedef struct dch__engine {
     int equal; /* every positive weight is equal */
     int64_t W; /* weight sum after the change */
 } dch__engine;
+
+/** The chain search's work limit per move, in multiples of P + N. */
+#ifndef DCH__SEARCH_BUDGET
+#define DCH__SEARCH_BUDGET 1000000
+#endif
+#ifndef DCH__SEARCH_BASE
+#define DCH__SEARCH_BASE 0
+#endif
 
 /** A strict total order of ids: whether a comes before b. */
 typedef int (*dch__before_fn)(const dch__engine *g, uint32_t a, uint32_t b);

@@ -11,6 +11,7 @@
 
 static uint32_t held_in_unit(const dch__engine *g, uint32_t u, uint32_t id)
 {
+    g->mv->budget -= g->v->spu;
     return dch__count_of(g->v->owner + (size_t)u * g->v->spu, g->v->spu, id);
 }
 
@@ -20,6 +21,7 @@ uint32_t dch__slot_of(const dch__engine *g, uint32_t u, uint32_t id)
     uint32_t s = u * g->v->spu;
     while (g->v->owner[s] != id)
         s++;
+    g->mv->budget -= s - u * g->v->spu + 1;
     return s;
 }
 
@@ -37,12 +39,58 @@ static int can_undo(const dch__engine *g, uint32_t id, uint32_t c)
     return c > 0 && c - 1 >= lo;
 }
 
+/*
+ * Each member's moves as a list in record order (rec_head, rec_next,
+ * rec_tail), kept as moves are recorded and as chains hand records from one
+ * member to another, so that the search reads a member's moves without
+ * rebuilding every list (which cost O(moves) a search).
+ */
+static void list_append(dch__move *mv, uint32_t id, uint32_t r)
+{
+    mv->rec_next[r] = UINT32_MAX;
+    if (mv->rec_head[id] == UINT32_MAX)
+        mv->rec_head[id] = r;
+    else
+        mv->rec_next[mv->rec_tail[id]] = r;
+    mv->rec_tail[id] = r;
+}
+
+/* Take record r out of id's list. */
+static void list_unlink(dch__move *mv, uint32_t id, uint32_t r)
+{
+    uint32_t prev = UINT32_MAX, at = mv->rec_head[id];
+    for (; at != r; at = mv->rec_next[at], mv->budget--)
+        prev = at;
+    if (prev == UINT32_MAX)
+        mv->rec_head[id] = mv->rec_next[r];
+    else
+        mv->rec_next[prev] = mv->rec_next[r];
+    if (mv->rec_tail[id] == r)
+        mv->rec_tail[id] = prev;
+}
+
+/* Put record r into id's list at its place in record order. */
+static void list_insert(dch__move *mv, uint32_t id, uint32_t r)
+{
+    uint32_t prev = UINT32_MAX, at = mv->rec_head[id];
+    for (; at != UINT32_MAX && at < r; at = mv->rec_next[at], mv->budget--)
+        prev = at;
+    mv->rec_next[r] = at;
+    if (prev == UINT32_MAX)
+        mv->rec_head[id] = r;
+    else
+        mv->rec_next[prev] = r;
+    if (at == UINT32_MAX)
+        mv->rec_tail[id] = r;
+}
+
 /* Record a move of slot s with counterparty id. */
 void dch__record(const dch__engine *g, uint32_t s, uint32_t id)
 {
     dch__move *mv = g->mv;
     mv->rec_slot[mv->nrec] = s;
     mv->rec_who[mv->nrec] = id;
+    list_append(mv, id, mv->nrec);
     mv->nrec++;
 }
 
@@ -71,6 +119,7 @@ static void index_quotas(const dch__engine *g)
     while (size < 2 * mv->npool)
         size *= 2;
     mv->table_mask = size - 1;
+    mv->budget -= size + mv->npool;
     for (uint32_t i = 0; i < size; i++)
         mv->table[i] = UINT32_MAX;
     for (uint32_t k = 0; k < mv->npool; k++) {
@@ -119,6 +168,7 @@ static uint32_t partner(const dch__engine *g, uint32_t id)
     if (mine <= -2 * W || mine >= 2 * W)
         return UINT32_MAX;
     const int64_t my_count = final_count(g, id) + step;
+    mv->budget -= mv->npool;
     for (uint32_t k = 0; k < mv->npool; k++) {
         const uint32_t y = mv->pool[k];
         if (mv->quota[y] == 0)
@@ -170,6 +220,8 @@ static uint32_t frontier(const dch__engine *g, uint32_t np, uint32_t from, uint3
         if (partner(g, id) != UINT32_MAX)
             return id;
     }
+    if (!g->grow && absent > 0)
+        mv->budget -= v->id_limit;
     for (uint32_t id = 0; !g->grow && id < v->id_limit && absent > 0; id++) {
         if (id == g->x || v->members[id].weight == 0 || mv->cnt[id] > 0 ||
             mv->mark[id] == mv->stamp)
@@ -225,6 +277,8 @@ static void apply_chain(const dch__engine *g, uint32_t z, uint32_t s0)
         }
         mv->rec_slot[r] = s;
         mv->rec_who[r] = cur;
+        list_unlink(mv, p, r);
+        list_insert(mv, cur, r);
         cur = p;
     }
 }
@@ -247,32 +301,21 @@ static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
     mv->stamp++;
     mv->qlen = 0;
     const uint16_t *base0 = v->owner + (size_t)u0 * v->spu;
+    mv->budget -= v->spu;
     uint32_t np = dch__count_unit(g, base0, 1);
     uint32_t z = frontier(g, np, UINT32_MAX, UINT32_MAX, u0, DCH__SEARCH);
     dch__clear_unit(g, np);
-    /* Each member's moves, in record order, as lists: the search looks at
-     * the moves of every member it reaches, and the records do not change
-     * until a chain is applied. */
-    if (z == UINT32_MAX && mv->qlen > 0) {
-        for (uint32_t r = 0; r < mv->nrec; r++)
-            mv->rec_head[mv->rec_who[r]] = UINT32_MAX;
-        for (uint32_t r = mv->nrec; r-- > 0;) {
-            mv->rec_next[r] = mv->rec_head[mv->rec_who[r]];
-            mv->rec_head[mv->rec_who[r]] = r;
-        }
-    }
-    for (uint32_t head = 0; z == UINT32_MAX && head < mv->qlen && mv->qlen < DCH__SEARCH;
+    for (uint32_t head = 0; z == UINT32_MAX && head < mv->qlen && mv->qlen < DCH__SEARCH &&
+                            mv->budget > 0;
          head++) {
         const uint32_t k = mv->queue[head];
-        /* The head of a member with no record is left from an earlier
-         * search, or UINT32_MAX: not one of its records. */
         uint32_t r = mv->rec_head[k];
-        if (r >= mv->nrec || mv->rec_who[r] != k)
-            continue;
-        for (; r != UINT32_MAX && z == UINT32_MAX; r = mv->rec_next[r]) {
+        for (; r != UINT32_MAX && z == UINT32_MAX && mv->budget > 0; r = mv->rec_next[r]) {
             const uint32_t u = mv->rec_slot[r] / v->spu;
+            mv->budget--;
             if (u == u0 || !can_undo(g, k, held_in_unit(g, u, k)))
                 continue;
+            mv->budget -= v->spu;
             np = dch__count_unit(g, v->owner + (size_t)u * v->spu, 1);
             mv->cnt[k] = 0; /* k cannot take its own move over */
             z = frontier(g, np, k, r, u, DCH__SEARCH - mv->qlen);
@@ -291,6 +334,8 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
+    if (mv->budget <= 0) /* spent: the later, looser passes carry the quota */
+        return 0;
     index_quotas(g); /* for both searches: a failed one changes nothing */
     mv->allow_fit = 0;
     if (search_once(g, u0, s0))
@@ -300,6 +345,7 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
     mv->allow_fit = 1;
     mv->lo_count = INT64_MAX;
     mv->hi_count = INT64_MIN;
+    mv->budget -= g->equal ? v->id_limit : 0;
     for (uint32_t id = 0; g->equal && id < v->id_limit; id++) {
         if (v->members[id].weight == 0)
             continue;

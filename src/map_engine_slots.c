@@ -108,17 +108,37 @@ static void count_x(const dch__engine *g)
         xcnt[u] = dch__count_of(v->owner + (size_t)u * v->spu, v->spu, g->x);
 }
 
-/* Slots x would gain (raise) or lose (lowering) with every unit levelled at L. */
-static uint64_t fill_to(const dch__engine *g, uint32_t L)
+/*
+ * The level L of x's water-filling, in one pass over the histogram of x's
+ * counts (xs[c]: units holding c slots): on a raise the largest L whose
+ * fill f(L) = sum over c < L of hist[c] * (L - c) is at most `moved`, on a
+ * lowering the smallest L whose cut, the sum over c > L of hist[c] * (c - L),
+ * is. f grows by the units at or below L with each step of L (falls by those
+ * at or above it), so stepping L by one from the empty fill costs O(S) in
+ * all; *filled gets the fill at L.
+ */
+static uint32_t level_of(const dch__engine *g, uint32_t moved, uint64_t *filled)
 {
-    /* From the histogram of x's counts, hist[c] units holding c slots
-     * (plan_targets keeps it in xs[0 .. S]). */
-    const uint32_t *hist = g->mv->xs;
-    uint64_t f = 0;
-    for (uint32_t c = 0; c <= g->v->spu; c++)
-        if (g->grow ? c < L : c > L)
-            f += (uint64_t)hist[c] * (g->grow ? L - c : c - L);
-    return f;
+    const uint32_t *hist = g->mv->xs, spu = g->v->spu;
+    uint64_t f = 0, units = 0;
+    uint32_t L;
+    if (g->grow) {
+        for (L = 0; L < spu; L++) {
+            units += hist[L];
+            if (f + units > moved)
+                break;
+            f += units;
+        }
+    } else {
+        for (L = spu; L > 0; L--) {
+            units += hist[L];
+            if (f + units > moved)
+                break;
+            f += units;
+        }
+    }
+    *filled = f;
+    return L;
 }
 
 /*
@@ -133,19 +153,10 @@ static void plan_targets(const dch__engine *g, uint32_t moved)
     memset(g->mv->xs, 0, ((size_t)v->spu + 1) * sizeof *g->mv->xs);
     for (uint32_t u = 0; u < v->units; u++)
         g->mv->xs[g->mv->xcnt[u]]++;
-    /* Raise: the largest L with fill_to(L) <= moved; lowering: the smallest. */
-    uint32_t lo = 0, hi = v->spu;
-    while (lo < hi) {
-        const uint32_t mid = g->grow ? lo + (hi - lo + 1) / 2 : lo + (hi - lo) / 2;
-        const int fits = fill_to(g, mid) <= moved;
-        if (g->grow)
-            *(fits ? &lo : &hi) = fits ? mid : mid - 1;
-        else
-            *(fits ? &hi : &lo) = fits ? mid : mid + 1;
-    }
-    const uint32_t L = lo;
+    uint64_t filled;
+    const uint32_t L = level_of(g, moved, &filled);
     g->mv->level = L; /* used by raises only */
-    const uint64_t extra = moved - fill_to(g, L);
+    const uint64_t extra = moved - filled;
     uint64_t at_level = 0, acc = 0;
     for (uint32_t u = 0; u < v->units; u++)
         at_level += g->grow ? g->mv->xcnt[u] <= L : g->mv->xcnt[u] >= L;
@@ -219,35 +230,102 @@ static uint64_t pick_key(const dch__engine *g, uint32_t id, int t)
     return key_of(t, free_quota(g, id), id);
 }
 /*
- * The least of `best` and the pick_key() of the members present in the unit
- * (counted into cnt/present) that hold a slot there and have quota left,
- * with a tier of at most max_tier; on the first pass of a raise, a tier-1
- * pick must also leave quota beyond what later units force. Each array is
- * read once a member.
+ * The unit's picks. The members counted in a unit (cnt/present) that hold a
+ * slot there and have quota left sit in a binary heap over uheap[], ordered
+ * by their pick_key(), kept in ukey[]. A pick changes only the picked
+ * member's count and quota (forced[] changes only as a unit starts), so only
+ * its key changes, and it is the heap's top: each pick costs O(log S) where
+ * a scan of the members present cost O(min(S, N)) (docs/placement.md,
+ * "Complexity").
  */
-static uint64_t best_present(const dch__engine *g, uint32_t np, uint64_t best,
-                             int max_tier, int first)
+static void unit_sift_down(dch__move *mv, uint32_t n, uint32_t i)
 {
-    const dch__move *mv = g->mv;
-    const uint32_t *present = mv->present, *cnt = mv->cnt, *quota = mv->quota;
-    const uint32_t *lo = mv->band_lo, *hi = mv->band_hi, *forced = mv->forced;
-    const int grow = g->grow;
-    for (uint32_t k = 0; k < np; k++) {
-        const uint32_t id = present[k], c = cnt[id], q = quota[id];
-        if (c == 0 || q == 0)
-            continue;
-        const int t = tier_of(grow, c, lo[id], hi[id]);
-        const int64_t spare = (int64_t)q - forced[id];
-        if (t > max_tier || (t == 1 && first && spare <= 0))
-            continue;
-        const uint64_t key = key_of(t, spare, id);
-        best = key < best ? key : best;
+    uint32_t *h = mv->uheap;
+    const uint32_t id = h[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && mv->ukey[h[c + 1]] < mv->ukey[h[c]])
+            c++;
+        if (mv->ukey[h[c]] >= mv->ukey[id])
+            break;
+        h[i] = h[c];
+        i = c;
     }
-    return best;
+    h[i] = id;
+}
+
+static uint32_t unit_push(const dch__engine *g, uint32_t n, uint32_t id)
+{
+    dch__move *mv = g->mv;
+    uint32_t *h = mv->uheap, i = n;
+    mv->ukey[id] = pick_key(g, id, tier(g, id, mv->cnt[id]));
+    while (i > 0 && mv->ukey[id] < mv->ukey[h[(i - 1) / 2]]) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = id;
+    return n + 1;
+}
+
+/* The heap of the np members counted in the unit; returns its size. */
+static uint32_t unit_heap(const dch__engine *g, uint32_t np)
+{
+    dch__move *mv = g->mv;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < np; k++) {
+        const uint32_t id = mv->present[k];
+        if (mv->cnt[id] == 0 || mv->quota[id] == 0)
+            continue;
+        mv->ukey[id] = pick_key(g, id, tier(g, id, mv->cnt[id]));
+        mv->uheap[n++] = id;
+    }
+    for (uint32_t i = n / 2; i-- > 0;)
+        unit_sift_down(mv, n, i);
+    return n;
+}
+
+/*
+ * The least pick_key() in the heap of n if its tier is at most max_tier
+ * and, on the first pass of a raise, a tier-1 pick leaves quota beyond what
+ * later units force; else UINT64_MAX. (When the least fails, all fail: a
+ * larger key has a larger tier, or the same tier and less spare quota.)
+ */
+static uint64_t unit_best(const dch__engine *g, uint32_t n, int max_tier, int first)
+{
+    if (n == 0)
+        return UINT64_MAX;
+    const uint32_t id = g->mv->uheap[0];
+    const uint64_t key = g->mv->ukey[id];
+    const int t = (int)(key >> 60);
+    if (t > max_tier || (t == 1 && first && free_quota(g, id) <= 0))
+        return UINT64_MAX;
+    return key;
+}
+
+/* After the top's count or quota changed: re-key it, or drop it when it
+ * holds nothing there or has no quota left. Returns the new size. */
+static uint32_t unit_fix_top(const dch__engine *g, uint32_t n)
+{
+    dch__move *mv = g->mv;
+    const uint32_t id = mv->uheap[0];
+    if (mv->cnt[id] == 0 || mv->quota[id] == 0) {
+        mv->uheap[0] = mv->uheap[--n];
+        if (n == 0)
+            return 0;
+    } else {
+        mv->ukey[id] = pick_key(g, id, tier(g, id, mv->cnt[id]));
+    }
+    unit_sift_down(mv, n, 0);
+    return n;
 }
 
 /* Count unit u's owners other than x into cnt/present; slot[id] is the last
- * slot of the unit id holds. Only donors with quota left, on a raise. */
+ * slot of the unit id holds. Only donors with quota left, on a raise, and
+ * then xs[i] links slot i to the slot before it of the same donor (xs is
+ * free on a raise once plan_targets is done), so that a donor's next slot
+ * costs O(1), not a scan of the unit. */
 static uint32_t count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
     uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
@@ -262,6 +340,7 @@ static uint32_t count_unit(const dch__engine *g, const uint16_t *base, int all)
                 continue;
             present[np] = o;
             np += cnt[o]++ == 0;
+            g->mv->xs[i] = slot[o]; /* followed only while cnt[o] > 0 */
             slot[o] = i;
         }
     } else {
@@ -331,15 +410,28 @@ static uint32_t first_marked(const dch__engine *g, uint32_t n, int present)
     return p;
 }
 
-/* The first of heap[0 .. n) holding nothing in the unit, from cnt[] when
- * it was counted, else from mark[]; or n. */
-static uint32_t best_absent(const dch__engine *g, uint32_t n, int counted)
+/*
+ * The first of heap[0 .. n) holding nothing in the unit, from cnt[] when
+ * it was counted, else from mark[]; or n. *lead is a count of leading
+ * entries known to be present (each pick keeps all but one of them where
+ * they were), so the scan resumes there; and when the unit's heap of present
+ * receivers (nh of them) holds every receiver with quota, none is absent.
+ */
+static uint32_t best_absent(const dch__engine *g, uint32_t n, int counted, uint32_t nh,
+                            uint32_t *lead)
 {
-    uint32_t p = 0;
-    if (!counted)
-        return first_marked(g, n, 0);
-    while (p < n && g->mv->cnt[g->mv->heap[p]] > 0)
-        p++;
+    const dch__move *mv = g->mv;
+    if (counted && nh == n)
+        return n;
+    uint32_t p = *lead < n ? *lead : n;
+    if (!counted) {
+        while (p < n && mv->mark[mv->heap[p]] == mv->stamp)
+            p++;
+    } else {
+        while (p < n && mv->cnt[mv->heap[p]] > 0)
+            p++;
+    }
+    *lead = p;
     return p;
 }
 
@@ -536,8 +628,9 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
         const uint32_t np = count_unit(g, base, 0);
         if (first && mv->surveyed)
             tally_forced(g, np, -1);
+        uint32_t nh = unit_heap(g, np);
         for (; mv->xcnt[u] < limit && left > 0; left--) {
-            const uint64_t best_key = best_present(g, np, UINT64_MAX, max_tier, first);
+            const uint64_t best_key = unit_best(g, nh, max_tier, first);
             if (best_key == UINT64_MAX)
                 break;
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
@@ -545,11 +638,9 @@ static uint32_t take_pass(const dch__engine *g, uint32_t slack, int max_tier, ui
             take(g, u, best, s);
             if (banded)
                 nq = resort_one(g, nq, position_of(g, best));
-            if (--mv->cnt[best] > 0) { /* its next slot, below the one taken */
-                while (base[--s] != best) {
-                }
-                mv->slot[best] = s;
-            }
+            if (--mv->cnt[best] > 0) /* its next slot, below the one taken */
+                mv->slot[best] = mv->xs[s];
+            nh = unit_fix_top(g, nh);
         }
         clear_unit(g, np);
     }
@@ -586,12 +677,14 @@ static void give_pass(const dch__engine *g, uint32_t n)
             np = count_unit(g, base, 1);
         if (mv->surveyed)
             tally_forced(g, np, -1);
+        uint32_t nh = counted ? unit_heap(g, np) : 0, lead = 0;
         for (uint32_t k = 0; k < nx && mv->xcnt[u] > mv->target[u]; k++) {
             const uint32_t i = mv->xs[k];
-            uint32_t at = best_absent(g, n, counted);
+            uint32_t at = best_absent(g, n, counted, nh, &lead);
             if (at == n && !counted) {
                 np = count_unit(g, base, 1);
                 counted = 1;
+                nh = unit_heap(g, np);
             }
             uint32_t best = at < n ? mv->heap[at] : UINT32_MAX;
             uint64_t best_key =
@@ -599,8 +692,10 @@ static void give_pass(const dch__engine *g, uint32_t n)
             /* A receiver present holds a slot of the unit, so where no band
              * passes one slot each present one would leave its band (tier
              * 2), and an absent one of tier 0 or 1 comes first. */
-            if (best_key >> 60 > 1 || mv->max_band_hi > 1)
-                best_key = best_present(g, np, best_key, 2, 0);
+            if (best_key >> 60 > 1 || mv->max_band_hi > 1) {
+                const uint64_t present_key = unit_best(g, nh, 2, 0);
+                best_key = present_key < best_key ? present_key : best_key;
+            }
             best = best_key == UINT64_MAX ? UINT32_MAX : (uint32_t)(best_key & 0xFFFF);
             if (tier(g, best, mv->cnt[best]) == 2) {
                 /* No receiver with quota fits here: trade moves along a
@@ -609,12 +704,15 @@ static void give_pass(const dch__engine *g, uint32_t n)
                 const int chained = dch__search_chain(g, u, u * v->spu + i);
                 np = count_unit(g, base, 1);
                 counted = 1;
+                nh = unit_heap(g, np);
+                lead = 0;
                 if (chained) {
                     mv->xcnt[u]--;
                     n = resort_all(g, n);
                     continue;
                 }
             }
+            const int was_present = counted && mv->cnt[best] > 0; /* the heap's top */
             base[i] = (uint16_t)best;
             if (!counted)
                 mv->mark[best] = mv->stamp;
@@ -625,8 +723,13 @@ static void give_pass(const dch__engine *g, uint32_t n)
             mv->xcnt[u]--;
             dch__record(g, u * v->spu + i, best);
             mv->quota[best]--;
+            if (was_present)
+                nh = unit_fix_top(g, nh);
+            else if (counted && mv->quota[best] > 0)
+                nh = unit_push(g, nh, best);
             if (at >= n || mv->heap[at] != best) /* a present receiver was picked */
                 at = position_of(g, best);
+            lead -= at < lead; /* the entries behind it move up by one */
             n = resort_one(g, n, at);
         }
         clear_unit(g, np);
