@@ -117,7 +117,7 @@ typedef struct dch__engine {
 
 /** The chain search's work limit per move, in multiples of P + N. */
 #ifndef DCH__SEARCH_BUDGET
-#define DCH__SEARCH_BUDGET 1000000
+#define DCH__SEARCH_BUDGET 4
 #endif
 #ifndef DCH__SEARCH_BASE
 #define DCH__SEARCH_BASE 0
