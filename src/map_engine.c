@@ -117,6 +117,8 @@ void dch__move_release(dch__move *mv)
 }
 
 
+_Thread_local int64_t dch__search_work;
+
 static int before_global(const dch__engine *g, uint32_t a, uint32_t b)
 {
     const int64_t da = dch__deviation(g, a), db = dch__deviation(g, b);
@@ -318,13 +320,15 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
     }
 
     mv->nrec = 0;
-    mv->budget = DCH__SEARCH_BUDGET * ((int64_t)v->slots + v->id_limit) + DCH__SEARCH_BASE;
+    const int64_t budget = DCH__SEARCH_BUDGET * ((int64_t)v->slots + v->id_limit) + DCH__SEARCH_BASE;
+    mv->budget = budget;
     const uint32_t moved = plan_counts(&g);
     mv->x_final = g.grow ? (int64_t)v->members[x].slots + moved
                          : (int64_t)v->members[x].slots - moved;
     if (moved > 0)
         dch__place(&g, moved);
     mv->dev[x] = (int64_t)v->members[x].slots * W - (int64_t)v->slots * w;
+    dch__search_work = budget - mv->budget;
     if (!g.equal) /* with equal weights phase 1 keeps the bound (NOTES.md) */
         repair(&g);
 }

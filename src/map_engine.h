@@ -119,9 +119,17 @@ typedef struct dch__engine {
 #ifndef DCH__SEARCH_BUDGET
 #define DCH__SEARCH_BUDGET 4
 #endif
+/** ... plus this many, so that small maps search as far as large ones. */
 #ifndef DCH__SEARCH_BASE
-#define DCH__SEARCH_BASE 0
+#define DCH__SEARCH_BASE 4096
 #endif
+
+/**
+ * The chain search's work in the last move made on this thread, in the
+ * units of its budget (table entries and ids read). For tests only: it is
+ * not part of the public ABI.
+ */
+extern _Thread_local int64_t dch__search_work;
 
 /** A strict total order of ids: whether a comes before b. */
 typedef int (*dch__before_fn)(const dch__engine *g, uint32_t a, uint32_t b);

@@ -209,7 +209,7 @@ static uint32_t frontier(const dch__engine *g, uint32_t np, uint32_t from, uint3
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
-    for (uint32_t k = 0; k < np; k++) {
+    for (uint32_t k = 0; k < np && mv->budget > 0; k++) {
         const uint32_t id = mv->present[k];
         /* Within its band after one more move: tier 0 or 1. */
         const uint32_t c = mv->cnt[id];
@@ -222,7 +222,7 @@ static uint32_t frontier(const dch__engine *g, uint32_t np, uint32_t from, uint3
     }
     if (!g->grow && absent > 0)
         mv->budget -= v->id_limit;
-    for (uint32_t id = 0; !g->grow && id < v->id_limit && absent > 0; id++) {
+    for (uint32_t id = 0; !g->grow && id < v->id_limit && absent > 0 && mv->budget > 0; id++) {
         if (id == g->x || v->members[id].weight == 0 || mv->cnt[id] > 0 ||
             mv->mark[id] == mv->stamp)
             continue;
