@@ -1,28 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The chain search of phase 2 (map_engine_slots.c): when no counterparty
- * with quota fits a unit's band, trade moves along a chain of members so
- * that the multiset of final deviations phase 1 planned is kept, exactly or
- * within the bounds partner() allows.
+ * The chain search (docs/placement.md, "Movement, and why the chain search
+ * keeps it"): when no counterparty with quota fits a unit's band, trade
+ * moves along a chain of members so that the multiset of final deviations
+ * stage 1 planned is kept, exactly or within the bounds partner() allows;
+ * within the budget of "Complexity".
  */
-#include "map_engine.h"
+#include "engine.h"
 
-#include "map_internal.h"
+#define DCH__SEARCH 256u
 
 static uint32_t held_in_unit(const dch__engine *g, uint32_t u, uint32_t id)
 {
     g->mv->budget -= g->v->spu;
     return dch__count_of(g->v->owner + (size_t)u * g->v->spu, g->v->spu, id);
-}
-
-/* A slot of unit u that id holds (it holds one). */
-uint32_t dch__slot_of(const dch__engine *g, uint32_t u, uint32_t id)
-{
-    uint32_t s = u * g->v->spu;
-    while (g->v->owner[s] != id)
-        s++;
-    g->mv->budget -= s - u * g->v->spu + 1;
-    return s;
 }
 
 /*
@@ -37,61 +28,6 @@ static int can_undo(const dch__engine *g, uint32_t id, uint32_t c)
     if (g->grow)
         return c + 1 <= hi;
     return c > 0 && c - 1 >= lo;
-}
-
-/*
- * Each member's moves as a list in record order (rec_head, rec_next,
- * rec_tail), kept as moves are recorded and as chains hand records from one
- * member to another, so that the search reads a member's moves without
- * rebuilding every list (which cost O(moves) a search).
- */
-static void list_append(dch__move *mv, uint32_t id, uint32_t r)
-{
-    mv->rec_next[r] = UINT32_MAX;
-    if (mv->rec_head[id] == UINT32_MAX)
-        mv->rec_head[id] = r;
-    else
-        mv->rec_next[mv->rec_tail[id]] = r;
-    mv->rec_tail[id] = r;
-}
-
-/* Take record r out of id's list. */
-static void list_unlink(dch__move *mv, uint32_t id, uint32_t r)
-{
-    uint32_t prev = UINT32_MAX, at = mv->rec_head[id];
-    for (; at != r; at = mv->rec_next[at], mv->budget--)
-        prev = at;
-    if (prev == UINT32_MAX)
-        mv->rec_head[id] = mv->rec_next[r];
-    else
-        mv->rec_next[prev] = mv->rec_next[r];
-    if (mv->rec_tail[id] == r)
-        mv->rec_tail[id] = prev;
-}
-
-/* Put record r into id's list at its place in record order. */
-static void list_insert(dch__move *mv, uint32_t id, uint32_t r)
-{
-    uint32_t prev = UINT32_MAX, at = mv->rec_head[id];
-    for (; at != UINT32_MAX && at < r; at = mv->rec_next[at], mv->budget--)
-        prev = at;
-    mv->rec_next[r] = at;
-    if (prev == UINT32_MAX)
-        mv->rec_head[id] = r;
-    else
-        mv->rec_next[prev] = r;
-    if (at == UINT32_MAX)
-        mv->rec_tail[id] = r;
-}
-
-/* Record a move of slot s with counterparty id. */
-void dch__record(const dch__engine *g, uint32_t s, uint32_t id)
-{
-    dch__move *mv = g->mv;
-    mv->rec_slot[mv->nrec] = s;
-    mv->rec_who[mv->nrec] = id;
-    list_append(mv, id, mv->nrec);
-    mv->nrec++;
 }
 
 /* The count id ends with once its remaining quota is carried. */
@@ -277,8 +213,8 @@ static void apply_chain(const dch__engine *g, uint32_t z, uint32_t s0)
         }
         mv->rec_slot[r] = s;
         mv->rec_who[r] = cur;
-        list_unlink(mv, p, r);
-        list_insert(mv, cur, r);
+        dch__list_unlink(mv, p, r);
+        dch__list_insert(mv, cur, r);
         cur = p;
     }
 }
@@ -290,10 +226,10 @@ static void apply_chain(const dch__engine *g, uint32_t z, uint32_t s0)
  * another unit (staying in its band), where another counterparty takes the
  * move over, and so on until one with quota left, or one that can carry
  * the quota of a partner (see partner()). The multiset of final deviations,
- * and so every global bound, comes out exactly as phase 1 planned. At most DCH__SEARCH members are
- * visited. Returns 1 when a chain was applied.
+ * and so every global bound, comes out exactly as phase 1 planned. At most
+ * DCH__SEARCH members are visited, and the search stops when the move's
+ * budget is spent. Returns 1 when a chain was applied.
  */
-#define DCH__SEARCH 256u
 static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
 {
     const dch__map_view *v = g->v;
@@ -356,10 +292,3 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
     }
     return search_once(g, u0, s0);
 }
-
-/*
- * Raise: x takes slots in every unit below `limit` (target + slack; x's
- * ceiling, the level plus one, when slack is UINT32_MAX - 1; every slot when
- * it is UINT32_MAX) from the donors present there whose tier is at most
- * max_tier; returns the slots still to take.
- */
