@@ -86,7 +86,8 @@ static uint32_t quota_of_deviation(const dch__move *mv, int64_t dev)
  * between them leaves the multiset of final deviations as phase 1 planned.
  * Else one for which the swap keeps both within the global bound and, with
  * equal weights, every final count within 2 of every other (the invariant
- * NOTES.md uses to show that equal weights never need a repair move).
+ * that shows equal weights never need a repair move: docs/placement.md,
+ * "Equal weights: no repair, counts within 2").
  * UINT32_MAX if none.
  */
 static uint32_t partner(const dch__engine *g, uint32_t id)

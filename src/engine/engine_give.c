@@ -21,6 +21,7 @@ void dch__give_pass(const dch__engine *g, uint32_t n)
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
+    /* docs/placement.md, "Fast paths": lazy give */
     const int lazy = !mv->surveyed && mv->max_band_hi <= 1;
     for (uint32_t u = 0; u < v->units && n > 0; u++) {
         if (mv->xcnt[u] <= mv->target[u])

@@ -108,8 +108,10 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
     }
 
     mv->nrec = 0;
+    /* docs/placement.md, "Complexity": the chain search's budget (I4) */
     const int64_t budget = DCH__SEARCH_BUDGET * ((int64_t)v->slots + v->id_limit) + DCH__SEARCH_BASE;
     mv->budget = budget;
+    /* docs/placement.md, "Stage 1: counts" */
     const uint32_t moved = dch__plan_counts(&g);
     mv->x_final = g.grow ? (int64_t)v->members[x].slots + moved
                          : (int64_t)v->members[x].slots - moved;
@@ -117,6 +119,8 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
         dch__place(&g, moved);
     mv->dev[x] = (int64_t)v->members[x].slots * W - (int64_t)v->slots * w;
     dch__search_work = budget - mv->budget;
-    if (!g.equal) /* with equal weights phase 1 keeps the bound (NOTES.md) */
+    /* docs/placement.md, "Stage 5: repair"; with equal weights stage 1
+     * keeps the bound ("Equal weights: no repair, counts within 2") */
+    if (!g.equal)
         dch__repair(&g);
 }

@@ -12,13 +12,15 @@
 
 #include <string.h>
 
-/* Phase 2: carry the quotas in slots chosen unit by unit. */
+/* Stages 2 to 4: carry the quotas in slots chosen unit by unit. */
 void dch__place(const dch__engine *g, uint32_t moved)
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
+    /* docs/placement.md, "Stage 2: levels" */
     dch__count_x(g);
     dch__plan_targets(g, moved);
+    /* docs/placement.md, "Stage 3: bands and forced moves" */
     dch__plan_bands(g);
     /* Forced moves are planned for when a raise's x has a share of at least
      * a slot a unit (with fewer slots than members almost nothing is forced
@@ -30,9 +32,11 @@ void dch__place(const dch__engine *g, uint32_t moved)
     else
         memset(mv->forced, 0, (size_t)v->id_limit * sizeof *mv->forced);
     if (g->grow) {
-        /* Up to x's target per unit; chains where x is below its level;
+        /* docs/placement.md, "Stage 4: the passes" (raise, steps 1 to 6):
+         * up to x's target per unit; chains where x is below its level;
          * then anywhere up to its ceiling where donors with quota are, by
-         * chains again, and out of band last. */
+         * chains again, and out of band last (the last pass meets every
+         * quota, I3). */
         uint32_t left = dch__take_pass(g, 0, 1, moved);
         for (uint32_t u = 0; u < v->units && left > 0; u++)
             while (left > 0 && mv->xcnt[u] < mv->level && dch__search_chain(g, u, 0)) {
@@ -52,5 +56,6 @@ void dch__place(const dch__engine *g, uint32_t moved)
             (void)dch__take_pass(g, UINT32_MAX, 2, left);
         return;
     }
+    /* docs/placement.md, "Stage 4: the passes" (lowering) */
     dch__give_pass(g, dch__sort_quotas(g));
 }

@@ -11,7 +11,7 @@
  * above its share to the member of positive weight furthest below (ties to
  * the lower id), in the unit where the first most outnumbers the second.
  * Each move lowers the sum of squared deviations, so the loop ends, and it
- * ends only inside the bound (NOTES.md). These are the only moves between
+ * ends only inside the bound (docs/placement.md, "Global balance"). These are the only moves between
  * two members other than x; phase 1 never needs them with equal weights.
  */
 void dch__repair(const dch__engine *g)

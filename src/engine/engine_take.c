@@ -35,6 +35,7 @@ uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
     const int first = slack == 0 && max_tier == 1;
+    /* docs/placement.md, "Fast paths": banded take */
     const int banded = first && !mv->surveyed && mv->max_band_lo == 0;
     uint32_t nq = banded ? dch__sort_quotas(g) : 0;
     for (uint32_t u = 0; u < v->units && left > 0; u++) {
