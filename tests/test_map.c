@@ -349,6 +349,20 @@ Test(map, unequal_weights_keep_coverage_monotonicity_and_bounds, .timeout = 1800
 }
 
 /* The default shape with many members: the regime of N far above S. */
+/*
+ * Seeds whose equal-weight histories need the chain search's quota swaps
+ * (partner() ending a chain at a member whose quota another carries): with
+ * chains that end only at members with quota left, seed 5007 leaves a
+ * member below floor(S/N) of a unit at call 20, seed 9008 a member above
+ * ceil(S/N) + 1 at call 45 (docs/placement.md, section 8).
+ */
+Test(map, quota_swaps_keep_the_equal_weight_slices_on_recorded_seeds, .timeout = 600)
+{
+    static const uint64_t seeds[] = {5007, 9008, 13003, 17003};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        (void)run_sequence(seeds[i], 120, 1);
+}
+
 Test(map, equal_weights_at_the_default_shape_with_many_members, .timeout = 1800)
 {
     dch_map *m;
