@@ -33,7 +33,7 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 104 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * Size: 100 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
  * 12 per move it can make (dch__move_bound).
  */
 typedef struct dch__move {
@@ -69,8 +69,7 @@ typedef struct dch__move {
      * per move the next (the chain search reads them) */
     uint32_t *rec_head, *rec_tail, *rec_next;
     uint32_t *table, table_mask; /* the chain search's ids with quota, by deviation */
-    uint32_t *uheap; /* per id: the members present in a unit, by pick key */
-    uint64_t *ukey; /* per id: the pick key of those members */
+    uint64_t *ukey; /* per id: a heap of the pick keys of a unit's members */
     uint32_t nrec;
     /* Table entries (and ids) the chain search may still read in this move:
      * a few times P + N, so that the search costs O(P + N) in all
