@@ -111,4 +111,11 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
  */
 extern _Thread_local int64_t dch__search_work;
 
+/**
+ * Units the last move made on this thread counted member by member
+ * (dch__count_unit), where the fast paths of docs/placement.md only mark
+ * them. For tests only, as dch__search_work.
+ */
+extern _Thread_local int64_t dch__units_counted;
+
 #endif /* DCH_SRC_MAP_ENGINE_H */

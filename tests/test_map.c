@@ -514,6 +514,38 @@ Test(map, the_slow_history_keeps_the_promises_within_the_search_budget, .timeout
             (long long)worst_work);
 }
 
+/*
+ * The fast paths of docs/placement.md ("Fast paths"): with more members
+ * than slots a unit every band is [0, 1], so a join (banded take) and a
+ * removal (lazy give) mark the units they visit instead of counting each
+ * member there. They change no choice (engine_trace is the same without
+ * them), only the work: this checks that few units are counted (14 of the
+ * 81 the join takes from, none for the removal). Without the banded take
+ * the join counts 95; without the lazy give the removal counts every unit
+ * it gives in.
+ */
+Test(map, with_more_members_than_slots_a_unit_changes_mark_units_not_count_them)
+{
+    dch_map_config cfg = map_config(1024, 16);
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    for (uint32_t i = 0; i < 200; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%u", i);
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+    }
+    uint32_t x;
+    cr_assert_eq(dch_map_add_node(m, "joiner", 1, &x), DCH_OK);
+    const uint32_t took = dch_map_node_slots(m, x);
+    cr_assert_gt(took, 40);
+    cr_assert_leq(dch__units_counted, took / 4, "the join counted %lld units for %u slots",
+                  (long long)dch__units_counted, took);
+    cr_assert_eq(dch_map_remove_node(m, 7), DCH_OK);
+    cr_assert_leq(dch__units_counted, took / 8, "the removal counted %lld units",
+                  (long long)dch__units_counted);
+    dch_map_free(m);
+}
+
 /* The history that broke the earlier engine at 4096 units x 4 slots. */
 Test(map, regression_4096x4_history_keeps_the_bounds)
 {

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+_Thread_local int64_t dch__units_counted;
+
 /*
  * How many of o[0 .. n) equal id, four entries a word: a lane of t is 0
  * exactly where the entry is id, and ((t & low) + low) | t sets the lane's
@@ -46,6 +48,7 @@ uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id)
  * costs O(1), not a scan of the unit. */
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
+    dch__units_counted++;
     uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
     const uint32_t *quota = g->mv->quota;
     const uint32_t spu = g->v->spu, x = g->x, ids = g->v->id_limit;
