@@ -34,7 +34,8 @@ enum {
     SEC_SWEEP = 1u << 4,   /* map lookups at P = 2^12 .. 2^22 */
     SEC_PUBLISH = 1u << 5, /* changes on a fresh clone, against an O(P) floor */
     SEC_REPLICAS = 1u << 6, /* every copy of a hash against its primary alone */
-    SEC_ALL = (1u << 7) - 1
+    SEC_WORST = 1u << 7,    /* the engine's worst single-copy call against the floor */
+    SEC_ALL = (1u << 8) - 1
 };
 
 /* The hash set: enough hashes that a large table is touched all over. */
@@ -230,6 +231,10 @@ void bench_section_publish_growth(bench *b, const publish_curve *curve);
  * unit, 1,000 members (fewer with --max-nodes), and their growth with P.
  */
 void bench_section_publish_sweep(bench *b);
+
+/** The worst single-copy call of hard histories against the O(P) floor, at
+ *  P = 2^16, 2^18 and 2^20 (worst.c). */
+void bench_section_worst(bench *b);
 
 /** List the fresh-clone targets at N a shortened run did not reach. */
 void bench_publish_unmeasured(bench *b);

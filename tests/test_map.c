@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "map_engine.h" /* dch__search_work: the chain search's work, tests only */
 #include "support.h"
 
 #include <math.h>
@@ -109,7 +110,7 @@ static void check_invariants(const dch_map *m, const map_snap *before,
                      moved, delta);
     }
 
-    /* Balance (map.h, docs/placement.md "Promises"). Global: always
+    /* Balance (map.h, docs/placement.md "Proofs of the promises"). Global: always
      * |count - P*w/W| < 2, and < 1 while every positive weight is equal.
      * Per unit, with equal weights: floor or ceil of S/N while N <= S, at
      * most ceil(S/N) + 1 when N > S. Unequal weights: measured only. */
@@ -348,6 +349,20 @@ Test(map, unequal_weights_keep_coverage_monotonicity_and_bounds, .timeout = 1800
 }
 
 /* The default shape with many members: the regime of N far above S. */
+/*
+ * Seeds whose equal-weight histories need the chain search's quota swaps
+ * (partner() ending a chain at a member whose quota another carries): with
+ * chains that end only at members with quota left, seed 5007 leaves a
+ * member below floor(S/N) of a unit at call 20, seed 9008 a member above
+ * ceil(S/N) + 1 at call 45 (docs/placement.md, section 8).
+ */
+Test(map, quota_swaps_keep_the_equal_weight_slices_on_recorded_seeds, .timeout = 600)
+{
+    static const uint64_t seeds[] = {5007, 9008, 13003, 17003};
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        (void)run_sequence(seeds[i], 120, 1);
+}
+
 Test(map, equal_weights_at_the_default_shape_with_many_members, .timeout = 1800)
 {
     dch_map *m;
@@ -432,6 +447,102 @@ Test(map, members_owning_nothing_leave_and_repair_keeps_the_bound)
     cr_assert_gt(w.repairs, 0, "the history should have needed repair moves");
     fprintf(stderr, "members owning nothing leave: worst |count-q| %.4f, %llu repair moves\n",
             w.global, (unsigned long long)w.repairs);
+    dch_map_free(m);
+}
+
+/*
+ * The chain search's budget (docs/placement.md, "Complexity"): one move
+ * reads at most 4 (P + N) + 4096 table entries and ids in chain searches,
+ * plus the one step that crosses the limit (here at most 2S + 8N). Issue 24's history of
+ * heterogeneous weights made its last call search for ~4,600 (P + N) at
+ * 1024x64 before the budget, and more as the units grew (quadratic time);
+ * every call is also checked against map.h's promises (check_invariants),
+ * which the budget must not weaken. Fails if the budget is taken out.
+ */
+static void replay_slow_history(uint32_t units, int64_t *worst_work)
+{
+    static const struct {
+        char op;
+        const char *name;
+        uint32_t weight;
+    } h[] = {{'a', "n0", 7},     {'a', "n1", 116},    {'r', "n1", 0},   {'a', "n2", 419256},
+             {'s', "n0", 722},   {'r', "n0", 0},      {'a', "n3", 1830}, {'a', "n4", 84},
+             {'a', "n5", 31},    {'a', "n6", 30},     {'a', "n8", 347},  {'a', "n10", 7255},
+             {'a', "n11", 3},    {'s', "n6", 11},     {'s', "n6", 718866}};
+    dch_map *m;
+    dch_map_config cfg = map_config(units, 64);
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    worst w = {0, 0, 0, 0, 0};
+    map_snap before;
+    map_snap_take(&before, m);
+    exceeded_s = 0;
+    for (int step = 0; step < (int)(sizeof h / sizeof h[0]); step++) {
+        uint32_t x = DCH_NODE_NONE;
+        op_kind kind = OP_ADD;
+        if (h[step].op == 'a') {
+            cr_assert_eq(dch_map_add_node(m, h[step].name, h[step].weight, &x), DCH_OK);
+        } else {
+            cr_assert_eq(dch_map_find_node(m, h[step].name, &x), DCH_OK);
+            kind = h[step].op == 'r' ? OP_REMOVE : OP_WEIGHT;
+            cr_assert_eq(h[step].op == 'r' ? dch_map_remove_node(m, x)
+                                           : dch_map_set_weight(m, x, h[step].weight),
+                         DCH_OK);
+        }
+        const int64_t p = (int64_t)units * 64, n = dch_map_id_limit(m);
+        const int64_t limit = 4 * (p + n) + 4096 + 2 * 64 + 8 * n;
+        cr_assert_leq(dch__search_work, limit, "%ux64 call %d: the chain search read %lld, limit %lld",
+                      units, step, (long long)dch__search_work, (long long)limit);
+        if (dch__search_work > *worst_work)
+            *worst_work = dch__search_work;
+        map_snap after;
+        map_snap_take(&after, m);
+        check_invariants(m, &before, &after, kind, x, 0, 0, step, &w);
+        map_snap_free(&before);
+        before = after;
+    }
+    map_snap_free(&before);
+    dch_map_free(m);
+}
+
+Test(map, the_slow_history_keeps_the_promises_within_the_search_budget, .timeout = 600)
+{
+    int64_t worst_work = 0;
+    replay_slow_history(256, &worst_work);
+    replay_slow_history(1024, &worst_work);
+    cr_assert_gt(worst_work, 0, "the history should need chain searches");
+    fprintf(stderr, "slow history: the chain search read at most %lld entries in one call\n",
+            (long long)worst_work);
+}
+
+/*
+ * The fast paths of docs/placement.md ("Fast paths"): with more members
+ * than slots a unit every band is [0, 1], so a join (banded take) and a
+ * removal (lazy give) mark the units they visit instead of counting each
+ * member there. They change no choice (engine_trace is the same without
+ * them), only the work: this checks that few units are counted (14 of the
+ * 81 the join takes from, none for the removal). Without the banded take
+ * the join counts 95; without the lazy give the removal counts every unit
+ * it gives in.
+ */
+Test(map, with_more_members_than_slots_a_unit_changes_mark_units_not_count_them)
+{
+    dch_map_config cfg = map_config(1024, 16);
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    for (uint32_t i = 0; i < 200; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "m%u", i);
+        cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+    }
+    uint32_t x;
+    cr_assert_eq(dch_map_add_node(m, "joiner", 1, &x), DCH_OK);
+    const uint32_t took = dch_map_node_slots(m, x);
+    cr_assert_gt(took, 40);
+    cr_assert_leq(dch__units_counted, took / 4, "the join counted %lld units for %u slots",
+                  (long long)dch__units_counted, took);
+    cr_assert_eq(dch_map_remove_node(m, 7), DCH_OK);
+    cr_assert_leq(dch__units_counted, took / 8, "the removal counted %lld units",
+                  (long long)dch__units_counted);
     dch_map_free(m);
 }
 

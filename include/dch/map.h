@@ -25,7 +25,8 @@
  *
  * Promises, after every call, for every config and history (W the weight
  * sum, P slots, U units of S slots, N members of positive weight;
- * docs/placement.md, "Promises", installed in share/doc/libdch, proves each):
+ * docs/placement.md, "Proofs of the promises", installed in
+ * share/doc/libdch, proves each):
  *  - Coverage: with W > 0 every slot is owned by a member of positive weight;
  *    with W = 0 none is.
  *  - Global balance: every member holds within 2 slots of its share:
@@ -55,8 +56,8 @@
  * dch_map_diff_copies in map_diff.h lists the copies a change moves). A
  * member may name a zone (a failure domain: a rack, a host); a member with
  * none is a zone of its own. The engine is its own (docs/replicas.md,
- * "Promises", installed in share/doc/libdch, proves each promise); with
- * R = 1 everything is as above and zones change nothing. With M members of
+ * "Proofs of the promises", installed in share/doc/libdch, proves each
+ * promise); with R = 1 everything is as above and zones change nothing. With M members of
  * positive weight, Z zones among them, and a member's copy share R*P*w/W,
  * after every call and for every history:
  *  1. Distinct: every slot holds n = min(R, M) distinct members of positive
@@ -102,10 +103,10 @@
  * (map_stage.h) handles one copy only.
  *
  * Changes allocate their scratch up front and free it before returning:
- * 60 bytes per member id, 8 per unit, 8 per slot of a unit (and 4 more)
- * and 8 per slot that can move (512 KiB for a join at the default 65,536 slots, most of it
- * never touched), which is what lets a failed allocation leave the map as
- * it was.
+ * 100 bytes per member id, 8 per unit, 8 per slot of a unit (and 4 more)
+ * and 12 per slot that can move (at most 768 KiB at the default 65,536
+ * slots, most of it never touched), which is what lets a failed allocation
+ * leave the map as it was.
  *
  * Limits: at most DCH_MAP_MAX_NODES members, at most DCH_MAP_MAX_SLOTS slots,
  * and the sum of all weights at most UINT32_MAX.
@@ -232,7 +233,9 @@ DCH_API int dch_map_clone(dch_map **out, const dch_map *m);
  * its share of every unit, each slot from the existing member furthest above
  * its share: the slots that move are exactly the ones it now owns (but for
  * repair moves, see the top of this header). The name is copied.
- * O(P + N log N + moved slots * S).
+ * With R = 1: O(P + N log N + m log S + (m + U) n + r (P + N)) for m slots
+ * moved, n <= min(N, m) members giving them and r repair moves (none with
+ * equal weights); docs/placement.md, "Complexity", proves it.
  *
  * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes, no
  *                byte below 0x20 and no 0x7f.
@@ -265,7 +268,8 @@ DCH_API int dch_map_add_node_in_zone(dch_map *m, const char *name, const char *z
  * positive weight, each slot to the member furthest below its share; no
  * other slot moves (but for repair moves, see the top of this header). When
  * no member of positive weight remains, every slot becomes unowned. The id
- * becomes free. O(P + N log N + moved slots * S log N).
+ * becomes free. With R = 1: O(P + N log N + m log S + (m + U) n +
+ * r (P + N)), as dch_map_add_node with n members receiving.
  *
  * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT (id is not a member),
  *         DCH_ENOMEM.
@@ -276,7 +280,8 @@ DCH_API int dch_map_remove_node(dch_map *m, uint32_t id);
  * Change a member's weight. Slots move only to the member (weight raised) or
  * only from it (weight lowered), never between other members but for repair
  * moves (see the top of this header). Weight 0 drains the member but keeps
- * it. Setting the current weight changes nothing.
+ * it. Setting the current weight changes nothing. With R = 1:
+ * O(P + N log N + m log S + (m + U) n + r (P + N)), as dch_map_add_node.
  *
  * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT, DCH_EFULL (the weight sum
  *         would pass UINT32_MAX), DCH_ENOMEM.

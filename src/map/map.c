@@ -12,7 +12,7 @@
  *
  * Every call changes one member x's weight: add raises it from 0, remove
  * lowers it to 0, set_weight does either. The move is the placement
- * engine's (map_engine.c, map_engine_slots.c, map_engine_chains.c;
+ * engine's (src/engine/, dch__move_apply in engine_move.c first;
  * docs/placement.md states it step by step and proves its promises):
  * step 1 decides every count against the shares P*w/W of the new weights,
  * step 2 chooses which slots carry those counts, aiming at per-unit slices

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The DCH map's placement engine: how slots move when one member's weight
- * changes. Internal to libdch; docs/placement.md states the
- * rule and the proofs of the bounds map.h promises.
+ * changes. Internal to libdch: what map.c calls. The engine itself is in
+ * src/engine/ (engine.h lists its files from the bottom up);
+ * docs/placement.md states the rule, the proofs of the bounds map.h
+ * promises, and the cost.
  */
 #ifndef DCH_SRC_MAP_ENGINE_H
 #define DCH_SRC_MAP_ENGINE_H
@@ -31,7 +33,7 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 88 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * Size: 100 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
  * 12 per move it can make (dch__move_bound).
  */
 typedef struct dch__move {
@@ -63,9 +65,16 @@ typedef struct dch__move {
     int64_t x_final; /* the count phase 1 planned for x */
     int allow_fit; /* partner() may pick a swap that is not exact */
     uint32_t *rec_slot, *rec_who; /* per move so far: its slot and counterparty */
-    uint32_t *rec_head, *rec_next; /* the chain search's lists of each id's moves */
+    /* each id's moves as a list in record order: its first and last, and
+     * per move the next (the chain search reads them) */
+    uint32_t *rec_head, *rec_tail, *rec_next;
     uint32_t *table, table_mask; /* the chain search's ids with quota, by deviation */
+    uint64_t *ukey; /* per id: a heap of the pick keys of a unit's members */
     uint32_t nrec;
+    /* Table entries (and ids) the chain search may still read in this move:
+     * a few times P + N, so that the search costs O(P + N) in all
+     * (docs/placement.md, "Complexity"); spent, it finds no chain. */
+    int64_t budget;
 } dch__move;
 
 /** DCH_OK or DCH_ENOMEM (nothing allocated). max_moves bounds the slots
@@ -95,91 +104,18 @@ uint32_t dch__move_bound(const dch__member *members, uint32_t id_limit, uint32_t
 void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
                      uint32_t w);
 
-/* ---- Shared by the engine's three files -------------------------------- */
-
-/** One move in progress. */
-typedef struct dch__engine {
-    const dch__map_view *v;
-    dch__move *mv;
-    uint32_t x;
-    int grow; /* 1: x's weight rises, slots flow to x */
-    int equal; /* every positive weight is equal */
-    int64_t W; /* weight sum after the change */
-} dch__engine;
-
-/** A strict total order of ids: whether a comes before b. */
-typedef int (*dch__before_fn)(const dch__engine *g, uint32_t a, uint32_t b);
-
-/*
- * held*W - P*w for a member once its remaining quota is carried: in phase 1
- * the quota planned so far, in phase 2 what is left of it. Kept in dev[],
- * which every change of a planned count updates by W.
+/**
+ * The chain search's work in the last move made on this thread, in the
+ * units of its budget (table entries and ids read). For tests only: it is
+ * not part of the public ABI.
  */
-static inline int64_t dch__deviation(const dch__engine *g, uint32_t id)
-{
-    return g->mv->dev[id];
-}
+extern _Thread_local int64_t dch__search_work;
 
-/*
- * Binary heaps over mv->heap; `before` is a strict total order. Inline, so
- * that each heap's comparison is inlined into its own copy of the loops.
+/**
+ * Units the last move made on this thread counted member by member
+ * (dch__count_unit), where the fast paths of docs/placement.md only mark
+ * them. For tests only, as dch__search_work.
  */
-static inline void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n,
-                                  uint32_t i)
-{
-    uint32_t *h = g->mv->heap;
-    const uint32_t id = h[i];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && before(g, h[c + 1], h[c]))
-            c++;
-        if (!before(g, h[c], id))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    h[i] = id;
-}
-
-static inline void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i)
-{
-    uint32_t *h = g->mv->heap;
-    const uint32_t id = h[i];
-    while (i > 0 && before(g, id, h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    h[i] = id;
-}
-
-/** Order heap[0 .. n). */
-static inline void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n)
-{
-    for (uint32_t i = n / 2; i-- > 0;)
-        dch__sift_down(g, before, n, i);
-}
-
-/* Phase 2 (map_engine_slots.c). */
-/** Carry the quotas in slots chosen unit by unit. */
-void dch__place(const dch__engine *g, uint32_t moved);
-/** How many of o[0 .. n) equal id. */
-uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id);
-/** Count the owners of the unit at base (other than x) into cnt/present. */
-uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all);
-/** Zero cnt[] of the np members present. */
-void dch__clear_unit(const dch__engine *g, uint32_t np);
-/** id's band in a unit: floor and ceil of S*w/W. */
-void dch__band(const dch__engine *g, uint32_t id, uint32_t *lo, uint32_t *hi);
-
-/* The chain search (map_engine_chains.c). */
-/** A chain of trades that lets one more move happen in unit u0 (for a
- * lowering, x's slot s0 given); 1 when one was applied. */
-int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0);
-/** Record a move of slot s with counterparty id. */
-void dch__record(const dch__engine *g, uint32_t s, uint32_t id);
-/** A slot of unit u that id holds (it holds one). */
-uint32_t dch__slot_of(const dch__engine *g, uint32_t u, uint32_t id);
+extern _Thread_local int64_t dch__units_counted;
 
 #endif /* DCH_SRC_MAP_ENGINE_H */

@@ -1,26 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The chain search of phase 2 (map_engine_slots.c): when no counterparty
- * with quota fits a unit's band, trade moves along a chain of members so
- * that the multiset of final deviations phase 1 planned is kept, exactly or
- * within the bounds partner() allows.
+ * The chain search (docs/placement.md, "Movement, and why the chain search
+ * keeps it"): when no counterparty with quota fits a unit's band, trade
+ * moves along a chain of members so that the multiset of final deviations
+ * stage 1 planned is kept, exactly or within the bounds partner() allows;
+ * within the budget of "Complexity".
  */
-#include "map_engine.h"
+#include "engine.h"
 
-#include "map_internal.h"
+#define DCH__SEARCH 256u
 
 static uint32_t held_in_unit(const dch__engine *g, uint32_t u, uint32_t id)
 {
+    g->mv->budget -= g->v->spu;
     return dch__count_of(g->v->owner + (size_t)u * g->v->spu, g->v->spu, id);
-}
-
-/* A slot of unit u that id holds (it holds one). */
-uint32_t dch__slot_of(const dch__engine *g, uint32_t u, uint32_t id)
-{
-    uint32_t s = u * g->v->spu;
-    while (g->v->owner[s] != id)
-        s++;
-    return s;
 }
 
 /*
@@ -35,15 +28,6 @@ static int can_undo(const dch__engine *g, uint32_t id, uint32_t c)
     if (g->grow)
         return c + 1 <= hi;
     return c > 0 && c - 1 >= lo;
-}
-
-/* Record a move of slot s with counterparty id. */
-void dch__record(const dch__engine *g, uint32_t s, uint32_t id)
-{
-    dch__move *mv = g->mv;
-    mv->rec_slot[mv->nrec] = s;
-    mv->rec_who[mv->nrec] = id;
-    mv->nrec++;
 }
 
 /* The count id ends with once its remaining quota is carried. */
@@ -71,6 +55,7 @@ static void index_quotas(const dch__engine *g)
     while (size < 2 * mv->npool)
         size *= 2;
     mv->table_mask = size - 1;
+    mv->budget -= size + mv->npool;
     for (uint32_t i = 0; i < size; i++)
         mv->table[i] = UINT32_MAX;
     for (uint32_t k = 0; k < mv->npool; k++) {
@@ -101,8 +86,8 @@ static uint32_t quota_of_deviation(const dch__move *mv, int64_t dev)
  * between them leaves the multiset of final deviations as phase 1 planned.
  * Else one for which the swap keeps both within the global bound and, with
  * equal weights, every final count within 2 of every other (the invariant
- * docs/placement.md uses to show that equal weights never need a repair
- * move).
+ * that shows equal weights never need a repair move: docs/placement.md,
+ * "Equal weights: no repair, counts within 2").
  * UINT32_MAX if none.
  */
 static uint32_t partner(const dch__engine *g, uint32_t id)
@@ -120,6 +105,7 @@ static uint32_t partner(const dch__engine *g, uint32_t id)
     if (mine <= -2 * W || mine >= 2 * W)
         return UINT32_MAX;
     const int64_t my_count = final_count(g, id) + step;
+    mv->budget -= mv->npool;
     for (uint32_t k = 0; k < mv->npool; k++) {
         const uint32_t y = mv->pool[k];
         if (mv->quota[y] == 0)
@@ -160,7 +146,7 @@ static uint32_t frontier(const dch__engine *g, uint32_t np, uint32_t from, uint3
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
-    for (uint32_t k = 0; k < np; k++) {
+    for (uint32_t k = 0; k < np && mv->budget > 0; k++) {
         const uint32_t id = mv->present[k];
         /* Within its band after one more move: tier 0 or 1. */
         const uint32_t c = mv->cnt[id];
@@ -171,7 +157,9 @@ static uint32_t frontier(const dch__engine *g, uint32_t np, uint32_t from, uint3
         if (partner(g, id) != UINT32_MAX)
             return id;
     }
-    for (uint32_t id = 0; !g->grow && id < v->id_limit && absent > 0; id++) {
+    if (!g->grow && absent > 0)
+        mv->budget -= v->id_limit;
+    for (uint32_t id = 0; !g->grow && id < v->id_limit && absent > 0 && mv->budget > 0; id++) {
         if (id == g->x || v->members[id].weight == 0 || mv->cnt[id] > 0 ||
             mv->mark[id] == mv->stamp)
             continue;
@@ -226,6 +214,8 @@ static void apply_chain(const dch__engine *g, uint32_t z, uint32_t s0)
         }
         mv->rec_slot[r] = s;
         mv->rec_who[r] = cur;
+        dch__list_unlink(mv, p, r);
+        dch__list_insert(mv, cur, r);
         cur = p;
     }
 }
@@ -237,10 +227,10 @@ static void apply_chain(const dch__engine *g, uint32_t z, uint32_t s0)
  * another unit (staying in its band), where another counterparty takes the
  * move over, and so on until one with quota left, or one that can carry
  * the quota of a partner (see partner()). The multiset of final deviations,
- * and so every global bound, comes out exactly as phase 1 planned. At most DCH__SEARCH members are
- * visited. Returns 1 when a chain was applied.
+ * and so every global bound, comes out exactly as phase 1 planned. At most
+ * DCH__SEARCH members are visited, and the search stops when the move's
+ * budget is spent. Returns 1 when a chain was applied.
  */
-#define DCH__SEARCH 256u
 static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
 {
     const dch__map_view *v = g->v;
@@ -248,32 +238,21 @@ static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
     mv->stamp++;
     mv->qlen = 0;
     const uint16_t *base0 = v->owner + (size_t)u0 * v->spu;
+    mv->budget -= v->spu;
     uint32_t np = dch__count_unit(g, base0, 1);
     uint32_t z = frontier(g, np, UINT32_MAX, UINT32_MAX, u0, DCH__SEARCH);
     dch__clear_unit(g, np);
-    /* Each member's moves, in record order, as lists: the search looks at
-     * the moves of every member it reaches, and the records do not change
-     * until a chain is applied. */
-    if (z == UINT32_MAX && mv->qlen > 0) {
-        for (uint32_t r = 0; r < mv->nrec; r++)
-            mv->rec_head[mv->rec_who[r]] = UINT32_MAX;
-        for (uint32_t r = mv->nrec; r-- > 0;) {
-            mv->rec_next[r] = mv->rec_head[mv->rec_who[r]];
-            mv->rec_head[mv->rec_who[r]] = r;
-        }
-    }
-    for (uint32_t head = 0; z == UINT32_MAX && head < mv->qlen && mv->qlen < DCH__SEARCH;
+    for (uint32_t head = 0; z == UINT32_MAX && head < mv->qlen && mv->qlen < DCH__SEARCH &&
+                            mv->budget > 0;
          head++) {
         const uint32_t k = mv->queue[head];
-        /* The head of a member with no record is left from an earlier
-         * search, or UINT32_MAX: not one of its records. */
         uint32_t r = mv->rec_head[k];
-        if (r >= mv->nrec || mv->rec_who[r] != k)
-            continue;
-        for (; r != UINT32_MAX && z == UINT32_MAX; r = mv->rec_next[r]) {
+        for (; r != UINT32_MAX && z == UINT32_MAX && mv->budget > 0; r = mv->rec_next[r]) {
             const uint32_t u = mv->rec_slot[r] / v->spu;
+            mv->budget--;
             if (u == u0 || !can_undo(g, k, held_in_unit(g, u, k)))
                 continue;
+            mv->budget -= v->spu;
             np = dch__count_unit(g, v->owner + (size_t)u * v->spu, 1);
             mv->cnt[k] = 0; /* k cannot take its own move over */
             z = frontier(g, np, k, r, u, DCH__SEARCH - mv->qlen);
@@ -292,6 +271,8 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
+    if (mv->budget <= 0) /* spent: the later, looser passes carry the quota */
+        return 0;
     index_quotas(g); /* for both searches: a failed one changes nothing */
     mv->allow_fit = 0;
     if (search_once(g, u0, s0))
@@ -301,6 +282,7 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
     mv->allow_fit = 1;
     mv->lo_count = INT64_MAX;
     mv->hi_count = INT64_MIN;
+    mv->budget -= g->equal ? v->id_limit : 0;
     for (uint32_t id = 0; g->equal && id < v->id_limit; id++) {
         if (v->members[id].weight == 0)
             continue;
@@ -311,10 +293,3 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
     }
     return search_once(g, u0, s0);
 }
-
-/*
- * Raise: x takes slots in every unit below `limit` (target + slack; x's
- * ceiling, the level plus one, when slack is UINT32_MAX - 1; every slot when
- * it is UINT32_MAX) from the donors present there whose tier is at most
- * max_tier; returns the slots still to take.
- */

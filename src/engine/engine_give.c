@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The give pass of a lowering (docs/placement.md, "Stage 4: the passes").
+ */
+#include "engine.h"
+
+/*
+ * Lowering: x gives slots in every unit above its target, each to the
+ * receiver (quota left) most below its per-unit share. `n` receivers with
+ * quota are in heap[0 .. n), sorted by before_key.
+ *
+ * When no receiver's share passes one slot a unit and nothing is forced,
+ * an absent receiver is of tier 0 or 1 and every present one of tier 2, so
+ * while some absent receiver has quota the pick is dch__best_absent()'s and the
+ * unit's counts are not needed: its owners are only marked, and the unit
+ * is counted when every receiver with quota is present. (With more members
+ * than slots a unit, x holds about one slot of each unit it leaves, and
+ * counting each such unit cost more than the rest of the removal.)
+ */
+void dch__give_pass(const dch__engine *g, uint32_t n)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    /* docs/placement.md, "Fast paths": lazy give */
+    const int lazy = !mv->surveyed && mv->max_band_hi <= 1;
+    for (uint32_t u = 0; u < v->units && n > 0; u++) {
+        if (mv->xcnt[u] <= mv->target[u])
+            continue;
+        uint16_t *base = v->owner + (size_t)u * v->spu;
+        int counted = !lazy;
+        uint32_t np = 0;
+        /* x's slots of the unit, in order, into xs[0 .. nx) */
+        const uint32_t nx = counted ? dch__x_slots(g, base) : dch__mark_unit(g, base);
+        if (counted)
+            np = dch__count_unit(g, base, 1);
+        if (mv->surveyed)
+            dch__tally_forced(g, np, -1);
+        uint32_t nh = counted ? dch__unit_heap(g, np) : 0, lead = 0;
+        for (uint32_t k = 0; k < nx && mv->xcnt[u] > mv->target[u]; k++) {
+            const uint32_t i = mv->xs[k];
+            uint32_t at = dch__best_absent(g, n, counted, nh, &lead);
+            if (at == n && !counted) {
+                np = dch__count_unit(g, base, 1);
+                counted = 1;
+                nh = dch__unit_heap(g, np);
+            }
+            uint32_t best = at < n ? mv->heap[at] : UINT32_MAX;
+            uint64_t best_key =
+                best == UINT32_MAX ? UINT64_MAX : dch__pick_key(g, best, dch__tier(g, best, 0));
+            /* A receiver present holds a slot of the unit, so where no band
+             * passes one slot each present one would leave its band (tier
+             * 2), and an absent one of tier 0 or 1 comes first. */
+            if (best_key >> 60 > 1 || mv->max_band_hi > 1) {
+                const uint64_t present_key = dch__unit_best(g, nh, 2, 0);
+                best_key = present_key < best_key ? present_key : best_key;
+            }
+            best = best_key == UINT64_MAX ? UINT32_MAX : (uint32_t)(best_key & 0xFFFF);
+            if (dch__tier(g, best, mv->cnt[best]) == 2) {
+                /* No receiver with quota fits here: trade moves along a
+                 * chain, or else leave the band. */
+                dch__clear_unit(g, np);
+                const int chained = dch__search_chain(g, u, u * v->spu + i);
+                np = dch__count_unit(g, base, 1);
+                counted = 1;
+                nh = dch__unit_heap(g, np);
+                lead = 0;
+                if (chained) {
+                    mv->xcnt[u]--;
+                    n = dch__resort_all(g, n);
+                    continue;
+                }
+            }
+            const int was_present = counted && mv->cnt[best] > 0; /* the heap's top */
+            base[i] = (uint16_t)best;
+            if (!counted)
+                mv->mark[best] = mv->stamp;
+            else if (mv->cnt[best]++ == 0)
+                mv->present[np++] = best;
+            v->members[best].slots++;
+            v->members[g->x].slots--;
+            mv->xcnt[u]--;
+            dch__record(g, u * v->spu + i, best);
+            mv->quota[best]--;
+            if (was_present)
+                nh = dch__unit_fix_top(g, nh);
+            else if (counted && mv->quota[best] > 0)
+                nh = dch__unit_push(g, nh, best);
+            if (at >= n || mv->heap[at] != best) /* a present receiver was picked */
+                at = dch__position_of(g, best);
+            lead -= at < lead; /* the entries behind it move up by one */
+            n = dch__resort_one(g, n, at);
+        }
+        dch__clear_unit(g, np);
+    }
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The take passes of a raise (docs/placement.md, "Stage 4: the passes").
+ */
+#include "engine.h"
+
+/* Raise: x takes slot s of unit u from donor id. */
+static void take(const dch__engine *g, uint32_t u, uint32_t id, uint32_t s)
+{
+    const dch__map_view *v = g->v;
+    v->owner[(size_t)u * v->spu + s] = (uint16_t)g->x;
+    g->mv->quota[id]--;
+    dch__record(g, u * v->spu + s, id);
+    v->members[id].slots--;
+    v->members[g->x].slots++;
+    g->mv->xcnt[u]++;
+}
+
+/*
+ * Raise: x takes slots in every unit below its limit (target + slack; its
+ * ceiling, the level plus one, when slack is UINT32_MAX - 1; every slot
+ * when it is UINT32_MAX) from the donors present whose tier is at most
+ * max_tier, the best by dch__pick_key() first; returns the slots still to take.
+ *
+ * On the first pass, when nothing is forced and no other member's share
+ * reaches a slot a unit, every donor's band is [0, 1]: one present once is
+ * of tier 1 and one present twice of tier 0. So in a unit where no member
+ * holds two slots the pick is the first donor present in the order of
+ * quotas, and the unit is only marked; where one does, or a second pick is
+ * due, the unit is counted. (With more members than slots a unit, a raise
+ * takes about one slot of each unit it visits.)
+ */
+uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint32_t left)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    const int first = slack == 0 && max_tier == 1;
+    /* docs/placement.md, "Fast paths": banded take */
+    const int banded = first && !mv->surveyed && mv->max_band_lo == 0;
+    uint32_t nq = banded ? dch__sort_quotas(g) : 0;
+    for (uint32_t u = 0; u < v->units && left > 0; u++) {
+        const uint32_t limit = slack == UINT32_MAX       ? v->spu
+                               : slack == UINT32_MAX - 1 ? mv->level + 1
+                                                         : mv->target[u] + slack;
+        if (mv->xcnt[u] >= limit)
+            continue;
+        uint16_t *base = v->owner + (size_t)u * v->spu;
+        if (!first && !dch__has_donor(g, base)) /* later passes look far for a few donors */
+            continue;
+        if (banded && !dch__mark_unit_slots(g, base)) {
+            const uint32_t at = dch__first_marked(g, nq, 1);
+            if (at == nq) /* no donor with quota is present */
+                continue;
+            take(g, u, mv->heap[at], mv->slot[mv->heap[at]]);
+            nq = dch__resort_one(g, nq, at);
+            if (--left == 0 || mv->xcnt[u] >= limit)
+                continue;
+        }
+        const uint32_t np = dch__count_unit(g, base, 0);
+        if (first && mv->surveyed)
+            dch__tally_forced(g, np, -1);
+        uint32_t nh = dch__unit_heap(g, np);
+        for (; mv->xcnt[u] < limit && left > 0; left--) {
+            const uint64_t best_key = dch__unit_best(g, nh, max_tier, first);
+            if (best_key == UINT64_MAX)
+                break;
+            const uint32_t best = (uint32_t)(best_key & 0xFFFF);
+            uint32_t s = mv->slot[best];
+            take(g, u, best, s);
+            if (banded)
+                nq = dch__resort_one(g, nq, dch__position_of(g, best));
+            if (--mv->cnt[best] > 0) /* its next slot, below the one taken */
+                mv->slot[best] = mv->xs[s];
+            nh = dch__unit_fix_top(g, nh);
+        }
+        dch__clear_unit(g, np);
+    }
+    return left;
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Counting one unit of the table: how many slots an id holds (four
+ * entries a word), every owner's count (cnt/present), marks, x's slots, and
+ * a slot an id holds. The bottom of the engine: it calls nothing of it.
+ */
+#include "engine.h"
+
+#include <string.h>
+
+_Thread_local int64_t dch__units_counted;
+
+/*
+ * How many of o[0 .. n) equal id, four entries a word: a lane of t is 0
+ * exactly where the entry is id, and ((t & low) + low) | t sets the lane's
+ * top bit exactly where it is not. The clear top bits, shifted to the
+ * bottom of their lanes, are summed lane by lane and the four lanes added
+ * at the end of each round. Lanes are whole
+ * 16-bit fields in either byte order.
+ */
+uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id)
+{
+    const uint64_t ones = UINT64_C(0x0001000100010001);
+    const uint64_t low = UINT64_C(0x7FFF7FFF7FFF7FFF), pattern = ones * id;
+    uint32_t c = 0, i = 0;
+    while (i + 4 <= n) {
+        /* At most 2^16 - 1 words a round, so that no lane overflows. */
+        const uint32_t end = n - i > UINT32_C(0x3FFFC) ? i + UINT32_C(0x3FFFC) : n;
+        uint64_t lanes = 0;
+        for (; i + 4 <= end; i += 4) {
+            uint64_t w;
+            memcpy(&w, o + i, sizeof w);
+            const uint64_t t = w ^ pattern;
+            lanes += (~(((t & low) + low) | t) & ~low) >> 15;
+        }
+        c += (uint32_t)((lanes & 0xFFFF) + (lanes >> 16 & 0xFFFF) +
+                        (lanes >> 32 & 0xFFFF) + (lanes >> 48));
+    }
+    for (; i < n; i++)
+        c += o[i] == id;
+    return c;
+}
+
+/* Count unit u's owners other than x into cnt/present; slot[id] is the last
+ * slot of the unit id holds. Only donors with quota left, on a raise, and
+ * then xs[i] links slot i to the slot before it of the same donor (xs is
+ * free on a raise once plan_targets is done), so that a donor's next slot
+ * costs O(1), not a scan of the unit. */
+uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
+{
+    dch__units_counted++;
+    uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
+    const uint32_t *quota = g->mv->quota;
+    const uint32_t spu = g->v->spu, x = g->x, ids = g->v->id_limit;
+    uint32_t np = 0;
+    /* DCH__MAP_UNOWNED is at least id_limit, and x's quota is 0. */
+    if (g->grow && !all) {
+        for (uint32_t i = 0; i < spu; i++) {
+            const uint32_t o = base[i];
+            if (o >= ids || quota[o] == 0)
+                continue;
+            present[np] = o;
+            np += cnt[o]++ == 0;
+            g->mv->xs[i] = slot[o]; /* followed only while cnt[o] > 0 */
+            slot[o] = i;
+        }
+    } else {
+        for (uint32_t i = 0; i < spu; i++) {
+            const uint32_t o = base[i];
+            if (o >= ids || o == x)
+                continue;
+            present[np] = o;
+            np += cnt[o]++ == 0;
+            slot[o] = i;
+        }
+    }
+    return np;
+}
+
+void dch__clear_unit(const dch__engine *g, uint32_t np)
+{
+    for (uint32_t i = 0; i < np; i++)
+        g->mv->cnt[g->mv->present[i]] = 0;
+}
+
+/* A slot of unit u that id holds (it holds one). */
+uint32_t dch__slot_of(const dch__engine *g, uint32_t u, uint32_t id)
+{
+    uint32_t s = u * g->v->spu;
+    while (g->v->owner[s] != id)
+        s++;
+    g->mv->budget -= s - u * g->v->spu + 1;
+    return s;
+}
+
+/* x's slots of a unit, in order, into xs[]; returns how many. */
+uint32_t dch__x_slots(const dch__engine *g, const uint16_t *base)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++)
+        if (base[i] == g->x)
+            g->mv->xs[n++] = i;
+    return n;
+}
+
+/*
+ * Mark the owners of a unit with a new stamp, so that mark[id] == stamp
+ * exactly for those present, and list x's slots as dch__x_slots() does. (The
+ * chain search draws its stamps from the same counter, so no mark of one
+ * use is taken for the other's.)
+ */
+uint32_t dch__mark_unit(const dch__engine *g, const uint16_t *base)
+{
+    dch__move *mv = g->mv;
+    const uint32_t stamp = ++mv->stamp, ids = g->v->id_limit, x = g->x;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++) {
+        const uint32_t o = base[i];
+        if (o >= ids)
+            continue;
+        mv->mark[o] = stamp;
+        if (o == x)
+            mv->xs[n++] = i;
+    }
+    return n;
+}
+
+/* dch__mark_unit() that also sets slot[id] to the last slot id holds in the
+ * unit, and returns whether some member holds two slots of it. */
+int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base)
+{
+    dch__move *mv = g->mv;
+    const uint32_t stamp = ++mv->stamp, ids = g->v->id_limit;
+    uint32_t twice = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++) {
+        const uint32_t o = base[i];
+        if (o >= ids)
+            continue;
+        twice |= mv->mark[o] == stamp;
+        mv->mark[o] = stamp;
+        mv->slot[o] = i;
+    }
+    return twice != 0;
+}
+
+/* Whether a member with quota left holds a slot of the unit (x's is 0). */
+int dch__has_donor(const dch__engine *g, const uint16_t *base)
+{
+    const uint32_t *quota = g->mv->quota, ids = g->v->id_limit;
+    uint32_t any = 0;
+    for (uint32_t i = 0; i < g->v->spu; i++)
+        any |= base[i] < ids && quota[base[i]] > 0;
+    return any != 0;
+}
