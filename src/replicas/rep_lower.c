@@ -237,8 +237,7 @@ static void lower_give(const dch__rep_call *e, uint32_t s, uint32_t at, uint32_t
     p->left--;
 }
 
-static void lower_pass(const dch__rep_call *e, uint32_t pass, uint32_t first_pass, uint32_t np,
-                       dch__rep_pace *p)
+static void lower_pass(const dch__rep_call *e, uint32_t pass, uint32_t np, dch__rep_pace *p)
 {
     const uint32_t slack = dch__rep_slack(pass);
     for (uint32_t k = 0; k < e->v->slots && p->left > 0; k++) {
@@ -247,8 +246,11 @@ static void lower_pass(const dch__rep_call *e, uint32_t pass, uint32_t first_pas
         const int at = rep_place_of(b, e->n, e->x);
         if (at < 0)
             continue;
-        /* The first pass spreads x's gifts over the whole order. */
-        if (pass == first_pass && dch__rep_ahead(p, k, e->v->slots))
+        /* Pass 0 spreads x's gifts over the whole order. Only pass 0: a
+         * lowering without rows runs the last pass alone, and that pass,
+         * uncapped and unpaced, must leave no receiver with quota a fresh
+         * slot admits (the reroutes rely on it: rep_reroute.c). */
+        if (pass == 0 && dch__rep_ahead(p, k, e->v->slots))
             continue;
         const uint32_t best = lower_choose(e, b, (uint32_t)at, np, p->rows, slack);
         if (best != DCH__REP_NONE)
@@ -316,10 +318,11 @@ static void lower_round(const dch__rep_call *e, dch__rep_pace *p)
     for (uint32_t id = 0; id < e->v->id_limit; id++)
         if (dch__rep_wants(rm, id) > 0)
             rm->queue[np++] = id;
+    /* Without rows no cap can be checked, so only the last pass runs. */
     const uint32_t first_pass = p->rows ? 0 : DCH__REP_PASSES - 1;
     lower_room(e, np);
     for (uint32_t pass = first_pass; pass < DCH__REP_PASSES && p->left > 0; pass++)
-        lower_pass(e, pass, first_pass, np, p);
+        lower_pass(e, pass, np, p);
     unpool(e);
     for (uint32_t i = 0; i < np && p->left > 0; i++)
         while (rm->quota[rm->queue[i]] > 0 && dch__rep_augment(e, 0, rm->queue[i])) {

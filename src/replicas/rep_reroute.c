@@ -103,6 +103,8 @@ int dch__rep_augment(const dch__rep_call *e, int grow, uint32_t d)
     while (head < tail && head < AUG_NODES) {
         const uint32_t u = rm->heap[head++];
         uint32_t k2;
+        /* d's own fresh slots are not searched: the last pass, neither
+         * capped nor paced, ran before and left none that admits d. */
         const int s2 = u == d ? -1 : find_slot(e, grow, u, &k2);
         if (s2 >= 0) {
             /* u trades in the fresh slot; each member on the path back to d
