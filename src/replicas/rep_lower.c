@@ -2,7 +2,8 @@
 /*
  * The lowering step (rep_lower.h; docs/replicas.md, "Raise and lowering").
  * Read it beside rep_raise.c: the two have the same shape, plan, room,
- * choose, pass, sit out, with givers and takers exchanged; a lowering adds
+ * choose, pass, reroute, sit out, with givers and takers exchanged; a
+ * lowering adds
  * pools of tied receivers, promise 6's cap on a removal and, when x
  * leaves, a last resort.
  */
@@ -56,7 +57,9 @@ static uint64_t lower_plan(const dch__rep_call *e, uint64_t held)
     const int all = e->v->members[e->x].weight == 0;
     const uint32_t keep = dch__rep_keep(e, e->x);
     /* First the members short of what their primaries need (a lowering
-     * raises every other member's primary share), furthest below first. */
+     * raises every other member's primary share), in the heap's array
+     * order: a min-heap by deviation, so roughly furthest below first, not
+     * sorted; it matters only when x's copies run out first. */
     for (uint32_t i = 0; i < n && total + keep < held; i++) {
         const uint32_t r = rm->heap[i];
         const uint32_t need = dch__rep_keep(e, r);
@@ -179,7 +182,10 @@ static void lower_room(const dch__rep_call *e, uint32_t np)
  * ("Placement", "The slack schedule") */
 
 /* Whether r would then share more slots with a co-holder than their mean
- * plus slack. */
+ * plus slack: crowded when the count before the gift, *c, is at least
+ * mean + slack, so a gift may end a pair at mean + slack at most, one
+ * tighter than the raise's mean + 1 + slack (raise_crowded). The schedule
+ * was measured with the two as they are ("The slack schedule"). */
 static int lower_crowded(const dch__rep_call *e, const uint16_t *b, uint32_t at, uint32_t r,
                          int rows, uint32_t slack)
 {
@@ -324,6 +330,7 @@ static void lower_round(const dch__rep_call *e, dch__rep_pace *p)
     for (uint32_t pass = first_pass; pass < DCH__REP_PASSES && p->left > 0; pass++)
         lower_pass(e, pass, np, p);
     unpool(e);
+    /* ---- Reroute ("Augmenting reroutes"): quotas no fresh slot admits */
     for (uint32_t i = 0; i < np && p->left > 0; i++)
         while (rm->quota[rm->queue[i]] > 0 && dch__rep_augment(e, 0, rm->queue[i])) {
             rm->quota[rm->queue[i]]--;
