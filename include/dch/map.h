@@ -57,9 +57,9 @@
  * member may name a zone (a failure domain: a rack, a host); a member with
  * none is a zone of its own. The engine is its own (docs/replicas.md,
  * "Proofs of the promises", installed in share/doc/libdch, proves each
- * promise); with R = 1 everything is as above and zones change nothing. With M members of
- * positive weight, Z zones among them, and a member's copy share R*P*w/W,
- * after every call and for every history:
+ * promise); with R = 1 everything is as above and zones change nothing.
+ * With M members of positive weight, Z zones among them, and a member's
+ * copy share R*P*w/W, after every call and for every history:
  *  1. Distinct: every slot holds n = min(R, M) distinct members of positive
  *     weight.
  *  2. Zones: a slot's copies lie in min(n, Z) distinct zones: all distinct

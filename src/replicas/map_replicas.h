@@ -32,20 +32,40 @@ typedef struct dch__rep_view {
  * and 4 per id for each diversity row (dch__rep_rows).
  */
 typedef struct dch__rep_move {
+    /* Several per-id arrays mean different things in different stages;
+     * each line names every use, by file. A stage sets what it reads. */
     const dch_allocator *alloc;
-    int64_t *dev; /* per id: copies*2^32 - copy share*2^32 */
-    int64_t *pdev; /* per id: primaries*W - P*w */
-    int64_t *share; /* per id: copy share * 2^32 */
-    uint32_t *quota; /* per id: copies it gives (raise) or receives (lowering) */
-    uint32_t *heap, *pos; /* per id: a binary heap of ids; the search's parents */
-    uint32_t *pair; /* per id: slots it shares with the changing member */
-    uint32_t *zone; /* per id: its zone key (equal keys, same zone) */
-    uint32_t *stuck; /* per id: found no slot it may trade in this call */
-    uint32_t *from, *mark; /* per id: the search's parent slot, visited stamp */
-    uint32_t *queue; /* per id: receivers with quota; zone runs */
-    uint32_t *avail; /* per id: slots it may still trade in during a pass */
-    uint32_t *cap; /* per id: its copies once the planned moves are made */
-    uint32_t *rowof; /* per id: its row in rows, or UINT32_MAX */
+    int64_t *dev; /* copies*2^32 - copy share*2^32, the plan's (I3) */
+    int64_t *pdev; /* primaries*W - P*w (rep_primaries.c); in rep_shares.c
+                      the sort keys of members by zone */
+    int64_t *share; /* copy share * 2^32 */
+    uint32_t *quota; /* copies it still gives (raise) or takes (lowering) */
+    uint32_t *heap; /* a binary heap of ids (rep_book.c); the reroute's BFS
+                       queue (rep_reroute.c) */
+    uint32_t *pos; /* the record index a member was reached through
+                      (rep_reroute.c); the member a chain came from
+                      (rep_primaries.c) */
+    uint32_t *pair; /* rep_raise.c: slots it shares with x, kept as x
+                       takes; rep_lower.c: its count before the call
+                       (read by promise 6's cap, lower_full) */
+    uint32_t *zone; /* its zone key (equal keys, same zone) */
+    uint32_t *stuck; /* found no slot it may trade in this call */
+    uint32_t *from; /* rep_lower.c: its pool, or UINT32_MAX (rep_raise.c
+                       sets UINT32_MAX: no pools); rep_primaries.c: the
+                       chain's slot; rep_shares.c: a zone's weight */
+    uint32_t *mark; /* visited stamp (rep_reroute.c, rep_primaries.c);
+                       rep_shares.c: a zone's bound state */
+    uint32_t *queue; /* rep_lower.c: the receivers of a round;
+                        rep_shares.c: each zone's first key;
+                        rep_relieve.c: the far look-ahead bound */
+    uint32_t *avail; /* rep_raise.c, rep_lower.c: slots it may still trade
+                        in; rep_reroute.c: the member it was reached from
+                        (overwrites avail, read by no later pass of the
+                        round); rep_relieve.c: the near look-ahead bound */
+    uint32_t *cap; /* rep_raise.c, rep_lower.c: its count once the plan's
+                      moves are made (not a bound); rep_relieve.c:
+                      promise 7's bound, dch__rep_share_limit */
+    uint32_t *rowof; /* its row in rows, or UINT32_MAX */
     uint32_t *rows, nrows; /* nrows rows of id_limit shared-slot counts */
     uint32_t *rec_at, *rec_from; /* per move so far: slot << 3 | position, and
                                     who held the copy before */
@@ -56,7 +76,9 @@ typedef struct dch__rep_move {
     int64_t pool_pre[8];
     uint32_t pool_budget[8], npools;
     /* Promise 6 on a removal: the most copies one receiver may get (0: no
-     * cap); pair[] then holds each member's count before the call. */
+     * cap), docs/replicas.md "Promise 6's cap". pair[] holds each member's
+     * count before the call on every lowering, so receipts are
+     * held - pair. Not the cap[] array. */
     uint32_t most;
     uint32_t stamp;
 } dch__rep_move;
@@ -80,7 +102,8 @@ void dch__rep_release(dch__rep_move *rm);
 /**
  * Change member x's weight to w (w != its weight), moving copies only to x
  * (raise) or only from x (lowering), then choose the primaries; updates the
- * member's weight and every member's slots and copies. Cannot fail.
+ * member's weight (members[x].weight = w, first of all: map.c does not set
+ * it) and every member's slots and copies. Cannot fail.
  */
 void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint32_t w);
 

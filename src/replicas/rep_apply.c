@@ -36,7 +36,8 @@
 #include "rep_shares.h"
 
 /* The call's counts after it (docs/replicas.md, "The call"); the copies a
- * slot held before in *n0. */
+ * slot held before in *n0. Sets x's weight to w: the map relies on it
+ * (map_replicas.h, dch__rep_apply), and everything after reads it. */
 static void call_begin(dch__rep_call *e, uint32_t old, uint32_t w, uint32_t *n0)
 {
     const dch__rep_view *v = e->v;
@@ -98,14 +99,20 @@ void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint3
     } else if (w == 0 && e.n < n0) {
         dch__rep_drop_everywhere(&e);
     } else if (old == 0 && alone && e.zones <= e.n) {
+        /* Only with zones: without them Z == M, so Z <= n means M <= R,
+         * and that join took the first branch. */
         dch__rep_force_everywhere(&e);
     } else if (w > old) { /* "Raise and lowering", then "Pair relieving" */
         dch__rep_raise(&e);
         dch__rep_relieve_pairs(&e);
     } else { /* "Raise and lowering", then "Pair splitting" */
+        /* Splitting runs whenever the rows exist, whatever the weights
+         * and zones: it changes no count and only trades within both
+         * members' bounds, so it cannot cost any promise ("Pair
+         * splitting"). */
         if (dch__rep_lower(&e))
             dch__rep_split_pairs(&e);
-        dch__rep_hand_over_primaries(&e);
+        dch__rep_hand_over_primaries(&e); /* "Primaries": hand-over */
     }
 
     /* Step 2: the primaries ("Primaries"). */

@@ -54,6 +54,11 @@ void dch__rep_trade(const dch__rep_call *e, uint32_t s, uint32_t k, uint32_t to)
 void dch__rep_record(const dch__rep_call *e, uint32_t s, uint32_t k, uint32_t from)
 {
     dch__rep_move *rm = e->rm;
+    /* Never full: maxrec is the copies that can move (map.c,
+     * change_alloc): held[x] on a lowering, P - held[x] on a raise. Each
+     * record is a distinct slot where x leaves (lowering) or enters
+     * (raise); reroutes and relieving rewrite records in place. The test
+     * only keeps a broken count from writing past the array. */
     if (rm->nrec < rm->maxrec) {
         rm->rec_at[rm->nrec] = s << 3 | k;
         rm->rec_from[rm->nrec] = from;

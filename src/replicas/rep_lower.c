@@ -2,7 +2,8 @@
 /*
  * The lowering step (rep_lower.h; docs/replicas.md, "Raise and lowering").
  * Read it beside rep_raise.c: the two have the same shape, plan, room,
- * choose, pass, sit out, with givers and takers exchanged; a lowering adds
+ * choose, pass, reroute, sit out, with givers and takers exchanged; a
+ * lowering adds
  * pools of tied receivers, promise 6's cap on a removal and, when x
  * leaves, a last resort.
  */
@@ -56,7 +57,9 @@ static uint64_t lower_plan(const dch__rep_call *e, uint64_t held)
     const int all = e->v->members[e->x].weight == 0;
     const uint32_t keep = dch__rep_keep(e, e->x);
     /* First the members short of what their primaries need (a lowering
-     * raises every other member's primary share), furthest below first. */
+     * raises every other member's primary share), in the heap's array
+     * order: a min-heap by deviation, so roughly furthest below first, not
+     * sorted; it matters only when x's copies run out first. */
     for (uint32_t i = 0; i < n && total + keep < held; i++) {
         const uint32_t r = rm->heap[i];
         const uint32_t need = dch__rep_keep(e, r);
@@ -179,7 +182,10 @@ static void lower_room(const dch__rep_call *e, uint32_t np)
  * ("Placement", "The slack schedule") */
 
 /* Whether r would then share more slots with a co-holder than their mean
- * plus slack. */
+ * plus slack: crowded when the count before the gift, *c, is at least
+ * mean + slack, so a gift may end a pair at mean + slack at most, one
+ * tighter than the raise's mean + 1 + slack (raise_crowded). The schedule
+ * was measured with the two as they are ("The slack schedule"). */
 static int lower_crowded(const dch__rep_call *e, const uint16_t *b, uint32_t at, uint32_t r,
                          int rows, uint32_t slack)
 {
@@ -237,8 +243,7 @@ static void lower_give(const dch__rep_call *e, uint32_t s, uint32_t at, uint32_t
     p->left--;
 }
 
-static void lower_pass(const dch__rep_call *e, uint32_t pass, uint32_t first_pass, uint32_t np,
-                       dch__rep_pace *p)
+static void lower_pass(const dch__rep_call *e, uint32_t pass, uint32_t np, dch__rep_pace *p)
 {
     const uint32_t slack = dch__rep_slack(pass);
     for (uint32_t k = 0; k < e->v->slots && p->left > 0; k++) {
@@ -247,8 +252,11 @@ static void lower_pass(const dch__rep_call *e, uint32_t pass, uint32_t first_pas
         const int at = rep_place_of(b, e->n, e->x);
         if (at < 0)
             continue;
-        /* The first pass spreads x's gifts over the whole order. */
-        if (pass == first_pass && dch__rep_ahead(p, k, e->v->slots))
+        /* Pass 0 spreads x's gifts over the whole order. Only pass 0: a
+         * lowering without rows runs the last pass alone, and that pass,
+         * uncapped and unpaced, must leave no receiver with quota a fresh
+         * slot admits (the reroutes rely on it: rep_reroute.c). */
+        if (pass == 0 && dch__rep_ahead(p, k, e->v->slots))
             continue;
         const uint32_t best = lower_choose(e, b, (uint32_t)at, np, p->rows, slack);
         if (best != DCH__REP_NONE)
@@ -316,11 +324,13 @@ static void lower_round(const dch__rep_call *e, dch__rep_pace *p)
     for (uint32_t id = 0; id < e->v->id_limit; id++)
         if (dch__rep_wants(rm, id) > 0)
             rm->queue[np++] = id;
+    /* Without rows no cap can be checked, so only the last pass runs. */
     const uint32_t first_pass = p->rows ? 0 : DCH__REP_PASSES - 1;
     lower_room(e, np);
     for (uint32_t pass = first_pass; pass < DCH__REP_PASSES && p->left > 0; pass++)
-        lower_pass(e, pass, first_pass, np, p);
+        lower_pass(e, pass, np, p);
     unpool(e);
+    /* ---- Reroute ("Augmenting reroutes"): quotas no fresh slot admits */
     for (uint32_t i = 0; i < np && p->left > 0; i++)
         while (rm->quota[rm->queue[i]] > 0 && dch__rep_augment(e, 0, rm->queue[i])) {
             rm->quota[rm->queue[i]]--;

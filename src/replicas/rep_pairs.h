@@ -2,7 +2,9 @@
 /*
  * The diversity passes that run after a placement (docs/replicas.md,
  * "Pair splitting" and "Pair relieving"): they move only the copies the
- * call moved, and keep every count.
+ * call moved. Splitting keeps every count; relieving keeps x's, but a
+ * move that has u give in d's place moves one copy from u to d (both
+ * within their shares' limits: can_shift in rep_relieve.c).
  */
 #ifndef DCH_SRC_REP_PAIRS_H
 #define DCH_SRC_REP_PAIRS_H

@@ -5,7 +5,10 @@
 #include "rep_place.h"
 
 /* The slack schedule (docs/replicas.md, "The slack schedule"): two passes
- * at the caps, then one, two and four slots over them, then anywhere. */
+ * at the caps, then one, two and four slots over them, then anywhere.
+ * Slack 0 comes twice because pass 0 is also paced (dch__rep_ahead): it
+ * skips slots while ahead of its pace, and pass 1 offers those slots at
+ * the same caps before any cap is loosened. */
 uint32_t dch__rep_slack(uint32_t pass)
 {
     static const uint32_t slack[DCH__REP_PASSES] = {0, 0, 1, 2, 4, UINT32_MAX / 2};

@@ -2,7 +2,7 @@
 /*
  * The raise step (rep_raise.h; docs/replicas.md, "Raise and lowering").
  * Read it beside rep_lower.c: the two have the same shape, plan, room,
- * choose, pass, sit out, with givers and takers exchanged.
+ * choose, pass, reroute, sit out, with givers and takers exchanged.
  */
 #include "rep_raise.h"
 
@@ -88,6 +88,8 @@ static int raise_crowded(const dch__rep_call *e, const uint16_t *b, uint32_t i, 
     for (uint32_t j = 0; j < e->n; j++) {
         if (j == i)
             continue;
+        /* mean + 1: a take may end a pair at mean + 1 + slack (pair[] is
+         * the count before it); a lowering allows one less (lower_crowded). */
         const uint64_t cap = dch__rep_pair_mean(e, fx, rm->cap[b[j]]) + 1;
         const uint64_t paced = (cap * t + p->total - 1) / p->total;
         crowded |= rm->pair[b[j]] >= paced + slack;
@@ -113,7 +115,9 @@ static int64_t raise_hot(const dch__rep_call *e, const uint16_t *b, uint32_t i, 
 }
 
 /* The position of the donor x takes from in slot b, -1 for none: not
- * crowded, then the hottest pair, then the most urgent quota. */
+ * crowded, then the hottest pair (the largest raise_hot: the donor whose
+ * pair with a co-holder here is furthest above its mean), then the most
+ * urgent quota. */
 static int raise_choose(const dch__rep_call *e, const uint16_t *b, uint64_t fx,
                         const dch__rep_pace *p, uint32_t slack, int64_t *best_hot)
 {
@@ -202,7 +206,8 @@ void dch__rep_raise(const dch__rep_call *e)
         rm->pair[id] = rm->quota[id] = rm->stuck[id] = 0;
         rm->from[id] = UINT32_MAX; /* no pools */
     }
-    /* pair[]: the slots each member shares with x. */
+    /* pair[]: the slots each member shares with x (on a lowering pair[]
+     * means something else: map_replicas.h). */
     for (uint32_t s = 0; s < v->slots && v->held[x] > 0; s++) {
         const uint16_t *b = rep_block(e, s);
         if (rep_place_of(b, e->n, x) >= 0)
@@ -221,6 +226,9 @@ void dch__rep_raise(const dch__rep_call *e)
         raise_room(e);
         for (uint32_t pass = 0; pass < DCH__REP_PASSES && p.left > 0; pass++)
             raise_pass(e, pass, fx, &p);
+        /* Reroute ("Augmenting reroutes"): quotas no fresh slot admits.
+         * They update neither pair[] nor the rows; the next round's caps
+         * read those stale, which only steers choices (rep_rows.c). */
         for (uint32_t id = 0; id < v->id_limit && p.left > 0; id++)
             while (rm->quota[id] > 0 && dch__rep_augment(e, 1, id)) {
                 rm->quota[id]--;

@@ -12,10 +12,12 @@
  * donors hold fewer copies), so a pair can end over it without gaining a
  * slot, which the placement cannot see. The repair moves x's takes: take j
  * (x took donor d's copy at slot s) moves to slot t, where x takes the copy
- * of some u instead and d's copy at s comes back. u is d, or a member no
- * further below its share than d, with both ending within two copies of
- * their shares (promise 4 allows 2R), so the call still creates copies
- * only on x and drops only what x replaces. A move, or a move and a second
+ * of some u instead and d's copy at s comes back. u is d, or a member with
+ * dev[u] >= dev[d] (no further below its share than d), dev[u] > 0 (u
+ * ends at or above floor(share)), held[u] > keep(u) (u keeps what its
+ * primaries need) and dev[d] < one copy (d ends less than two above its
+ * share): can_shift. The call still creates copies only on x and drops
+ * only what x replaces. A move, or a move and a second
  * one that relieves a pair the first pushed x over, is kept only if the
  * excess (the slots pairs share beyond their bounds, summed over the map)
  * falls; so the repair ends. It runs only where the promise is made: equal
@@ -94,9 +96,10 @@ static int can_shift(const dch__rep_call *e, uint32_t j, uint32_t t, uint32_t kt
     if (s == t || bs[k] != e->x || rep_place_of(bt, e->n, e->x) >= 0 ||
         rep_place_of(bs, e->n, d) >= 0)
         return 0;
-    /* u gives in d's place: u no further below its share than d and ending
-     * at or above floor(share) (the "Floor condition"), d ending within two
-     * copies above its share. */
+    /* u gives in d's place: u no further below its share than d, ending
+     * at or above floor(share) (the "Floor condition") and above its keep
+     * (step 2 must still make it the primary of its share), d ending
+     * within two copies above its share. */
     return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] > 0 &&
                       rm->dev[d] < DCH__REP_ONE && e->v->held[u] > dch__rep_keep(e, u));
 }
@@ -250,6 +253,7 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
     for (uint32_t a = 0; a < L; a++)
         for (uint32_t c = a + 1; c < L; c++)
             r.over += pair_over(e, a, c);
+    /* At most 4 sweeps (docs/replicas.md, "Pair relieving"). */
     for (uint32_t pass = 0; pass < 4 && r.over > 0 && r.budget > 0; pass++)
         sweep(&r);
 }

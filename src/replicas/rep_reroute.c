@@ -103,6 +103,8 @@ int dch__rep_augment(const dch__rep_call *e, int grow, uint32_t d)
     while (head < tail && head < AUG_NODES) {
         const uint32_t u = rm->heap[head++];
         uint32_t k2;
+        /* d's own fresh slots are not searched: the last pass, neither
+         * capped nor paced, ran before and left none that admits d. */
         const int s2 = u == d ? -1 : find_slot(e, grow, u, &k2);
         if (s2 >= 0) {
             /* u trades in the fresh slot; each member on the path back to d
@@ -114,6 +116,10 @@ int dch__rep_augment(const dch__rep_call *e, int grow, uint32_t d)
                 dch__rep_record(e, (uint32_t)s2, k2, e->x);
                 dch__rep_trade(e, (uint32_t)s2, k2, u);
             }
+            /* On a lowering a record keeps its slot, position and previous
+             * holder (x): only who received changes, so rec_at[] stays.
+             * On a raise x moves to prev's position in the slot and prev
+             * becomes the previous holder, so the record is rewritten. */
             for (uint32_t cur = u; cur != d;) {
                 const uint32_t j = rm->pos[cur], prev = rm->avail[cur];
                 const uint32_t s1 = rm->rec_at[j] >> 3, k1 = rm->rec_at[j] & 7;

@@ -9,7 +9,11 @@
 #include <string.h>
 
 /* Count the rows of the ids that have one afresh from the slots (reroutes
- * move copies without counting). */
+ * move copies without counting). The repairs (splitting, relieving) call
+ * this first. Between the rounds of a placement the rows stay stale after
+ * reroutes; harmless: the passes read them only for the crowding caps and
+ * raise_hot, which steer which slot a trade uses, never whether a quota is
+ * placed (the last pass has no cap), and no promise is read from them. */
 void dch__rep_recount_rows(const dch__rep_call *e)
 {
     const dch__rep_view *v = e->v;
