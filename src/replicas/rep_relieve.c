@@ -54,7 +54,10 @@ static uint32_t far_limit(const dch__rep_call *e, uint64_t c)
 static uint64_t pair_over(const dch__rep_call *e, uint32_t a, uint32_t c)
 {
     const dch__rep_move *rm = e->rm;
-    const uint32_t v = *rep_pair_cell(e, a, c);
+    const uint32_t *cell = rep_pair_cell(e, a, c);
+    if (cell == NULL) /* a member of weight 0: it shares nothing */
+        return 0;
+    const uint32_t v = *cell;
     const uint32_t cap = rm->cap[a] < rm->cap[c] ? rm->cap[a] : rm->cap[c];
     const uint32_t ahead = rm->avail[a] < rm->avail[c] ? rm->avail[a] : rm->avail[c];
     const uint32_t far = rm->queue[a] < rm->queue[c] ? rm->queue[a] : rm->queue[c];
@@ -67,7 +70,7 @@ static uint64_t over_pairs(const dch__rep_call *e, uint32_t a, uint32_t skip)
 {
     uint64_t over = 0;
     for (uint32_t c = 0; c < e->v->id_limit; c++)
-        over += c != skip ? pair_over(e, a, c) : 0;
+        over += c != skip && e->rm->col[c] != UINT32_MAX ? pair_over(e, a, c) : 0;
     return over;
 }
 
@@ -251,8 +254,8 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
         rm->queue[id] = rep_positive(e, id) ? far_limit(e, v->held[id]) : UINT32_MAX;
     }
     for (uint32_t a = 0; a < L; a++)
-        for (uint32_t c = a + 1; c < L; c++)
-            r.over += pair_over(e, a, c);
+        for (uint32_t c = a + 1; rm->col[a] != UINT32_MAX && c < L; c++)
+            r.over += rm->col[c] != UINT32_MAX ? pair_over(e, a, c) : 0;
     /* At most 4 sweeps (docs/replicas.md, "Pair relieving"). */
     for (uint32_t pass = 0; pass < 4 && r.over > 0 && r.budget > 0; pass++)
         sweep(&r);
