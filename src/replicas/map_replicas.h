@@ -71,6 +71,9 @@ typedef struct dch__rep_move {
     uint32_t *rows; /* nrows rows of ncols shared-slot counts */
     uint32_t entries, nrows, ncols; /* room for `entries` counts; the
                                        rows in use (rep_rows.c) */
+    int exact; /* the rows equal a count afresh: every move since it was
+                  counted (placement, splitting) counted its pairs; a
+                  reroute or the last resort clears it */
     uint32_t *rec_at, *rec_from; /* per move so far: slot << 3 | position, and
                                     who held the copy before */
     uint32_t nrec, maxrec;

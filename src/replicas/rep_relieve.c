@@ -58,6 +58,8 @@ static uint64_t pair_over(const dch__rep_call *e, uint32_t a, uint32_t c)
     if (cell == NULL) /* a member of weight 0: it shares nothing */
         return 0;
     const uint32_t v = *cell;
+    if (v == 0) /* within every bound */
+        return 0;
     const uint32_t cap = rm->cap[a] < rm->cap[c] ? rm->cap[a] : rm->cap[c];
     const uint32_t ahead = rm->avail[a] < rm->avail[c] ? rm->avail[a] : rm->avail[c];
     const uint32_t far = rm->queue[a] < rm->queue[c] ? rm->queue[a] : rm->queue[c];
@@ -65,12 +67,18 @@ static uint64_t pair_over(const dch__rep_call *e, uint32_t a, uint32_t c)
            (v > far ? v - far : 0);
 }
 
-/* The excess of a's pairs, but the one with `skip`. */
-static uint64_t over_pairs(const dch__rep_call *e, uint32_t a, uint32_t skip)
+/* The excess of a's pairs with the members from `from` on, but the one
+ * with `skip`: pair_over() of every pair, read along a's row (every
+ * member has one where the relieving runs), the pairs sharing nothing
+ * skipped. */
+static uint64_t over_pairs(const dch__rep_call *e, uint32_t a, uint32_t from, uint32_t skip)
 {
+    const dch__rep_move *rm = e->rm;
+    const uint32_t *row = rm->rows + (size_t)rm->rowof[a] * rm->ncols;
     uint64_t over = 0;
-    for (uint32_t c = 0; c < e->v->id_limit; c++)
-        over += c != skip && e->rm->col[c] != UINT32_MAX ? pair_over(e, a, c) : 0;
+    for (uint32_t c = from; c < e->v->id_limit; c++)
+        if (c != skip && rm->col[c] != UINT32_MAX && row[rm->col[c]] != 0)
+            over += pair_over(e, a, c);
     return over;
 }
 
@@ -129,7 +137,7 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     step_pairs(r, bs, k, 0);
     step_pairs(r, bt, kt, 0);
     if (recount)
-        r->over -= over_pairs(e, d, d) + over_pairs(e, u, d);
+        r->over -= over_pairs(e, d, 0, d) + over_pairs(e, u, 0, d);
     dch__rep_trade(e, s, k, d);
     dch__rep_trade(e, t, kt, e->x);
     rm->cap[d] = capd;
@@ -139,7 +147,7 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     rm->queue[d] = fard;
     rm->queue[u] = faru;
     if (recount)
-        r->over += over_pairs(e, d, d) + over_pairs(e, u, d);
+        r->over += over_pairs(e, d, 0, d) + over_pairs(e, u, 0, d);
     step_pairs(r, bs, k, 1);
     step_pairs(r, bt, kt, 1);
     rm->dev[d] += (int64_t)moved * DCH__REP_ONE;
@@ -254,8 +262,8 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
         rm->queue[id] = rep_positive(e, id) ? far_limit(e, v->held[id]) : UINT32_MAX;
     }
     for (uint32_t a = 0; a < L; a++)
-        for (uint32_t c = a + 1; rm->col[a] != UINT32_MAX && c < L; c++)
-            r.over += rm->col[c] != UINT32_MAX ? pair_over(e, a, c) : 0;
+        if (rm->col[a] != UINT32_MAX)
+            r.over += over_pairs(e, a, a + 1, a);
     /* At most 4 sweeps (docs/replicas.md, "Pair relieving"). */
     for (uint32_t pass = 0; pass < 4 && r.over > 0 && r.budget > 0; pass++)
         sweep(&r);
