@@ -29,6 +29,7 @@ typedef struct relief {
     uint64_t over; /* the excess, each pair counted once */
     uint64_t budget; /* work left: a unit a slot looked at or a move made,
                         an id a pair counted again */
+    int undoing; /* a shift is being undone: `over` is restored whole */
 } relief;
 
 /* "Looking ahead" (docs/replicas.md, "Pair relieving"). The bound a
@@ -85,6 +86,10 @@ static uint64_t over_pairs(const dch__rep_call *e, uint32_t a, uint32_t from, ui
 /* dch__rep_count_pairs(), keeping r->over. */
 static void step_pairs(relief *r, const uint16_t *b, uint32_t k, int up)
 {
+    if (r->undoing) {
+        dch__rep_count_pairs(r->e, b, k, up);
+        return;
+    }
     for (uint32_t i = 0; i < r->e->n; i++)
         r->over -= i != k ? pair_over(r->e, b[k], b[i]) : 0;
     dch__rep_count_pairs(r->e, b, k, up);
@@ -136,7 +141,7 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
                         aheadu != rm->avail[u] || fard != rm->queue[d] || faru != rm->queue[u];
     step_pairs(r, bs, k, 0);
     step_pairs(r, bt, kt, 0);
-    if (recount)
+    if (recount && !r->undoing)
         r->over -= over_pairs(e, d, 0, d) + over_pairs(e, u, 0, d);
     dch__rep_trade(e, s, k, d);
     dch__rep_trade(e, t, kt, e->x);
@@ -146,7 +151,7 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     rm->avail[u] = aheadu;
     rm->queue[d] = fard;
     rm->queue[u] = faru;
-    if (recount)
+    if (recount && !r->undoing)
         r->over += over_pairs(e, d, 0, d) + over_pairs(e, u, 0, d);
     step_pairs(r, bs, k, 1);
     step_pairs(r, bt, kt, 1);
@@ -176,13 +181,22 @@ static int try_shift(relief *r, uint32_t j, uint32_t t, uint32_t kt, uint64_t go
     const int x_fits = dch__rep_joins_within(e, bt, kt, e->x, rm->cap[e->x]);
     if (!x_fits && !second)
         return 0;
+    const uint64_t before = r->over;
     shift_take(r, j, t, kt);
     if (r->over < goal)
         return 1;
     for (uint32_t i = 0; !x_fits && i < e->n; i++)
         if (i != kt && pair_over(e, e->x, bt[i]) && relieve_x(r, bt[i], goal))
             return 1;
+    /* Undone, the table, the rows and the bounds are as they were, so the
+     * excess is too: each step of r->over is the exact change of the sum
+     * of pair_over() over all pairs, and the steps back cancel the steps
+     * there. It is restored rather than counted back (the same budget is
+     * spent). */
+    r->undoing = 1;
     shift_take(r, j, s, k);
+    r->undoing = 0;
+    r->over = before;
     return 0;
 }
 
@@ -255,7 +269,7 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
     if (e->n < 2 || e->zones != e->M || (uint64_t)v->replicas * v->slots < 16 * (uint64_t)e->M ||
         rm->nrec == 0 || !dch__rep_build_rows(e, 1))
         return;
-    relief r = {e, 0, 4 * ((uint64_t)v->slots * e->n + (uint64_t)L * L) + 65536};
+    relief r = {e, 0, 4 * ((uint64_t)v->slots * e->n + (uint64_t)L * L) + 65536, 0};
     for (uint32_t id = 0; id < L; id++) {
         rm->cap[id] = rep_positive(e, id) ? (uint32_t)dch__rep_share_limit(e, v->held[id]) : UINT32_MAX;
         rm->avail[id] = rep_positive(e, id) ? (uint32_t)ahead_limit(e, v->held[id], 1) : UINT32_MAX;
