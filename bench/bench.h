@@ -35,7 +35,8 @@ enum {
     SEC_PUBLISH = 1u << 5, /* changes on a fresh clone, against an O(P) floor */
     SEC_REPLICAS = 1u << 6, /* every copy of a hash against its primary alone */
     SEC_WORST = 1u << 7,    /* the engine's worst single-copy call against the floor */
-    SEC_ALL = (1u << 8) - 1
+    SEC_REPLICA_COST = 1u << 8, /* replica calls against a clone */
+    SEC_ALL = (1u << 9) - 1
 };
 
 /* The hash set: enough hashes that a large table is touched all over. */
@@ -235,6 +236,11 @@ void bench_section_publish_sweep(bench *b);
 /** The worst single-copy call of hard histories against the O(P) floor, at
  *  P = 2^16, 2^18 and 2^20 (worst.c). */
 void bench_section_worst(bench *b);
+
+/** A replica join, removal, weight change and the join to M = 512 at the
+ *  default shape, R = 3, N = 1,000, against cloning the map
+ *  (replica_cost.c). */
+void bench_section_replica_cost(bench *b);
 
 /** List the fresh-clone targets at N a shortened run did not reach. */
 void bench_publish_unmeasured(bench *b);

@@ -108,7 +108,7 @@ static void usage(FILE *f)
             "  --max-nodes N  grow to the checkpoints 10, 100, 1000, 10000 up to N\n"
             "                 [10000]\n"
             "  --only LIST    comma-separated sections: hash, lookup, change, memory,\n"
-            "                 sweep, publish, replicas, worst [all]\n"
+            "                 sweep, publish, replicas, worst, replica-cost [all]\n"
             "  --cpu N        pin the process to CPU N [not pinned]\n"
             "  --seed N       seed of the hashes and keys [1]\n"
             "  --json PATH    write the results as JSON [" DEFAULT_JSON "]\n"
@@ -131,7 +131,8 @@ static int parse_sections(const char *s, unsigned *out)
     } names[] = {{"hash", SEC_HASH},     {"lookup", SEC_LOOKUP},
                  {"change", SEC_CHANGE}, {"memory", SEC_MEMORY},
                  {"sweep", SEC_SWEEP},   {"publish", SEC_PUBLISH},
-                 {"replicas", SEC_REPLICAS}, {"worst", SEC_WORST}};
+                 {"replicas", SEC_REPLICAS}, {"worst", SEC_WORST},
+                 {"replica-cost", SEC_REPLICA_COST}};
     unsigned bits = 0;
     while (*s) {
         const size_t len = strcspn(s, ",");
@@ -356,6 +357,8 @@ int main(int argc, char **argv)
         bench_section_replicas(&b);
     if (!b.failed && (b.o.sections & SEC_WORST))
         bench_section_worst(&b);
+    if (!b.failed && (b.o.sections & SEC_REPLICA_COST))
+        bench_section_replica_cost(&b);
     bench_note_unmeasured(&b);
     bench_publish_unmeasured(&b);
 

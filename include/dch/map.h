@@ -91,14 +91,23 @@
  *     copies a member on average (R*P >= 16*M), the members sharing a
  *     member's slots share about equally many: the most any one shares is
  *     at most 1.5 times the mean plus 2, so a failed member's reads and
- *     re-copies fall on all survivors.
+ *     re-copies fall on all survivors. A resource limit: this holds while
+ *     every call's diversity counters have fit in 2^22 entries (16 MiB),
+ *     K the larger of M before and after the call: a call raising a
+ *     weight (add included) fits when K <= 2,048; one lowering member x's
+ *     weight (remove included), x holding c copies before it, fits when
+ *     min((R-1)*c, K-1) * K <= 2^22: always while K <= 2,048, and at
+ *     the default 65,536 slots with c at most R over x's share for every
+ *     R <= 7 and for R = 8 while K <= 9,362 (docs/replicas.md, "Diversity
+ *     bookkeeping"). Members of weight 0 count for nothing.
  *  8. Determinism, as above; clones, saves and loads keep R, the zones and
  *     every copy (map file format version 3, map_file.h).
  * A slot's copies sit in one block of 2, 4, 8 or 16 bytes aligned to its
  * size, so dch_map_lookup_replicas_hash reads one cache line. Changes with
- * replicas allocate 72 bytes per member id and 8 per copy that can move,
- * plus diversity counters of 4 bytes per id and member involved (at most
- * 16 MiB; beyond that diversity is pursued without them), and cost
+ * replicas allocate 76 bytes per member id and 8 per copy that can move,
+ * plus diversity counters of 4 bytes per pair of members of positive
+ * weight involved (at most 16 MiB; beyond that, as 7 says, diversity is
+ * pursued without them), and cost
  * O(P * R^2 + N^2) and more when zones constrain the slots; staging
  * (map_stage.h) handles one copy only.
  *

@@ -485,8 +485,8 @@ static int change_alloc(change *c, const dch_map *m, uint32_t id_limit, uint32_t
     const uint32_t weight = xm ? xm->weight : 0;
     if (m->replicas > 1)
         return dch__rep_alloc(&c->rm, m->cfg.allocator, id_limit,
-                              dch__rep_rows(id_limit, m->replicas, xm ? m->held[x] : 0,
-                                            w > weight),
+                              dch__rep_rows(m->mt.entries, m->mt.id_limit, x, m->replicas,
+                                            xm ? m->held[x] : 0, w > weight),
                               w > weight ? m->slots - (xm ? m->held[x] : 0)
                                          : (xm ? m->held[x] : 0));
     return dch__move_alloc(&c->mv, m->cfg.allocator, id_limit, m->units, m->spu,

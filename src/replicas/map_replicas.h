@@ -28,8 +28,8 @@ typedef struct dch__rep_view {
 
 /**
  * Scratch for one weight change, allocated before the map changes so that
- * applying cannot fail: 72 bytes per member id, 8 per copy that can move,
- * and 4 per id for each diversity row (dch__rep_rows).
+ * applying cannot fail: 76 bytes per member id, 8 per copy that can move,
+ * and the diversity rows, 4 bytes per entry (dch__rep_rows).
  */
 typedef struct dch__rep_move {
     /* Several per-id arrays mean different things in different stages;
@@ -66,7 +66,14 @@ typedef struct dch__rep_move {
                       moves are made (not a bound); rep_relieve.c:
                       promise 7's bound, dch__rep_share_limit */
     uint32_t *rowof; /* its row in rows, or UINT32_MAX */
-    uint32_t *rows, nrows; /* nrows rows of id_limit shared-slot counts */
+    uint32_t *col; /* its column in a row: a dense index of the members of
+                      positive weight and x, UINT32_MAX for the others */
+    uint32_t *rows; /* nrows rows of ncols shared-slot counts */
+    uint32_t entries, nrows, ncols; /* room for `entries` counts; the
+                                       rows in use (rep_rows.c) */
+    int exact; /* the rows equal a count afresh: every move since it was
+                  counted (placement, splitting) counted its pairs; a
+                  reroute or the last resort clears it */
     uint32_t *rec_at, *rec_from; /* per move so far: slot << 3 | position, and
                                     who held the copy before */
     uint32_t nrec, maxrec;
@@ -83,19 +90,23 @@ typedef struct dch__rep_move {
     uint32_t stamp;
 } dch__rep_move;
 
-/** Most entries the diversity rows of a lowering may take (16 MiB). */
+/** Most entries the diversity rows of a call may take (16 MiB). */
 #define DCH__REP_ROWS_MAX (UINT32_C(1) << 22)
 
-/** DCH_OK or DCH_ENOMEM (nothing allocated); rows as dch__rep_rows, moves
- *  the copies that can move (x's on a lowering, the slots without x on a
- *  raise). */
+/** DCH_OK or DCH_ENOMEM (nothing allocated); entries as dch__rep_rows,
+ *  moves the copies that can move (x's on a lowering, the slots without x
+ *  on a raise). */
 int dch__rep_alloc(dch__rep_move *rm, const dch_allocator *a, uint32_t id_limit,
-                   uint32_t rows, uint32_t moves);
+                   uint32_t entries, uint32_t moves);
 
-/** The diversity rows a change needs: on a raise (grow) one per id; on a
- *  lowering of a member holding `copies`, one per member that can share a
- *  slot with it. 0 when that passes DCH__REP_ROWS_MAX entries. */
-uint32_t dch__rep_rows(uint32_t id_limit, uint32_t replicas, uint32_t copies, int grow);
+/** The entries of the diversity rows a change of member x needs, members[]
+ *  read below `limit` (ids past it are free): K columns, K the members of
+ *  positive weight and x; on a raise (grow) a row for each of them, on a
+ *  lowering of x holding `copies` one per member that can share a slot
+ *  with x, at most min((R-1) * copies, K - 1). 0 when that passes
+ *  DCH__REP_ROWS_MAX entries (docs/replicas.md, "Diversity bookkeeping"). */
+uint32_t dch__rep_rows(const dch__member *members, uint32_t limit, uint32_t x,
+                       uint32_t replicas, uint32_t copies, int grow);
 
 void dch__rep_release(dch__rep_move *rm);
 

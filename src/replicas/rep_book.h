@@ -79,14 +79,16 @@ static inline int rep_first(const dch__rep_call *e, int max, uint32_t a, uint32_
 
 /* The count of slots member a shares with member c in the rows; NULL when
  * neither has a row (then neither shares a slot with x, so the question
- * does not arise). */
+ * does not arise) or the other has no column (it has weight 0 and holds
+ * nothing). The rows are keyed by a dense index, rowof[] and col[]
+ * (rep_rows.c). */
 static inline uint32_t *rep_pair_cell(const dch__rep_call *e, uint32_t a, uint32_t c)
 {
     const dch__rep_move *rm = e->rm;
-    if (rm->rowof[a] != UINT32_MAX)
-        return rm->rows + (size_t)rm->rowof[a] * e->v->id_limit + c;
-    if (rm->rowof[c] != UINT32_MAX)
-        return rm->rows + (size_t)rm->rowof[c] * e->v->id_limit + a;
+    if (rm->rowof[a] != UINT32_MAX && rm->col[c] != UINT32_MAX)
+        return rm->rows + (size_t)rm->rowof[a] * rm->ncols + rm->col[c];
+    if (rm->rowof[c] != UINT32_MAX && rm->col[a] != UINT32_MAX)
+        return rm->rows + (size_t)rm->rowof[c] * rm->ncols + rm->col[a];
     return NULL;
 }
 

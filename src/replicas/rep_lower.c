@@ -195,8 +195,10 @@ static int lower_crowded(const dch__rep_call *e, const uint16_t *b, uint32_t at,
         if (j == at)
             continue;
         const uint32_t *c = rep_pair_cell(e, b[j], r);
-        const uint64_t cap = dch__rep_pair_mean(e, rm->cap[b[j]], rm->cap[r]);
-        crowded |= c != NULL && *c >= cap + slack;
+        /* *c >= mean + slack, that is *c - slack + 1 > mean: no division
+         * (dch__rep_above_mean). */
+        crowded |= c != NULL && *c >= slack &&
+                   dch__rep_above_mean(e, rm->cap[b[j]], rm->cap[r], (uint64_t)*c - slack + 1);
     }
     return crowded;
 }
@@ -237,6 +239,10 @@ static void lower_give(const dch__rep_call *e, uint32_t s, uint32_t at, uint32_t
         rm->dev[r] += DCH__REP_ONE;
     }
     dch__rep_record(e, s, at, e->x);
+    /* x's pairs are counted down too, though nothing reads them, so that
+     * the rows stay exact and splitting need not count them again. */
+    if (p->rows)
+        dch__rep_count_pairs(e, b, at, 0);
     dch__rep_trade(e, s, at, r);
     if (p->rows)
         dch__rep_count_pairs(e, b, at, 1);
@@ -303,6 +309,7 @@ static void lower_last_resort(const dch__rep_call *e)
                 best = r;
         if (best != DCH__REP_NONE) {
             rm->dev[best] += DCH__REP_ONE;
+            rm->exact = 0; /* moved without counting: splitting recounts */
             dch__rep_record(e, s, (uint32_t)at, e->x);
             dch__rep_trade(e, s, (uint32_t)at, best);
         }

@@ -65,16 +65,18 @@ static void promote(const dch__rep_call *e, uint32_t s, uint32_t k)
  * and pos[] the member it came from. Returns the member of least
  * (forward) or greatest (backward) pdev reached, a itself if no other.
  */
-static uint32_t search(const dch__rep_call *e, uint32_t a, int forward)
+static uint32_t search(const dch__rep_call *e, uint32_t a, int forward, uint32_t holders)
 {
     dch__rep_move *rm = e->rm;
     const uint32_t n = e->n;
     rm->stamp++;
     rm->mark[a] = rm->stamp;
-    uint32_t best = a;
-    for (int grew = 1; grew;) {
+    uint32_t best = a, marked = e->v->held[a] > 0; /* holders marked */
+    /* Once every holder of a copy is marked nothing more can change, so
+     * the scans stop there (what they find is the same). */
+    for (int grew = 1; grew && marked < holders;) {
         grew = 0;
-        for (uint32_t s = 0; s < e->v->slots; s++) {
+        for (uint32_t s = 0; s < e->v->slots && marked < holders; s++) {
             const uint16_t *b = rep_block(e, s);
             if (forward) {
                 if (rm->mark[b[0]] != rm->stamp)
@@ -86,6 +88,7 @@ static uint32_t search(const dch__rep_call *e, uint32_t a, int forward)
                     rm->from[b[k]] = s;
                     rm->pos[b[k]] = b[0];
                     grew = 1;
+                    marked++;
                     if (rm->pdev[b[k]] < rm->pdev[best] ||
                         (rm->pdev[b[k]] == rm->pdev[best] && b[k] < best))
                         best = b[k];
@@ -101,6 +104,7 @@ static uint32_t search(const dch__rep_call *e, uint32_t a, int forward)
                     rm->from[p] = s;
                     rm->pos[p] = b[k];
                     grew = 1;
+                    marked++;
                     if (rm->pdev[p] > rm->pdev[best] ||
                         (rm->pdev[p] == rm->pdev[best] && p < best))
                         best = p;
@@ -128,6 +132,33 @@ static void apply_chain(const dch__rep_call *e, uint32_t t, uint32_t a, int forw
     }
 }
 
+/*
+ * Direct promotions, scan after scan in slot order until a scan finds
+ * none. Scanned as one cycle over the slots, stopping after P slots in a
+ * row without a promotion: pdev[] did not change over them, so a further
+ * scan would find none either (the same promotions in the same order as
+ * whole scans, without the last scan's confirming pass).
+ */
+static void direct_promotions(const dch__rep_call *e)
+{
+    dch__rep_move *rm = e->rm;
+    const uint32_t n = e->n, P = e->v->slots;
+    for (uint32_t s = 0, quiet = 0; quiet < P; s = s + 1 < P ? s + 1 : 0) {
+        const uint16_t *b = rep_block(e, s);
+        uint32_t k = 0;
+        for (uint32_t i = 1; i < n; i++)
+            if (rm->pdev[b[i]] < rm->pdev[b[k]] ||
+                (rm->pdev[b[i]] == rm->pdev[b[k]] && b[i] < b[k]))
+                k = i;
+        if (k > 0 && rm->pdev[b[0]] - rm->pdev[b[k]] > e->W) {
+            promote(e, s, k);
+            quiet = 0;
+        } else {
+            quiet++;
+        }
+    }
+}
+
 void dch__rep_balance_primaries(const dch__rep_call *e)
 {
     const dch__rep_view *v = e->v;
@@ -142,22 +173,10 @@ void dch__rep_balance_primaries(const dch__rep_call *e)
                        (int64_t)P * (v->members[id].name ? v->members[id].weight : 0);
     if (n < 2)
         return;
-    /* Direct promotions, until a scan finds none. */
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (uint32_t s = 0; s < P; s++) {
-            const uint16_t *b = rep_block(e, s);
-            uint32_t k = 0;
-            for (uint32_t i = 1; i < n; i++)
-                if (rm->pdev[b[i]] < rm->pdev[b[k]] ||
-                    (rm->pdev[b[i]] == rm->pdev[b[k]] && b[i] < b[k]))
-                    k = i;
-            if (k > 0 && rm->pdev[b[0]] - rm->pdev[b[k]] > e->W) {
-                promote(e, s, k);
-                changed = 1;
-            }
-        }
-    }
+    direct_promotions(e);
+    uint32_t holders = 0;
+    for (uint32_t id = 0; id < v->id_limit; id++)
+        holders += v->held[id] > 0;
     /* Chains from the member furthest above its share and to the one
      * furthest below, while either improves. */
     rm->stamp = 0;
@@ -176,13 +195,13 @@ void dch__rep_balance_primaries(const dch__rep_call *e)
         }
         if (hi == DCH__REP_NONE || rm->pdev[hi] - rm->pdev[lo] <= e->W)
             return;
-        uint32_t t = search(e, hi, 1);
+        uint32_t t = search(e, hi, 1, holders);
         if (rm->pdev[hi] - rm->pdev[t] > e->W) {
             apply_chain(e, t, hi, 1);
             changed = 1;
             continue;
         }
-        t = search(e, lo, 0);
+        t = search(e, lo, 0, holders);
         if (rm->pdev[t] - rm->pdev[lo] > e->W) {
             apply_chain(e, t, lo, 0);
             changed = 1;

@@ -86,7 +86,9 @@ static int raise_crowded(const dch__rep_call *e, const uint16_t *b, uint32_t i, 
     const uint64_t t = p->total - p->left + 1;
     int crowded = 0;
     for (uint32_t j = 0; j < e->n; j++) {
-        if (j == i)
+        /* paced >= 1 (cap >= 1, t >= 1): a pair below slack + 1 is not
+         * crowded, whatever the divisions below would give. */
+        if (j == i || rm->pair[b[j]] < (uint64_t)slack + 1)
             continue;
         /* mean + 1: a take may end a pair at mean + 1 + slack (pair[] is
          * the count before it); a lowering allows one less (lower_crowded). */
@@ -107,8 +109,12 @@ static int64_t raise_hot(const dch__rep_call *e, const uint16_t *b, uint32_t i, 
     for (uint32_t j = 0; rows && j < e->n; j++) {
         if (j == i)
             continue;
+        const uint32_t v = *rep_pair_cell(e, d, b[j]);
+        /* At or below the mean the pair adds nothing (hot >= 0). */
+        if (!dch__rep_above_mean(e, rm->cap[d], rm->cap[b[j]], v))
+            continue;
         const uint64_t mean = dch__rep_pair_mean(e, rm->cap[d], rm->cap[b[j]]);
-        const int64_t over = (int64_t)*rep_pair_cell(e, d, b[j]) - (int64_t)mean;
+        const int64_t over = (int64_t)v - (int64_t)mean;
         hot = over > hot ? over : hot;
     }
     return hot;
@@ -155,6 +161,11 @@ static void raise_take(const dch__rep_call *e, uint32_t s, uint32_t k, dch__rep_
     if (p->rows)
         dch__rep_count_pairs(e, b, k, 0);
     dch__rep_trade(e, s, k, e->x);
+    /* x's new pairs: no pass reads them (a slot x takes in holds no x
+     * before), but counting them keeps the rows exact, so the relieving
+     * need not count them again (rep_rows.c). */
+    if (p->rows)
+        dch__rep_count_pairs(e, b, k, 1);
     for (uint32_t j = 0; j < e->n; j++)
         rm->pair[b[j]] += b[j] != e->x;
     p->left--;

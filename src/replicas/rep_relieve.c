@@ -29,6 +29,7 @@ typedef struct relief {
     uint64_t over; /* the excess, each pair counted once */
     uint64_t budget; /* work left: a unit a slot looked at or a move made,
                         an id a pair counted again */
+    int undoing; /* a shift is being undone: `over` is restored whole */
 } relief;
 
 /* "Looking ahead" (docs/replicas.md, "Pair relieving"). The bound a
@@ -54,7 +55,10 @@ static uint32_t far_limit(const dch__rep_call *e, uint64_t c)
 static uint64_t pair_over(const dch__rep_call *e, uint32_t a, uint32_t c)
 {
     const dch__rep_move *rm = e->rm;
-    const uint32_t v = *rep_pair_cell(e, a, c);
+    const uint32_t *cell = rep_pair_cell(e, a, c);
+    if (cell == NULL) /* a member of weight 0: it shares nothing */
+        return 0;
+    const uint32_t v = *cell;
     const uint32_t cap = rm->cap[a] < rm->cap[c] ? rm->cap[a] : rm->cap[c];
     const uint32_t ahead = rm->avail[a] < rm->avail[c] ? rm->avail[a] : rm->avail[c];
     const uint32_t far = rm->queue[a] < rm->queue[c] ? rm->queue[a] : rm->queue[c];
@@ -62,18 +66,26 @@ static uint64_t pair_over(const dch__rep_call *e, uint32_t a, uint32_t c)
            (v > far ? v - far : 0);
 }
 
-/* The excess of a's pairs, but the one with `skip`. */
-static uint64_t over_pairs(const dch__rep_call *e, uint32_t a, uint32_t skip)
+/* The excess of a's pairs with the members from `from` on, but the one
+ * with `skip`. No test of a pair sharing nothing: half of them do, at
+ * random, and the branch would be mispredicted where pair_over() gives 0
+ * without one. */
+static uint64_t over_pairs(const dch__rep_call *e, uint32_t a, uint32_t from, uint32_t skip)
 {
     uint64_t over = 0;
-    for (uint32_t c = 0; c < e->v->id_limit; c++)
-        over += c != skip ? pair_over(e, a, c) : 0;
+    for (uint32_t c = from; c < e->v->id_limit; c++)
+        if (c != skip && e->rm->col[c] != UINT32_MAX)
+            over += pair_over(e, a, c);
     return over;
 }
 
 /* dch__rep_count_pairs(), keeping r->over. */
 static void step_pairs(relief *r, const uint16_t *b, uint32_t k, int up)
 {
+    if (r->undoing) {
+        dch__rep_count_pairs(r->e, b, k, up);
+        return;
+    }
     for (uint32_t i = 0; i < r->e->n; i++)
         r->over -= i != k ? pair_over(r->e, b[k], b[i]) : 0;
     dch__rep_count_pairs(r->e, b, k, up);
@@ -125,8 +137,8 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
                         aheadu != rm->avail[u] || fard != rm->queue[d] || faru != rm->queue[u];
     step_pairs(r, bs, k, 0);
     step_pairs(r, bt, kt, 0);
-    if (recount)
-        r->over -= over_pairs(e, d, d) + over_pairs(e, u, d);
+    if (recount && !r->undoing)
+        r->over -= over_pairs(e, d, 0, d) + over_pairs(e, u, 0, d);
     dch__rep_trade(e, s, k, d);
     dch__rep_trade(e, t, kt, e->x);
     rm->cap[d] = capd;
@@ -135,8 +147,8 @@ static void shift_take(relief *r, uint32_t j, uint32_t t, uint32_t kt)
     rm->avail[u] = aheadu;
     rm->queue[d] = fard;
     rm->queue[u] = faru;
-    if (recount)
-        r->over += over_pairs(e, d, d) + over_pairs(e, u, d);
+    if (recount && !r->undoing)
+        r->over += over_pairs(e, d, 0, d) + over_pairs(e, u, 0, d);
     step_pairs(r, bs, k, 1);
     step_pairs(r, bt, kt, 1);
     rm->dev[d] += (int64_t)moved * DCH__REP_ONE;
@@ -165,13 +177,22 @@ static int try_shift(relief *r, uint32_t j, uint32_t t, uint32_t kt, uint64_t go
     const int x_fits = dch__rep_joins_within(e, bt, kt, e->x, rm->cap[e->x]);
     if (!x_fits && !second)
         return 0;
+    const uint64_t before = r->over;
     shift_take(r, j, t, kt);
     if (r->over < goal)
         return 1;
     for (uint32_t i = 0; !x_fits && i < e->n; i++)
         if (i != kt && pair_over(e, e->x, bt[i]) && relieve_x(r, bt[i], goal))
             return 1;
+    /* Undone, the table, the rows and the bounds are as they were, so the
+     * excess is too: each step of r->over is the exact change of the sum
+     * of pair_over() over all pairs, and the steps back cancel the steps
+     * there. It is restored rather than counted back (the same budget is
+     * spent). */
+    r->undoing = 1;
     shift_take(r, j, s, k);
+    r->undoing = 0;
+    r->over = before;
     return 0;
 }
 
@@ -244,15 +265,15 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
     if (e->n < 2 || e->zones != e->M || (uint64_t)v->replicas * v->slots < 16 * (uint64_t)e->M ||
         rm->nrec == 0 || !dch__rep_build_rows(e, 1))
         return;
-    relief r = {e, 0, 4 * ((uint64_t)v->slots * e->n + (uint64_t)L * L) + 65536};
+    relief r = {e, 0, 4 * ((uint64_t)v->slots * e->n + (uint64_t)L * L) + 65536, 0};
     for (uint32_t id = 0; id < L; id++) {
         rm->cap[id] = rep_positive(e, id) ? (uint32_t)dch__rep_share_limit(e, v->held[id]) : UINT32_MAX;
         rm->avail[id] = rep_positive(e, id) ? (uint32_t)ahead_limit(e, v->held[id], 1) : UINT32_MAX;
         rm->queue[id] = rep_positive(e, id) ? far_limit(e, v->held[id]) : UINT32_MAX;
     }
     for (uint32_t a = 0; a < L; a++)
-        for (uint32_t c = a + 1; c < L; c++)
-            r.over += pair_over(e, a, c);
+        if (rm->col[a] != UINT32_MAX)
+            r.over += over_pairs(e, a, a + 1, a);
     /* At most 4 sweeps (docs/replicas.md, "Pair relieving"). */
     for (uint32_t pass = 0; pass < 4 && r.over > 0 && r.budget > 0; pass++)
         sweep(&r);

@@ -139,6 +139,7 @@ int dch__rep_augment(const dch__rep_call *e, int grow, uint32_t d)
                 }
                 cur = prev;
             }
+            rm->exact = 0; /* the path moved copies without counting */
             return 1;
         }
         for (uint32_t j = 0; j < rm->nrec && tail < e->v->id_limit; j++) {

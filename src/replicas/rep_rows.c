@@ -9,8 +9,9 @@
 #include <string.h>
 
 /* Count the rows of the ids that have one afresh from the slots (reroutes
- * move copies without counting). The repairs (splitting, relieving) call
- * this first. Between the rounds of a placement the rows stay stale after
+ * and the last resort move copies without counting and clear rm->exact).
+ * The repairs (splitting, relieving) call this first unless the rows are
+ * exact: every other trade counts its pairs. Between the rounds of a placement the rows stay stale after
  * reroutes; harmless: the passes read them only for the crowding caps and
  * raise_hot, which steer which slot a trade uses, never whether a quota is
  * placed (the last pass has no cap), and no promise is read from them. */
@@ -18,34 +19,57 @@ void dch__rep_recount_rows(const dch__rep_call *e)
 {
     const dch__rep_view *v = e->v;
     dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n, L = v->id_limit;
-    for (uint32_t id = 0; id < L; id++)
-        if (rm->rowof[id] != UINT32_MAX)
-            memset(rm->rows + (size_t)rm->rowof[id] * L, 0, L * sizeof *rm->rows);
+    const uint32_t n = e->n, K = rm->ncols;
+    memset(rm->rows, 0, (size_t)rm->nrows * K * sizeof *rm->rows);
+    rm->exact = 1;
     for (uint32_t s = 0; s < v->slots; s++) {
         const uint16_t *b = rep_block(e, s);
         for (uint32_t i = 0; i < n; i++) {
             if (rm->rowof[b[i]] == UINT32_MAX)
                 continue;
-            uint32_t *row = rm->rows + (size_t)rm->rowof[b[i]] * L;
+            uint32_t *row = rm->rows + (size_t)rm->rowof[b[i]] * K;
             for (uint32_t j = 0; j < n; j++)
-                row[b[j]] += j != i;
+                if (j != i)
+                    row[rm->col[b[j]]]++;
         }
     }
+}
+
+/* The columns: the members of positive weight and x, in id order (every
+ * holder of a copy is one: promise 1, and x during its call). */
+static uint32_t number_columns(const dch__rep_call *e)
+{
+    dch__rep_move *rm = e->rm;
+    uint32_t K = 0;
+    for (uint32_t id = 0; id < e->v->id_limit; id++) {
+        rm->rowof[id] = UINT32_MAX;
+        rm->col[id] = id == e->x || rep_positive(e, id) ? K++ : UINT32_MAX;
+    }
+    return K;
 }
 
 int dch__rep_build_rows(const dch__rep_call *e, int all)
 {
     const dch__rep_view *v = e->v;
     dch__rep_move *rm = e->rm;
-    const uint32_t n = e->n, L = v->id_limit;
+    /* A raise's rows, kept exact by its placement, serve the relieving as
+     * they are (the same members, so the same numbering). */
+    if (all && rm->exact && rm->nrows > 0 && rm->nrows == rm->ncols)
+        return 1;
+    const uint32_t n = e->n, K = number_columns(e);
+    /* As many rows as dch__rep_rows() made room for: K on a raise, the
+     * co-holders of x on a lowering. */
+    const uint32_t room = K ? rm->entries / K : 0;
     uint32_t rows = 0;
-    for (uint32_t id = 0; id < L; id++)
-        rm->rowof[id] = UINT32_MAX;
-    if (rm->nrows == 0)
+    rm->ncols = K;
+    rm->nrows = 0;
+    rm->exact = 0;
+    if (rm->entries == 0)
         return 0;
-    for (uint32_t id = 0; all && id < L; id++) {
-        if (rows == rm->nrows)
+    for (uint32_t id = 0; all && id < v->id_limit; id++) {
+        if (rm->col[id] == UINT32_MAX)
+            continue;
+        if (rows == room)
             return 0;
         rm->rowof[id] = rows++;
     }
@@ -55,11 +79,12 @@ int dch__rep_build_rows(const dch__rep_call *e, int all)
             continue;
         for (uint32_t k = 0; k < n; k++)
             if (b[k] != e->x && rm->rowof[b[k]] == UINT32_MAX) {
-                if (rows == rm->nrows)
+                if (rows == room)
                     return 0;
                 rm->rowof[b[k]] = rows++;
             }
     }
+    rm->nrows = rows;
     dch__rep_recount_rows(e);
     return 1;
 }
@@ -67,13 +92,14 @@ int dch__rep_build_rows(const dch__rep_call *e, int all)
 void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k, int up)
 {
     dch__rep_move *rm = e->rm;
+    const uint32_t K = rm->ncols;
     for (uint32_t i = 0; i < e->n; i++) {
         if (i == k)
             continue;
         if (rm->rowof[b[k]] != UINT32_MAX)
-            rm->rows[(size_t)rm->rowof[b[k]] * e->v->id_limit + b[i]] += up ? 1u : UINT32_MAX;
+            rm->rows[(size_t)rm->rowof[b[k]] * K + rm->col[b[i]]] += up ? 1u : UINT32_MAX;
         if (rm->rowof[b[i]] != UINT32_MAX)
-            rm->rows[(size_t)rm->rowof[b[i]] * e->v->id_limit + b[k]] += up ? 1u : UINT32_MAX;
+            rm->rows[(size_t)rm->rowof[b[i]] * K + rm->col[b[k]]] += up ? 1u : UINT32_MAX;
     }
 }
 
@@ -89,6 +115,18 @@ uint64_t dch__rep_pair_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb)
     if (e->n < 2 || T <= mx)
         return 0;
     return (ca * cb * (e->n - 1) + T - mx - 1) / (T - mx);
+}
+
+/* Whether v > dch__rep_pair_mean(e, ca, cb), by one product instead of a
+ * 64-bit division: v > ceil(q / D) exactly when (v - 1) * D >= q. The
+ * passes ask this of every pair in every slot they weigh, and most pairs
+ * are at or below their mean. Products stay below 2^51 (counts <= 2^24). */
+int dch__rep_above_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb, uint64_t v)
+{
+    const uint64_t T = (uint64_t)e->n * e->v->slots, mx = ca > cb ? ca : cb;
+    if (e->n < 2 || T <= mx)
+        return v > 0;
+    return v > 0 && (v - 1) * (T - mx) >= ca * cb * (e->n - 1);
 }
 
 /*

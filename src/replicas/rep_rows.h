@@ -21,6 +21,8 @@ void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k,
 /* How many slots two members holding ca and cb copies share on average
  * when copies are spread without bias, rounded up. */
 uint64_t dch__rep_pair_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb);
+/* Whether v > dch__rep_pair_mean(e, ca, cb), without dividing. */
+int dch__rep_above_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb, uint64_t v);
 /* Promise 7's bound for a member holding c copies, rounded down. */
 uint64_t dch__rep_share_limit(const dch__rep_call *e, uint64_t c);
 /* The most slots two members holding ca and cb copies may share. */

@@ -36,7 +36,8 @@ void dch__rep_split_pairs(const dch__rep_call *e)
     /* Trades looked at, over the call: at most 4 a record and 4,096 more,
      * so the step stays linear in the copies moved. */
     uint64_t budget = 4 * (uint64_t)rm->nrec + 4096;
-    dch__rep_recount_rows(e);
+    if (!rm->exact) /* a reroute or the last resort moved copies */
+        dch__rep_recount_rows(e);
     for (uint32_t j = 0; j < rm->nrec && budget > 0; j++) {
         const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7;
         uint16_t *b = rep_block(e, s);
