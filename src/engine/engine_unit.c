@@ -126,12 +126,15 @@ uint32_t dch__mark_unit(const dch__engine *g, const uint16_t *base)
 }
 
 /* dch__mark_unit() that also sets slot[id] to the last slot id holds in the
- * unit, and returns whether some member holds two slots of it. */
-int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base)
+ * unit, and *first to the member with quota of least key[] (the first in
+ * the order of quotas, engine_quotas.c) present there, or UINT32_MAX; returns
+ * whether some member holds two slots of it. */
+int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base, uint32_t *first)
 {
     dch__move *mv = g->mv;
     const uint32_t stamp = ++mv->stamp, ids = g->v->id_limit;
-    uint32_t twice = 0;
+    uint32_t twice = 0, best = UINT32_MAX;
+    uint64_t best_key = UINT64_MAX;
     for (uint32_t i = 0; i < g->v->spu; i++) {
         const uint32_t o = base[i];
         if (o >= ids)
@@ -139,7 +142,12 @@ int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base)
         twice |= mv->mark[o] == stamp;
         mv->mark[o] = stamp;
         mv->slot[o] = i;
+        if (mv->quota[o] > 0 && mv->key[o] < best_key) {
+            best_key = mv->key[o];
+            best = o;
+        }
     }
+    *first = best;
     return twice != 0;
 }
 

@@ -33,7 +33,7 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 100 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * Size: 108 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
  * 12 per move it can make (dch__move_bound).
  */
 typedef struct dch__move {
@@ -41,7 +41,11 @@ typedef struct dch__move {
     int64_t *dev; /* per id: held*W - P*w once the planned moves are made */
     uint32_t *quota; /* per id: slots it gives (raise) or receives (lowering) */
     uint32_t *heap; /* per id: a heap of counterparties (phase 1's, then phase 2's) */
-    uint64_t *key; /* per id: phase 2's order of counterparties (before_key) */
+    uint64_t *key; /* per id: phase 2's order of counterparties (engine_quotas.c) */
+    /* per id: where it sits in phase 2's heap of quotas, and the receivers
+     * set aside as present in the unit being given (engine_quotas.c) */
+    uint32_t *qpos, *aside;
+    uint32_t qn, naside, qlive; /* the heap's size, aside's, and both's with quota */
     uint32_t *cnt; /* per id: slots held in the unit being visited */
     uint32_t *slot; /* per id: the last slot of the unit seen */
     uint32_t *xcnt; /* per unit: slots the changing member holds */
