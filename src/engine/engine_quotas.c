@@ -10,19 +10,28 @@
  *   - a raise finds the first present one among the unit's owners, a scan
  *     of the unit it marks anyway (dch__mark_unit_slots), O(S);
  *   - a lowering keeps them in a binary min-heap of keys (heap[0 .. qn),
- *     qpos[] the place of each): the first absent one is the top once the
- *     tops present in the unit are set aside; a receiver only gains slots
- *     in the unit being given, so one set aside stays present until the
- *     unit ends, and goes back then. A pick re-keys one member: O(log n).
+ *     qpos[] the place of each) and a queue of keys in increasing order
+ *     (qq[qhead .. qtail)); the first in the order is the least of the
+ *     heap's top and the queue's front. The first absent one is that
+ *     first once those present in the unit are set aside: a receiver only
+ *     gains slots in the unit being given, so one set aside stays present
+ *     until the unit ends, and goes back then.
  *
- * Both give the pick a sorted list of the order gave (the first present or
- * absent entry), at O(log n) a pick where keeping the list sorted cost a
- * move of up to n entries.
+ * A pick lowers one quota, which adds the same step (one in the quota's
+ * field) to one key. The picks come in increasing order of keys but for
+ * those set aside, so a picked member's new key is mostly at least the
+ * queue's last, and then it joins the queue in O(1); else it goes to the
+ * heap, O(log n). So when picks go round many receivers of equal quota
+ * (one slot each in turn), each costs O(1) after its first, where the heap
+ * alone cost a sift of log n levels a pick, and a sorted list a move of up
+ * to n entries. Either way the pick is the one a sorted list of the order
+ * would give (the first present or absent entry).
  */
 #include "engine.h"
 
 #define QPOS_NONE UINT32_MAX /* in neither the heap nor aside */
 #define QPOS_ASIDE (UINT32_MAX - 1) /* set aside as present in the unit */
+#define QPOS_QUEUE (UINT32_MAX - 2) /* in the queue (one entry has its key) */
 
 /*
  * The order: members whose per-unit share is at least one slot
@@ -119,28 +128,73 @@ static void build(const dch__engine *g, const uint32_t *ids, uint32_t n)
 /* The lowering's heap of receivers with quota; returns how many. */
 uint32_t dch__quota_heap(const dch__engine *g)
 {
-    g->mv->qn = g->mv->naside = 0;
+    g->mv->qn = g->mv->naside = g->mv->qhead = g->mv->qtail = 0;
     build(g, g->mv->pool, g->mv->npool);
     return g->mv->qlive;
+}
+
+/* A queue entry is live while its member is in the queue with that key
+ * (keys only grow, so an old entry never matches again). */
+static int live(const dch__move *mv, uint64_t e)
+{
+    const uint32_t id = (uint32_t)(e & 0xFFFF);
+    return mv->qpos[id] == QPOS_QUEUE && mv->key[id] == e;
+}
+
+/* Id (quota left, keyed, in neither the heap nor the queue) joins the
+ * queue when its key is at least the queue's last, else the heap. */
+static void place(const dch__engine *g, uint32_t id)
+{
+    dch__move *mv = g->mv;
+    const uint64_t k = mv->key[id];
+    if (mv->qtail > mv->qhead && k < mv->qq[mv->qtail - 1]) {
+        mv->heap[mv->qn] = id;
+        mv->qpos[id] = mv->qn++;
+        up(mv, mv->qn - 1);
+        return;
+    }
+    if (mv->qtail == mv->qcap) { /* full: keep the live entries, in order */
+        uint32_t n = 0;
+        for (uint32_t i = mv->qhead; i < mv->qtail; i++)
+            if (live(mv, mv->qq[i]))
+                mv->qq[n++] = mv->qq[i];
+        mv->qhead = 0;
+        mv->qtail = n; /* n < qcap / 2: each id has one live entry at most */
+    }
+    mv->qq[mv->qtail++] = k;
+    mv->qpos[id] = QPOS_QUEUE;
+}
+
+/* The first in the order among the heap and the queue, or UINT32_MAX. */
+static uint32_t first(dch__move *mv)
+{
+    while (mv->qhead < mv->qtail && !live(mv, mv->qq[mv->qhead]))
+        mv->qhead++;
+    const uint64_t q = mv->qhead < mv->qtail ? mv->qq[mv->qhead] : UINT64_MAX;
+    if (mv->qn > 0 && mv->key[mv->heap[0]] < q)
+        return mv->heap[0];
+    return q == UINT64_MAX ? UINT32_MAX : (uint32_t)(q & 0xFFFF);
 }
 
 /*
  * The receiver with quota first in the order that holds nothing in the
  * unit (from cnt[] when it was counted, else from mark[]), or UINT32_MAX.
- * The tops present are set aside until dch__quota_restore.
+ * The firsts present are set aside until dch__quota_restore.
  */
 uint32_t dch__quota_absent(const dch__engine *g, int counted)
 {
     dch__move *mv = g->mv;
-    while (mv->qn > 0) {
-        const uint32_t id = mv->heap[0];
-        if (counted ? mv->cnt[id] == 0 : mv->mark[id] != mv->stamp)
+    for (;;) {
+        const uint32_t id = first(mv);
+        if (id == UINT32_MAX || (counted ? mv->cnt[id] == 0 : mv->mark[id] != mv->stamp))
             return id;
-        cut(mv, 0);
+        if (mv->qpos[id] == QPOS_QUEUE)
+            mv->qhead++; /* first() left it at the front */
+        else
+            cut(mv, 0);
         mv->qpos[id] = QPOS_ASIDE;
         mv->aside[mv->naside++] = id;
     }
-    return UINT32_MAX;
 }
 
 /* After id's quota fell by one: re-key it, or drop it when spent. */
@@ -150,16 +204,17 @@ void dch__quota_spent(const dch__engine *g, uint32_t id)
     const uint32_t at = mv->qpos[id];
     if (at == QPOS_NONE) /* not in the order (a chain gave it quota) */
         return;
+    if (at < QPOS_QUEUE)
+        cut(mv, at);
     if (mv->quota[id] == 0) {
         mv->qlive--;
-        if (at != QPOS_ASIDE) /* one spent aside is dropped on its return */
-            cut(mv, at);
+        /* one spent aside is dropped on its return; the queue's entry dies */
         mv->qpos[id] = at == QPOS_ASIDE ? at : QPOS_NONE;
         return;
     }
     dch__set_key(g, id);
     if (at != QPOS_ASIDE)
-        down(mv, at); /* its key grew */
+        place(g, id);
 }
 
 /* The unit is done: those set aside with quota left go back. */
@@ -169,24 +224,24 @@ void dch__quota_restore(const dch__engine *g)
     for (uint32_t k = 0; k < mv->naside; k++) {
         const uint32_t id = mv->aside[k];
         mv->qpos[id] = QPOS_NONE;
-        if (mv->quota[id] > 0) {
-            mv->heap[mv->qn] = id;
-            mv->qpos[id] = mv->qn++;
-            up(mv, mv->qpos[id]);
-        }
+        if (mv->quota[id] > 0)
+            place(g, id);
     }
     mv->naside = 0;
 }
 
 /* After a chain, which may change any quota: rebuild the heap from those
- * in it or aside (the spent ones leave). */
+ * in it, the queue or aside (the spent ones leave), the queue empty. */
 void dch__quota_rekey(const dch__engine *g)
 {
     dch__move *mv = g->mv;
+    uint32_t n = mv->qn;
+    for (uint32_t i = mv->qhead; i < mv->qtail; i++)
+        if (live(mv, mv->qq[i]))
+            mv->heap[n++] = (uint32_t)(mv->qq[i] & 0xFFFF);
     for (uint32_t k = 0; k < mv->naside; k++)
-        mv->heap[mv->qn + k] = mv->aside[k];
-    const uint32_t n = mv->qn + mv->naside;
-    mv->qn = mv->naside = 0;
+        mv->heap[n++] = mv->aside[k];
+    mv->qn = mv->naside = mv->qhead = mv->qtail = 0;
     /* build() reads heap[k] before it writes heap[qn], qn <= k */
     build(g, mv->heap, n);
 }

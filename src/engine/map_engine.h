@@ -33,7 +33,7 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 108 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * Size: 124 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
  * 12 per move it can make (dch__move_bound).
  */
 typedef struct dch__move {
@@ -46,6 +46,10 @@ typedef struct dch__move {
      * set aside as present in the unit being given (engine_quotas.c) */
     uint32_t *qpos, *aside;
     uint32_t qn, naside, qlive; /* the heap's size, aside's, and both's with quota */
+    /* 2 per id: beside the heap, a queue of keys in increasing order (the
+     * re-keyed picks, engine_quotas.c), qq[qhead .. qtail) */
+    uint64_t *qq;
+    uint32_t qhead, qtail, qcap;
     uint32_t *cnt; /* per id: slots held in the unit being visited */
     uint32_t *slot; /* per id: the last slot of the unit seen */
     uint32_t *xcnt; /* per unit: slots the changing member holds */
