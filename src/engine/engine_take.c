@@ -66,12 +66,11 @@ uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint
             if (best_key == UINT64_MAX)
                 break;
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
-            uint32_t s = mv->slot[best];
-            take(g, u, best, s);
+            /* its highest slot left: the end of its segment (group_slots) */
+            take(g, u, best, mv->xs[--mv->slot[best]]);
             if (banded)
                 dch__set_key(g, best);
-            if (--mv->cnt[best] > 0) /* its next slot, below the one taken */
-                mv->slot[best] = mv->xs[s];
+            mv->cnt[best]--;
             nh = dch__unit_fix_top(g, nh);
         }
         dch__clear_unit(g, np);

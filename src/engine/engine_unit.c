@@ -41,11 +41,30 @@ uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id)
     return c;
 }
 
+/* A raise's donors' slots of the unit, each donor's together in xs[] in
+ * slot order, its segment ending at slot[id] (a counting sort of the
+ * slots by owner): the donor's next slot, the highest it holds, is
+ * xs[slot[id] - 1], read in order rather than by a link to follow across
+ * the unit. */
+static void group_slots(const dch__engine *g, const uint16_t *base, uint32_t np)
+{
+    dch__move *mv = g->mv;
+    const uint32_t spu = g->v->spu, ids = g->v->id_limit;
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < np; k++) {
+        mv->slot[mv->present[k]] = at;
+        at += mv->cnt[mv->present[k]];
+    }
+    for (uint32_t i = 0; i < spu; i++) {
+        const uint32_t o = base[i];
+        if (o < ids && mv->quota[o] > 0)
+            mv->xs[mv->slot[o]++] = i;
+    }
+}
+
 /* Count unit u's owners other than x into cnt/present; slot[id] is the last
  * slot of the unit id holds. Only donors with quota left, on a raise, and
- * then xs[i] links slot i to the slot before it of the same donor (xs is
- * free on a raise once plan_targets is done), so that a donor's next slot
- * costs O(1), not a scan of the unit. */
+ * then their slots are grouped (group_slots). */
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
     dch__units_counted++;
@@ -61,9 +80,8 @@ uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
                 continue;
             present[np] = o;
             np += cnt[o]++ == 0;
-            g->mv->xs[i] = slot[o]; /* followed only while cnt[o] > 0 */
-            slot[o] = i;
         }
+        group_slots(g, base, np);
     } else {
         for (uint32_t i = 0; i < spu; i++) {
             const uint32_t o = base[i];

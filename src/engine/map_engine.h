@@ -33,7 +33,7 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 124 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * Size: 140 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
  * 12 per move it can make (dch__move_bound).
  */
 typedef struct dch__move {
@@ -56,7 +56,8 @@ typedef struct dch__move {
     uint32_t *target; /* per unit: what it should hold after the move */
     uint32_t *present; /* ids seen in the unit being visited */
     /* S + 1 entries: the histogram of x's counts a unit (plan_targets), then
-     * x's slots of the unit being visited (a lowering) */
+     * x's slots of the unit being visited (a lowering), or the donors' slots
+     * grouped by donor (a raise, dch__count_unit) */
     uint32_t *xs;
     uint32_t *forced; /* per id: moves the per-unit bands force in units to come */
     uint32_t *par, *via, *entry; /* per id: the chain search's parent, record, unit */
@@ -78,6 +79,10 @@ typedef struct dch__move {
     uint32_t *rec_head, *rec_tail, *rec_next;
     uint32_t *table, table_mask; /* the chain search's ids with quota, by deviation */
     uint64_t *ukey; /* per id: a heap of the pick keys of a unit's members */
+    /* 2 per id: beside it, a queue of pick keys in increasing order
+     * (engine_picks.c), uq[uqhead .. uqtail); uhn the heap's size */
+    uint64_t *uq;
+    uint32_t uhn, uqhead, uqtail;
     uint32_t nrec;
     /* Table entries (and ids) the chain search may still read in this move:
      * a few times P + N, so that the search costs O(P + N) in all
