@@ -9,8 +9,8 @@
  *   engine_unit.c     counting and marking one unit of the table
  *   engine_records.c  the moves made so far, per member in record order
  *   engine_bands.c    stage 3: bands, tiers, forced moves, pick keys
- *   engine_picks.c    the unit heap of picks
- *   engine_quotas.c   the counterparties with quota, in the order of quotas
+ *   engine_picks.c    the unit's picks: a heap and a queue of pick keys
+ *   engine_quotas.c   the order of quotas: keys, and a heap and queue of them
  *   engine_levels.c   stage 2: x's count per unit and its targets
  *   engine_chains.c   the chain search
  *   engine_take.c     stage 4 on a raise: the take passes
@@ -69,13 +69,13 @@ static inline void dch__band(const dch__engine *g, uint32_t id, uint32_t *lo, ui
 /* engine_heap.c: binary heaps over mv->heap; `before` is a strict order. */
 void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i);
 void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i);
-/** Order heap[0 .. n). */
-void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n);
 
 /* engine_unit.c */
 /** How many of o[0 .. n) equal id. */
 uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id);
-/** Count the owners of the unit at base (other than x) into cnt/present. */
+/** Count the owners of the unit at base (other than x) into cnt/present;
+ * all: 1 every owner, 0 a raise's donors with quota, slots grouped, 2 the
+ * same without grouping. */
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all);
 /** Zero cnt[] of the np members present. */
 void dch__clear_unit(const dch__engine *g, uint32_t np);

@@ -63,8 +63,9 @@ static void group_slots(const dch__engine *g, const uint16_t *base, uint32_t np)
 }
 
 /* Count unit u's owners other than x into cnt/present; slot[id] is the last
- * slot of the unit id holds. Only donors with quota left, on a raise, and
- * then their slots are grouped (group_slots). */
+ * slot of the unit id holds. Only donors with quota left, on a raise
+ * (all 0: then their slots are grouped, group_slots; all 2: counts only,
+ * for the survey of forced moves). */
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
     dch__units_counted++;
@@ -73,7 +74,7 @@ uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
     const uint32_t spu = g->v->spu, x = g->x, ids = g->v->id_limit;
     uint32_t np = 0;
     /* DCH__MAP_UNOWNED is at least id_limit, and x's quota is 0. */
-    if (g->grow && !all) {
+    if (g->grow && all != 1) {
         for (uint32_t i = 0; i < spu; i++) {
             const uint32_t o = base[i];
             if (o >= ids || quota[o] == 0)
@@ -81,7 +82,8 @@ uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
             present[np] = o;
             np += cnt[o]++ == 0;
         }
-        group_slots(g, base, np);
+        if (all == 0)
+            group_slots(g, base, np);
     } else {
         for (uint32_t i = 0; i < spu; i++) {
             const uint32_t o = base[i];
