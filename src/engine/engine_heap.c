@@ -5,6 +5,8 @@
  */
 #include "engine.h"
 
+_Thread_local int64_t dch__order_work;
+
 void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i)
 {
     uint32_t *h = g->mv->heap;

@@ -116,6 +116,7 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
 
     mv->nrec = 0;
     dch__units_counted = 0;
+    dch__order_work = 0;
     /* docs/placement.md, "Complexity": the chain search's budget (I4) */
     const int64_t budget = DCH__SEARCH_BUDGET * ((int64_t)v->slots + v->id_limit) + DCH__SEARCH_BASE;
     mv->budget = budget;

@@ -34,6 +34,7 @@ static void unit_sift_down(uint64_t *h, uint32_t n, uint32_t i)
             break;
         h[i] = h[c];
         i = c;
+        dch__order_work++;
     }
     h[i] = key;
 }
@@ -52,6 +53,7 @@ static void unit_put(dch__move *mv, uint64_t key)
         while (i > 0 && key < h[(i - 1) / 2]) {
             h[i] = h[(i - 1) / 2];
             i = (i - 1) / 2;
+            dch__order_work++;
         }
         h[i] = key;
         return;
@@ -64,6 +66,7 @@ static void unit_put(dch__move *mv, uint64_t key)
         mv->uqtail = n;
     }
     mv->uq[mv->uqtail++] = key;
+    dch__order_work++;
 }
 
 /* The least key, or UINT64_MAX when there is none. */

@@ -81,6 +81,7 @@ static void down(dch__move *mv, uint32_t i)
             break;
         put(mv, i, mv->heap[c]);
         i = c;
+        dch__order_work++;
     }
     put(mv, i, id);
 }
@@ -91,6 +92,7 @@ static void up(dch__move *mv, uint32_t i)
     while (i > 0 && mv->key[id] < mv->key[mv->heap[(i - 1) / 2]]) {
         put(mv, i, mv->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
+        dch__order_work++;
     }
     put(mv, i, id);
 }
@@ -162,6 +164,7 @@ static void place(const dch__engine *g, uint32_t id)
         mv->qtail = n; /* n < qcap / 2: each id has one live entry at most */
     }
     mv->qq[mv->qtail++] = k;
+    dch__order_work++;
     mv->qpos[id] = QPOS_QUEUE;
 }
 

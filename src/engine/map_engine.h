@@ -131,4 +131,12 @@ extern _Thread_local int64_t dch__search_work;
  */
 extern _Thread_local int64_t dch__units_counted;
 
+/**
+ * Steps the last move made on this thread spent ordering its picks: heap
+ * levels moved in the order of quotas and in the unit picks, and entries
+ * put in their queues (docs/placement.md, "Complexity"). For tests only,
+ * as dch__search_work.
+ */
+extern _Thread_local int64_t dch__order_work;
+
 #endif /* DCH_SRC_MAP_ENGINE_H */
