@@ -3,9 +3,10 @@
  * dch-bench's worst-case section: the single-copy engine's costliest call
  * over histories chosen to be hard, against the O(P) floor measured in the
  * same process at the same state (cloning the map and counting its owners
- * once through the public API, as publish.c does). map.h promises every
- * single-copy call at most 10 times that floor; docs/placement.md
- * ("Complexity") proves the bound this section measures.
+ * once through the public API, as publish.c does). The project's goal is
+ * every single-copy call within 10 times that floor; map.h states the
+ * complexity each call has and docs/placement.md ("Complexity") proves it;
+ * this section measures how far the costliest calls stand from the goal.
  *
  * Each call of a history is timed on a fresh clone three times and the
  * least CPU time kept, and so is the floor; the section reports, per
@@ -292,7 +293,7 @@ void bench_section_worst(bench *b)
         char key[40], label[96];
         snprintf(key, sizeof key, "worst_call_over_floor_p%u", plog);
         snprintf(label, sizeof label,
-                 "worst single-copy call / floor, P = 2^%u (map.h: at most 10)", plog);
+                 "worst single-copy call / floor, P = 2^%u (goal: at most 10)", plog);
         bench_check_values(b, key, label, "x", &worst[k], 1, BENCH_GOAL_AT_MOST, WORST_LIMIT);
     }
 }
