@@ -8,7 +8,7 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
-#include "map_engine.h" /* dch__search_work: the chain search's work, tests only */
+#include "map_engine.h" /* dch__search_work, dch__order_work: tests only */
 #include "support.h"
 
 #include <math.h>
@@ -544,6 +544,53 @@ Test(map, with_more_members_than_slots_a_unit_changes_mark_units_not_count_them)
     cr_assert_leq(dch__units_counted, took / 8, "the removal counted %lld units",
                   (long long)dch__units_counted);
     dch_map_free(m);
+}
+
+/*
+ * The order of quotas and the unit picks cost O(1) a pick when the picks go
+ * round counterparties of equal quota (docs/placement.md, "Complexity"): a
+ * heavy member leaving or returning beside 300 of weight 1 moves nearly every
+ * slot, and its ordering steps stay within a few a slot moved plus the heap
+ * builds, where a heap alone would spend about log2(300) > 8 levels a slot.
+ * (The join at 64 slots a unit is left out: there each donor holds one slot
+ * of a unit and is picked once, so the unit's picks are a sort, log S each.)
+ */
+static void ordering_round(dch_map *m, int join)
+{
+    uint32_t big;
+    if (join)
+        cr_assert_eq(dch_map_add_node(m, "big", 1000000, &big), DCH_OK);
+    else
+        cr_assert_eq(dch_map_find_node(m, "big", &big), DCH_OK);
+    const uint32_t held = dch_map_node_slots(m, big);
+    if (!join)
+        cr_assert_eq(dch_map_remove_node(m, big), DCH_OK);
+    cr_assert_gt(held, dch_map_slot_count(m) * 9 / 10);
+    cr_assert_leq(dch__order_work, 3 * (int64_t)held + 20 * 300,
+                  "%s of %u slots: %lld ordering steps", join ? "join" : "removal", held,
+                  (long long)dch__order_work);
+}
+
+Test(map, ordering_picks_costs_a_few_steps_a_slot_moved)
+{
+    const uint32_t shapes[][2] = {{1024, 64}, {1, 65536}};
+    for (size_t k = 0; k < 2; k++) {
+        dch_map *m = map_shaped(shapes[k][0], shapes[k][1]);
+        cr_assert_eq(dch_map_add_node(m, "big", 1000000, NULL), DCH_OK);
+        for (uint32_t i = 0; i < 300; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "t%u", i);
+            cr_assert_eq(dch_map_add_node(m, name, 1, NULL), DCH_OK);
+        }
+        for (int round = 0; round < 2; round++) {
+            ordering_round(m, 0);
+            if (k == 1)
+                ordering_round(m, 1);
+            else
+                cr_assert_eq(dch_map_add_node(m, "big", 1000000, NULL), DCH_OK);
+        }
+        dch_map_free(m);
+    }
 }
 
 /* The history that broke the earlier engine at 4096 units x 4 slots. */

@@ -112,7 +112,7 @@
  * (map_stage.h) handles one copy only.
  *
  * Changes allocate their scratch up front and free it before returning:
- * 100 bytes per member id, 8 per unit, 8 per slot of a unit (and 4 more)
+ * 140 bytes per member id, 8 per unit, 8 per slot of a unit (and 4 more)
  * and 12 per slot that can move (at most 768 KiB at the default 65,536
  * slots, most of it never touched), which is what lets a failed allocation
  * leave the map as it was.
@@ -242,9 +242,12 @@ DCH_API int dch_map_clone(dch_map **out, const dch_map *m);
  * its share of every unit, each slot from the existing member furthest above
  * its share: the slots that move are exactly the ones it now owns (but for
  * repair moves, see the top of this header). The name is copied.
- * With R = 1: O(P + N log N + m log S + (m + U) n + r (P + N)) for m slots
- * moved, n <= min(N, m) members giving them and r repair moves (none with
- * equal weights); docs/placement.md, "Complexity", proves it.
+ * With R = 1: O(P + N log N + (m + a) log(S N) + r (P + N)) for m slots
+ * moved, a <= P receivers set aside in the units a lowering gives (none
+ * here) and r repair moves (none with equal weights); docs/placement.md,
+ * "Complexity", proves it. That is within a log factor of cloning the map
+ * (O(P + N)) but for repair; not the constant factor of 10 the project
+ * aims at (dch-bench --only worst measures the worst call against it).
  *
  * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes, no
  *                byte below 0x20 and no 0x7f.
@@ -277,8 +280,8 @@ DCH_API int dch_map_add_node_in_zone(dch_map *m, const char *name, const char *z
  * positive weight, each slot to the member furthest below its share; no
  * other slot moves (but for repair moves, see the top of this header). When
  * no member of positive weight remains, every slot becomes unowned. The id
- * becomes free. With R = 1: O(P + N log N + m log S + (m + U) n +
- * r (P + N)), as dch_map_add_node with n members receiving.
+ * becomes free. With R = 1: O(P + N log N + (m + a) log(S N) + r (P + N)),
+ * as dch_map_add_node, with a <= P receivers set aside.
  *
  * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT (id is not a member),
  *         DCH_ENOMEM.
@@ -290,7 +293,8 @@ DCH_API int dch_map_remove_node(dch_map *m, uint32_t id);
  * only from it (weight lowered), never between other members but for repair
  * moves (see the top of this header). Weight 0 drains the member but keeps
  * it. Setting the current weight changes nothing. With R = 1:
- * O(P + N log N + m log S + (m + U) n + r (P + N)), as dch_map_add_node.
+ * O(P + N log N + (m + a) log(S N) + r (P + N)), as dch_map_add_node and
+ * dch_map_remove_node.
  *
  * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT, DCH_EFULL (the weight sum
  *         would pass UINT32_MAX), DCH_ENOMEM.

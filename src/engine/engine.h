@@ -9,8 +9,8 @@
  *   engine_unit.c     counting and marking one unit of the table
  *   engine_records.c  the moves made so far, per member in record order
  *   engine_bands.c    stage 3: bands, tiers, forced moves, pick keys
- *   engine_picks.c    the unit heap of picks
- *   engine_quotas.c   the counterparties with quota, in the order of quotas
+ *   engine_picks.c    the unit's picks: a heap and a queue of pick keys
+ *   engine_quotas.c   the order of quotas: keys, and a heap and queue of them
  *   engine_levels.c   stage 2: x's count per unit and its targets
  *   engine_chains.c   the chain search
  *   engine_take.c     stage 4 on a raise: the take passes
@@ -69,13 +69,13 @@ static inline void dch__band(const dch__engine *g, uint32_t id, uint32_t *lo, ui
 /* engine_heap.c: binary heaps over mv->heap; `before` is a strict order. */
 void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i);
 void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i);
-/** Order heap[0 .. n). */
-void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n);
 
 /* engine_unit.c */
 /** How many of o[0 .. n) equal id. */
 uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id);
-/** Count the owners of the unit at base (other than x) into cnt/present. */
+/** Count the owners of the unit at base (other than x) into cnt/present;
+ * all: 1 every owner, 0 a raise's donors with quota, slots grouped, 2 the
+ * same without grouping. */
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all);
 /** Zero cnt[] of the np members present. */
 void dch__clear_unit(const dch__engine *g, uint32_t np);
@@ -83,7 +83,7 @@ void dch__clear_unit(const dch__engine *g, uint32_t np);
 uint32_t dch__slot_of(const dch__engine *g, uint32_t u, uint32_t id);
 uint32_t dch__x_slots(const dch__engine *g, const uint16_t *base);
 uint32_t dch__mark_unit(const dch__engine *g, const uint16_t *base);
-int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base);
+int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base, uint32_t *first);
 int dch__has_donor(const dch__engine *g, const uint16_t *base);
 
 /* engine_records.c */
@@ -107,14 +107,15 @@ uint32_t dch__unit_heap(const dch__engine *g, uint32_t np);
 uint64_t dch__unit_best(const dch__engine *g, uint32_t n, int max_tier, int first);
 uint32_t dch__unit_fix_top(const dch__engine *g, uint32_t n);
 
-/* engine_quotas.c */
-uint32_t dch__first_marked(const dch__engine *g, uint32_t n, int present);
-uint32_t dch__best_absent(const dch__engine *g, uint32_t n, int counted, uint32_t nh,
-                          uint32_t *lead);
-uint32_t dch__position_of(const dch__engine *g, uint32_t id);
-uint32_t dch__sort_quotas(const dch__engine *g);
-uint32_t dch__resort_one(const dch__engine *g, uint32_t n, uint32_t p);
-uint32_t dch__resort_all(const dch__engine *g, uint32_t n);
+/* engine_quotas.c: the order of quotas, a key per counterparty and, on a
+ * lowering, a heap of them (docs/placement.md, "The quota order") */
+void dch__set_key(const dch__engine *g, uint32_t id);
+uint32_t dch__key_quotas(const dch__engine *g);
+uint32_t dch__quota_heap(const dch__engine *g);
+uint32_t dch__quota_absent(const dch__engine *g, int counted);
+void dch__quota_spent(const dch__engine *g, uint32_t id);
+void dch__quota_restore(const dch__engine *g);
+void dch__quota_rekey(const dch__engine *g);
 
 /* engine_levels.c */
 void dch__count_x(const dch__engine *g);
@@ -127,7 +128,7 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0);
 
 /* engine_take.c, engine_give.c */
 uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint32_t left);
-void dch__give_pass(const dch__engine *g, uint32_t n);
+void dch__give_pass(const dch__engine *g);
 
 /* engine_place.c */
 /** Stages 2 to 4: carry the quotas in slots chosen unit by unit. */

@@ -108,7 +108,7 @@ void dch__survey_forced(const dch__engine *g)
     for (uint32_t u = 0; u < v->units; u++) {
         if (g->mv->xcnt[u] == g->mv->target[u])
             continue;
-        const uint32_t np = dch__count_unit(g, v->owner + (size_t)u * v->spu, 0);
+        const uint32_t np = dch__count_unit(g, v->owner + (size_t)u * v->spu, 2);
         dch__tally_forced(g, np, 1);
         dch__clear_unit(g, np);
     }

@@ -6,24 +6,25 @@
 
 /*
  * Lowering: x gives slots in every unit above its target, each to the
- * receiver (quota left) most below its per-unit share. `n` receivers with
- * quota are in heap[0 .. n), sorted by before_key.
+ * receiver (quota left) most below its per-unit share. The receivers with
+ * quota are in the heap of quotas (engine_quotas.c).
  *
  * When no receiver's share passes one slot a unit and nothing is forced,
  * an absent receiver is of tier 0 or 1 and every present one of tier 2, so
- * while some absent receiver has quota the pick is dch__best_absent()'s and the
- * unit's counts are not needed: its owners are only marked, and the unit
- * is counted when every receiver with quota is present. (With more members
- * than slots a unit, x holds about one slot of each unit it leaves, and
- * counting each such unit cost more than the rest of the removal.)
+ * while some absent receiver has quota the pick is dch__quota_absent()'s
+ * and the unit's counts are not needed: its owners are only marked, and the
+ * unit is counted when every receiver with quota is present. (With more
+ * members than slots a unit, x holds about one slot of each unit it
+ * leaves, and counting each such unit cost more than the rest of the
+ * removal.)
  */
-void dch__give_pass(const dch__engine *g, uint32_t n)
+void dch__give_pass(const dch__engine *g)
 {
     const dch__map_view *v = g->v;
     dch__move *mv = g->mv;
     /* docs/placement.md, "Fast paths": lazy give */
     const int lazy = !mv->surveyed && mv->max_band_hi <= 1;
-    for (uint32_t u = 0; u < v->units && n > 0; u++) {
+    for (uint32_t u = 0; u < v->units && mv->qlive > 0; u++) {
         if (mv->xcnt[u] <= mv->target[u])
             continue;
         uint16_t *base = v->owner + (size_t)u * v->spu;
@@ -35,16 +36,16 @@ void dch__give_pass(const dch__engine *g, uint32_t n)
             np = dch__count_unit(g, base, 1);
         if (mv->surveyed)
             dch__tally_forced(g, np, -1);
-        uint32_t nh = counted ? dch__unit_heap(g, np) : 0, lead = 0;
+        uint32_t nh = counted ? dch__unit_heap(g, np) : 0;
         for (uint32_t k = 0; k < nx && mv->xcnt[u] > mv->target[u]; k++) {
             const uint32_t i = mv->xs[k];
-            uint32_t at = dch__best_absent(g, n, counted, nh, &lead);
-            if (at == n && !counted) {
+            /* when the unit's heap holds every receiver with quota, none is absent */
+            uint32_t best = counted && nh == mv->qlive ? UINT32_MAX : dch__quota_absent(g, counted);
+            if (best == UINT32_MAX && !counted) {
                 np = dch__count_unit(g, base, 1);
                 counted = 1;
                 nh = dch__unit_heap(g, np);
             }
-            uint32_t best = at < n ? mv->heap[at] : UINT32_MAX;
             uint64_t best_key =
                 best == UINT32_MAX ? UINT64_MAX : dch__pick_key(g, best, dch__tier(g, best, 0));
             /* A receiver present holds a slot of the unit, so where no band
@@ -63,10 +64,9 @@ void dch__give_pass(const dch__engine *g, uint32_t n)
                 np = dch__count_unit(g, base, 1);
                 counted = 1;
                 nh = dch__unit_heap(g, np);
-                lead = 0;
+                dch__quota_rekey(g);
                 if (chained) {
                     mv->xcnt[u]--;
-                    n = dch__resort_all(g, n);
                     continue;
                 }
             }
@@ -81,15 +81,13 @@ void dch__give_pass(const dch__engine *g, uint32_t n)
             mv->xcnt[u]--;
             dch__record(g, u * v->spu + i, best);
             mv->quota[best]--;
+            dch__quota_spent(g, best);
             if (was_present)
                 nh = dch__unit_fix_top(g, nh);
             else if (counted && mv->quota[best] > 0)
                 nh = dch__unit_push(g, nh, best);
-            if (at >= n || mv->heap[at] != best) /* a present receiver was picked */
-                at = dch__position_of(g, best);
-            lead -= at < lead; /* the entries behind it move up by one */
-            n = dch__resort_one(g, n, at);
         }
         dch__clear_unit(g, np);
+        dch__quota_restore(g);
     }
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Binary heaps over mv->heap, ordered by a strict total order `before`
- * (stage 1's candidates, the order of quotas).
+ * (stage 1's candidates).
  */
 #include "engine.h"
+
+_Thread_local int64_t dch__order_work;
 
 void dch__sift_down(const dch__engine *g, dch__before_fn before, uint32_t n, uint32_t i)
 {
@@ -32,10 +34,4 @@ void dch__sift_up(const dch__engine *g, dch__before_fn before, uint32_t i)
         i = (i - 1) / 2;
     }
     h[i] = id;
-}
-
-void dch__heapify(const dch__engine *g, dch__before_fn before, uint32_t n)
-{
-    for (uint32_t i = n / 2; i-- > 0;)
-        dch__sift_down(g, before, n, i);
 }

@@ -24,11 +24,12 @@ _Thread_local int64_t dch__search_work;
 int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
                     uint32_t units, uint32_t spu, uint32_t max_moves)
 {
-    /* One block of 32-bit words: a deviation and two keys (two words each)
-     * and 15 arrays per id, the chain search's table (4 words per id), 2 per
+    /* One block of 32-bit words: a deviation and two keys (two words each),
+     * two queues of keys (four words each)
+     * and 17 arrays per id, the chain search's table (4 words per id), 2 per
      * unit, 2 per slot of a unit (and one), 3 per move it can make. Sizes
      * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
-    const size_t n = 25 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
+    const size_t n = 35 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
                      3 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
@@ -41,9 +42,15 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     p += 2 * (size_t)id_limit;
     mv->ukey = (uint64_t *)(void *)p;
     p += 2 * (size_t)id_limit;
+    mv->qq = (uint64_t *)(void *)p;
+    mv->qcap = 2 * id_limit;
+    p += 4 * (size_t)id_limit;
+    mv->uq = (uint64_t *)(void *)p; /* also qcap entries */
+    p += 4 * (size_t)id_limit;
     uint32_t **per_id[] = {&mv->quota, &mv->heap,  &mv->cnt,   &mv->slot,    &mv->forced,
                            &mv->par,   &mv->via,   &mv->entry, &mv->mark,    &mv->queue,
-                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->rec_head, &mv->rec_tail};
+                           &mv->pool,  &mv->band_lo, &mv->band_hi, &mv->rec_head, &mv->rec_tail,
+                           &mv->qpos,  &mv->aside};
     for (size_t i = 0; i < sizeof per_id / sizeof per_id[0]; i++, p += id_limit)
         *per_id[i] = p;
     mv->table = p;
@@ -109,6 +116,7 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
 
     mv->nrec = 0;
     dch__units_counted = 0;
+    dch__order_work = 0;
     /* docs/placement.md, "Complexity": the chain search's budget (I4) */
     const int64_t budget = DCH__SEARCH_BUDGET * ((int64_t)v->slots + v->id_limit) + DCH__SEARCH_BASE;
     mv->budget = budget;

@@ -57,5 +57,6 @@ void dch__place(const dch__engine *g, uint32_t moved)
         return;
     }
     /* docs/placement.md, "Stage 4: the passes" (lowering) */
-    dch__give_pass(g, dch__sort_quotas(g));
+    (void)dch__quota_heap(g);
+    dch__give_pass(g);
 }

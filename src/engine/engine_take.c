@@ -37,7 +37,8 @@ uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint
     const int first = slack == 0 && max_tier == 1;
     /* docs/placement.md, "Fast paths": banded take */
     const int banded = first && !mv->surveyed && mv->max_band_lo == 0;
-    uint32_t nq = banded ? dch__sort_quotas(g) : 0;
+    if (banded)
+        (void)dch__key_quotas(g);
     for (uint32_t u = 0; u < v->units && left > 0; u++) {
         const uint32_t limit = slack == UINT32_MAX       ? v->spu
                                : slack == UINT32_MAX - 1 ? mv->level + 1
@@ -47,12 +48,12 @@ uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint
         uint16_t *base = v->owner + (size_t)u * v->spu;
         if (!first && !dch__has_donor(g, base)) /* later passes look far for a few donors */
             continue;
-        if (banded && !dch__mark_unit_slots(g, base)) {
-            const uint32_t at = dch__first_marked(g, nq, 1);
-            if (at == nq) /* no donor with quota is present */
+        uint32_t lead = UINT32_MAX;
+        if (banded && !dch__mark_unit_slots(g, base, &lead)) {
+            if (lead == UINT32_MAX) /* no donor with quota is present */
                 continue;
-            take(g, u, mv->heap[at], mv->slot[mv->heap[at]]);
-            nq = dch__resort_one(g, nq, at);
+            take(g, u, lead, mv->slot[lead]);
+            dch__set_key(g, lead);
             if (--left == 0 || mv->xcnt[u] >= limit)
                 continue;
         }
@@ -65,12 +66,11 @@ uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint
             if (best_key == UINT64_MAX)
                 break;
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
-            uint32_t s = mv->slot[best];
-            take(g, u, best, s);
+            /* its highest slot left: the end of its segment (group_slots) */
+            take(g, u, best, mv->xs[--mv->slot[best]]);
             if (banded)
-                nq = dch__resort_one(g, nq, dch__position_of(g, best));
-            if (--mv->cnt[best] > 0) /* its next slot, below the one taken */
-                mv->slot[best] = mv->xs[s];
+                dch__set_key(g, best);
+            mv->cnt[best]--;
             nh = dch__unit_fix_top(g, nh);
         }
         dch__clear_unit(g, np);

@@ -41,11 +41,31 @@ uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id)
     return c;
 }
 
+/* A raise's donors' slots of the unit, each donor's together in xs[] in
+ * slot order, its segment ending at slot[id] (a counting sort of the
+ * slots by owner): the donor's next slot, the highest it holds, is
+ * xs[slot[id] - 1], read in order rather than by a link to follow across
+ * the unit. */
+static void group_slots(const dch__engine *g, const uint16_t *base, uint32_t np)
+{
+    dch__move *mv = g->mv;
+    const uint32_t spu = g->v->spu, ids = g->v->id_limit;
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < np; k++) {
+        mv->slot[mv->present[k]] = at;
+        at += mv->cnt[mv->present[k]];
+    }
+    for (uint32_t i = 0; i < spu; i++) {
+        const uint32_t o = base[i];
+        if (o < ids && mv->quota[o] > 0)
+            mv->xs[mv->slot[o]++] = i;
+    }
+}
+
 /* Count unit u's owners other than x into cnt/present; slot[id] is the last
- * slot of the unit id holds. Only donors with quota left, on a raise, and
- * then xs[i] links slot i to the slot before it of the same donor (xs is
- * free on a raise once plan_targets is done), so that a donor's next slot
- * costs O(1), not a scan of the unit. */
+ * slot of the unit id holds. Only donors with quota left, on a raise
+ * (all 0: then their slots are grouped, group_slots; all 2: counts only,
+ * for the survey of forced moves). */
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
     dch__units_counted++;
@@ -54,16 +74,16 @@ uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
     const uint32_t spu = g->v->spu, x = g->x, ids = g->v->id_limit;
     uint32_t np = 0;
     /* DCH__MAP_UNOWNED is at least id_limit, and x's quota is 0. */
-    if (g->grow && !all) {
+    if (g->grow && all != 1) {
         for (uint32_t i = 0; i < spu; i++) {
             const uint32_t o = base[i];
             if (o >= ids || quota[o] == 0)
                 continue;
             present[np] = o;
             np += cnt[o]++ == 0;
-            g->mv->xs[i] = slot[o]; /* followed only while cnt[o] > 0 */
-            slot[o] = i;
         }
+        if (all == 0)
+            group_slots(g, base, np);
     } else {
         for (uint32_t i = 0; i < spu; i++) {
             const uint32_t o = base[i];
@@ -126,12 +146,15 @@ uint32_t dch__mark_unit(const dch__engine *g, const uint16_t *base)
 }
 
 /* dch__mark_unit() that also sets slot[id] to the last slot id holds in the
- * unit, and returns whether some member holds two slots of it. */
-int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base)
+ * unit, and *first to the member with quota of least key[] (the first in
+ * the order of quotas, engine_quotas.c) present there, or UINT32_MAX; returns
+ * whether some member holds two slots of it. */
+int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base, uint32_t *first)
 {
     dch__move *mv = g->mv;
     const uint32_t stamp = ++mv->stamp, ids = g->v->id_limit;
-    uint32_t twice = 0;
+    uint32_t twice = 0, best = UINT32_MAX;
+    uint64_t best_key = UINT64_MAX;
     for (uint32_t i = 0; i < g->v->spu; i++) {
         const uint32_t o = base[i];
         if (o >= ids)
@@ -139,7 +162,12 @@ int dch__mark_unit_slots(const dch__engine *g, const uint16_t *base)
         twice |= mv->mark[o] == stamp;
         mv->mark[o] = stamp;
         mv->slot[o] = i;
+        if (mv->quota[o] > 0 && mv->key[o] < best_key) {
+            best_key = mv->key[o];
+            best = o;
+        }
     }
+    *first = best;
     return twice != 0;
 }
 

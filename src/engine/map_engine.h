@@ -33,7 +33,7 @@ typedef struct dch__map_view {
  * Scratch for one weight change. Everything is allocated by
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
- * Size: 100 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
+ * Size: 140 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
  * 12 per move it can make (dch__move_bound).
  */
 typedef struct dch__move {
@@ -41,14 +41,23 @@ typedef struct dch__move {
     int64_t *dev; /* per id: held*W - P*w once the planned moves are made */
     uint32_t *quota; /* per id: slots it gives (raise) or receives (lowering) */
     uint32_t *heap; /* per id: a heap of counterparties (phase 1's, then phase 2's) */
-    uint64_t *key; /* per id: phase 2's order of counterparties (before_key) */
+    uint64_t *key; /* per id: phase 2's order of counterparties (engine_quotas.c) */
+    /* per id: where it sits in phase 2's heap of quotas, and the receivers
+     * set aside as present in the unit being given (engine_quotas.c) */
+    uint32_t *qpos, *aside;
+    uint32_t qn, naside, qlive; /* the heap's size, aside's, and both's with quota */
+    /* 2 per id: beside the heap, a queue of keys in increasing order (the
+     * re-keyed picks, engine_quotas.c), qq[qhead .. qtail) */
+    uint64_t *qq;
+    uint32_t qhead, qtail, qcap;
     uint32_t *cnt; /* per id: slots held in the unit being visited */
     uint32_t *slot; /* per id: the last slot of the unit seen */
     uint32_t *xcnt; /* per unit: slots the changing member holds */
     uint32_t *target; /* per unit: what it should hold after the move */
     uint32_t *present; /* ids seen in the unit being visited */
     /* S + 1 entries: the histogram of x's counts a unit (plan_targets), then
-     * x's slots of the unit being visited (a lowering) */
+     * x's slots of the unit being visited (a lowering), or the donors' slots
+     * grouped by donor (a raise, dch__count_unit) */
     uint32_t *xs;
     uint32_t *forced; /* per id: moves the per-unit bands force in units to come */
     uint32_t *par, *via, *entry; /* per id: the chain search's parent, record, unit */
@@ -70,6 +79,10 @@ typedef struct dch__move {
     uint32_t *rec_head, *rec_tail, *rec_next;
     uint32_t *table, table_mask; /* the chain search's ids with quota, by deviation */
     uint64_t *ukey; /* per id: a heap of the pick keys of a unit's members */
+    /* 2 per id: beside it, a queue of pick keys in increasing order
+     * (engine_picks.c), uq[uqhead .. uqtail); uhn the heap's size */
+    uint64_t *uq;
+    uint32_t uhn, uqhead, uqtail;
     uint32_t nrec;
     /* Table entries (and ids) the chain search may still read in this move:
      * a few times P + N, so that the search costs O(P + N) in all
@@ -117,5 +130,13 @@ extern _Thread_local int64_t dch__search_work;
  * them. For tests only, as dch__search_work.
  */
 extern _Thread_local int64_t dch__units_counted;
+
+/**
+ * Steps the last move made on this thread spent ordering its picks: heap
+ * levels moved in the order of quotas and in the unit picks, and entries
+ * put in their queues (docs/placement.md, "Complexity"). For tests only,
+ * as dch__search_work.
+ */
+extern _Thread_local int64_t dch__order_work;
 
 #endif /* DCH_SRC_MAP_ENGINE_H */
