@@ -110,6 +110,12 @@ extern "C" {
  * copies. dch_map_load reads it.
  */
 #define DCH_MAP_FORMAT_VERSION_REPLICAS 3u
+/**
+ * The format version of a map with a drain in force (map.h, "Drains"):
+ * version 3 (the base table, with R, zones and copy counts) with the
+ * drains after the table. dch_map_load reads it.
+ */
+#define DCH_MAP_FORMAT_VERSION_DRAINS 4u
 
 /**
  * Serialise a map.

@@ -1,0 +1,577 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Drains (dch/map.h, "Drains"): the API's contracts and promises 1-7 over
+ * seeded random histories that mix drains, undrains, joins, removals and
+ * weight changes (R 1 to 4, with and without zones, equal and unequal
+ * weights). The oracle is a second map that gets the same joins, removals
+ * and weights and never a drain (the base must be its table, promise 1),
+ * and the effective table is checked against a clone of that map with the
+ * FULL drains applied by dch_map_remove_node in the order drained, then
+ * the PRIMARY drains as promotions. Every failure message names the seed;
+ * rerun one history with DCH_TEST_SEED.
+ */
+#include <criterion/criterion.h>
+
+#include "dch/dch.h"
+#include "support.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXR DCH_MAP_MAX_REPLICAS
+#define NONE DCH_NODE_NONE
+
+static dch_map *drain_map(uint32_t units, uint32_t spu, uint32_t replicas)
+{
+    dch_map_config cfg = map_config(units, spu);
+    cfg.replicas = replicas;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    return m;
+}
+
+static uint32_t replicas_of(const dch_map *m)
+{
+    dch_map_config cfg;
+    dch_map_get_config(m, &cfg);
+    return cfg.replicas;
+}
+
+/* Every slot's copies, MAXR entries a slot, NONE past its count: the
+ * effective table (base 0) or the base (base 1). */
+static uint32_t *table_of(const dch_map *m, int base)
+{
+    const uint32_t P = dch_map_slot_count(m);
+    uint32_t *t = xmalloc((size_t)P * MAXR * sizeof *t);
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t *row = t + (size_t)s * MAXR;
+        const size_t n = base ? dch_map_base_replicas(m, s, row, MAXR)
+                              : dch_map_slot_replicas(m, s, row, MAXR);
+        for (size_t k = n; k < MAXR; k++)
+            row[k] = NONE;
+    }
+    return t;
+}
+
+static bool same_table(const uint32_t *a, const uint32_t *b, uint32_t P)
+{
+    return memcmp(a, b, (size_t)P * MAXR * sizeof *a) == 0;
+}
+
+static bool in_row(const uint32_t *row, uint32_t id)
+{
+    for (uint32_t k = 0; k < MAXR; k++)
+        if (row[k] == id && id != NONE)
+            return true;
+    return false;
+}
+
+static bool same_set(const uint32_t *a, const uint32_t *b)
+{
+    for (uint32_t k = 0; k < MAXR; k++)
+        if ((a[k] != NONE && !in_row(b, a[k])) || (b[k] != NONE && !in_row(a, b[k])))
+            return false;
+    return true;
+}
+
+/* Copies gained from table a to table b: members in a slot's b row that
+ * are not in its a row. */
+static uint64_t copies_moved(const uint32_t *a, const uint32_t *b, uint32_t P)
+{
+    uint64_t n = 0;
+    for (uint32_t s = 0; s < P; s++)
+        for (uint32_t k = 0; k < MAXR; k++)
+            n += b[(size_t)s * MAXR + k] != NONE && !in_row(a + (size_t)s * MAXR,
+                                                            b[(size_t)s * MAXR + k]);
+    return n;
+}
+
+/* ---- The drain list a test keeps -------------------------------------- */
+
+typedef struct list {
+    uint32_t n;
+    uint32_t ids[64], modes[64];
+} list;
+
+static uint32_t list_find(const list *l, uint32_t id)
+{
+    uint32_t i = 0;
+    while (i < l->n && l->ids[i] != id)
+        i++;
+    return i;
+}
+
+static void list_drop(list *l, uint32_t id)
+{
+    const uint32_t i = list_find(l, id);
+    if (i == l->n)
+        return;
+    memmove(l->ids + i, l->ids + i + 1, (l->n - i - 1) * sizeof *l->ids);
+    memmove(l->modes + i, l->modes + i + 1, (l->n - i - 1) * sizeof *l->modes);
+    l->n--;
+}
+
+static bool removes(const dch_map *m, uint32_t mode)
+{
+    return mode == DCH_DRAIN_FULL || replicas_of(m) == 1;
+}
+
+/*
+ * The effective table m must report, from b (the same base, no drain) and
+ * the list l: checked slot by slot. FULL drains: exactly a clone of b with
+ * dch_map_remove_node applied in the order drained. PRIMARY drains on top:
+ * the same set of copies; where the primary is not PRIMARY-drained the same
+ * row; elsewhere a primary that is not PRIMARY-drained whenever the slot
+ * has such a copy. NULL when it holds, else what broke.
+ */
+static const char *check_effective(const dch_map *m, const dch_map *b, const list *l)
+{
+    static char msg[160];
+    dch_map *w = map_clone_of(b);
+    for (uint32_t i = 0; i < l->n; i++)
+        if (removes(m, l->modes[i]) && dch_map_remove_node(w, l->ids[i]) != DCH_OK)
+            return "oracle removal failed";
+    uint32_t *want = table_of(w, 0), *got = table_of(m, 0);
+    const uint32_t P = dch_map_slot_count(m);
+    const char *bad = NULL;
+    for (uint32_t s = 0; s < P && bad == NULL; s++) {
+        const uint32_t *rw = want + (size_t)s * MAXR, *rg = got + (size_t)s * MAXR;
+        const bool pdrained = rw[0] != NONE && list_find(l, rw[0]) < l->n;
+        if (!pdrained && memcmp(rw, rg, MAXR * sizeof *rw) != 0)
+            bad = "a row differs from the oracle's";
+        else if (!same_set(rw, rg))
+            bad = "a promotion changed a slot's copies";
+        else if (pdrained && list_find(l, rg[0]) < l->n) {
+            for (uint32_t k = 0; k < MAXR; k++)
+                if (rg[k] != NONE && list_find(l, rg[k]) == l->n)
+                    bad = "a PRIMARY-drained member stayed primary";
+        }
+        if (bad != NULL)
+            snprintf(msg, sizeof msg, "slot %u: %s", s, bad);
+    }
+    free(want);
+    free(got);
+    dch_map_free(w);
+    return bad ? msg : NULL;
+}
+
+/* Counts and lookups agree with the effective table; the drain list is l. */
+static const char *check_readers(const dch_map *m, const list *l, uint64_t *rng)
+{
+    const uint32_t P = dch_map_slot_count(m), limit = dch_map_id_limit(m);
+    uint32_t *slots = xcalloc(limit + 1, sizeof *slots), *copies = xcalloc(limit + 1, 4);
+    const char *bad = NULL;
+    for (uint32_t s = 0; s < P; s++) {
+        uint32_t row[MAXR];
+        const size_t n = dch_map_slot_replicas(m, s, row, MAXR);
+        if (n > 0 && row[0] != dch_map_slot_owner(m, s))
+            bad = "slot_owner is not the first copy";
+        for (size_t k = 0; k < n; k++) {
+            copies[row[k]]++;
+            slots[row[k]] += k == 0;
+        }
+    }
+    for (uint32_t id = 0; id < limit && bad == NULL; id++)
+        if (dch_map_node_name(m, id) != NULL &&
+            (dch_map_node_slots(m, id) != slots[id] || dch_map_node_copies(m, id) != copies[id]))
+            bad = "node_slots or node_copies disagree with the effective table";
+    for (int i = 0; i < 64 && bad == NULL; i++) {
+        const uint64_t h = rng_next(rng);
+        if (dch_map_lookup_hash(m, h) != dch_map_slot_owner(m, dch_map_slot_of(m, h)))
+            bad = "a lookup disagrees with slot_owner";
+    }
+    uint32_t ids[64], modes[64];
+    if (bad == NULL && dch_map_drains(m, ids, modes, 64) != l->n)
+        bad = "dch_map_drains counts wrong";
+    for (uint32_t i = 0; i < l->n && bad == NULL; i++)
+        if (ids[i] != l->ids[i] || modes[i] != l->modes[i] ||
+            dch_map_node_drained(m, ids[i]) != modes[i])
+            bad = "the drain list is not the one made";
+    free(slots);
+    free(copies);
+    return bad;
+}
+
+/* ---- Random histories --------------------------------------------------- */
+
+/* One history's state: m gets every call, b the same calls but drains. */
+typedef struct hist {
+    dch_map *m, *b;
+    list l;
+    uint64_t rng, seed;
+    uint32_t R, zones;
+    bool unequal;
+    uint32_t *before_last; /* the effective table before the last drain */
+    bool fresh; /* no call since the last drain */
+    uint64_t worst_extra, calls_measured;
+    uint64_t undrain_moved_worst; /* promise 4: copies moved by an undrain
+                                     that is not of the last drained */
+} hist;
+
+static uint32_t draw_weight(hist *h)
+{
+    return h->unequal ? 1 + rng_below(&h->rng, 6) : 1;
+}
+
+/* A base call on both maps; both must answer alike. Returns its rc. */
+static int base_call(hist *h, uint32_t kind, uint32_t x, uint32_t w, const char *name,
+                     const char *zone)
+{
+    int a, b;
+    if (kind == 0) {
+        a = dch_map_add_node_in_zone(h->m, name, zone, w, NULL);
+        b = dch_map_add_node_in_zone(h->b, name, zone, w, NULL);
+    } else if (kind == 1) {
+        a = dch_map_remove_node(h->m, x);
+        b = dch_map_remove_node(h->b, x);
+    } else {
+        a = dch_map_set_weight(h->m, x, w);
+        b = dch_map_set_weight(h->b, x, w);
+    }
+    cr_assert_eq(a, b, "seed %llu: the call answers %d with drains, %d without",
+                 (unsigned long long)h->seed, a, b);
+    return a;
+}
+
+static void do_drain(hist *h, uint32_t x)
+{
+    const uint32_t mode = rng_below(&h->rng, 2) ? DCH_DRAIN_FULL : DCH_DRAIN_PRIMARY;
+    const uint32_t P = dch_map_slot_count(h->m);
+    const uint64_t epoch = dch_map_epoch(h->m);
+    uint32_t *before = table_of(h->m, 0);
+    const bool same = list_find(&h->l, x) < h->l.n && h->l.modes[list_find(&h->l, x)] == mode;
+    const bool alone = h->l.n == 0, was = list_find(&h->l, x) < h->l.n;
+    cr_assert_eq(dch_map_drain(h->m, x, mode), DCH_OK);
+    uint32_t *after = table_of(h->m, 0);
+    if (same) {
+        cr_assert_eq(dch_map_epoch(h->m), epoch, "seed %llu: a repeated drain changed the epoch",
+                     (unsigned long long)h->seed);
+        cr_assert(same_table(before, after, P));
+        free(before);
+    } else {
+        cr_assert_eq(dch_map_epoch(h->m), epoch + 1);
+        list_drop(&h->l, x);
+        h->l.ids[h->l.n] = x;
+        h->l.modes[h->l.n++] = mode;
+        free(h->before_last);
+        h->before_last = before;
+        /* A change of mode is no fresh drain: x was in the list before. */
+        h->fresh = !was;
+    }
+    if (!same && alone && removes(h->m, mode)) { /* promise 2, as map.h states it */
+        dch_map *c = map_clone_of(h->b);
+        cr_assert_eq(dch_map_remove_node(c, x), DCH_OK);
+        uint32_t *want = table_of(c, 0);
+        cr_assert(same_table(want, after, P), "seed %llu: FULL drain is not the removal",
+                  (unsigned long long)h->seed);
+        free(want);
+        dch_map_free(c);
+    }
+    if (!was && !removes(h->m, mode)) /* promise 3: only the order changes */
+        for (uint32_t s = 0; s < P; s++)
+            cr_assert(same_set(h->before_last + (size_t)s * MAXR, after + (size_t)s * MAXR),
+                      "seed %llu: a PRIMARY drain moved a copy", (unsigned long long)h->seed);
+    free(after);
+}
+
+static void do_undrain(hist *h, uint32_t x)
+{
+    const uint32_t P = dch_map_slot_count(h->m);
+    const uint64_t epoch = dch_map_epoch(h->m);
+    const uint32_t i = list_find(&h->l, x);
+    const bool last = i + 1 == h->l.n && h->fresh;
+    uint32_t *before = table_of(h->m, 0);
+    cr_assert_eq(dch_map_undrain(h->m, x), DCH_OK);
+    uint32_t *after = table_of(h->m, 0);
+    cr_assert_eq(dch_map_epoch(h->m), epoch + (i < h->l.n), "seed %llu: undrain's epoch",
+                 (unsigned long long)h->seed);
+    if (last) /* promise 4: exact return */
+        cr_assert(same_table(h->before_last, after, P),
+                  "seed %llu: undrain of the last drain is not an exact return",
+                  (unsigned long long)h->seed);
+    if (i < h->l.n && i + 1 < h->l.n) {
+        /* Promise 4, measured: what moves beyond x's own copies coming back. */
+        uint64_t moved = copies_moved(before, after, P), own = 0;
+        for (uint32_t s = 0; s < P; s++)
+            own += in_row(after + (size_t)s * MAXR, x) && !in_row(before + (size_t)s * MAXR, x);
+        if (moved - own > h->undrain_moved_worst)
+            h->undrain_moved_worst = moved - own;
+    }
+    list_drop(&h->l, x);
+    h->fresh = false;
+    free(before);
+    free(after);
+}
+
+/* One base call, with promise 5 and promise 6's measure. */
+static void do_call(hist *h, uint32_t r)
+{
+    const uint32_t P = dch_map_slot_count(h->m);
+    uint32_t *e0 = table_of(h->m, 0), *b0 = table_of(h->b, 0);
+    char name[16], zone[8];
+    uint32_t kind, x = NONE;
+    if (dch_map_node_count(h->m) == 0 || r < 55) {
+        kind = 0;
+        snprintf(name, sizeof name, "n%u", rng_below(&h->rng, 24));
+        snprintf(zone, sizeof zone, "z%u", rng_below(&h->rng, h->zones ? h->zones : 1));
+    } else {
+        kind = r < 75 ? 1 : 2;
+        x = map_random_member(h->m, &h->rng);
+    }
+    const bool sole_full = h->fresh && h->l.n == 1 && h->l.ids[0] == x &&
+                           removes(h->m, h->l.modes[0]) && kind == 1;
+    const uint32_t w = kind == 1 ? 0 : draw_weight(h);
+    const uint32_t old_w = x != NONE ? dch_map_node_weight(h->m, x) : 0;
+    const int rc = base_call(h, kind, x, w, name, h->zones ? zone : NULL);
+    uint32_t *e1 = table_of(h->m, 0), *b1 = table_of(h->b, 0);
+    if (rc == DCH_OK) {
+        /* Removing a drained member or changing its weight ends its drain;
+         * setting the weight it has changes nothing. */
+        if (kind != 2 || w != old_w) {
+            if (kind != 0)
+                list_drop(&h->l, x);
+            h->fresh = false;
+        }
+        if (sole_full)
+            cr_assert(same_table(e0, e1, P), "seed %llu: removing the FULL-drained member "
+                      "moved copies", (unsigned long long)h->seed);
+        if (h->l.n > 0 || kind == 1) {
+            const uint64_t with = copies_moved(e0, e1, P), without = copies_moved(b0, b1, P);
+            if (with > without && with - without > h->worst_extra)
+                h->worst_extra = with - without;
+            h->calls_measured++;
+        }
+    }
+    free(e0);
+    free(b0);
+    free(e1);
+    free(b1);
+}
+
+/* Promise 7 on the map as it is: clones keep everything; the fingerprint
+ * covers the list. */
+static void check_kept(hist *h)
+{
+    dch_map *c = map_clone_of(h->m);
+    const uint32_t P = dch_map_slot_count(h->m);
+    uint32_t *a = table_of(h->m, 0), *b = table_of(c, 0);
+    cr_assert(same_table(a, b, P), "seed %llu: a clone's effective table differs",
+              (unsigned long long)h->seed);
+    cr_assert_eq(dch_map_fingerprint(c), dch_map_fingerprint(h->m));
+    cr_assert_eq(dch_map_epoch(c), dch_map_epoch(h->m));
+    const char *bad = check_readers(c, &h->l, &h->rng);
+    cr_assert_null(bad, "seed %llu: the clone: %s", (unsigned long long)h->seed, bad);
+    if (h->l.n == 0)
+        cr_assert_eq(dch_map_fingerprint(h->m), dch_map_fingerprint(h->b),
+                     "seed %llu: no drain, yet another fingerprint", (unsigned long long)h->seed);
+    else
+        cr_assert_neq(dch_map_fingerprint(h->m), dch_map_fingerprint(h->b),
+                      "seed %llu: the fingerprint misses the drains", (unsigned long long)h->seed);
+    size_t len;
+    uint8_t *bytes = map_bytes(h->m, &len);
+    cr_assert_eq(le_read(bytes + 8, 4) == DCH_MAP_FORMAT_VERSION_DRAINS, h->l.n > 0,
+                 "seed %llu: version 4 exactly when a drain is in force",
+                 (unsigned long long)h->seed);
+    dch_map *back;
+    cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK, "seed %llu: a saved map does not load",
+                 (unsigned long long)h->seed);
+    uint32_t *d = table_of(back, 0);
+    cr_assert(same_table(a, d, P), "seed %llu: a loaded map's effective table differs",
+              (unsigned long long)h->seed);
+    cr_assert_eq(dch_map_fingerprint(back), dch_map_fingerprint(h->m));
+    cr_assert(same_map_bytes(back, h->m));
+    bad = check_readers(back, &h->l, &h->rng);
+    cr_assert_null(bad, "seed %llu: the loaded map: %s", (unsigned long long)h->seed, bad);
+    free(d);
+    free(bytes);
+    dch_map_free(back);
+    free(a);
+    free(b);
+    dch_map_free(c);
+}
+
+/* After every call: the base is b's table (promise 1 and 6), the effective
+ * table is the oracle's, the readers agree with it. */
+static void check_all(hist *h, unsigned step)
+{
+    const uint32_t P = dch_map_slot_count(h->m);
+    uint32_t *base = table_of(h->m, 1), *want = table_of(h->b, 0);
+    cr_assert(same_table(base, want, P), "seed %llu step %u: the base is not the drain-free map",
+              (unsigned long long)h->seed, step);
+    free(base);
+    free(want);
+    const char *bad = check_effective(h->m, h->b, &h->l);
+    cr_assert_null(bad, "seed %llu step %u: %s", (unsigned long long)h->seed, step, bad);
+    bad = check_readers(h->m, &h->l, &h->rng);
+    cr_assert_null(bad, "seed %llu step %u: %s", (unsigned long long)h->seed, step, bad);
+    if (step % 8 == 0)
+        check_kept(h);
+}
+
+static void run_history(hist *h, unsigned steps)
+{
+    for (unsigned step = 0; step < steps; step++) {
+        const uint32_t r = rng_below(&h->rng, 100);
+        if (dch_map_node_count(h->m) < 2 || r >= 45)
+            do_call(h, r < 45 ? 0 : r);
+        else if (r < 25)
+            do_drain(h, map_random_member(h->m, &h->rng));
+        else
+            do_undrain(h, h->l.n > 0 && r < 40 ? h->l.ids[rng_below(&h->rng, h->l.n)]
+                                                  : map_random_member(h->m, &h->rng));
+        check_all(h, step);
+    }
+}
+
+Test(map_drain, promises_over_random_histories)
+{
+    replica_case c = {test_seed(2026), test_scaled(6, 2), 0, 0, 0, 0, false};
+    uint64_t worst_extra = 0, worst_undrain = 0, measured = 0;
+    while (replica_case_next(&c)) {
+        hist h;
+        memset(&h, 0, sizeof h);
+        h.seed = c.seed;
+        h.rng = c.seed;
+        h.R = c.R;
+        h.zones = c.zones;
+        h.unequal = c.i % 2 == 1;
+        h.m = drain_map(16, 16, c.R);
+        h.b = drain_map(16, 16, c.R);
+        for (int i = 0; i < 6; i++)
+            do_call(&h, 0);
+        run_history(&h, test_scaled(60, 20));
+        worst_extra = h.worst_extra > worst_extra ? h.worst_extra : worst_extra;
+        worst_undrain = h.undrain_moved_worst > worst_undrain ? h.undrain_moved_worst
+                                                              : worst_undrain;
+        measured += h.calls_measured;
+        free(h.before_last);
+        dch_map_free(h.m);
+        dch_map_free(h.b);
+    }
+    cr_log_info("promise 6: worst extra copies moved by a call with drains in force: %llu "
+                "(of 256 slots, %llu calls); promise 4: worst moved by an undrain beyond the "
+                "member's own copies: %llu",
+                (unsigned long long)worst_extra, (unsigned long long)measured,
+                (unsigned long long)worst_undrain);
+}
+
+/* ---- The API's contracts ------------------------------------------------ */
+
+Test(map_drain, errors_change_nothing)
+{
+    dch_map *m = drain_map(8, 8, 3);
+    map_add_members(m, "n", 5, NULL, 0);
+    cr_assert_eq(dch_map_drain(NULL, 0, DCH_DRAIN_FULL), DCH_EINVAL);
+    cr_assert_eq(dch_map_undrain(NULL, 0), DCH_EINVAL);
+    cr_assert_eq(dch_map_node_drained(NULL, 0), 0);
+    cr_assert_eq(dch_map_drains(NULL, NULL, NULL, 0), 0);
+    cr_assert_eq(dch_map_base_owner(NULL, 0), DCH_NODE_NONE);
+    cr_assert_eq(dch_map_base_replicas(NULL, 0, NULL, 0), 0);
+    cr_assert_eq(dch_map_base_owner(m, 64), DCH_NODE_NONE, "slot out of range");
+    uint32_t ids[4];
+    cr_assert_eq(dch_map_base_replicas(m, 0, NULL, 2), 0, "NULL ids with a cap");
+    cr_assert_eq(dch_map_base_replicas(m, 0, ids, 0), 3, "cap 0 sizes");
+    cr_assert_eq(dch_map_drain(m, 1, DCH_DRAIN_PRIMARY), DCH_OK);
+    map_snap s;
+    map_snap_take(&s, m);
+    cr_assert_eq(dch_map_drain(m, 2, 0), DCH_EINVAL);
+    cr_assert_eq(dch_map_drain(m, 2, 3), DCH_EINVAL);
+    cr_assert_eq(dch_map_drain(m, 9, DCH_DRAIN_FULL), DCH_ENOENT);
+    cr_assert_eq(dch_map_undrain(m, 9), DCH_ENOENT);
+    cr_assert_eq(dch_map_undrain(m, 2), DCH_OK, "undrain of a member not drained");
+    cr_assert_eq(dch_map_drain(m, 1, DCH_DRAIN_PRIMARY), DCH_OK, "the same drain again");
+    cr_assert_eq(dch_map_set_weight(m, 1, 1), DCH_OK, "the weight it has");
+    cr_assert_eq(dch_map_add_node(m, "n0", 1, NULL), DCH_EEXIST);
+    const char *d = map_snap_differs(&s, m, true);
+    cr_assert_null(d, "%s", d);
+    map_snap_free(&s);
+    cr_assert_eq(dch_map_node_drained(m, 1), DCH_DRAIN_PRIMARY);
+    cr_assert_eq(dch_map_node_drained(m, 9), 0);
+    uint32_t got[2] = {7, 7}, modes[2] = {7, 7};
+    cr_assert_eq(dch_map_drains(m, got, NULL, 2), 1);
+    cr_assert_eq(got[0], 1);
+    cr_assert_eq(dch_map_drains(m, NULL, modes, 2), 1);
+    cr_assert_eq(modes[0], DCH_DRAIN_PRIMARY);
+    cr_assert_eq(modes[1], 7, "nothing past the count");
+    /* A change of mode: the old drain ends, the new one is last. */
+    cr_assert_eq(dch_map_drain(m, 3, DCH_DRAIN_FULL), DCH_OK);
+    cr_assert_eq(dch_map_drain(m, 1, DCH_DRAIN_FULL), DCH_OK);
+    cr_assert_eq(dch_map_drains(m, got, modes, 2), 2);
+    cr_assert(got[0] == 3 && got[1] == 1 && modes[1] == DCH_DRAIN_FULL);
+    /* Removing a drained member, or changing its weight, ends its drain. */
+    cr_assert_eq(dch_map_set_weight(m, 3, 2), DCH_OK);
+    cr_assert_eq(dch_map_node_drained(m, 3), 0);
+    cr_assert_eq(dch_map_remove_node(m, 1), DCH_OK);
+    cr_assert_eq(dch_map_drains(m, NULL, NULL, 0), 0);
+    for (uint32_t s2 = 0; s2 < 64; s2++)
+        cr_assert_eq(dch_map_slot_owner(m, s2), dch_map_base_owner(m, s2));
+    dch_map_free(m);
+}
+
+Test(map_drain, one_copy_primary_acts_as_full_and_all_drained_is_unowned)
+{
+    dch_map *m = drain_map(8, 8, 1);
+    uint32_t a, b;
+    cr_assert_eq(dch_map_add_node(m, "a", 1, &a), DCH_OK);
+    cr_assert_eq(dch_map_add_node(m, "b", 1, &b), DCH_OK);
+    cr_assert_eq(dch_map_drain(m, a, DCH_DRAIN_PRIMARY), DCH_OK);
+    cr_assert_eq(dch_map_node_drained(m, a), DCH_DRAIN_PRIMARY, "the mode as asked");
+    cr_assert_eq(dch_map_node_slots(m, a), 0);
+    cr_assert_eq(dch_map_node_slots(m, b), 64);
+    cr_assert_eq(dch_map_drain(m, b, DCH_DRAIN_FULL), DCH_OK);
+    cr_assert_eq(dch_map_lookup_hash(m, 12345), DCH_NODE_NONE, "every member drained");
+    cr_assert_eq(dch_map_slot_owner(m, 0), DCH_NODE_NONE);
+    cr_assert_eq(dch_map_base_owner(m, 0) == a || dch_map_base_owner(m, 0) == b, true);
+    size_t n;
+    cr_assert_eq(dch_map_ranges(m, NULL, 0, &n), DCH_EFULL);
+    cr_assert_eq(n, 1);
+    cr_assert_eq(dch_map_undrain(m, a), DCH_OK);
+    cr_assert_eq(dch_map_node_slots(m, a), 64);
+    cr_assert_eq(dch_map_lookup_hash(m, 12345), a);
+    dch_map_free(m);
+}
+
+Test(map_drain, failed_allocations_change_nothing)
+{
+    faulty fa = {0};
+    dch_map_config cfg = map_config(16, 16);
+    cfg.replicas = 3;
+    const dch_allocator al = faulty_allocator(&fa);
+    cfg.allocator = &al;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    map_add_members(m, "n", 9, NULL, 0);
+    cr_assert_eq(dch_map_drain(m, 2, DCH_DRAIN_PRIMARY), DCH_OK);
+    for (int call = 0; call < 6; call++) {
+        map_snap s;
+        map_snap_take(&s, m);
+        fault_sweep sw;
+        for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+            int rc;
+            switch (call) {
+            case 0: rc = dch_map_drain(m, 4, DCH_DRAIN_FULL); break;
+            case 1: rc = dch_map_add_node(m, "new", 2, NULL); break;
+            case 2: rc = dch_map_set_weight(m, 5, 3); break;
+            case 3: rc = dch_map_remove_node(m, 4); break;
+            case 4: rc = dch_map_undrain(m, 2); break;
+            default: {
+                dch_map *c = NULL;
+                rc = dch_map_clone(&c, m);
+                dch_map_free(c);
+            }
+            }
+            fault_sweep_done(&sw, rc);
+            if (rc == DCH_OK)
+                break;
+            cr_assert_eq(rc, DCH_ENOMEM);
+            cr_assert_eq(sw.leaked, 0, "call %d leaked at allocation %ld", call, sw.at);
+            const char *d = map_snap_differs(&s, m, true);
+            cr_assert_null(d, "call %d, allocation %ld: %s", call, sw.at, d);
+        }
+        cr_assert_gt(sw.failed, 0, "call %d allocates", call);
+        map_snap_free(&s);
+    }
+    dch_map_free(m);
+    cr_assert_eq(fa.live, 0);
+}
