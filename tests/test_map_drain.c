@@ -205,6 +205,9 @@ typedef struct hist {
     uint32_t *before_last; /* the effective table before the last drain */
     bool fresh; /* no call since the last drain */
     uint64_t worst_extra, calls_measured;
+    uint64_t worst_steady; /* the same where no copy count changed */
+    double worst_steady_share; /* worst_steady over the copies the call
+                                  moved without drains */
     uint64_t undrain_moved_worst; /* promise 4: copies moved by an undrain
                                      that is not of the last drained */
 } hist;
@@ -309,6 +312,8 @@ static void do_call(hist *h, uint32_t r)
 {
     const uint32_t P = dch_map_slot_count(h->m);
     uint32_t *e0 = table_of(h->m, 0), *b0 = table_of(h->b, 0);
+    const size_t ne0 = dch_map_slot_replicas(h->m, 0, NULL, 0),
+                 nb0 = dch_map_slot_replicas(h->b, 0, NULL, 0);
     char name[16], zone[8];
     uint32_t kind, x = NONE;
     if (dch_map_node_count(h->m) == 0 || r < 55) {
@@ -319,6 +324,8 @@ static void do_call(hist *h, uint32_t r)
         kind = r < 75 ? 1 : 2;
         x = map_random_member(h->m, &h->rng);
     }
+    /* Promise 6 is about calls on members that are not drained. */
+    const bool on_drained = x != NONE && list_find(&h->l, x) < h->l.n;
     const bool sole_full = h->fresh && h->l.n == 1 && h->l.ids[0] == x &&
                            removes(h->m, h->l.modes[0]) && kind == 1;
     const uint32_t w = kind == 1 ? 0 : draw_weight(h);
@@ -336,10 +343,18 @@ static void do_call(hist *h, uint32_t r)
         if (sole_full)
             cr_assert(same_table(e0, e1, P), "seed %llu: removing the FULL-drained member "
                       "moved copies", (unsigned long long)h->seed);
-        if (h->l.n > 0 || kind == 1) {
+        if (h->l.n > 0 && !on_drained) {
             const uint64_t with = copies_moved(e0, e1, P), without = copies_moved(b0, b1, P);
-            if (with > without && with - without > h->worst_extra)
-                h->worst_extra = with - without;
+            const uint64_t extra = with > without ? with - without : 0;
+            h->worst_extra = extra > h->worst_extra ? extra : h->worst_extra;
+            /* Steady: no slot's copy count changed, in the base or the
+             * effective table (a change there moves a copy of every slot). */
+            if (ne0 == dch_map_slot_replicas(h->m, 0, NULL, 0) &&
+                nb0 == dch_map_slot_replicas(h->b, 0, NULL, 0)) {
+                h->worst_steady = extra > h->worst_steady ? extra : h->worst_steady;
+                if (without > 0 && (double)extra / (double)without > h->worst_steady_share)
+                    h->worst_steady_share = (double)extra / (double)without;
+            }
             h->calls_measured++;
         }
     }
@@ -427,7 +442,8 @@ static void run_history(hist *h, unsigned steps)
 Test(map_drain, promises_over_random_histories)
 {
     replica_case c = {test_seed(2026), test_scaled(6, 2), 0, 0, 0, 0, false};
-    uint64_t worst_extra = 0, worst_undrain = 0, measured = 0;
+    uint64_t worst_extra = 0, worst_undrain = 0, measured = 0, worst_steady = 0;
+    double worst_share = 0;
     while (replica_case_next(&c)) {
         hist h;
         memset(&h, 0, sizeof h);
@@ -445,14 +461,18 @@ Test(map_drain, promises_over_random_histories)
         worst_undrain = h.undrain_moved_worst > worst_undrain ? h.undrain_moved_worst
                                                               : worst_undrain;
         measured += h.calls_measured;
+        worst_steady = h.worst_steady > worst_steady ? h.worst_steady : worst_steady;
+        worst_share = h.worst_steady_share > worst_share ? h.worst_steady_share : worst_share;
         free(h.before_last);
         dch_map_free(h.m);
         dch_map_free(h.b);
     }
     cr_log_info("promise 6: worst extra copies moved by a call with drains in force: %llu "
-                "(of 256 slots, %llu calls); promise 4: worst moved by an undrain beyond the "
-                "member's own copies: %llu",
+                "(of 256 slots, %llu calls); where no copy count changed: %llu, %.2f times "
+                "what the call moved without drains; promise 4: worst moved by an undrain "
+                "beyond the member's own copies: %llu",
                 (unsigned long long)worst_extra, (unsigned long long)measured,
+                (unsigned long long)worst_steady, worst_share,
                 (unsigned long long)worst_undrain);
 }
 
@@ -574,4 +594,188 @@ Test(map_drain, failed_allocations_change_nothing)
     }
     dch_map_free(m);
     cr_assert_eq(fa.live, 0);
+}
+
+/* ---- Promise 3's bound -------------------------------------------------- */
+
+/* The most any member gains when x is PRIMARY-drained alone, against the
+ * bound 1.25 * mean + 2, mean = k / c over the c members that share one of
+ * x's k slots; returns max - (1.25 * mean + 2) and sets *ratio to max/mean. */
+static double primary_gain_excess(const dch_map *m, uint32_t x, double *ratio)
+{
+    dch_map *c = map_clone_of(m);
+    cr_assert_eq(dch_map_drain(c, x, DCH_DRAIN_PRIMARY), DCH_OK);
+    const uint32_t P = dch_map_slot_count(m), limit = dch_map_id_limit(m);
+    uint32_t *gain = xcalloc(limit, sizeof *gain), *shares = xcalloc(limit, sizeof *shares);
+    uint32_t k = 0, sharers = 0, most = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        if (dch_map_slot_owner(m, s) != x)
+            continue;
+        k++;
+        uint32_t row[MAXR];
+        const size_t n = dch_map_slot_replicas(m, s, row, MAXR);
+        for (size_t j = 1; j < n; j++)
+            sharers += shares[row[j]]++ == 0;
+        const uint32_t y = dch_map_slot_owner(c, s);
+        cr_assert_neq(y, x, "x stayed primary of slot %u", s);
+        gain[y]++;
+        most = gain[y] > most ? gain[y] : most;
+    }
+    dch_map_free(c);
+    free(gain);
+    free(shares);
+    const double mean = sharers ? (double)k / sharers : 0;
+    *ratio = mean > 0 ? most / mean : 0;
+    return most - (1.25 * mean + 2);
+}
+
+Test(map_drain, primary_drains_spread_evenly)
+{
+    uint64_t rng = test_seed(77);
+    double worst[MAXR + 1] = {0}, worst_ratio[MAXR + 1] = {0};
+    const unsigned rounds = test_scaled(10, 3);
+    for (uint32_t R = 2; R <= 4; R++)
+        for (unsigned i = 0; i < rounds; i++) {
+            dch_map *m = drain_map(64, 64, R);
+            const unsigned n = 6 + rng_below(&rng, 15);
+            map_add_members(m, "n", n, NULL, 0);
+            for (unsigned j = 0; j < 3; j++) /* a history, not just joins */
+                cr_assert_eq(dch_map_remove_node(m, map_random_member(m, &rng)), DCH_OK);
+            map_add_members(m, "late", 3, NULL, 0);
+            for (uint32_t x = 0; x < dch_map_id_limit(m); x++) {
+                if (dch_map_node_name(m, x) == NULL)
+                    continue;
+                double ratio;
+                const double excess = primary_gain_excess(m, x, &ratio);
+                worst[R] = excess > worst[R] || (x == 0 && i == 0) ? excess : worst[R];
+                worst_ratio[R] = ratio > worst_ratio[R] ? ratio : worst_ratio[R];
+                if (R >= 3)
+                    cr_assert_leq(excess, 0, "R %u, %u members, x %u: gains beyond the bound "
+                                  "by %.2f", R, n, x, excess);
+            }
+            dch_map_free(m);
+        }
+    for (uint32_t R = 2; R <= 4; R++)
+        cr_log_info("PRIMARY drain, R = %u: most gained / mean at most %.3f; most gained - "
+                    "(1.25 mean + 2) at most %.2f", R, worst_ratio[R], worst[R]);
+}
+
+/* ---- Promises 5 and 6, measured at a realistic size --------------------- */
+
+/* Copies moved in m's effective table by `call` (0 join, 1 removal of y,
+ * 2 weight of y doubled), on m and on a drain-free clone of its base; the
+ * effective table after the call must be the oracle's. */
+static void moved_by(dch_map *m, int call, uint32_t y, uint64_t *with, uint64_t *without)
+{
+    const uint32_t P = dch_map_slot_count(m);
+    dch_map *b = map_clone_of(m);
+    uint32_t ids[64], modes[64];
+    const size_t n = dch_map_drains(m, ids, modes, 64);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(dch_map_undrain(b, ids[i]), DCH_OK);
+    uint32_t *e0 = table_of(m, 0), *b0 = table_of(b, 0);
+    dch_map *both[2] = {m, b};
+    const uint32_t doubled = 2 * dch_map_node_weight(m, y);
+    for (int k = 0; k < 2; k++) {
+        int rc = call == 0   ? dch_map_add_node(both[k], "joiner", 1, NULL)
+                 : call == 1 ? dch_map_remove_node(both[k], y)
+                             : dch_map_set_weight(both[k], y, doubled);
+        cr_assert_eq(rc, DCH_OK);
+    }
+    uint32_t *e1 = table_of(m, 0), *b1 = table_of(b, 0);
+    *with = copies_moved(e0, e1, P);
+    *without = copies_moved(b0, b1, P);
+    list l = {0};
+    l.n = (uint32_t)n;
+    memcpy(l.ids, ids, n * sizeof *ids);
+    memcpy(l.modes, modes, n * sizeof *modes);
+    const char *bad = check_effective(m, b, &l);
+    cr_assert_null(bad, "R %u, call %d, drain mode %u: %s", replicas_of(m), call,
+                   n ? modes[0] : 0, bad);
+    free(e0);
+    free(b0);
+    free(e1);
+    free(b1);
+    dch_map_free(b);
+}
+
+Test(map_drain, other_calls_and_removals_measured)
+{
+    uint64_t rng = test_seed(31);
+    const unsigned rounds = test_scaled(8, 2);
+    uint64_t p5_moved = 0, p5_cases = 0, p5_broken = 0;
+    uint64_t worst[4][3][2] = {{{0}}}, base_of[4][3][2] = {{{0}}};
+    uint64_t p4_other[4] = {0}, p4_own[4] = {0};
+    for (uint32_t R = 1; R <= 3; R++)
+        for (unsigned i = 0; i < rounds; i++) {
+            dch_map *m = drain_map(64, 64, R);
+            map_add_members(m, "n", 10, NULL, 0);
+            const uint32_t a = map_random_member(m, &rng);
+            uint32_t x = map_random_member(m, &rng), y = map_random_member(m, &rng);
+            while (x == a)
+                x = map_random_member(m, &rng);
+            while (y == a || y == x)
+                y = map_random_member(m, &rng);
+            const uint32_t mode = i % 2 ? DCH_DRAIN_PRIMARY : DCH_DRAIN_FULL;
+            cr_assert_eq(dch_map_drain(m, a, mode), DCH_OK);
+            for (int call = 0; call < 3; call++) {
+                dch_map *c = map_clone_of(m);
+                uint64_t with, without;
+                moved_by(c, call, y, &with, &without);
+                const uint64_t extra = with > without ? with - without : 0;
+                if (extra >= worst[R][call][i % 2]) {
+                    worst[R][call][i % 2] = extra;
+                    base_of[R][call][i % 2] = without;
+                }
+                dch_map_free(c);
+            }
+            /* Promise 4 measured: a, then x drained FULL; undrain a. */
+            {
+                dch_map *c = map_clone_of(m);
+                cr_assert_eq(dch_map_drain(c, x, DCH_DRAIN_FULL), DCH_OK);
+                uint32_t *u0 = table_of(c, 0);
+                cr_assert_eq(dch_map_undrain(c, a), DCH_OK);
+                uint32_t *u1 = table_of(c, 0);
+                const uint32_t P = dch_map_slot_count(c);
+                uint64_t own = 0;
+                for (uint32_t s = 0; s < P; s++)
+                    own += in_row(u1 + (size_t)s * MAXR, a) && !in_row(u0 + (size_t)s * MAXR, a);
+                const uint64_t other = copies_moved(u0, u1, P) - own;
+                if (other >= p4_other[R]) {
+                    p4_other[R] = other;
+                    p4_own[R] = own;
+                }
+                free(u0);
+                free(u1);
+                dch_map_free(c);
+            }
+            /* Promise 5 beyond its statement: x drained FULL after a. */
+            cr_assert_eq(dch_map_drain(m, x, DCH_DRAIN_FULL), DCH_OK);
+            uint32_t *e0 = table_of(m, 0);
+            cr_assert_eq(dch_map_remove_node(m, x), DCH_OK);
+            uint32_t *e1 = table_of(m, 0);
+            const uint64_t moved = copies_moved(e0, e1, dch_map_slot_count(m));
+            p5_cases++;
+            p5_broken += moved > 0;
+            p5_moved = moved > p5_moved ? moved : p5_moved;
+            free(e0);
+            free(e1);
+            dch_map_free(m);
+        }
+    static const char *const calls[] = {"a join", "a removal", "a doubled weight"};
+    for (uint32_t R = 1; R <= 3; R++)
+        for (int call = 0; call < 3; call++)
+            for (int p = 0; p < 2; p++)
+                cr_log_info("promise 6, 4096 slots, 10 members, R %u, one %s drain, %s: "
+                            "worst extra copies %llu (the call moved %llu without drains)",
+                            R, p ? "PRIMARY" : "FULL", calls[call],
+                            (unsigned long long)worst[R][call][p],
+                            (unsigned long long)base_of[R][call][p]);
+    for (uint32_t R = 1; R <= 3; R++)
+        cr_log_info("promise 4, R %u: a then x drained (a FULL or PRIMARY, x FULL), undrain "
+                    "a: at most %llu copies moved beside the %llu of a's that came back", R,
+                    (unsigned long long)p4_other[R], (unsigned long long)p4_own[R]);
+    cr_log_info("promise 5 with a drain before x's: %llu of %llu removals moved copies, "
+                "at most %llu", (unsigned long long)p5_broken, (unsigned long long)p5_cases,
+                (unsigned long long)p5_moved);
 }
