@@ -13,6 +13,8 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "drains.h"
+#include "mapfile_oracle.h"
 #include "support.h"
 
 #include <stdio.h>
@@ -38,34 +40,17 @@ static uint32_t replicas_of(const dch_map *m)
     return cfg.replicas;
 }
 
-/* Every slot's copies, MAXR entries a slot, NONE past its count: the
- * effective table (base 0) or the base (base 1). */
 static uint32_t *table_of(const dch_map *m, int base)
 {
-    const uint32_t P = dch_map_slot_count(m);
-    uint32_t *t = xmalloc((size_t)P * MAXR * sizeof *t);
-    for (uint32_t s = 0; s < P; s++) {
-        uint32_t *row = t + (size_t)s * MAXR;
-        const size_t n = base ? dch_map_base_replicas(m, s, row, MAXR)
-                              : dch_map_slot_replicas(m, s, row, MAXR);
-        for (size_t k = n; k < MAXR; k++)
-            row[k] = NONE;
-    }
-    return t;
+    return drain_table(m, base != 0);
 }
 
-static bool same_table(const uint32_t *a, const uint32_t *b, uint32_t P)
-{
-    return memcmp(a, b, (size_t)P * MAXR * sizeof *a) == 0;
-}
-
-static bool in_row(const uint32_t *row, uint32_t id)
-{
-    for (uint32_t k = 0; k < MAXR; k++)
-        if (row[k] == id && id != NONE)
-            return true;
-    return false;
-}
+#define same_table drain_same_table
+#define in_row drain_row_has
+#define copies_moved drain_copies_moved
+#define list drain_list
+#define list_find drain_list_find
+#define list_drop drain_list_drop
 
 static bool same_set(const uint32_t *a, const uint32_t *b)
 {
@@ -75,122 +60,9 @@ static bool same_set(const uint32_t *a, const uint32_t *b)
     return true;
 }
 
-/* Copies gained from table a to table b: members in a slot's b row that
- * are not in its a row. */
-static uint64_t copies_moved(const uint32_t *a, const uint32_t *b, uint32_t P)
-{
-    uint64_t n = 0;
-    for (uint32_t s = 0; s < P; s++)
-        for (uint32_t k = 0; k < MAXR; k++)
-            n += b[(size_t)s * MAXR + k] != NONE && !in_row(a + (size_t)s * MAXR,
-                                                            b[(size_t)s * MAXR + k]);
-    return n;
-}
-
-/* ---- The drain list a test keeps -------------------------------------- */
-
-typedef struct list {
-    uint32_t n;
-    uint32_t ids[64], modes[64];
-} list;
-
-static uint32_t list_find(const list *l, uint32_t id)
-{
-    uint32_t i = 0;
-    while (i < l->n && l->ids[i] != id)
-        i++;
-    return i;
-}
-
-static void list_drop(list *l, uint32_t id)
-{
-    const uint32_t i = list_find(l, id);
-    if (i == l->n)
-        return;
-    memmove(l->ids + i, l->ids + i + 1, (l->n - i - 1) * sizeof *l->ids);
-    memmove(l->modes + i, l->modes + i + 1, (l->n - i - 1) * sizeof *l->modes);
-    l->n--;
-}
-
 static bool removes(const dch_map *m, uint32_t mode)
 {
     return mode == DCH_DRAIN_FULL || replicas_of(m) == 1;
-}
-
-/*
- * The effective table m must report, from b (the same base, no drain) and
- * the list l: checked slot by slot. FULL drains: exactly a clone of b with
- * dch_map_remove_node applied in the order drained. PRIMARY drains on top:
- * the same set of copies; where the primary is not PRIMARY-drained the same
- * row; elsewhere a primary that is not PRIMARY-drained whenever the slot
- * has such a copy. NULL when it holds, else what broke.
- */
-static const char *check_effective(const dch_map *m, const dch_map *b, const list *l)
-{
-    static char msg[160];
-    dch_map *w = map_clone_of(b);
-    for (uint32_t i = 0; i < l->n; i++)
-        if (removes(m, l->modes[i]) && dch_map_remove_node(w, l->ids[i]) != DCH_OK)
-            return "oracle removal failed";
-    uint32_t *want = table_of(w, 0), *got = table_of(m, 0);
-    const uint32_t P = dch_map_slot_count(m);
-    const char *bad = NULL;
-    for (uint32_t s = 0; s < P && bad == NULL; s++) {
-        const uint32_t *rw = want + (size_t)s * MAXR, *rg = got + (size_t)s * MAXR;
-        const bool pdrained = rw[0] != NONE && list_find(l, rw[0]) < l->n;
-        if (!pdrained && memcmp(rw, rg, MAXR * sizeof *rw) != 0)
-            bad = "a row differs from the oracle's";
-        else if (!same_set(rw, rg))
-            bad = "a promotion changed a slot's copies";
-        else if (pdrained && list_find(l, rg[0]) < l->n) {
-            for (uint32_t k = 0; k < MAXR; k++)
-                if (rg[k] != NONE && list_find(l, rg[k]) == l->n)
-                    bad = "a PRIMARY-drained member stayed primary";
-        }
-        if (bad != NULL)
-            snprintf(msg, sizeof msg, "slot %u: %s", s, bad);
-    }
-    free(want);
-    free(got);
-    dch_map_free(w);
-    return bad ? msg : NULL;
-}
-
-/* Counts and lookups agree with the effective table; the drain list is l. */
-static const char *check_readers(const dch_map *m, const list *l, uint64_t *rng)
-{
-    const uint32_t P = dch_map_slot_count(m), limit = dch_map_id_limit(m);
-    uint32_t *slots = xcalloc(limit + 1, sizeof *slots), *copies = xcalloc(limit + 1, 4);
-    const char *bad = NULL;
-    for (uint32_t s = 0; s < P; s++) {
-        uint32_t row[MAXR];
-        const size_t n = dch_map_slot_replicas(m, s, row, MAXR);
-        if (n > 0 && row[0] != dch_map_slot_owner(m, s))
-            bad = "slot_owner is not the first copy";
-        for (size_t k = 0; k < n; k++) {
-            copies[row[k]]++;
-            slots[row[k]] += k == 0;
-        }
-    }
-    for (uint32_t id = 0; id < limit && bad == NULL; id++)
-        if (dch_map_node_name(m, id) != NULL &&
-            (dch_map_node_slots(m, id) != slots[id] || dch_map_node_copies(m, id) != copies[id]))
-            bad = "node_slots or node_copies disagree with the effective table";
-    for (int i = 0; i < 64 && bad == NULL; i++) {
-        const uint64_t h = rng_next(rng);
-        if (dch_map_lookup_hash(m, h) != dch_map_slot_owner(m, dch_map_slot_of(m, h)))
-            bad = "a lookup disagrees with slot_owner";
-    }
-    uint32_t ids[64], modes[64];
-    if (bad == NULL && dch_map_drains(m, ids, modes, 64) != l->n)
-        bad = "dch_map_drains counts wrong";
-    for (uint32_t i = 0; i < l->n && bad == NULL; i++)
-        if (ids[i] != l->ids[i] || modes[i] != l->modes[i] ||
-            dch_map_node_drained(m, ids[i]) != modes[i])
-            bad = "the drain list is not the one made";
-    free(slots);
-    free(copies);
-    return bad;
 }
 
 /* ---- Random histories --------------------------------------------------- */
@@ -375,14 +247,8 @@ static void check_kept(hist *h)
               (unsigned long long)h->seed);
     cr_assert_eq(dch_map_fingerprint(c), dch_map_fingerprint(h->m));
     cr_assert_eq(dch_map_epoch(c), dch_map_epoch(h->m));
-    const char *bad = check_readers(c, &h->l, &h->rng);
+    const char *bad = drain_check(c, h->b, &h->l);
     cr_assert_null(bad, "seed %llu: the clone: %s", (unsigned long long)h->seed, bad);
-    if (h->l.n == 0)
-        cr_assert_eq(dch_map_fingerprint(h->m), dch_map_fingerprint(h->b),
-                     "seed %llu: no drain, yet another fingerprint", (unsigned long long)h->seed);
-    else
-        cr_assert_neq(dch_map_fingerprint(h->m), dch_map_fingerprint(h->b),
-                      "seed %llu: the fingerprint misses the drains", (unsigned long long)h->seed);
     size_t len;
     uint8_t *bytes = map_bytes(h->m, &len);
     cr_assert_eq(le_read(bytes + 8, 4) == DCH_MAP_FORMAT_VERSION_DRAINS, h->l.n > 0,
@@ -396,7 +262,7 @@ static void check_kept(hist *h)
               (unsigned long long)h->seed);
     cr_assert_eq(dch_map_fingerprint(back), dch_map_fingerprint(h->m));
     cr_assert(same_map_bytes(back, h->m));
-    bad = check_readers(back, &h->l, &h->rng);
+    bad = drain_check(back, h->b, &h->l);
     cr_assert_null(bad, "seed %llu: the loaded map: %s", (unsigned long long)h->seed, bad);
     free(d);
     free(bytes);
@@ -410,15 +276,7 @@ static void check_kept(hist *h)
  * table is the oracle's, the readers agree with it. */
 static void check_all(hist *h, unsigned step)
 {
-    const uint32_t P = dch_map_slot_count(h->m);
-    uint32_t *base = table_of(h->m, 1), *want = table_of(h->b, 0);
-    cr_assert(same_table(base, want, P), "seed %llu step %u: the base is not the drain-free map",
-              (unsigned long long)h->seed, step);
-    free(base);
-    free(want);
-    const char *bad = check_effective(h->m, h->b, &h->l);
-    cr_assert_null(bad, "seed %llu step %u: %s", (unsigned long long)h->seed, step, bad);
-    bad = check_readers(h->m, &h->l, &h->rng);
+    const char *bad = drain_check(h->m, h->b, &h->l);
     cr_assert_null(bad, "seed %llu step %u: %s", (unsigned long long)h->seed, step, bad);
     if (step % 8 == 0)
         check_kept(h);
@@ -689,7 +547,7 @@ static void moved_by(dch_map *m, int call, uint32_t y, uint64_t *with, uint64_t 
     l.n = (uint32_t)n;
     memcpy(l.ids, ids, n * sizeof *ids);
     memcpy(l.modes, modes, n * sizeof *modes);
-    const char *bad = check_effective(m, b, &l);
+    const char *bad = drain_check(m, b, &l);
     cr_assert_null(bad, "R %u, call %d, drain mode %u: %s", replicas_of(m), call,
                    n ? modes[0] : 0, bad);
     free(e0);
@@ -778,4 +636,56 @@ Test(map_drain, other_calls_and_removals_measured)
     cr_log_info("promise 5 with a drain before x's: %llu of %llu removals moved copies, "
                 "at most %llu", (unsigned long long)p5_broken, (unsigned long long)p5_cases,
                 (unsigned long long)p5_moved);
+}
+
+/* ---- Map file format version 4 ------------------------------------------ */
+
+/* The drains sit at the end: D entries of (u16 id, u8 mode), then u32 D,
+ * then the checksum (map_file.h). Each damage behind a good checksum is
+ * DCH_ECORRUPT, and a map file of version 4 without a drain cannot exist. */
+Test(map_drain, version_4_files_keep_drains_and_refuse_bad_ones)
+{
+    dch_map *m = drain_map(4, 4, 2);
+    map_add_members(m, "n", 4, NULL, 0);
+    cr_assert_eq(dch_map_drain(m, 1, DCH_DRAIN_PRIMARY), DCH_OK);
+    cr_assert_eq(dch_map_drain(m, 3, DCH_DRAIN_FULL), DCH_OK);
+    size_t len;
+    uint8_t *bytes = map_bytes(m, &len);
+    cr_assert_eq(le_read(bytes + 8, 4), DCH_MAP_FORMAT_VERSION_DRAINS);
+    cr_assert_eq(le_read(bytes + len - 12, 4), 2, "the drain count");
+    cr_assert_eq(le_read(bytes + len - 18, 2), 1);
+    cr_assert_eq(bytes[len - 16], DCH_DRAIN_PRIMARY);
+    cr_assert_eq(le_read(bytes + len - 15, 2), 3);
+    cr_assert_eq(bytes[len - 13], DCH_DRAIN_FULL);
+    dch_map *back;
+    cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK);
+    cr_assert(same_map_bytes(back, m));
+    dch_map_free(back);
+    uint8_t *p = xmalloc(len);
+    /* (offset from the end, new value, bytes) */
+    const struct { size_t at; uint32_t v; int n; const char *what; } bad[] = {
+        {16, 0, 1, "mode 0"},          {16, 3, 1, "mode 3"},
+        {13, 255, 1, "mode 255"},      {18, 7, 2, "a free id"},
+        {18, 65535, 2, "id 65535"},    {18, 3, 2, "a member drained twice"},
+        {12, 0, 4, "no drain"},        {12, 3, 4, "more drains than written"},
+        {12, 1, 4, "fewer drains than written (a table too long)"},
+        {12, UINT32_MAX, 4, "a count past the file"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        memcpy(p, bytes, len);
+        le_write(p + len - bad[k].at, bad[k].v, bad[k].n);
+        fix_checksum(p, len);
+        dch_map *out = NULL;
+        cr_assert_eq(dch_map_load(&out, p, len), DCH_ECORRUPT, "%s", bad[k].what);
+        cr_assert_null(out);
+    }
+    /* With no drain left the map saves as version 3 again. */
+    cr_assert_eq(dch_map_undrain(m, 1), DCH_OK);
+    cr_assert_eq(dch_map_undrain(m, 3), DCH_OK);
+    uint8_t *plain = map_bytes(m, &len);
+    cr_assert_eq(le_read(plain + 8, 4), DCH_MAP_FORMAT_VERSION_REPLICAS);
+    free(plain);
+    free(p);
+    free(bytes);
+    dch_map_free(m);
 }
