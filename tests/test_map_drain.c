@@ -689,3 +689,64 @@ Test(map_drain, version_4_files_keep_drains_and_refuse_bad_ones)
     free(bytes);
     dch_map_free(m);
 }
+
+/* ---- Diffs and staging across drains ------------------------------------ */
+
+static int count_move(const dch_move *mv, void *ctx)
+{
+    (void)mv;
+    ++*(unsigned *)ctx;
+    return 0;
+}
+
+/* A drain is a change like any other: the diff lists what it moves, and
+ * staging reaches a last step that is the drained map itself. */
+Test(map_drain, diffs_and_staging_see_the_effective_table)
+{
+    dch_map *cur = drain_map(16, 16, 1);
+    map_add_members(cur, "n", 6, NULL, 0);
+    dch_map *target = map_clone_of(cur);
+    cr_assert_eq(dch_map_drain(target, 2, DCH_DRAIN_FULL), DCH_OK);
+    unsigned ranges = 0;
+    cr_assert_eq(dch_map_diff(cur, target, count_move, &ranges), DCH_OK);
+    cr_assert_gt(ranges, 0, "a FULL drain moves member 2's slots");
+    uint32_t steps = 0;
+    cr_assert_eq(dch_map_stage_steps(cur, target, 8, &steps), DCH_OK);
+    cr_assert_gt(steps, 1);
+    dch_map *at = map_clone_of(cur);
+    for (uint32_t i = 0; i < steps; i++) {
+        dch_map *next;
+        cr_assert_eq(dch_map_stage_next(&next, at, target, 8), DCH_OK, "step %u", i + 1);
+        dch_map_free(at);
+        at = next;
+    }
+    cr_assert_eq(dch_map_in_transition(at, NULL), 0, "the last step is settled");
+    cr_assert_eq(dch_map_fingerprint(at), dch_map_fingerprint(target));
+    cr_assert_eq(dch_map_node_drained(at, 2), DCH_DRAIN_FULL, "the last step keeps the drain");
+    for (uint32_t s = 0; s < dch_map_slot_count(at); s++)
+        cr_assert_eq(dch_map_slot_owner(at, s), dch_map_slot_owner(target, s));
+    /* And back: undraining is staged the same way. */
+    dch_map *back = map_clone_of(target);
+    cr_assert_eq(dch_map_undrain(back, 2), DCH_OK);
+    ranges = 0;
+    cr_assert_eq(dch_map_diff(target, back, count_move, &ranges), DCH_OK);
+    cr_assert_gt(ranges, 0);
+    for (uint32_t s = 0; s < dch_map_slot_count(back); s++)
+        cr_assert_eq(dch_map_slot_owner(back, s), dch_map_slot_owner(cur, s),
+                     "undrain gives back exactly the slots");
+    cr_assert_eq(dch_map_stage_steps(target, back, 8, &steps), DCH_OK);
+    dch_map *from = map_clone_of(target);
+    for (uint32_t i = 0; i < steps; i++) {
+        dch_map *next;
+        cr_assert_eq(dch_map_stage_next(&next, from, back, 8), DCH_OK, "back, step %u", i + 1);
+        cr_assert_eq(dch_map_node_drained(next, 2), 0, "a step map has no drain");
+        dch_map_free(from);
+        from = next;
+    }
+    cr_assert_eq(dch_map_fingerprint(from), dch_map_fingerprint(back));
+    dch_map_free(from);
+    dch_map_free(back);
+    dch_map_free(at);
+    dch_map_free(target);
+    dch_map_free(cur);
+}
