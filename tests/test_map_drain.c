@@ -13,6 +13,8 @@
 #include <criterion/criterion.h>
 
 #include "dch/dch.h"
+#include "drains.h"
+#include "mapfile_oracle.h"
 #include "support.h"
 
 #include <stdio.h>
@@ -38,34 +40,17 @@ static uint32_t replicas_of(const dch_map *m)
     return cfg.replicas;
 }
 
-/* Every slot's copies, MAXR entries a slot, NONE past its count: the
- * effective table (base 0) or the base (base 1). */
 static uint32_t *table_of(const dch_map *m, int base)
 {
-    const uint32_t P = dch_map_slot_count(m);
-    uint32_t *t = xmalloc((size_t)P * MAXR * sizeof *t);
-    for (uint32_t s = 0; s < P; s++) {
-        uint32_t *row = t + (size_t)s * MAXR;
-        const size_t n = base ? dch_map_base_replicas(m, s, row, MAXR)
-                              : dch_map_slot_replicas(m, s, row, MAXR);
-        for (size_t k = n; k < MAXR; k++)
-            row[k] = NONE;
-    }
-    return t;
+    return drain_table(m, base != 0);
 }
 
-static bool same_table(const uint32_t *a, const uint32_t *b, uint32_t P)
-{
-    return memcmp(a, b, (size_t)P * MAXR * sizeof *a) == 0;
-}
-
-static bool in_row(const uint32_t *row, uint32_t id)
-{
-    for (uint32_t k = 0; k < MAXR; k++)
-        if (row[k] == id && id != NONE)
-            return true;
-    return false;
-}
+#define same_table drain_same_table
+#define in_row drain_row_has
+#define copies_moved drain_copies_moved
+#define list drain_list
+#define list_find drain_list_find
+#define list_drop drain_list_drop
 
 static bool same_set(const uint32_t *a, const uint32_t *b)
 {
@@ -75,122 +60,9 @@ static bool same_set(const uint32_t *a, const uint32_t *b)
     return true;
 }
 
-/* Copies gained from table a to table b: members in a slot's b row that
- * are not in its a row. */
-static uint64_t copies_moved(const uint32_t *a, const uint32_t *b, uint32_t P)
-{
-    uint64_t n = 0;
-    for (uint32_t s = 0; s < P; s++)
-        for (uint32_t k = 0; k < MAXR; k++)
-            n += b[(size_t)s * MAXR + k] != NONE && !in_row(a + (size_t)s * MAXR,
-                                                            b[(size_t)s * MAXR + k]);
-    return n;
-}
-
-/* ---- The drain list a test keeps -------------------------------------- */
-
-typedef struct list {
-    uint32_t n;
-    uint32_t ids[64], modes[64];
-} list;
-
-static uint32_t list_find(const list *l, uint32_t id)
-{
-    uint32_t i = 0;
-    while (i < l->n && l->ids[i] != id)
-        i++;
-    return i;
-}
-
-static void list_drop(list *l, uint32_t id)
-{
-    const uint32_t i = list_find(l, id);
-    if (i == l->n)
-        return;
-    memmove(l->ids + i, l->ids + i + 1, (l->n - i - 1) * sizeof *l->ids);
-    memmove(l->modes + i, l->modes + i + 1, (l->n - i - 1) * sizeof *l->modes);
-    l->n--;
-}
-
 static bool removes(const dch_map *m, uint32_t mode)
 {
     return mode == DCH_DRAIN_FULL || replicas_of(m) == 1;
-}
-
-/*
- * The effective table m must report, from b (the same base, no drain) and
- * the list l: checked slot by slot. FULL drains: exactly a clone of b with
- * dch_map_remove_node applied in the order drained. PRIMARY drains on top:
- * the same set of copies; where the primary is not PRIMARY-drained the same
- * row; elsewhere a primary that is not PRIMARY-drained whenever the slot
- * has such a copy. NULL when it holds, else what broke.
- */
-static const char *check_effective(const dch_map *m, const dch_map *b, const list *l)
-{
-    static char msg[160];
-    dch_map *w = map_clone_of(b);
-    for (uint32_t i = 0; i < l->n; i++)
-        if (removes(m, l->modes[i]) && dch_map_remove_node(w, l->ids[i]) != DCH_OK)
-            return "oracle removal failed";
-    uint32_t *want = table_of(w, 0), *got = table_of(m, 0);
-    const uint32_t P = dch_map_slot_count(m);
-    const char *bad = NULL;
-    for (uint32_t s = 0; s < P && bad == NULL; s++) {
-        const uint32_t *rw = want + (size_t)s * MAXR, *rg = got + (size_t)s * MAXR;
-        const bool pdrained = rw[0] != NONE && list_find(l, rw[0]) < l->n;
-        if (!pdrained && memcmp(rw, rg, MAXR * sizeof *rw) != 0)
-            bad = "a row differs from the oracle's";
-        else if (!same_set(rw, rg))
-            bad = "a promotion changed a slot's copies";
-        else if (pdrained && list_find(l, rg[0]) < l->n) {
-            for (uint32_t k = 0; k < MAXR; k++)
-                if (rg[k] != NONE && list_find(l, rg[k]) == l->n)
-                    bad = "a PRIMARY-drained member stayed primary";
-        }
-        if (bad != NULL)
-            snprintf(msg, sizeof msg, "slot %u: %s", s, bad);
-    }
-    free(want);
-    free(got);
-    dch_map_free(w);
-    return bad ? msg : NULL;
-}
-
-/* Counts and lookups agree with the effective table; the drain list is l. */
-static const char *check_readers(const dch_map *m, const list *l, uint64_t *rng)
-{
-    const uint32_t P = dch_map_slot_count(m), limit = dch_map_id_limit(m);
-    uint32_t *slots = xcalloc(limit + 1, sizeof *slots), *copies = xcalloc(limit + 1, 4);
-    const char *bad = NULL;
-    for (uint32_t s = 0; s < P; s++) {
-        uint32_t row[MAXR];
-        const size_t n = dch_map_slot_replicas(m, s, row, MAXR);
-        if (n > 0 && row[0] != dch_map_slot_owner(m, s))
-            bad = "slot_owner is not the first copy";
-        for (size_t k = 0; k < n; k++) {
-            copies[row[k]]++;
-            slots[row[k]] += k == 0;
-        }
-    }
-    for (uint32_t id = 0; id < limit && bad == NULL; id++)
-        if (dch_map_node_name(m, id) != NULL &&
-            (dch_map_node_slots(m, id) != slots[id] || dch_map_node_copies(m, id) != copies[id]))
-            bad = "node_slots or node_copies disagree with the effective table";
-    for (int i = 0; i < 64 && bad == NULL; i++) {
-        const uint64_t h = rng_next(rng);
-        if (dch_map_lookup_hash(m, h) != dch_map_slot_owner(m, dch_map_slot_of(m, h)))
-            bad = "a lookup disagrees with slot_owner";
-    }
-    uint32_t ids[64], modes[64];
-    if (bad == NULL && dch_map_drains(m, ids, modes, 64) != l->n)
-        bad = "dch_map_drains counts wrong";
-    for (uint32_t i = 0; i < l->n && bad == NULL; i++)
-        if (ids[i] != l->ids[i] || modes[i] != l->modes[i] ||
-            dch_map_node_drained(m, ids[i]) != modes[i])
-            bad = "the drain list is not the one made";
-    free(slots);
-    free(copies);
-    return bad;
 }
 
 /* ---- Random histories --------------------------------------------------- */
@@ -205,6 +77,9 @@ typedef struct hist {
     uint32_t *before_last; /* the effective table before the last drain */
     bool fresh; /* no call since the last drain */
     uint64_t worst_extra, calls_measured;
+    uint64_t worst_steady; /* the same where no copy count changed */
+    double worst_steady_share; /* worst_steady over the copies the call
+                                  moved without drains */
     uint64_t undrain_moved_worst; /* promise 4: copies moved by an undrain
                                      that is not of the last drained */
 } hist;
@@ -309,6 +184,8 @@ static void do_call(hist *h, uint32_t r)
 {
     const uint32_t P = dch_map_slot_count(h->m);
     uint32_t *e0 = table_of(h->m, 0), *b0 = table_of(h->b, 0);
+    const size_t ne0 = dch_map_slot_replicas(h->m, 0, NULL, 0),
+                 nb0 = dch_map_slot_replicas(h->b, 0, NULL, 0);
     char name[16], zone[8];
     uint32_t kind, x = NONE;
     if (dch_map_node_count(h->m) == 0 || r < 55) {
@@ -319,6 +196,8 @@ static void do_call(hist *h, uint32_t r)
         kind = r < 75 ? 1 : 2;
         x = map_random_member(h->m, &h->rng);
     }
+    /* Promise 6 is about calls on members that are not drained. */
+    const bool on_drained = x != NONE && list_find(&h->l, x) < h->l.n;
     const bool sole_full = h->fresh && h->l.n == 1 && h->l.ids[0] == x &&
                            removes(h->m, h->l.modes[0]) && kind == 1;
     const uint32_t w = kind == 1 ? 0 : draw_weight(h);
@@ -336,10 +215,18 @@ static void do_call(hist *h, uint32_t r)
         if (sole_full)
             cr_assert(same_table(e0, e1, P), "seed %llu: removing the FULL-drained member "
                       "moved copies", (unsigned long long)h->seed);
-        if (h->l.n > 0 || kind == 1) {
+        if (h->l.n > 0 && !on_drained) {
             const uint64_t with = copies_moved(e0, e1, P), without = copies_moved(b0, b1, P);
-            if (with > without && with - without > h->worst_extra)
-                h->worst_extra = with - without;
+            const uint64_t extra = with > without ? with - without : 0;
+            h->worst_extra = extra > h->worst_extra ? extra : h->worst_extra;
+            /* Steady: no slot's copy count changed, in the base or the
+             * effective table (a change there moves a copy of every slot). */
+            if (ne0 == dch_map_slot_replicas(h->m, 0, NULL, 0) &&
+                nb0 == dch_map_slot_replicas(h->b, 0, NULL, 0)) {
+                h->worst_steady = extra > h->worst_steady ? extra : h->worst_steady;
+                if (without > 0 && (double)extra / (double)without > h->worst_steady_share)
+                    h->worst_steady_share = (double)extra / (double)without;
+            }
             h->calls_measured++;
         }
     }
@@ -360,14 +247,8 @@ static void check_kept(hist *h)
               (unsigned long long)h->seed);
     cr_assert_eq(dch_map_fingerprint(c), dch_map_fingerprint(h->m));
     cr_assert_eq(dch_map_epoch(c), dch_map_epoch(h->m));
-    const char *bad = check_readers(c, &h->l, &h->rng);
+    const char *bad = drain_check(c, h->b, &h->l);
     cr_assert_null(bad, "seed %llu: the clone: %s", (unsigned long long)h->seed, bad);
-    if (h->l.n == 0)
-        cr_assert_eq(dch_map_fingerprint(h->m), dch_map_fingerprint(h->b),
-                     "seed %llu: no drain, yet another fingerprint", (unsigned long long)h->seed);
-    else
-        cr_assert_neq(dch_map_fingerprint(h->m), dch_map_fingerprint(h->b),
-                      "seed %llu: the fingerprint misses the drains", (unsigned long long)h->seed);
     size_t len;
     uint8_t *bytes = map_bytes(h->m, &len);
     cr_assert_eq(le_read(bytes + 8, 4) == DCH_MAP_FORMAT_VERSION_DRAINS, h->l.n > 0,
@@ -381,7 +262,7 @@ static void check_kept(hist *h)
               (unsigned long long)h->seed);
     cr_assert_eq(dch_map_fingerprint(back), dch_map_fingerprint(h->m));
     cr_assert(same_map_bytes(back, h->m));
-    bad = check_readers(back, &h->l, &h->rng);
+    bad = drain_check(back, h->b, &h->l);
     cr_assert_null(bad, "seed %llu: the loaded map: %s", (unsigned long long)h->seed, bad);
     free(d);
     free(bytes);
@@ -395,15 +276,7 @@ static void check_kept(hist *h)
  * table is the oracle's, the readers agree with it. */
 static void check_all(hist *h, unsigned step)
 {
-    const uint32_t P = dch_map_slot_count(h->m);
-    uint32_t *base = table_of(h->m, 1), *want = table_of(h->b, 0);
-    cr_assert(same_table(base, want, P), "seed %llu step %u: the base is not the drain-free map",
-              (unsigned long long)h->seed, step);
-    free(base);
-    free(want);
-    const char *bad = check_effective(h->m, h->b, &h->l);
-    cr_assert_null(bad, "seed %llu step %u: %s", (unsigned long long)h->seed, step, bad);
-    bad = check_readers(h->m, &h->l, &h->rng);
+    const char *bad = drain_check(h->m, h->b, &h->l);
     cr_assert_null(bad, "seed %llu step %u: %s", (unsigned long long)h->seed, step, bad);
     if (step % 8 == 0)
         check_kept(h);
@@ -427,7 +300,8 @@ static void run_history(hist *h, unsigned steps)
 Test(map_drain, promises_over_random_histories)
 {
     replica_case c = {test_seed(2026), test_scaled(6, 2), 0, 0, 0, 0, false};
-    uint64_t worst_extra = 0, worst_undrain = 0, measured = 0;
+    uint64_t worst_extra = 0, worst_undrain = 0, measured = 0, worst_steady = 0;
+    double worst_share = 0;
     while (replica_case_next(&c)) {
         hist h;
         memset(&h, 0, sizeof h);
@@ -445,14 +319,18 @@ Test(map_drain, promises_over_random_histories)
         worst_undrain = h.undrain_moved_worst > worst_undrain ? h.undrain_moved_worst
                                                               : worst_undrain;
         measured += h.calls_measured;
+        worst_steady = h.worst_steady > worst_steady ? h.worst_steady : worst_steady;
+        worst_share = h.worst_steady_share > worst_share ? h.worst_steady_share : worst_share;
         free(h.before_last);
         dch_map_free(h.m);
         dch_map_free(h.b);
     }
     cr_log_info("promise 6: worst extra copies moved by a call with drains in force: %llu "
-                "(of 256 slots, %llu calls); promise 4: worst moved by an undrain beyond the "
-                "member's own copies: %llu",
+                "(of 256 slots, %llu calls); where no copy count changed: %llu, %.2f times "
+                "what the call moved without drains; promise 4: worst moved by an undrain "
+                "beyond the member's own copies: %llu",
                 (unsigned long long)worst_extra, (unsigned long long)measured,
+                (unsigned long long)worst_steady, worst_share,
                 (unsigned long long)worst_undrain);
 }
 
@@ -574,4 +452,301 @@ Test(map_drain, failed_allocations_change_nothing)
     }
     dch_map_free(m);
     cr_assert_eq(fa.live, 0);
+}
+
+/* ---- Promise 3's bound -------------------------------------------------- */
+
+/* The most any member gains when x is PRIMARY-drained alone, against the
+ * bound 1.25 * mean + 2, mean = k / c over the c members that share one of
+ * x's k slots; returns max - (1.25 * mean + 2) and sets *ratio to max/mean. */
+static double primary_gain_excess(const dch_map *m, uint32_t x, double *ratio)
+{
+    dch_map *c = map_clone_of(m);
+    cr_assert_eq(dch_map_drain(c, x, DCH_DRAIN_PRIMARY), DCH_OK);
+    const uint32_t P = dch_map_slot_count(m), limit = dch_map_id_limit(m);
+    uint32_t *gain = xcalloc(limit, sizeof *gain), *shares = xcalloc(limit, sizeof *shares);
+    uint32_t k = 0, sharers = 0, most = 0;
+    for (uint32_t s = 0; s < P; s++) {
+        if (dch_map_slot_owner(m, s) != x)
+            continue;
+        k++;
+        uint32_t row[MAXR];
+        const size_t n = dch_map_slot_replicas(m, s, row, MAXR);
+        for (size_t j = 1; j < n; j++)
+            sharers += shares[row[j]]++ == 0;
+        const uint32_t y = dch_map_slot_owner(c, s);
+        cr_assert_neq(y, x, "x stayed primary of slot %u", s);
+        gain[y]++;
+        most = gain[y] > most ? gain[y] : most;
+    }
+    dch_map_free(c);
+    free(gain);
+    free(shares);
+    const double mean = sharers ? (double)k / sharers : 0;
+    *ratio = mean > 0 ? most / mean : 0;
+    return most - (1.25 * mean + 2);
+}
+
+Test(map_drain, primary_drains_spread_evenly)
+{
+    uint64_t rng = test_seed(77);
+    double worst[MAXR + 1] = {0}, worst_ratio[MAXR + 1] = {0};
+    const unsigned rounds = test_scaled(10, 3);
+    for (uint32_t R = 2; R <= 4; R++)
+        for (unsigned i = 0; i < rounds; i++) {
+            dch_map *m = drain_map(64, 64, R);
+            const unsigned n = 6 + rng_below(&rng, 15);
+            map_add_members(m, "n", n, NULL, 0);
+            for (unsigned j = 0; j < 3; j++) /* a history, not just joins */
+                cr_assert_eq(dch_map_remove_node(m, map_random_member(m, &rng)), DCH_OK);
+            map_add_members(m, "late", 3, NULL, 0);
+            for (uint32_t x = 0; x < dch_map_id_limit(m); x++) {
+                if (dch_map_node_name(m, x) == NULL)
+                    continue;
+                double ratio;
+                const double excess = primary_gain_excess(m, x, &ratio);
+                worst[R] = excess > worst[R] || (x == 0 && i == 0) ? excess : worst[R];
+                worst_ratio[R] = ratio > worst_ratio[R] ? ratio : worst_ratio[R];
+                if (R >= 3)
+                    cr_assert_leq(excess, 0, "R %u, %u members, x %u: gains beyond the bound "
+                                  "by %.2f", R, n, x, excess);
+            }
+            dch_map_free(m);
+        }
+    for (uint32_t R = 2; R <= 4; R++)
+        cr_log_info("PRIMARY drain, R = %u: most gained / mean at most %.3f; most gained - "
+                    "(1.25 mean + 2) at most %.2f", R, worst_ratio[R], worst[R]);
+}
+
+/* ---- Promises 5 and 6, measured at a realistic size --------------------- */
+
+/* Copies moved in m's effective table by `call` (0 join, 1 removal of y,
+ * 2 weight of y doubled), on m and on a drain-free clone of its base; the
+ * effective table after the call must be the oracle's. */
+static void moved_by(dch_map *m, int call, uint32_t y, uint64_t *with, uint64_t *without)
+{
+    const uint32_t P = dch_map_slot_count(m);
+    dch_map *b = map_clone_of(m);
+    uint32_t ids[64], modes[64];
+    const size_t n = dch_map_drains(m, ids, modes, 64);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(dch_map_undrain(b, ids[i]), DCH_OK);
+    uint32_t *e0 = table_of(m, 0), *b0 = table_of(b, 0);
+    dch_map *both[2] = {m, b};
+    const uint32_t doubled = 2 * dch_map_node_weight(m, y);
+    for (int k = 0; k < 2; k++) {
+        int rc = call == 0   ? dch_map_add_node(both[k], "joiner", 1, NULL)
+                 : call == 1 ? dch_map_remove_node(both[k], y)
+                             : dch_map_set_weight(both[k], y, doubled);
+        cr_assert_eq(rc, DCH_OK);
+    }
+    uint32_t *e1 = table_of(m, 0), *b1 = table_of(b, 0);
+    *with = copies_moved(e0, e1, P);
+    *without = copies_moved(b0, b1, P);
+    list l = {0};
+    l.n = (uint32_t)n;
+    memcpy(l.ids, ids, n * sizeof *ids);
+    memcpy(l.modes, modes, n * sizeof *modes);
+    const char *bad = drain_check(m, b, &l);
+    cr_assert_null(bad, "R %u, call %d, drain mode %u: %s", replicas_of(m), call,
+                   n ? modes[0] : 0, bad);
+    free(e0);
+    free(b0);
+    free(e1);
+    free(b1);
+    dch_map_free(b);
+}
+
+Test(map_drain, other_calls_and_removals_measured)
+{
+    uint64_t rng = test_seed(31);
+    const unsigned rounds = test_scaled(8, 2);
+    uint64_t p5_moved = 0, p5_cases = 0, p5_broken = 0;
+    uint64_t worst[4][3][2] = {{{0}}}, base_of[4][3][2] = {{{0}}};
+    uint64_t p4_other[4] = {0}, p4_own[4] = {0};
+    for (uint32_t R = 1; R <= 3; R++)
+        for (unsigned i = 0; i < rounds; i++) {
+            dch_map *m = drain_map(64, 64, R);
+            map_add_members(m, "n", 10, NULL, 0);
+            const uint32_t a = map_random_member(m, &rng);
+            uint32_t x = map_random_member(m, &rng), y = map_random_member(m, &rng);
+            while (x == a)
+                x = map_random_member(m, &rng);
+            while (y == a || y == x)
+                y = map_random_member(m, &rng);
+            const uint32_t mode = i % 2 ? DCH_DRAIN_PRIMARY : DCH_DRAIN_FULL;
+            cr_assert_eq(dch_map_drain(m, a, mode), DCH_OK);
+            for (int call = 0; call < 3; call++) {
+                dch_map *c = map_clone_of(m);
+                uint64_t with, without;
+                moved_by(c, call, y, &with, &without);
+                const uint64_t extra = with > without ? with - without : 0;
+                if (extra >= worst[R][call][i % 2]) {
+                    worst[R][call][i % 2] = extra;
+                    base_of[R][call][i % 2] = without;
+                }
+                dch_map_free(c);
+            }
+            /* Promise 4 measured: a, then x drained FULL; undrain a. */
+            {
+                dch_map *c = map_clone_of(m);
+                cr_assert_eq(dch_map_drain(c, x, DCH_DRAIN_FULL), DCH_OK);
+                uint32_t *u0 = table_of(c, 0);
+                cr_assert_eq(dch_map_undrain(c, a), DCH_OK);
+                uint32_t *u1 = table_of(c, 0);
+                const uint32_t P = dch_map_slot_count(c);
+                uint64_t own = 0;
+                for (uint32_t s = 0; s < P; s++)
+                    own += in_row(u1 + (size_t)s * MAXR, a) && !in_row(u0 + (size_t)s * MAXR, a);
+                const uint64_t other = copies_moved(u0, u1, P) - own;
+                if (other >= p4_other[R]) {
+                    p4_other[R] = other;
+                    p4_own[R] = own;
+                }
+                free(u0);
+                free(u1);
+                dch_map_free(c);
+            }
+            /* Promise 5 beyond its statement: x drained FULL after a. */
+            cr_assert_eq(dch_map_drain(m, x, DCH_DRAIN_FULL), DCH_OK);
+            uint32_t *e0 = table_of(m, 0);
+            cr_assert_eq(dch_map_remove_node(m, x), DCH_OK);
+            uint32_t *e1 = table_of(m, 0);
+            const uint64_t moved = copies_moved(e0, e1, dch_map_slot_count(m));
+            p5_cases++;
+            p5_broken += moved > 0;
+            p5_moved = moved > p5_moved ? moved : p5_moved;
+            free(e0);
+            free(e1);
+            dch_map_free(m);
+        }
+    static const char *const calls[] = {"a join", "a removal", "a doubled weight"};
+    for (uint32_t R = 1; R <= 3; R++)
+        for (int call = 0; call < 3; call++)
+            for (int p = 0; p < 2; p++)
+                cr_log_info("promise 6, 4096 slots, 10 members, R %u, one %s drain, %s: "
+                            "worst extra copies %llu (the call moved %llu without drains)",
+                            R, p ? "PRIMARY" : "FULL", calls[call],
+                            (unsigned long long)worst[R][call][p],
+                            (unsigned long long)base_of[R][call][p]);
+    for (uint32_t R = 1; R <= 3; R++)
+        cr_log_info("promise 4, R %u: a then x drained (a FULL or PRIMARY, x FULL), undrain "
+                    "a: at most %llu copies moved beside the %llu of a's that came back", R,
+                    (unsigned long long)p4_other[R], (unsigned long long)p4_own[R]);
+    cr_log_info("promise 5 with a drain before x's: %llu of %llu removals moved copies, "
+                "at most %llu", (unsigned long long)p5_broken, (unsigned long long)p5_cases,
+                (unsigned long long)p5_moved);
+}
+
+/* ---- Map file format version 4 ------------------------------------------ */
+
+/* The drains sit at the end: D entries of (u16 id, u8 mode), then u32 D,
+ * then the checksum (map_file.h). Each damage behind a good checksum is
+ * DCH_ECORRUPT, and a map file of version 4 without a drain cannot exist. */
+Test(map_drain, version_4_files_keep_drains_and_refuse_bad_ones)
+{
+    dch_map *m = drain_map(4, 4, 2);
+    map_add_members(m, "n", 4, NULL, 0);
+    cr_assert_eq(dch_map_drain(m, 1, DCH_DRAIN_PRIMARY), DCH_OK);
+    cr_assert_eq(dch_map_drain(m, 3, DCH_DRAIN_FULL), DCH_OK);
+    size_t len;
+    uint8_t *bytes = map_bytes(m, &len);
+    cr_assert_eq(le_read(bytes + 8, 4), DCH_MAP_FORMAT_VERSION_DRAINS);
+    cr_assert_eq(le_read(bytes + len - 12, 4), 2, "the drain count");
+    cr_assert_eq(le_read(bytes + len - 18, 2), 1);
+    cr_assert_eq(bytes[len - 16], DCH_DRAIN_PRIMARY);
+    cr_assert_eq(le_read(bytes + len - 15, 2), 3);
+    cr_assert_eq(bytes[len - 13], DCH_DRAIN_FULL);
+    dch_map *back;
+    cr_assert_eq(dch_map_load(&back, bytes, len), DCH_OK);
+    cr_assert(same_map_bytes(back, m));
+    dch_map_free(back);
+    uint8_t *p = xmalloc(len);
+    /* (offset from the end, new value, bytes) */
+    const struct { size_t at; uint32_t v; int n; const char *what; } bad[] = {
+        {16, 0, 1, "mode 0"},          {16, 3, 1, "mode 3"},
+        {13, 255, 1, "mode 255"},      {18, 7, 2, "a free id"},
+        {18, 65535, 2, "id 65535"},    {18, 3, 2, "a member drained twice"},
+        {12, 0, 4, "no drain"},        {12, 3, 4, "more drains than written"},
+        {12, 1, 4, "fewer drains than written (a table too long)"},
+        {12, UINT32_MAX, 4, "a count past the file"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        memcpy(p, bytes, len);
+        le_write(p + len - bad[k].at, bad[k].v, bad[k].n);
+        fix_checksum(p, len);
+        dch_map *out = NULL;
+        cr_assert_eq(dch_map_load(&out, p, len), DCH_ECORRUPT, "%s", bad[k].what);
+        cr_assert_null(out);
+    }
+    /* With no drain left the map saves as version 3 again. */
+    cr_assert_eq(dch_map_undrain(m, 1), DCH_OK);
+    cr_assert_eq(dch_map_undrain(m, 3), DCH_OK);
+    uint8_t *plain = map_bytes(m, &len);
+    cr_assert_eq(le_read(plain + 8, 4), DCH_MAP_FORMAT_VERSION_REPLICAS);
+    free(plain);
+    free(p);
+    free(bytes);
+    dch_map_free(m);
+}
+
+/* ---- Diffs and staging across drains ------------------------------------ */
+
+static int count_move(const dch_move *mv, void *ctx)
+{
+    (void)mv;
+    ++*(unsigned *)ctx;
+    return 0;
+}
+
+/* A drain is a change like any other: the diff lists what it moves, and
+ * staging reaches a last step that is the drained map itself. */
+Test(map_drain, diffs_and_staging_see_the_effective_table)
+{
+    dch_map *cur = drain_map(16, 16, 1);
+    map_add_members(cur, "n", 6, NULL, 0);
+    dch_map *target = map_clone_of(cur);
+    cr_assert_eq(dch_map_drain(target, 2, DCH_DRAIN_FULL), DCH_OK);
+    unsigned ranges = 0;
+    cr_assert_eq(dch_map_diff(cur, target, count_move, &ranges), DCH_OK);
+    cr_assert_gt(ranges, 0, "a FULL drain moves member 2's slots");
+    uint32_t steps = 0;
+    cr_assert_eq(dch_map_stage_steps(cur, target, 8, &steps), DCH_OK);
+    cr_assert_gt(steps, 1);
+    dch_map *at = map_clone_of(cur);
+    for (uint32_t i = 0; i < steps; i++) {
+        dch_map *next;
+        cr_assert_eq(dch_map_stage_next(&next, at, target, 8), DCH_OK, "step %u", i + 1);
+        dch_map_free(at);
+        at = next;
+    }
+    cr_assert_eq(dch_map_in_transition(at, NULL), 0, "the last step is settled");
+    cr_assert_eq(dch_map_fingerprint(at), dch_map_fingerprint(target));
+    cr_assert_eq(dch_map_node_drained(at, 2), DCH_DRAIN_FULL, "the last step keeps the drain");
+    for (uint32_t s = 0; s < dch_map_slot_count(at); s++)
+        cr_assert_eq(dch_map_slot_owner(at, s), dch_map_slot_owner(target, s));
+    /* And back: undraining is staged the same way. */
+    dch_map *back = map_clone_of(target);
+    cr_assert_eq(dch_map_undrain(back, 2), DCH_OK);
+    ranges = 0;
+    cr_assert_eq(dch_map_diff(target, back, count_move, &ranges), DCH_OK);
+    cr_assert_gt(ranges, 0);
+    for (uint32_t s = 0; s < dch_map_slot_count(back); s++)
+        cr_assert_eq(dch_map_slot_owner(back, s), dch_map_slot_owner(cur, s),
+                     "undrain gives back exactly the slots");
+    cr_assert_eq(dch_map_stage_steps(target, back, 8, &steps), DCH_OK);
+    dch_map *from = map_clone_of(target);
+    for (uint32_t i = 0; i < steps; i++) {
+        dch_map *next;
+        cr_assert_eq(dch_map_stage_next(&next, from, back, 8), DCH_OK, "back, step %u", i + 1);
+        cr_assert_eq(dch_map_node_drained(next, 2), 0, "a step map has no drain");
+        dch_map_free(from);
+        from = next;
+    }
+    cr_assert_eq(dch_map_fingerprint(from), dch_map_fingerprint(back));
+    dch_map_free(from);
+    dch_map_free(back);
+    dch_map_free(at);
+    dch_map_free(target);
+    dch_map_free(cur);
 }
