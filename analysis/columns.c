@@ -82,6 +82,17 @@ static const an_column WEIGHTS[] = {
     {"z", "sampled_z", "%+.2f"},
 };
 
+static const an_column MAINTENANCE[] = {
+    {"scheme", "scheme", NULL},
+    {"maintenance", "maintenance", NULL},
+    {"its share", "member_share", "%.5f"},
+    {"out", "moved_out", "%.5f"},
+    {"back", "moved_back", "%.5f"},
+    {"in all", "moved_total", "%.5f"},
+    {"between others", "moved_between_others", "%.3g"},
+    {"off target", "off_target", "%.5f"},
+};
+
 static const an_column UNITS[] = {
     {"S", "slots_per_unit", NULL},
     {"units", "units", NULL},
@@ -206,6 +217,10 @@ static const table_spec SPECS[] = {
                              {{2, "the removal"}, {11, "sampled keys (section 6)"}}),
     [AN_TABLE_WEIGHTS] = SPEC("weights", WEIGHTS, 2,
                               {{2, "the change"}, {9, "sampled keys (section 6)"}}),
+    [AN_TABLE_MAINTENANCE] = SPEC("maintenance", MAINTENANCE, 2,
+                                  {{2, "the member"},
+                                   {3, "keys moved: share of the hash space"},
+                                   {7, "the end"}}),
     [AN_TABLE_UNITS] = SPEC("units", UNITS, 3,
                             {{3, "the map"},
                              {5, "deviation from the share, in slots"},

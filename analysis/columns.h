@@ -14,6 +14,7 @@ typedef enum an_table_kind {
     AN_TABLE_SHRINK,  /* shrink.csv: one row per removal and scheme */
     AN_TABLE_SHRINK_SUMMARY, /* shrink_summary.csv: the removals, per scheme */
     AN_TABLE_WEIGHTS, /* weights.csv: one row per weight change and scheme */
+    AN_TABLE_MAINTENANCE, /* maintenance.csv: drain and return, per scheme and case */
     AN_TABLE_UNITS,   /* units.csv: per-unit deviation, per config and mix */
     AN_TABLE_KARGER,  /* karger.csv: spread and load, per scheme */
     AN_TABLE_HISTORY, /* history.csv: disagreement of two histories */

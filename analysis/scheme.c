@@ -94,13 +94,21 @@ int an_scheme_set_weight(an_scheme *s, uint32_t id, uint32_t weight)
 int an_scheme_apply(an_scheme *s, an_op op, const char *name, uint32_t weight,
                     uint32_t *id)
 {
-    if (op == AN_OP_ADD)
+    if (op == AN_OP_ADD || (op == AN_OP_UNDRAIN && s->ring != NULL))
         return an_scheme_add(s, name, weight, id);
     int rc = an_scheme_find(s, name, id);
     if (rc != DCH_OK)
         return rc;
-    return op == AN_OP_REMOVE ? an_scheme_remove(s, *id)
-                              : an_scheme_set_weight(s, *id, weight);
+    switch (op) {
+    case AN_OP_REMOVE:
+        return an_scheme_remove(s, *id);
+    case AN_OP_DRAIN:
+        return s->map ? dch_map_drain(s->map, *id, DCH_DRAIN_FULL) : an_scheme_remove(s, *id);
+    case AN_OP_UNDRAIN:
+        return dch_map_undrain(s->map, *id);
+    default:
+        return an_scheme_set_weight(s, *id, weight);
+    }
 }
 
 int an_scheme_find(const an_scheme *s, const char *name, uint32_t *id_out)

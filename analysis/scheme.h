@@ -62,12 +62,24 @@ int an_scheme_remove(an_scheme *s, uint32_t id);
 /** Change a member's weight. @return as dch_map_set_weight / dch_ring_set_weight. */
 int an_scheme_set_weight(an_scheme *s, uint32_t id, uint32_t weight);
 
-/** A membership change: a join, a removal or a new weight, by name. */
-typedef enum an_op { AN_OP_ADD, AN_OP_REMOVE, AN_OP_WEIGHT } an_op;
+/**
+ * A membership change: a join, a removal or a new weight, by name; or a
+ * maintenance drain and its end. A map drains the member (DCH_DRAIN_FULL)
+ * and undrains it; a ring has no drain, and there a drain is the member's
+ * removal and an undrain its join again under the same name and `weight`.
+ */
+typedef enum an_op {
+    AN_OP_ADD,
+    AN_OP_REMOVE,
+    AN_OP_WEIGHT,
+    AN_OP_DRAIN,
+    AN_OP_UNDRAIN
+} an_op;
 
 /**
  * Apply one change to member `name` (`weight` is the joiner's or the new
- * one); the member's id goes to *id.
+ * one; for a ring's undrain, the weight it joins again with); the member's
+ * id goes to *id.
  * @return as an_scheme_add, an_scheme_find then an_scheme_remove or
  *         an_scheme_set_weight.
  */

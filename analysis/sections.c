@@ -21,8 +21,9 @@ const an_section an_sections[] = {
     {"balance", "4. Balance", an_section_balance, {NULL}},
     {"karger", "5. Karger's properties", an_section_karger, {"growth"}},
     {"sampled", "6. Sampled keys", an_section_sampled,
-     {"growth", "shrink", "weights"}},
+     {"growth", "shrink", "weights", "maintenance"}},
     {"replicas", "7. Replicas", an_section_replicas, {NULL}},
+    {"maintenance", "8. Maintenance", an_section_maintenance, {"growth"}},
 };
 const size_t an_sections_count = sizeof an_sections / sizeof an_sections[0];
 

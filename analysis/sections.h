@@ -35,7 +35,7 @@ typedef struct an_sample_stats {
 } an_sample_stats;
 
 /** Phases whose steps are checked with sampled keys. */
-enum { AN_PHASE_GROWTH, AN_PHASE_SHRINK, AN_PHASE_WEIGHTS, AN_PHASES };
+enum { AN_PHASE_GROWTH, AN_PHASE_SHRINK, AN_PHASE_WEIGHTS, AN_PHASE_MAINTENANCE, AN_PHASES };
 
 /** What the joins (or the removals) of one scheme cost, over all of them. */
 typedef struct an_change_figures {
@@ -139,6 +139,7 @@ int an_section_schemes(an_run *r);
 int an_section_growth(an_run *r);
 int an_section_shrink(an_run *r);
 int an_section_weights(an_run *r);
+int an_section_maintenance(an_run *r);
 int an_section_units(an_run *r);
 int an_section_balance(an_run *r);
 int an_section_karger(an_run *r);

@@ -61,7 +61,7 @@ int an_step_apply(an_step *st, an_op op, const char *name, uint32_t weight)
     int rc = an_scheme_change(&st->sc, op, name, weight, &st->subject, NULL,
                               NULL, &st->ch);
     if (rc == DCH_OK) {
-        st->share_before = op == AN_OP_ADD ? 0.0
+        st->share_before = op == AN_OP_ADD || op == AN_OP_UNDRAIN ? 0.0
                                            : an_share_of(&st->ranges, st->subject);
         rc = an_scheme_ranges(&st->sc, &after);
     }

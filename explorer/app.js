@@ -354,6 +354,15 @@
     if (last.kind === 'remove') {
       return last.name + ' left. Every key it held must move to the others, and nothing else should.';
     }
+    if (last.kind === 'drain') {
+      return last.name + ' was drained for maintenance: DCH keeps it in its base table and ' +
+        'serves its keys from the others, as its removal would (the rings, which have no ' +
+        'drain, remove it). Undrain it to give it back exactly what it held.';
+    }
+    if (last.kind === 'undrain') {
+      return last.name + ' came back from its drain and took back exactly the ' + opt +
+        ' of the keys it held: nothing else moved, and the data it kept is its own again.';
+    }
     return last.name + '’s weight went from ' + last.prev + ' to ' + last.weight +
       '. Its fair share changed by ' + opt + ' of the keys: that much must move, up to the fraction of a slot by which DCH, moving whole slots, may differ.';
   }
@@ -366,9 +375,12 @@
     }
     sel.innerHTML = members.map((m) =>
       '<option value="' + m.who + '"' + (m.who === chosen ? ' selected' : '') + '>' +
-      m.name + ' (weight ' + m.weight + ')</option>').join('');
-    $('remove').disabled = members.length === 0;
-    $('set-weight').disabled = members.length === 0;
+      m.name + ' (weight ' + m.weight + (m.drained ? ', drained' : '') + ')</option>').join('');
+    const m = members.find((x) => x.who === chosen);
+    $('remove').disabled = !m || m.drained;
+    $('set-weight').disabled = !m || m.drained;
+    $('drain').disabled = !m || m.drained;
+    $('undrain').disabled = !m || !m.drained;
     $('undo').disabled = state.history.length === 0;
   }
 
@@ -377,10 +389,23 @@
     $('members-ring').textContent = 'ring-' + state.config.points;
     $('members').querySelector('tbody').innerHTML = state.members.map((m) =>
       '<tr data-who="' + m.who + '"' + (m.who === chosen ? ' class="chosen"' : '') + '><td>' +
-      chip(m.who) + m.name + '</td><td>' + m.weight + '</td><td>' +
+      chip(m.who) + m.name + (m.drained ? ' <i>(drained)</i>' : '') + '</td><td>' +
+      m.weight + '</td><td>' +
       (total ? pct(m.weight / total) : '–') + '</td>' +
       m.share.map((s) => '<td>' + pct(s) + '</td>').join('') + '</tr>').join('') ||
       '<tr><td colspan="6">no members yet</td></tr>';
+  }
+
+  // DCH's drained nodes: their arcs in the base table and who serves them now.
+  function renderDrains() {
+    const drains = state.drains || [];
+    $('drains').hidden = drains.length === 0;
+    $('drains').querySelector('tbody').innerHTML = drains.map((d) => {
+      const who = state.members.find((m) => m.name === d.name);
+      return '<tr><td>' + (who ? chip(who.who) : '') + d.name + '</td><td>' + pct(d.base) +
+        '</td><td>' + d.servedBy.map((x) => chip(x.who) + x.name + ' ' + pct(x.share))
+          .join(', ') + '</td></tr>';
+    }).join('');
   }
 
   function renderRings() {
@@ -423,7 +448,7 @@
       'only about half of the nodes (drawn from a fixed seed) and build their own map or ' +
       'ring: spread is how many different nodes one key can be sent to, load the most ' +
       'keys one node is asked for (1.00 is a fair 1/N).';
-    const others = last && (last.kind === 'remove' ||
+    const others = last && (last.kind === 'remove' || last.kind === 'drain' ||
       (last.kind === 'weight' && last.weight < last.prev)) ? 'receivers' : 'donors';
     state.schemes.forEach((sc, s) => {
       const b = sc.balance;
@@ -567,6 +592,7 @@
     renderControls();
     $('status').textContent = notice || statusText();
     renderMembers();
+    renderDrains();
     renderRings();
     renderFigures();
     renderOrder();
@@ -596,6 +622,12 @@
       if (chosen !== null) act(() => api.remove(chosen));
     });
     $('set-weight').addEventListener('click', setWeight);
+    $('drain').addEventListener('click', () => {
+      if (chosen !== null) act(() => api.drain(chosen));
+    });
+    $('undrain').addEventListener('click', () => {
+      if (chosen !== null) act(() => api.undrain(chosen));
+    });
     $('member').addEventListener('change', (e) => {
       chosen = Number(e.target.value);
       render();
@@ -638,6 +670,8 @@
       add: M.cwrap('ex_add', 'number', ['number']),
       remove: M.cwrap('ex_remove', 'number', ['number']),
       setWeight: M.cwrap('ex_set_weight', 'number', ['number', 'number']),
+      drain: M.cwrap('ex_drain', 'number', ['number']),
+      undrain: M.cwrap('ex_undrain', 'number', ['number']),
       undo: M.cwrap('ex_undo', 'number', []),
       random: M.cwrap('ex_random_history', 'number', ['number', 'number']),
       views: M.cwrap('ex_set_views', 'number', ['number']),

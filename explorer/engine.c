@@ -110,7 +110,9 @@ static int fresh_schemes(void)
 
 static const an_op AS_OP[] = {[EX_ADD] = AN_OP_ADD,
                               [EX_REMOVE] = AN_OP_REMOVE,
-                              [EX_WEIGHT] = AN_OP_WEIGHT};
+                              [EX_WEIGHT] = AN_OP_WEIGHT,
+                              [EX_DRAIN] = AN_OP_DRAIN,
+                              [EX_UNDRAIN] = AN_OP_UNDRAIN};
 
 static int apply_one(an_scheme *s, const ex_op *op)
 {
@@ -152,9 +154,12 @@ static void judge(ex_change *c, const ex_op *op, const uint32_t *w0,
     }
     double t0 = total0 > 0.0 ? w0[op->who] / total0 : 0.0;
     double t1 = total1 > 0.0 ? w1[op->who] / total1 : 0.0;
-    /* Do the others give (true) or receive (false)? */
-    const bool gives = op->kind != EX_REMOVE && t1 > t0;
-    an_volume flow[EX_MAX_NAMES], left = {0, 0};
+    /* A drain leaves as a removal does, an undrain comes back as a join
+     * does, though DCH's weights do not change. Do the others give (true)
+     * or receive (false)? */
+    const bool leaves = op->kind == EX_REMOVE || op->kind == EX_DRAIN;
+    const bool gives = op->kind == EX_UNDRAIN || (!leaves && t1 > t0);
+    an_volume flow[EX_MAX_NAMES], left = {0, 0}, came = {0, 0};
     memset(flow, 0, sizeof flow);
     for (size_t i = 0; i < c->ch.n; i++) {
         const dch_range_change *ch = &c->ch.v[i];
@@ -163,10 +168,14 @@ static void judge(ex_change *c, const ex_op *op, const uint32_t *w0,
             an_volume_add_range(&flow[k], ch->lo, ch->hi);
         if (ch->from == op->who)
             an_volume_add_range(&left, ch->lo, ch->hi);
+        if (ch->to == op->who)
+            an_volume_add_range(&came, ch->lo, ch->hi);
     }
-    /* Every hash a leaver held moves, so what it gave is its whole share. */
-    c->optimum = op->kind == EX_REMOVE ? an_volume_fraction(left)
-                                       : fabs(t1 - t0);
+    /* Every hash a leaver held moves, so what it gave is its whole share;
+     * a member back from its drain takes back what it held. */
+    c->optimum = leaves                   ? an_volume_fraction(left)
+                 : op->kind == EX_UNDRAIN ? an_volume_fraction(came)
+                                          : fabs(t1 - t0);
     c->parties = c->eligible = 0;
     c->worst = 0.0;
     for (uint32_t k = 0; k < EX_MAX_NAMES; k++) {
@@ -247,8 +256,17 @@ static int push(ex_op op)
     ex_name_of(name, sizeof name, op.who);
     if (op.kind != EX_ADD && an_scheme_find(&ex.sc[0], name, &id) != DCH_OK)
         return refuse(DCH_ENOENT, "%s is not a member", name);
+    const bool drained = op.kind != EX_ADD && dch_map_node_drained(ex.sc[0].map, id) != 0;
+    /* A ring's drain is a removal, so a drained member has no weight there
+     * to change or remove: only its undrain is taken. */
+    if (drained && op.kind != EX_UNDRAIN)
+        return refuse(DCH_EINVAL, "%s is drained: undrain it first", name);
+    if (!drained && op.kind == EX_UNDRAIN)
+        return refuse(DCH_EINVAL, "%s is not drained", name);
     if (op.kind == EX_WEIGHT)
         op.prev = an_scheme_weight(&ex.sc[0], id);
+    if (op.kind == EX_DRAIN || op.kind == EX_UNDRAIN)
+        op.weight = an_scheme_weight(&ex.sc[0], id);
     ex.ops[ex.nops] = op;
     int rc = DCH_OK;
     for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++)
@@ -380,6 +398,16 @@ int ex_set_weight(uint32_t who, uint32_t weight)
         return refuse(DCH_EINVAL, "weights here go from 0 to %u",
                       (unsigned)EX_MAX_WEIGHT);
     return push((ex_op){EX_WEIGHT, who, weight, 0});
+}
+
+int ex_drain(uint32_t who)
+{
+    return push((ex_op){EX_DRAIN, who, 0, 0});
+}
+
+int ex_undrain(uint32_t who)
+{
+    return push((ex_op){EX_UNDRAIN, who, 0, 0});
 }
 
 int ex_undo(void)

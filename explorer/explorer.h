@@ -21,13 +21,16 @@
 #define EX_MAX_VIEWS 16u
 #define EX_MAX_FLOWS 64u
 
-enum ex_kind { EX_ADD, EX_REMOVE, EX_WEIGHT };
+/* A drain is DCH's (dch_map_drain, DCH_DRAIN_FULL); a ring has none, and
+ * there it is the member's removal and an undrain its join again with its
+ * weight (an_op's rule, scheme.h). */
+enum ex_kind { EX_ADD, EX_REMOVE, EX_WEIGHT, EX_DRAIN, EX_UNDRAIN };
 
 /* One change of the history; `who` is a name number. */
 typedef struct ex_op {
     enum ex_kind kind;
     uint32_t who;
-    uint32_t weight; /* the weight added with, or set */
+    uint32_t weight; /* the weight added with, or set; a drain's member's */
     uint32_t prev;   /* EX_WEIGHT: the weight before */
 } ex_op;
 
@@ -116,6 +119,18 @@ int ex_remove(uint32_t who);
 
 /** Set member `who`'s weight (0 .. EX_MAX_WEIGHT). */
 int ex_set_weight(uint32_t who, uint32_t weight);
+
+/**
+ * Drain member `who` for maintenance (DCH: a full drain, its slots served
+ * by the others as its removal would, its place in the base kept; the rings:
+ * its removal). DCH_ENOENT if it is not a member, DCH_EINVAL if it is
+ * drained already. While drained, a member can only be undrained.
+ */
+int ex_drain(uint32_t who);
+
+/** End member `who`'s drain (DCH: undrain, the rings: its join again with
+ *  its weight). DCH_EINVAL if it is not drained. */
+int ex_undrain(uint32_t who);
 
 /** Drop the last change (the rest is replayed). DCH_ENOENT if none. */
 int ex_undo(void);

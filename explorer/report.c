@@ -190,7 +190,7 @@ static int disagreement(int s, const uint32_t *who, uint32_t n, double *out,
 
 /* ---- The JSON text ------------------------------------------------------------ */
 
-static const char *const KIND[] = {"add", "remove", "weight"};
+static const char *const KIND[] = {"add", "remove", "weight", "drain", "undrain"};
 
 static void op_json(an_buf *b, const ex_op *op)
 {
@@ -227,9 +227,13 @@ static int members_json(an_buf *b, const uint32_t *who, uint32_t n,
     for (uint32_t g = 0; g < n; g++) {
         char name[16];
         ex_name_of(name, sizeof name, who[g]);
-        an_buf_printf(b, "%s{\"who\":%u,\"name\":\"%s\",\"weight\":%u,\"share\":[",
-                      g ? "," : "", (unsigned)who[g], name,
-                      (unsigned)weight[who[g]]);
+        uint32_t id = DCH_NODE_NONE;
+        dch_map_find_node(ex.sc[0].map, name, &id);
+        an_buf_printf(b,
+                      "%s{\"who\":%u,\"name\":\"%s\",\"weight\":%u,\"drained\":%s,"
+                      "\"share\":[",
+                      g ? "," : "", (unsigned)who[g], name, (unsigned)weight[who[g]],
+                      dch_map_node_drained(ex.sc[0].map, id) ? "true" : "false");
         for (int s = 0; s < EX_SCHEMES; s++) {
             an_buf_printf(b, "%s", s ? "," : "");
             num(b, an_share_of(&now[s], who[g]));
@@ -238,6 +242,49 @@ static int members_json(an_buf *b, const uint32_t *who, uint32_t n,
     }
     an_buf_printf(b, "],");
     return DCH_OK;
+}
+
+/*
+ * DCH's drained members, in the order drained: each one's base share (the
+ * arcs it owns in the base table, dch_map_base_owner) and who serves those
+ * arcs now (the effective owner, dch_map_slot_owner), in name order.
+ */
+static void drains_json(an_buf *b)
+{
+    const dch_map *m = ex.sc[0].map;
+    uint32_t ids[EX_MAX_MEMBERS];
+    size_t n = dch_map_drains(m, ids, NULL, EX_MAX_MEMBERS);
+    const uint32_t P = dch_map_slot_count(m);
+    n = n < EX_MAX_MEMBERS ? n : EX_MAX_MEMBERS;
+    an_buf_printf(b, "\"drains\":[");
+    for (size_t i = 0; i < n; i++) {
+        uint32_t by[EX_MAX_NAMES] = {0}, base = 0;
+        for (uint32_t slot = 0; slot < P; slot++) {
+            if (dch_map_base_owner(m, slot) != ids[i])
+                continue;
+            base++;
+            const uint32_t k = ex_number_of(dch_map_node_name(m, dch_map_slot_owner(m, slot)));
+            if (k != DCH_NODE_NONE)
+                by[k]++;
+        }
+        an_buf_printf(b, "%s{\"name\":\"%s\",\"base\":", i ? "," : "",
+                      dch_map_node_name(m, ids[i]));
+        num(b, (double)base / P);
+        an_buf_printf(b, ",\"servedBy\":[");
+        for (uint32_t k = 0, first = 1; k < EX_MAX_NAMES; k++) {
+            char name[16];
+            if (by[k] == 0)
+                continue;
+            ex_name_of(name, sizeof name, k);
+            an_buf_printf(b, "%s{\"who\":%u,\"name\":\"%s\",\"share\":", first ? "" : ",",
+                          (unsigned)k, name);
+            num(b, (double)by[k] / P);
+            an_buf_printf(b, "}");
+            first = 0;
+        }
+        an_buf_printf(b, "]}");
+    }
+    an_buf_printf(b, "],");
 }
 
 /* What the last change did to one scheme: moved, who took part, the plan. */
@@ -355,6 +402,7 @@ static int write_state(an_buf *b, bool full, bool views, const uint32_t *who,
                   (unsigned)EX_MAX_WEIGHT, (unsigned)EX_MAX_POINTS,
                   (unsigned)EX_MAX_VIEWS, (unsigned)EX_MAX_MEMBERS);
     members_json(b, who, n, now);
+    drains_json(b);
     an_buf_printf(b, "\"last\":");
     if (ex.nops > 0)
         op_json(b, &ex.ops[ex.nops - 1]);

@@ -1024,6 +1024,48 @@ static bool names_hash_file(const char *s)
 }
 
 /*
+ * The maintenance section (8): a DCH drain and its undrain end where they
+ * began, moving the member's share out and exactly that back; a DCH drain
+ * and then the member's removal moves nothing the second time and ends as
+ * a plain removal; DCH's weight 0 and back ends elsewhere (the member comes
+ * back to other slots), while a ring's removal and join again under the
+ * same name ends where it began. No change moves anything between other
+ * members but in libmemcached, whose point counts follow the weight sum.
+ */
+static void check_maintenance(const char *rdir, double slot)
+{
+    csv m = read_csv(rdir, "maintenance.csv");
+    cr_assert_eq(m.rows, AN_SCHEMES * 3);
+    const size_t cs = csv_col(&m, "scheme"), cc = csv_col(&m, "maintenance"),
+                 csh = csv_col(&m, "member_share"), co = csv_col(&m, "moved_out"),
+                 cb = csv_col(&m, "moved_back"), cw = csv_col(&m, "moved_between_others"),
+                 cf = csv_col(&m, "off_target");
+    for (size_t r = 0; r < m.rows; r++) {
+        const char *scheme = csv_at(&m, r, cs), *c = csv_at(&m, r, cc);
+        const bool dch = strcmp(scheme, "dch") == 0;
+        const double share = csv_num(&m, r, csh), out = csv_num(&m, r, co),
+                     back = csv_num(&m, r, cb), off = csv_num(&m, r, cf);
+        cr_assert_float_eq(out, share, 1e-12, "row %zu: the first change moves the share", r);
+        if (strcmp(scheme, "libmemcached") != 0)
+            cr_assert_eq(csv_num(&m, r, cw), 0.0, "row %zu moved between others", r);
+        if (strcmp(c, "drain then undrain") == 0) {
+            cr_assert_eq(off, 0.0, "row %zu: %s does not end where it began", r, scheme);
+            cr_assert_float_eq(back, out, 1e-12, "row %zu", r);
+        } else if (strcmp(c, "drain then remove") == 0) {
+            cr_assert_eq(off, 0.0, "row %zu: not a plain removal", r);
+            cr_assert_eq(back, 0.0, "row %zu: the removal after the drain moved", r);
+        } else {
+            cr_assert_str_eq(c, "weight 0 then back");
+            if (dch)
+                cr_assert_gt(off, slot, "row %zu: DCH came back to its own slots?", r);
+            else if (strcmp(scheme, "libmemcached") != 0)
+                cr_assert_eq(off, 0.0, "row %zu: %s", r, scheme);
+        }
+    }
+    free_csv(&m);
+}
+
+/*
  * The replica section of a run grown to `nodes` and shrunk to `stop`
  * members: its two CSVs have the columns the page and programs read; DCH
  * and the ring's zone walk never put two copies in one zone when the zones
@@ -1133,7 +1175,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     cr_assert_not_null(text);
     const char *titles[] = {"1. Growth", "2. Shrink", "3. Weights",
                             "4a. Balance", "4c. Balance", "5. Karger",
-                            "6. Sampled keys", "7. Replicas"};
+                            "6. Sampled keys", "7. Replicas", "8. Maintenance"};
     for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
         cr_assert_not_null(strstr(text, titles[i]), "no '%s' on stdout",
                            titles[i]);
@@ -1205,6 +1247,8 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     }
     free_csv(&w);
 
+    check_maintenance(rdir, slot);
+
     /* Sampled keys: no key ever moved off the exact plan. */
     csv k = read_csv(rdir, "sampled.csv");
     size_t km = csv_col(&k, "mismatched_keys");
@@ -1251,7 +1295,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
         "balance_cv.csv",       "balance_points.csv",
         "karger.csv",           "history.csv",
         "sampled.csv",          "index.html",           "units.csv",
-        "replicas.csv",         "replica_steps.csv",
+        "replicas.csv",         "replica_steps.csv",    "maintenance.csv",
         "diagram_join_dch.svg", "diagram_join_ring-160.svg",
         "diagram_join_ring-1.svg", "diagram_remove_dch.svg",
         "diagram_join_libmemcached.svg"};

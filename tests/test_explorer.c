@@ -258,3 +258,86 @@ Test(explorer, the_report_is_balanced_json_with_every_member)
     }
     ex_free();
 }
+
+/* ---- Drains ------------------------------------------------------------------- */
+
+/* The shares of every member in the state's "members" list, per scheme, as
+ * ranges by name number (an exact comparison of two states' ownership). */
+static void ranges_now(an_ranges out[EX_SCHEMES])
+{
+    for (int s = 0; s < EX_SCHEMES; s++)
+        cr_assert_eq(ex_ranges_by_number(&ex.sc[s], &out[s]), DCH_OK);
+}
+
+static bool same_ranges(const an_ranges *a, const an_ranges *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->v[i].lo != b->v[i].lo || a->v[i].hi != b->v[i].hi ||
+            a->v[i].owner != b->v[i].owner)
+            return false;
+    return true;
+}
+
+/*
+ * A drain and its undrain: DCH's drain moves exactly what the member held,
+ * as its removal does (its base arcs, all served by others, listed under
+ * "drains"), and its undrain gives every scheme back exactly the ownership
+ * it had, the rings by the member's join again. While drained, the member's
+ * removal and weight are refused and the state stays as it was; a second
+ * drain is refused, as is an undrain of a member that is not drained.
+ */
+Test(explorer, a_drain_and_its_undrain_give_back_exactly_what_was_held)
+{
+    const uint64_t seed = test_seed(DEFAULT_SEED);
+    uint64_t rng = seed;
+    cr_assert_eq(ex_reset(16, 16, 40, 3), DCH_OK);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(ex_add(1 + dch__rng_below(&rng, 3)), DCH_OK);
+    const uint32_t who = dch__rng_below(&rng, 6);
+    an_ranges before[EX_SCHEMES], after[EX_SCHEMES];
+    ranges_now(before);
+    char name[16];
+    ex_name_of(name, sizeof name, who);
+    const double share = an_share_of(&before[0], who);
+
+    cr_assert_eq(ex_drain(who), DCH_OK, "%s", ex_message());
+    cr_assert_float_eq(ex.last[0].mv.moved, share, 1e-12, "seed %llu", (unsigned long long)seed);
+    cr_assert_eq(ex.last[0].mv.moved_other, 0.0);
+    cr_assert_float_eq(ex.last[0].optimum, share, 1e-12);
+    char *drained = snapshot();
+    char want[64];
+    snprintf(want, sizeof want, "\"drains\":[{\"name\":\"%s\",\"base\":", name);
+    cr_assert_not_null(strstr(drained, want), "%s", drained);
+    snprintf(want, sizeof want, "\"name\":\"%s\",\"weight\"", name);
+    const char *row = strstr(drained, want);
+    cr_assert(row != NULL && strstr(row, "\"drained\":true") != NULL);
+    cr_assert_eq(ex_drain(who), DCH_EINVAL);
+    cr_assert_eq(ex_remove(who), DCH_EINVAL);
+    cr_assert_eq(ex_set_weight(who, 2), DCH_EINVAL);
+    cr_assert_eq(ex_undrain((who + 1) % 6), DCH_EINVAL);
+    char *still = snapshot();
+    cr_assert_str_eq(still, drained, "a refused call changed the state");
+
+    cr_assert_eq(ex_undrain(who), DCH_OK, "%s", ex_message());
+    ranges_now(after);
+    for (int s = 0; s < EX_SCHEMES; s++) {
+        cr_assert(same_ranges(&before[s], &after[s]), "scheme %d did not come back, seed %llu",
+                  s, (unsigned long long)seed);
+        cr_assert_eq(ex.last[s].mv.moved_other, 0.0, "scheme %d", s);
+        an_ranges_free(&before[s]);
+        an_ranges_free(&after[s]);
+    }
+    cr_assert_float_eq(ex.last[0].mv.moved, share, 1e-12);
+    char *back = snapshot();
+    cr_assert_not_null(strstr(back, "\"drains\":[]"), "%s", back);
+    cr_assert_eq(ex_undo(), DCH_OK);
+    char *undone = snapshot();
+    cr_assert_str_eq(undone, drained, "undo of the undrain");
+    free(drained);
+    free(still);
+    free(back);
+    free(undone);
+    ex_free();
+}

@@ -29,6 +29,8 @@ int cmd_leave(const char *dir, int argc, char **argv);
 int cmd_verify(const char *dir, int argc, char **argv);
 /** The replica scenario (replicas.c): no state directory, the map in memory. */
 int cmd_replicas(int argc, char **argv);
+/** The rolling restart by primary drains (restart.c): no state directory. */
+int cmd_restart(int argc, char **argv);
 
 /** Print why (if not NULL) and the usage; returns EXIT_USAGE. */
 int usage(const char *why);

@@ -15,6 +15,7 @@
  *   redis-shard -d DIR leave NAME [step options]
  *   redis-shard -d DIR verify [HOST:PORT...]
  *   redis-shard replicas [options] NAME=HOST:PORT...
+ *   redis-shard restart [options] --restart CMD NAME=HOST:PORT...
  *
  * Every command prints what it did for people, and the same numbers on
  * lines starting with '@' as key=value pairs for scripts. Exit status: 0
@@ -22,7 +23,8 @@
  * usage error.
  *
  * This file holds init, the dispatch and what the commands share; load.c,
- * step.c (join and leave), verify.c and replicas.c (R copies of every key
+ * step.c (join and leave), verify.c, restart.c (a rolling restart by
+ * drains) and replicas.c (R copies of every key
  * through a shard's failure) hold the others.
  */
 #include "commands.h"
@@ -63,7 +65,15 @@ static const char usage_text[] =
     "      R copies of every key (default 2; R + 1 shards at least), N keys\n"
     "      (20000) written to every copy; NAME (the second shard) is stopped\n"
     "      and removed, its copies filled from survivors, and every copy of\n"
-    "      every key checked; --no-fill skips the fill (the check must fail)\n";
+    "      every key checked; --no-fill skips the fill (the check must fail)\n"
+    "usage: redis-shard restart [--replicas R] [--keys N] [--hash-key HEX32]\n"
+    "           [--ops N] [--seed N] [--no-catch-up] --restart CMD NAME=HOST:PORT...\n"
+    "      a rolling restart with R copies (default 2): each shard in turn is\n"
+    "      drained (primary), stopped with SHUTDOWN SAVE, started again by\n"
+    "      `CMD PORT` on its data file, caught up and undrained, while a client\n"
+    "      runs N ops (2000) between the steps; then the same restarts by\n"
+    "      weight 0 and back, counted on the map; --no-catch-up skips the catch-up\n"
+    "      (the check must fail with stale reads)\n";
 
 int usage(const char *why)
 {
@@ -230,6 +240,10 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "replicas") == 0) {
         setvbuf(stdout, NULL, _IOLBF, 0);
         return cmd_replicas(argc - 2, argv + 2);
+    }
+    if (argc > 1 && strcmp(argv[1], "restart") == 0) {
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        return cmd_restart(argc - 2, argv + 2);
     }
     if (a + 1 < argc && strcmp(argv[a], "-d") == 0) {
         dir = argv[a + 1];

@@ -40,11 +40,6 @@
 #include <string.h>
 #include <time.h>
 
-/* What a read-back found. */
-typedef struct tally {
-    uint64_t reads, lost, damaged, extra;
-} tally;
-
 /* ---- Pipelines ---------------------------------------------------------- */
 
 int flush_sets(scenario *s, uint32_t shard)
@@ -72,7 +67,7 @@ int queue_set(scenario *s, uint32_t shard, const char *key, size_t klen, const c
 }
 
 /* Write generation gen of every `every`-th key to every copy under m. */
-static int write_all_copies(scenario *s, const dch_map *m, uint32_t every, uint32_t gen,
+int write_all_copies(scenario *s, const dch_map *m, uint32_t every, uint32_t gen,
                             uint64_t *writes)
 {
     for (uint32_t i = 0; i < s->keys; i += every) {
@@ -131,7 +126,7 @@ static int flush_gets(scenario *s, uint32_t shard, tally *t)
  * t->damaged holding another value than the key's last, and t->extra keys
  * on a shard beyond the copies it should hold (DBSIZE against the count).
  */
-static int read_all_copies(scenario *s, const dch_map *m, tally *t)
+int read_all_copies(scenario *s, const dch_map *m, tally *t)
 {
     memset(t, 0, sizeof *t);
     memset(s->expect, 0, s->n * sizeof *s->expect);
@@ -181,18 +176,18 @@ static int read_all_copies(scenario *s, const dch_map *m, tally *t)
 
 /* ---- Stopping the leaver -------------------------------------------------- */
 
-static void sleep_ms(long ms)
+void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
-/* SHUTDOWN NOSAVE, then wait (bounded) until the server refuses a
- * connection: the fill must not be able to read it. */
-static int stop_shard(scenario *s, uint32_t shard)
+/* SHUTDOWN NOSAVE (or SAVE), then wait (bounded) until the server refuses
+ * a connection: the fill must not be able to read it. */
+int stop_shard(scenario *s, uint32_t shard, int save)
 {
     const member *m = &s->ms[shard];
-    const int rc = store_shutdown(s->conns[shard]);
+    const int rc = save ? store_shutdown_save(s->conns[shard]) : store_shutdown(s->conns[shard]);
 
     store_close(s->conns[shard]);
     s->conns[shard] = NULL;
@@ -315,7 +310,7 @@ static int run(scenario *s, const options *o, dch_map *m)
     failed |= fill_plan_check(&fp, m, next) != 0;
 
     double t0 = now_seconds();
-    if (stop_shard(s, leaver) != 0)
+    if (stop_shard(s, leaver, 0) != 0)
         failed = 1;
     else
         printf("stopped %s (SHUTDOWN NOSAVE): its data is gone\n", o->leave);

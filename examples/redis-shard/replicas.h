@@ -22,6 +22,31 @@ typedef struct scenario {
     uint64_t *sent, *received; /* per shard: key copies the fill read, wrote */
 } scenario;
 
+/** What a read-back found. */
+typedef struct tally {
+    uint64_t reads, lost, damaged, extra;
+} tally;
+
+/** Write generation gen of every `every`-th key to every copy of its slot
+ * under m (s->gens records it); *writes counts the copies written. 0 or -1. */
+int write_all_copies(scenario *s, const dch_map *m, uint32_t every, uint32_t gen,
+                     uint64_t *writes);
+
+/**
+ * Read every key from every copy under m: t->lost copies missing,
+ * t->damaged holding another value than the key's last (s->gens), and
+ * t->extra keys on a shard beyond the copies it should hold. 0 or -1.
+ */
+int read_all_copies(scenario *s, const dch_map *m, tally *t);
+
+/** Stop shard: SHUTDOWN NOSAVE, or with `save` SHUTDOWN SAVE (it writes its
+ * data file first); then wait (bounded) until its port refuses connections.
+ * Its connection is closed and set to NULL. 0 or -1 (reported). */
+int stop_shard(scenario *s, uint32_t shard, int save);
+
+/** Sleep ms milliseconds. */
+void sleep_ms(long ms);
+
 /** Queue SET key value on shard, sending a full batch; 0 or -1. */
 int queue_set(scenario *s, uint32_t shard, const char *key, size_t klen, const char *val,
               size_t vlen);

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-# Redis servers for the scripts of this example (sourced by run.sh and
-# replicas.sh): each on a free loopback port from 27000, with its files in
-# $work/server-PORT and nothing kept on disk. The sourcing script calls
+# Redis servers for the scripts of this example (sourced by run.sh,
+# replicas.sh and restart.sh): each on a free loopback port from 27000, with
+# its files in $work/server-PORT and nothing written to disk unless a
+# scenario asks (SHUTDOWN SAVE, restart.sh). The sourcing script calls
 # prepare_example (below) first, which sets $work, stops every server at
 # exit and starts the watchdog.
 # Only servers started here are ever stopped, by pid, and only while that
@@ -43,7 +44,12 @@ is_redis() {
 # then KILL any still there. Their pid files go too, so the watchdog below
 # has nothing left to do.
 stop_servers() {
-    local pid alive
+    local pid alive f
+    # A server started again (restart_server, run by a scenario's child
+    # process) is ours too: its pid is in its folder's pid file.
+    for f in "$work"/server-*/redis.pid; do
+        [ -s "$f" ] && pids+=("$(cat "$f")")
+    done
     rm -f "$work"/server-*/redis.pid
     [ ${#pids[@]} -gt 0 ] || return 0
     for pid in "${pids[@]}"; do
@@ -89,8 +95,36 @@ port_busy() {
 # between the check and the bind is skipped. The server is ours only if it
 # answers with the pid it wrote.
 next_port=27000
+
+# launch_server PORT: a server on PORT with its files in $work/server-PORT,
+# which it writes its data file to only when told (SHUTDOWN SAVE) and loads
+# it from when it starts; 0 once it answers with the pid it wrote (in
+# $launched), 1 otherwise.
+launch_server() {
+    local p=$1 dir=$work/server-$1 pid answer
+    rm -f "$dir/redis.pid"
+    redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
+        --daemonize yes --dir "$dir" --pidfile "$dir/redis.pid" \
+        --logfile "$dir/redis.log" >/dev/null || return 1
+    for _ in $(seq 100); do
+        [ -s "$dir/redis.pid" ] && break
+        sleep 0.05
+    done
+    [ -s "$dir/redis.pid" ] || return 1
+    pid=$(cat "$dir/redis.pid")
+    launched=$pid
+    for _ in $(seq 100); do
+        answer=$(redis-cli -h 127.0.0.1 -p "$p" info server 2>/dev/null |
+            tr -d '\r' | sed -n 's/^process_id://p') || true
+        [ -n "$answer" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05
+    done
+    [ "$answer" = "$pid" ]
+}
+
 start_server() {
-    local p dir pid answer
+    local p dir
     while [ "$next_port" -lt 28000 ]; do
         p=$next_port
         next_port=$((next_port + 1))
@@ -98,31 +132,28 @@ start_server() {
         dir=$work/server-$p
         rm -rf "$dir"
         mkdir -p "$dir"
-        redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
-            --daemonize yes --dir "$dir" --pidfile "$dir/redis.pid" \
-            --logfile "$dir/redis.log" >/dev/null || continue
-        for _ in $(seq 100); do
-            [ -s "$dir/redis.pid" ] && break
-            sleep 0.05
-        done
-        [ -s "$dir/redis.pid" ] || continue
-        pid=$(cat "$dir/redis.pid")
-        pids+=("$pid")
-        for _ in $(seq 100); do
-            answer=$(redis-cli -h 127.0.0.1 -p "$p" info server 2>/dev/null |
-                tr -d '\r' | sed -n 's/^process_id://p') || true
-            [ -n "$answer" ] && break
-            kill -0 "$pid" 2>/dev/null || break
-            sleep 0.05
-        done
-        if [ "$answer" = "$pid" ]; then
+        launched=
+        if launch_server "$p"; then
+            pids+=("$launched")
             ports+=("$p")
             return 0
         fi
+        [ -n "$launched" ] && pids+=("$launched")
         echo "${0##*/}: port $p: server did not come up as ours; trying the next" >&2
     done
     echo "${0##*/}: no free port in 27000..27999" >&2
     return 1
+}
+
+# restart_server PORT: start the server of $work/server-PORT again, on its
+# folder and so on its data file, after the scenario stopped it. Run as
+# `bash servers.sh restart WORK PORT` by a scenario (restart.sh gives that
+# command to redis-shard restart); the pid file tells stop_servers and the
+# watchdog about the new process.
+restart_server() {
+    [ -d "$work/server-$1" ] || { echo "servers.sh: no server folder for port $1" >&2; return 1; }
+    port_busy "$1" && { echo "servers.sh: port $1 is still in use" >&2; return 1; }
+    launch_server "$1"
 }
 
 
@@ -158,3 +189,8 @@ cleanup_example() {
     [ "$own_work" -eq 1 ] && rm -rf "$work"
     exit "$status"
 }
+
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = restart ] && [ $# -eq 3 ]; then
+    work=$2
+    restart_server "$3"
+fi

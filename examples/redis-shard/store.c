@@ -287,10 +287,12 @@ int store_scan(redisContext *c, unsigned max_calls,
     return -1;
 }
 
-int store_shutdown(redisContext *c)
+/* SHUTDOWN NOSAVE or SHUTDOWN SAVE: the server closes the connection
+ * instead of replying, so only an error reply fails. */
+static int shutdown_with(redisContext *c, const char *how)
 {
-    const char *argv[] = {"SHUTDOWN", "NOSAVE"};
-    size_t lens[] = {8, 6};
+    const char *argv[] = {"SHUTDOWN", how};
+    size_t lens[] = {8, strlen(how)};
     redisReply *r = redisCommandArgv(c, 2, argv, lens);
 
     if (r != NULL && r->type == REDIS_REPLY_ERROR) {
@@ -301,6 +303,16 @@ int store_shutdown(redisContext *c)
     if (r != NULL)
         freeReplyObject(r);
     return 0;
+}
+
+int store_shutdown(redisContext *c)
+{
+    return shutdown_with(c, "NOSAVE");
+}
+
+int store_shutdown_save(redisContext *c)
+{
+    return shutdown_with(c, "SAVE");
 }
 
 int store_migrate(redisContext *c, const char *host, int port,

@@ -80,6 +80,14 @@ int store_scan(redisContext *c, unsigned max_calls,
 int store_shutdown(redisContext *c);
 
 /**
+ * SHUTDOWN SAVE: stop the server after it writes its data file (its RDB
+ * file in its folder, even with no save points configured), from which a
+ * server started again on that folder loads every key. As store_shutdown,
+ * the connection is unusable afterwards.
+ */
+int store_shutdown_save(redisContext *c);
+
+/**
  * MIGRATE the n keys to host:port (database 0), moving them: each key is
  * written on the target and then deleted here, and the server runs no other
  * command in between, so a key is never seen missing from both. Fails on an

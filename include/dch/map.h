@@ -111,6 +111,53 @@
  * O(P * R^2 + N^2) and more when zones constrain the slots; staging
  * (map_stage.h) handles one copy only.
  *
+ * Drains (docs/drains.md, installed in share/doc/libdch, proves each
+ * promise). A member may be drained for maintenance without leaving: the
+ * map keeps the engine's table, the BASE, on which every promise above
+ * holds as it is, and the list of drained members in the order drained.
+ * Lookups, dch_map_slot_owner, dch_map_slot_replicas, dch_map_node_slots,
+ * dch_map_node_copies, ranges, diffs and staging report the EFFECTIVE
+ * table: the base, then every FULL drain in the order drained, each
+ * exactly the removal dch_map_remove_node would make on the table so far,
+ * then every PRIMARY drain in the order drained, promotions only (with
+ * one copy a slot a PRIMARY drain acts as a FULL one). With no drain in
+ * force the effective table is the base; a lookup is one table read either
+ * way. dch_map_base_owner and dch_map_base_replicas read the base. A
+ * drained member keeps its weight, its zone and its place in the base;
+ * removing it or changing its weight ends its drain. Promises, after every
+ * call and for every history:
+ *  1. Base untouched: dch_map_drain and dch_map_undrain never change the
+ *     base.
+ *  2. FULL is a removal without the removal: with no other drain in force,
+ *     after dch_map_drain(m, x, DCH_DRAIN_FULL) the effective table equals,
+ *     copy for copy, the table dch_map_remove_node(x) gives on a clone of m.
+ *  3. PRIMARY moves no data (R >= 2): every slot keeps its set of copies,
+ *     only their order changes, and x is the primary of no slot that has a
+ *     copy on a member not under a PRIMARY drain. The slots x was primary of
+ *     go to their other copies with the least largest gain any choice
+ *     allows; docs/drains.md says when that is at most 1.25 times the mean
+ *     plus 2 (with R = 2 every new primary is forced).
+ *  4. Exact return: the effective table is a pure function of the base and
+ *     the ordered list, so dch_map_undrain(x) of the member drained last
+ *     (and not drained before in the other mode), with no call since, gives
+ *     back bit for bit the effective table from before its drain (the base
+ *     when no drain is left). Undrain of another member gives what the
+ *     remaining drains give: its slots return, and slots of members drained
+ *     after it may move too (docs/drains.md measures how many).
+ *  5. No second migration: dch_map_remove_node(x) of a member under FULL
+ *     drain, the only drain in force, with no call since its drain, leaves
+ *     the effective table unchanged (with other drains in force removals
+ *     need not commute: docs/drains.md).
+ *  6. Other calls while drained keep the effective table that pure
+ *     function of the new base and the list; docs/drains.md gives the
+ *     extra copies they were measured to move.
+ *  7. Clones, saves (map file format version 4) and loads keep the list;
+ *     every drain and undrain that changes the list bumps the epoch; the
+ *     fingerprint covers the list (a map with none keeps its old one).
+ * Each drain or undrain, and each other call while a drain is in force,
+ * builds the new effective table on a clone of the base before anything
+ * changes: O(P * R + N) memory and the cost of one removal per FULL drain.
+ *
  * Changes allocate their scratch up front and free it before returning:
  * 140 bytes per member id, 8 per unit, 8 per slot of a unit (and 4 more)
  * and 12 per slot that can move (at most 768 KiB at the default 65,536
@@ -417,9 +464,60 @@ DCH_API int dch_map_foreach_range(const dch_map *m,
                                   int (*fn)(const dch_range *r, void *ctx),
                                   void *ctx);
 
+/** dch_map_drain's modes: x stops being a primary (promotions only, no
+ *  copy moves; with one copy a slot, as DCH_DRAIN_FULL). */
+#define DCH_DRAIN_PRIMARY 1u
+/** x holds nothing: its copies go where a removal would put them. */
+#define DCH_DRAIN_FULL 2u
+
+/**
+ * Drain a member (see "Drains" above): it goes to the end of the list in
+ * `mode`. Draining a member already drained in the same mode changes
+ * nothing (nor the epoch); in the other mode, the old drain ends and the
+ * new one goes to the end of the list. A member of weight 0 may be drained:
+ * it holds nothing, so the effective table does not change, but the list
+ * and the epoch do. Bumps the epoch when the list changes.
+ *
+ * @return DCH_OK, DCH_EINVAL (NULL map, mode neither DCH_DRAIN_PRIMARY nor
+ *         DCH_DRAIN_FULL), DCH_ENOENT (id is not a member), DCH_ENOMEM.
+ *         Nothing changes on error.
+ */
+DCH_API int dch_map_drain(dch_map *m, uint32_t id, uint32_t mode);
+
+/**
+ * End a member's drain: the effective table becomes what the remaining
+ * drains, in their order, give. A member that is not drained: DCH_OK and
+ * nothing changes (nor the epoch). Bumps the epoch otherwise.
+ *
+ * @return DCH_OK, DCH_EINVAL (NULL map), DCH_ENOENT (id is not a member),
+ *         DCH_ENOMEM. Nothing changes on error.
+ */
+DCH_API int dch_map_undrain(dch_map *m, uint32_t id);
+
+/** The mode of a member's drain as it was asked (DCH_DRAIN_PRIMARY stays
+ *  so with one copy a slot, where it acts as DCH_DRAIN_FULL); 0 when it is
+ *  not drained, not a member, or m is NULL. */
+DCH_API uint32_t dch_map_node_drained(const dch_map *m, uint32_t id);
+
+/**
+ * The drains in force, in the order drained: writes min(cap, n) member ids
+ * to ids and their modes to modes and returns n, how many there are. ids
+ * or modes may be NULL (that list is not written); 0 for a NULL map.
+ */
+DCH_API size_t dch_map_drains(const dch_map *m, uint32_t *ids, uint32_t *modes, size_t cap);
+
+/** The primary of a slot in the base table (see "Drains"): what
+ *  dch_map_slot_owner reports when no drain is in force. */
+DCH_API uint32_t dch_map_base_owner(const dch_map *m, uint32_t slot);
+
+/** The copies of a slot in the base table, as dch_map_slot_replicas
+ *  reports them when no drain is in force. */
+DCH_API size_t dch_map_base_replicas(const dch_map *m, uint32_t slot, uint32_t *ids,
+                                     size_t cap);
+
 /**
  * The map's epoch: 0 for a new map, incremented by every call that changes
- * members, weights or slots. Clients that share a map compare epochs to tell
+ * members, weights, slots or drains. Clients that share a map compare epochs to tell
  * which copy is newer. 0 for NULL.
  */
 DCH_API uint64_t dch_map_epoch(const dch_map *m);

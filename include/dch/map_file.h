@@ -23,7 +23,7 @@
  *
  *   offset size  field
  *   0      8     magic 89 44 43 48 0D 0A 1A 0A ("\x89DCH\r\n\x1a\n")
- *   8      4     u32 format version, 1, 2 or 3
+ *   8      4     u32 format version, 1, 2, 3 or 4
  *   12     4     u32 N, member count, 0 .. DCH_MAP_MAX_NODES
  *   16     8     u64 file length in bytes, checksum included
  *   24     4     u32 units, a power of two
@@ -31,17 +31,17 @@
  *                unit is at most DCH_MAP_MAX_SLOTS
  *   32     16    hash key
  *   48     8     u64 epoch
- *   56           version 3 only: u32 R, copies of every slot (replicas),
+ *   56           versions 3 and 4: u32 R, copies of every slot (replicas),
  *                1 .. DCH_MAP_MAX_REPLICAS
  *                N member records, ids strictly ascending, each:
  *                  u16 id (0 .. 65534), u32 weight, u32 slots owned (as
- *                  primary), version 3 only: u32 copies held (all
+ *                  primary), versions 3, 4: u32 copies held (all
  *                  positions), then u8 name length L (1 .. 255), L name
- *                  bytes (none below 0x20, no 0x7f), version 3 only: u8
+ *                  bytes (none below 0x20, no 0x7f), versions 3, 4: u8
  *                  zone length Z (0 .. 255; 0: a zone of its own), Z zone
  *                  bytes (the name rules)
  *                the table, n entries a slot: in versions 1 and 2, n = 1,
- *                  the slot's owner (65535 for unowned); in version 3,
+ *                  the slot's owner (65535 for unowned); in versions 3, 4,
  *                  n = min(R, members of positive weight), the slot's
  *                  copies primary first (n = 0 when every weight is 0):
  *                  u8 encoding, 0 (raw) or 1 (runs)
@@ -53,6 +53,10 @@
  *                version 2 only, the transition record (16 bytes):
  *                  u64 target fingerprint, u32 step i, u32 steps n,
  *                  1 <= i < n
+ *                version 4 only, the drains (map.h, "Drains"): D entries
+ *                  in the order drained, each u16 id (a member, at most
+ *                  once) and u8 mode (1 PRIMARY, 2 FULL), then u32 D >= 1;
+ *                  the table and the counts above are the base's
  *   len-8  8     u64 checksum: SipHash-2-4 under the 16 ASCII bytes
  *                "dch map checksum" of bytes 0 .. len-9
  *
@@ -62,13 +66,14 @@
  * with one copy a slot and no member in a zone, so a library that reads only
  * version 1 reads every such map (and gives DCH_EVERSION for the others);
  * version 2 for a step map (which has one copy a slot and no zone); version
- * 3 for every other settled map. Versions 1 and 2 load as maps with one
- * copy a slot and no zone. The checksum catches accidental damage; it is
+ * 3 for every other settled map; version 4 for a map with a drain in force.
+ * Versions 1 and 2 load as maps with one copy a slot and no zone, versions
+ * 1 to 3 with no drain. The checksum catches accidental damage; it is
  * not a signature, so bytes from an untrusted source still need
  * authenticating elsewhere.
  *
  * Load checks, and the error each failure gives: bad magic or fewer than 12
- * bytes, DCH_ECORRUPT; a version other than 1, 2 or 3, DCH_EVERSION; then,
+ * bytes, DCH_ECORRUPT; a version other than 1 to 4, DCH_EVERSION; then,
  * all as DCH_ECORRUPT, a length field other than the byte count, a bad
  * checksum, any field out of its range above (the step of a transition
  * record and R included), a record or run reaching past the table or a
@@ -84,7 +89,9 @@
  * member, hold a member of weight 0, or fall in fewer than min(n, zones)
  * zones (map.h's replica promises 1 and 2; a member without a zone is a
  * zone of its own), and a file with R = 1 and no zone, which the writer
- * writes as version 1.
+ * writes as version 1. In version 4 also: a drain count of 0 or one that
+ * does not fit the file, a drain of a non-member, a member drained twice,
+ * and a mode other than 1 and 2.
  */
 #ifndef DCH_MAP_FILE_H
 #define DCH_MAP_FILE_H
@@ -110,6 +117,12 @@ extern "C" {
  * copies. dch_map_load reads it.
  */
 #define DCH_MAP_FORMAT_VERSION_REPLICAS 3u
+/**
+ * The format version of a map with a drain in force (map.h, "Drains"):
+ * version 3 (the base table, with R, zones and copy counts) with the
+ * drains after the table. dch_map_load reads it.
+ */
+#define DCH_MAP_FORMAT_VERSION_DRAINS 4u
 
 /**
  * Serialise a map.
@@ -208,9 +221,9 @@ DCH_API int dch_map_load_file_with(dch_map **out, const char *path,
 /**
  * A 64-bit digest of everything that decides routing: the config (units,
  * slots per unit, hash key, and with replicas R), the members (id, weight,
- * name, and with replicas zone) and the table (every slot's owner, and with
- * replicas every slot's copies), but not the epoch, the allocator or the
- * file encoding. Two maps with equal fingerprints route every key to the
+ * name, and with replicas zone), the table (every slot's owner, and with
+ * replicas every slot's copies; the base table, map.h "Drains") and the
+ * drains in force, but not the epoch, the allocator or the file encoding. Two maps with equal fingerprints route every key to the
  * same id and name, and with replicas to the same copies in the same order
  * (barring a 2^-64 accident; the digest is not meant to resist forgery).
  *
@@ -226,7 +239,9 @@ DCH_API int dch_map_load_file_with(dch_map **out, const char *path,
  *   L name bytes, u8 zone length Z (0 for none), Z zone bytes;
  *   then R u16 a slot in slot order: its copies primary first, 65535 past
  *   its copy count.
- * Every integer little-endian. Returns 0 for a NULL map. O(P * R + N).
+ * Either way, when a drain is in force: then u32 D and, for each drain in
+ * the order drained, u16 id and u8 mode (a map with no drain digests as
+ * before drains existed). Every integer little-endian. Returns 0 for a NULL map. O(P * R + N).
  */
 DCH_API uint64_t dch_map_fingerprint(const dch_map *m);
 

@@ -20,8 +20,8 @@
  *     migrates;
  *   - epochs increase by one per step: step i has OLD's epoch + i, except
  *     the last, which has the larger of NEW's epoch and OLD's epoch + n;
- *   - the last step is NEW itself: same members, ids, weights, zones and
- *     slot table, so the same fingerprint, and the same bytes from dch_map_save
+ *   - the last step is NEW itself: same members, ids, weights, zones,
+ *     slot table and drains, so the same fingerprint, and the same bytes from dch_map_save
  *     whenever NEW's epoch is at least OLD's epoch + n (else only the
  *     epoch differs: a rollout of n steps needs n new epochs);
  *   - steps 1 .. n-1 are maps "in transition" (with no zones: they have
@@ -29,6 +29,11 @@
  *     fingerprint and their place (step i of n), dch_map_save writes them as
  *     format version 2 (map_file.h) and loading gives the record back;
  *     the last step is settled, like any map built by calls.
+ *
+ * Drains (map.h, "Drains") are changes like any other: the plan is
+ * between the effective tables of OLD and NEW, steps 1 .. n-1 hold the
+ * table the rounds reach as their base, with no drain, and the last step
+ * has NEW's drains.
  *
  * Members of a step map: every member of NEW with NEW's id and weight, and
  * every member that leaves (in OLD, not in NEW, by name) with its OLD weight,

@@ -50,6 +50,15 @@ static const uint8_t fingerprint_key_copies[16] = {'d', 'c', 'h', ' ', 'f', 'i',
 #define V1 DCH_MAP_FORMAT_VERSION
 #define V2 DCH_MAP_FORMAT_VERSION_STEP
 #define V3 DCH_MAP_FORMAT_VERSION_REPLICAS
+#define V4 DCH_MAP_FORMAT_VERSION_DRAINS
+#define DRAIN_SIZE 3u /* version 4: u16 id, u8 mode */
+#define DRAINS_FIXED 4u /* version 4: u32 count after the drains */
+
+/* Whether a version has version 3's records and copy table (3 and 4). */
+static int has_copies(uint32_t version)
+{
+    return version == V3 || version == V4;
+}
 
 /* ---- Writing ---------------------------------------------------------- */
 
@@ -61,6 +70,7 @@ typedef struct layout {
     unsigned encoding;
     size_t table; /* bytes of the table, its encoding byte included */
     const dch_map_transition *tr; /* version 2 only */
+    size_t drains; /* version 4 only: drains in force */
     size_t total;
 } layout;
 
@@ -82,7 +92,10 @@ static void measure(const dch_map *m, layout *l)
     l->tr = dch__map_transition(m);
     /* A step map has one copy a slot and no zone (staging keeps to one copy
      * and builds its steps without zones), so version 2 holds it. */
+    l->drains = dch_map_drains(m, NULL, NULL, 0);
+    /* A step map has no drain: staging builds its steps without them. */
     l->version = l->tr != NULL                          ? V2
+                 : l->drains > 0                        ? V4
                  : l->replicas > 1 || has_zones(m)      ? V3
                                                         : V1;
     l->members = 0;
@@ -90,7 +103,7 @@ static void measure(const dch_map *m, layout *l)
         const char *name = dch_map_node_name(m, id);
         if (name == NULL)
             continue;
-        if (l->version == V3) {
+        if (has_copies(l->version)) {
             const char *zone = dch_map_node_zone(m, id);
             l->members += RECORD_FIXED_V3 + strlen(name) + 1 + (zone ? strlen(zone) : 0);
         } else {
@@ -99,10 +112,11 @@ static void measure(const dch_map *m, layout *l)
     }
     /* Versions 1 and 2 keep one entry a slot even when nobody owns it; in
      * version 3 a slot has as many entries as copies. */
-    l->copies = l->version == V3 ? (uint32_t)dch_map_slot_replicas(m, 0, NULL, 0) : 1;
+    l->copies = has_copies(l->version) ? (uint32_t)dch_map_base_replicas(m, 0, NULL, 0) : 1;
     l->table = dch__copy_table_size(m, l->copies, &l->encoding);
-    l->total = HEADER_SIZE + (l->version == V3 ? REPLICAS_SIZE : 0) + l->members + l->table +
-               (l->version == V2 ? TRANSITION_SIZE : 0) + CHECKSUM_SIZE;
+    l->total = HEADER_SIZE + (has_copies(l->version) ? REPLICAS_SIZE : 0) + l->members +
+               l->table + (l->version == V2 ? TRANSITION_SIZE : 0) +
+               (l->version == V4 ? DRAINS_FIXED + DRAIN_SIZE * l->drains : 0) + CHECKSUM_SIZE;
 }
 
 int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
@@ -131,7 +145,7 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
     memcpy(p + 32, cfg.hash_key, 16);
     dch__put_u64(p + 48, dch_map_epoch(m));
     size_t at = HEADER_SIZE;
-    if (l.version == V3) {
+    if (has_copies(l.version)) {
         dch__put_u32(p + at, l.replicas);
         at += REPLICAS_SIZE;
     }
@@ -142,16 +156,16 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
         const size_t len = strlen(name);
         dch__put_u16(p + at, (uint16_t)id);
         dch__put_u32(p + at + 2, dch_map_node_weight(m, id));
-        dch__put_u32(p + at + 6, dch_map_node_slots(m, id));
+        dch__put_u32(p + at + 6, dch__map_base_slots(m, id));
         at += 10;
-        if (l.version == V3) {
-            dch__put_u32(p + at, dch_map_node_copies(m, id));
+        if (has_copies(l.version)) {
+            dch__put_u32(p + at, dch__map_base_copies(m, id));
             at += 4;
         }
         p[at++] = (uint8_t)len;
         memcpy(p + at, name, len);
         at += len;
-        if (l.version == V3) {
+        if (has_copies(l.version)) {
             const char *zone = dch_map_node_zone(m, id);
             const size_t zlen = zone ? strlen(zone) : 0;
             p[at++] = (uint8_t)zlen;
@@ -166,6 +180,16 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
         dch__put_u32(p + at + 8, l.tr->step);
         dch__put_u32(p + at + 12, l.tr->steps);
         at += TRANSITION_SIZE;
+    }
+    for (size_t i = 0; i < l.drains; i++, at += DRAIN_SIZE) {
+        uint32_t id, mode;
+        dch__map_drain_at(m, i, &id, &mode);
+        dch__put_u16(p + at, (uint16_t)id);
+        p[at + 2] = (uint8_t)mode;
+    }
+    if (l.version == V4) {
+        dch__put_u32(p + at, (uint32_t)l.drains);
+        at += DRAINS_FIXED;
     }
     dch__put_u64(p + at, dch_siphash24(checksum_key, p, at));
     return DCH_OK;
@@ -220,7 +244,7 @@ static int string_fits(const uint8_t *p, size_t at, size_t end, size_t len)
 static int scan_members(const uint8_t *p, size_t end, uint32_t version, uint32_t n,
                         size_t *at, records *r)
 {
-    const size_t fixed = version == V3 ? RECORD_FIXED_V3 : RECORD_FIXED;
+    const size_t fixed = has_copies(version) ? RECORD_FIXED_V3 : RECORD_FIXED;
     uint32_t next = 0; /* the lowest id the next record may have */
     memset(r, 0, sizeof *r);
     for (uint32_t i = 0; i < n; i++) {
@@ -235,7 +259,7 @@ static int scan_members(const uint8_t *p, size_t end, uint32_t version, uint32_t
         next = id + 1;
         r->blob += len + 1;
         *at += fixed + len;
-        if (version == V3) {
+        if (has_copies(version)) {
             if (*at >= end)
                 return DCH_ECORRUPT;
             const size_t zlen = p[(*at)++];
@@ -254,21 +278,21 @@ static int scan_members(const uint8_t *p, size_t end, uint32_t version, uint32_t
 static void store_members(const uint8_t *p, size_t at, uint32_t version, uint32_t n,
                           scratch *sc)
 {
-    const size_t fixed = version == V3 ? RECORD_FIXED_V3 : RECORD_FIXED;
+    const size_t fixed = has_copies(version) ? RECORD_FIXED_V3 : RECORD_FIXED;
     size_t b = 0;
     for (uint32_t i = 0; i < n; i++) {
         const uint16_t id = dch__get_u16(p + at);
         const size_t nlen = p[at + fixed - 1];
         sc->weights[id] = dch__get_u32(p + at + 2);
         sc->slots[id] = dch__get_u32(p + at + 6);
-        if (version == V3)
+        if (has_copies(version))
             sc->copies[id] = dch__get_u32(p + at + 10);
         memcpy(sc->blob + b, p + at + fixed, nlen);
         sc->blob[b + nlen] = '\0';
         sc->names[id] = sc->blob + b;
         b += nlen + 1;
         at += fixed + nlen;
-        if (version == V3) {
+        if (has_copies(version)) {
             const size_t zlen = p[at++];
             memcpy(sc->blob + b, p + at, zlen);
             sc->blob[b + zlen] = '\0';
@@ -290,8 +314,8 @@ static int check_counts(const dch_map *m, const uint32_t *slots, const uint32_t 
 {
     for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
         if (dch_map_node_name(m, id) != NULL &&
-            (dch_map_node_slots(m, id) != slots[id] ||
-             (copies != NULL && dch_map_node_copies(m, id) != copies[id])))
+            (dch__map_base_slots(m, id) != slots[id] ||
+             (copies != NULL && dch__map_base_copies(m, id) != copies[id])))
             return DCH_ECORRUPT;
     return DCH_OK;
 }
@@ -305,19 +329,22 @@ static int check_counts(const dch_map *m, const uint32_t *slots, const uint32_t 
  */
 static uint64_t max_file(uint32_t version)
 {
-    const uint64_t per_slot = version == V3 ? 3 * DCH_MAP_MAX_REPLICAS + 4 : 7;
-    const uint64_t record = version == V3 ? RECORD_FIXED_V3 + 255 + 1 + 255 : RECORD_FIXED + 255;
-    return (uint64_t)HEADER_SIZE + (version == V3 ? REPLICAS_SIZE : 0) +
+    const int v3 = has_copies(version);
+    const uint64_t per_slot = v3 ? 3 * DCH_MAP_MAX_REPLICAS + 4 : 7;
+    const uint64_t record = v3 ? RECORD_FIXED_V3 + 255 + 1 + 255 : RECORD_FIXED + 255;
+    return (uint64_t)HEADER_SIZE + (v3 ? REPLICAS_SIZE : 0) +
            (uint64_t)DCH_MAP_MAX_NODES * record + 1 + 4 +
-           (uint64_t)DCH_MAP_MAX_SLOTS * per_slot +
-           (version == V2 ? TRANSITION_SIZE : 0) + CHECKSUM_SIZE;
+           (uint64_t)DCH_MAP_MAX_SLOTS * per_slot + (version == V2 ? TRANSITION_SIZE : 0) +
+           (version == V4 ? DRAINS_FIXED + (uint64_t)DRAIN_SIZE * DCH_MAP_MAX_NODES : 0) +
+           CHECKSUM_SIZE;
 }
 
 /* The smallest: no member, and a table of its encoding byte alone. */
 static uint64_t min_file(uint32_t version)
 {
-    return HEADER_SIZE + (version == V3 ? REPLICAS_SIZE : 0) + 1 +
-           (version == V2 ? TRANSITION_SIZE : 0) + CHECKSUM_SIZE;
+    return HEADER_SIZE + (has_copies(version) ? REPLICAS_SIZE : 0) + 1 +
+           (version == V2 ? TRANSITION_SIZE : 0) +
+           (version == V4 ? DRAINS_FIXED + DRAIN_SIZE : 0) + CHECKSUM_SIZE;
 }
 
 /*
@@ -329,7 +356,7 @@ static int check_start(const uint8_t *p, size_t len, uint32_t *version)
     if (len < 12 || memcmp(p, file_magic, 8) != 0)
         return DCH_ECORRUPT;
     *version = dch__get_u32(p + 8);
-    if (*version != V1 && *version != V2 && *version != V3)
+    if (*version != V1 && *version != V2 && *version != V3 && *version != V4)
         return DCH_EVERSION;
     return DCH_OK;
 }
@@ -373,6 +400,14 @@ static int check_frame(const uint8_t *p, size_t len, uint32_t *version, dch_map_
         dch__get_u64(p + len - CHECKSUM_SIZE))
         return DCH_ECORRUPT;
     *end = len - CHECKSUM_SIZE - (*version == V2 ? TRANSITION_SIZE : 0);
+    if (*version == V4) {
+        /* The drains before their count: at least one, and no more than
+         * the bytes left after the smallest file hold. */
+        const uint32_t d = dch__get_u32(p + *end - DRAINS_FIXED);
+        if (d == 0 || (uint64_t)d * DRAIN_SIZE > len - min_file(*version) + DRAIN_SIZE)
+            return DCH_ECORRUPT;
+        *end -= DRAINS_FIXED + (size_t)d * DRAIN_SIZE;
+    }
     if (*version == V2) {
         tr->target_fingerprint = dch__get_u64(p + *end);
         tr->step = dch__get_u32(p + *end + 8);
@@ -396,7 +431,7 @@ static int read_header(const uint8_t *p, uint32_t version, const dch_allocator *
     cfg->slots_per_unit = dch__get_u32(p + 28);
     memcpy(cfg->hash_key, p + 32, 16);
     cfg->allocator = allocator;
-    cfg->replicas = version == V3 ? dch__get_u32(p + HEADER_SIZE) : 1;
+    cfg->replicas = has_copies(version) ? dch__get_u32(p + HEADER_SIZE) : 1;
     *epoch = dch__get_u64(p + 48);
     if (!is_pow2(cfg->units) || !is_pow2(cfg->slots_per_unit) ||
         (uint64_t)cfg->units * cfg->slots_per_unit > DCH_MAP_MAX_SLOTS ||
@@ -443,6 +478,25 @@ static int scratch_alloc(scratch *sc, const records *r, int v3, uint32_t P, uint
     return DCH_OK;
 }
 
+/* The drains of a version 4 file, bytes p[at .. stop) (whole entries, at
+ * least one: check_frame saw to it), put in force on m. */
+static int read_drains(dch_map *m, const uint8_t *p, size_t at, size_t stop)
+{
+    const uint32_t n = (uint32_t)((stop - at) / DRAIN_SIZE);
+    dch_map_config cfg;
+    dch_map_get_config(m, &cfg);
+    uint32_t *ids = dch__alloc_array(cfg.allocator, n, 2 * sizeof *ids);
+    if (ids == NULL)
+        return DCH_ENOMEM;
+    for (uint32_t i = 0; i < n; i++, at += DRAIN_SIZE) {
+        ids[i] = dch__get_u16(p + at);
+        ids[n + i] = p[at + 2];
+    }
+    const int rc = dch__map_set_drains(m, ids, ids + n, n);
+    dch__free(cfg.allocator, ids);
+    return rc;
+}
+
 int dch_map_load_with(dch_map **out, const void *buf, size_t len,
                       const dch_allocator *allocator)
 {
@@ -464,7 +518,7 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
     const uint32_t P = cfg.units * cfg.slots_per_unit;
     const uint32_t R = cfg.replicas;
 
-    size_t at = HEADER_SIZE + (version == V3 ? REPLICAS_SIZE : 0);
+    size_t at = HEADER_SIZE + (has_copies(version) ? REPLICAS_SIZE : 0);
     const size_t members_at = at;
     records r;
     rc = scan_members(p, end, version, n, &at, &r);
@@ -476,10 +530,10 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
         return DCH_ECORRUPT;
     const size_t table_at = at;
     /* Entries a slot: versions 1 and 2 keep one even for an unowned slot. */
-    const uint32_t copies = version == V3 ? (r.weighted < R ? r.weighted : R) : 1;
+    const uint32_t copies = has_copies(version) ? (r.weighted < R ? r.weighted : R) : 1;
 
     scratch sc = {allocator, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    rc = scratch_alloc(&sc, &r, version == V3, P, R);
+    rc = scratch_alloc(&sc, &r, has_copies(version), P, R);
     if (rc != DCH_OK)
         return rc;
     store_members(p, members_at, version, n, &sc);
@@ -489,11 +543,12 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
     if (rc == DCH_OK)
         rc = dch__map_assemble(&m, &cfg, epoch, r.limit, sc.names, sc.zones, sc.weights,
                                sc.table, version == V2 ? &tr : NULL);
-    if (rc == DCH_OK) {
+    if (rc == DCH_OK)
         rc = check_counts(m, sc.slots, sc.copies);
-        if (rc != DCH_OK)
-            dch_map_free(m);
-    }
+    if (rc == DCH_OK && version == V4)
+        rc = read_drains(m, p, end, len - CHECKSUM_SIZE - DRAINS_FIXED);
+    if (rc != DCH_OK)
+        dch_map_free(m);
     scratch_free(&sc);
     /* The checks above make a bad config impossible here; whatever the
      * assembly still rejects is a property of the bytes. */
@@ -539,7 +594,7 @@ uint64_t dch_map_fingerprint(const dch_map *m)
     }
     /* The table, R entries a slot, in chunks of little-endian u16, so no
      * allocation; with one copy a slot, straight from the owner table. */
-    const uint16_t *own = R == 1 ? dch__map_owner_table(m) : NULL;
+    const uint16_t *own = R == 1 ? dch__map_base_table(m) : NULL;
     const uint32_t P = dch_map_slot_count(m);
     uint8_t chunk[512];
     for (uint32_t s = 0; own != NULL && s < P;) { /* one copy: the plain loop */
@@ -552,11 +607,22 @@ uint64_t dch_map_fingerprint(const dch_map *m)
         size_t n = 0;
         for (; s < P && n + 2 * R <= sizeof chunk; s++) {
             uint32_t c[DCH_MAP_MAX_REPLICAS];
-            const size_t have = dch_map_slot_replicas(m, s, c, DCH_MAP_MAX_REPLICAS);
+            const size_t have = dch_map_base_replicas(m, s, c, DCH_MAP_MAX_REPLICAS);
             for (uint32_t k = 0; k < R; k++, n += 2)
                 dch__put_u16(chunk + n, k < have ? (uint16_t)c[k] : DCH__MAP_UNOWNED);
         }
         dch__sipstream_update(&st, chunk, n);
+    }
+    /* The drains, in order, after everything else: a map with none hashes
+     * exactly as before drains existed. */
+    const size_t drains = dch_map_drains(m, NULL, NULL, 0);
+    for (size_t i = 0; i < drains; i++) {
+        uint32_t id, mode;
+        dch__map_drain_at(m, i, &id, &mode);
+        if (i == 0)
+            dch__sipstream_u32(&st, (uint32_t)drains);
+        dch__sipstream_u16(&st, (uint16_t)id);
+        dch__sipstream_u8(&st, (uint8_t)mode);
     }
     return dch__sipstream_final(&st);
 }

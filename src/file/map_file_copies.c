@@ -34,7 +34,7 @@ static source source_of(const dch_map *m, uint32_t n)
 {
     dch_map_config cfg;
     dch_map_get_config(m, &cfg);
-    const source src = {m, cfg.replicas == 1 ? dch__map_owner_table(m) : NULL,
+    const source src = {m, cfg.replicas == 1 ? dch__map_base_table(m) : NULL,
                         dch_map_slot_count(m), n};
     return src;
 }
@@ -48,7 +48,7 @@ static inline void load_tuple(const source *src, uint32_t s, uint32_t *c)
         c[0] = src->own[s];
         return;
     }
-    const size_t have = dch_map_slot_replicas(src->m, s, c, DCH_MAP_MAX_REPLICAS);
+    const size_t have = dch_map_base_replicas(src->m, s, c, DCH_MAP_MAX_REPLICAS);
     for (size_t k = have; k < src->n; k++)
         c[k] = DCH__MAP_UNOWNED;
 }

@@ -113,6 +113,8 @@ int dch_map_new(dch_map **out, const dch_map_config *cfg)
         m->copies[i] = NONE16;
     dch__members_init(&m->mt, a, sizeof(member));
     dch__zones_init(&m->zones, a);
+    m->rd_owner = m->owner;
+    m->rd_copies = m->copies;
     *out = m;
     return DCH_OK;
 }
@@ -193,18 +195,70 @@ void dch_map_free(dch_map *m)
     dch__zones_free(&m->zones);
     dch__free(a, m->owner);
     dch__free(a, m->copies);
+    dch__map_drains_free(m, &m->dr);
     dch__free(a, m);
 }
 
-int dch_map_clone(dch_map **out, const dch_map *m)
+void dch__map_drains_free(const dch_map *m, dch__drains *d)
 {
-    if (out == NULL || m == NULL)
-        return DCH_EINVAL;
+    void *const blocks[] = {d->ids, d->modes, d->owner, d->copies, d->slots, d->held};
+    dch__free_all(m->cfg.allocator, blocks, sizeof blocks / sizeof *blocks);
+    memset(d, 0, sizeof *d);
+}
+
+void dch__map_drains_install(dch_map *m, dch__drains *d)
+{
+    dch__map_drains_free(m, &m->dr);
+    m->dr = *d;
+    memset(d, 0, sizeof *d);
+    m->rd_owner = m->dr.n > 0 ? m->dr.owner : m->owner;
+    m->rd_copies = m->dr.n > 0 ? m->dr.copies : m->copies;
+}
+
+/* A copy of n elements of `size` bytes at src; NULL when n is 0 or the
+ * allocation fails (*ok then cleared). */
+static void *dup_array(const dch_allocator *a, const void *src, size_t n, size_t size, int *ok)
+{
+    if (n == 0)
+        return NULL;
+    void *p = dch__alloc_array(a, n, size);
+    if (p == NULL)
+        *ok = 0;
+    else
+        memcpy(p, src, n * size);
+    return p;
+}
+
+/* *d = a deep copy of m's drains; DCH_ENOMEM leaves nothing allocated. */
+static int drains_copy(const dch_map *m, dch__drains *d)
+{
+    const dch_allocator *a = m->cfg.allocator;
+    const dch__drains *s = &m->dr;
+    int ok = 1;
+    *d = *s;
+    d->ids = dup_array(a, s->ids, s->n, sizeof *d->ids, &ok);
+    d->modes = dup_array(a, s->modes, s->n, sizeof *d->modes, &ok);
+    d->owner = dup_array(a, s->owner, s->owner ? m->slots : 0, sizeof *d->owner, &ok);
+    d->copies = dup_array(a, s->copies, s->copies ? (size_t)m->slots * m->stride : 0,
+                          sizeof *d->copies, &ok);
+    d->slots = dup_array(a, s->slots, s->slots ? s->limit : 0, sizeof *d->slots, &ok);
+    d->held = dup_array(a, s->held, s->held ? s->limit : 0, sizeof *d->held, &ok);
+    if (!ok) {
+        dch__map_drains_free(m, d);
+        return DCH_ENOMEM;
+    }
+    return DCH_OK;
+}
+
+/* A deep copy of m; with_drains 0: of its base alone, with no drain. */
+static int clone_map(dch_map **out, const dch_map *m, int with_drains)
+{
     const dch_allocator *a = m->cfg.allocator;
     dch_map *c = dch__alloc(a, sizeof *c);
     if (c == NULL)
         return DCH_ENOMEM;
     *c = *m;
+    memset(&c->dr, 0, sizeof c->dr);
     const size_t ncopies = m->copies ? (size_t)m->slots * m->stride : 0;
     c->owner = dch__alloc_array(a, m->slots, sizeof *c->owner);
     c->copies = ncopies ? dch__alloc_array(a, ncopies, sizeof *c->copies) : NULL;
@@ -215,23 +269,39 @@ int dch_map_clone(dch_map **out, const dch_map *m)
      * last, so that a failure there leaves nothing of it to free. */
     const int arrays = c->owner != NULL && (ncopies == 0 || c->copies != NULL) &&
                        (m->held == NULL || c->held != NULL) &&
-                       (m->zone_of == NULL || c->zone_of != NULL);
+                       (m->zone_of == NULL || c->zone_of != NULL) &&
+                       (!with_drains || drains_copy(m, &c->dr) == DCH_OK);
     const int zones = arrays && dch__zones_clone(&c->zones, &m->zones) == DCH_OK;
     if (zones && dch__members_clone(&c->mt, &m->mt) == DCH_OK) {
         memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
         if (ncopies)
             memcpy(c->copies, m->copies, ncopies * sizeof *c->copies);
+        c->rd_owner = c->dr.n > 0 ? c->dr.owner : c->owner;
+        c->rd_copies = c->dr.n > 0 ? c->dr.copies : c->copies;
         *out = c;
         return DCH_OK;
     }
     if (zones)
         dch__zones_free(&c->zones);
+    dch__map_drains_free(m, &c->dr);
     dch__free(a, c->owner);
     dch__free(a, c->copies);
     dch__free(a, c->held);
     dch__free(a, c->zone_of);
     dch__free(a, c);
     return DCH_ENOMEM;
+}
+
+int dch_map_clone(dch_map **out, const dch_map *m)
+{
+    if (out == NULL || m == NULL)
+        return DCH_EINVAL;
+    return clone_map(out, m, 1);
+}
+
+int dch__map_clone_base(dch_map **out, const dch_map *m)
+{
+    return clone_map(out, m, 0);
 }
 
 /* ---- Reading ---------------------------------------------------------- */
@@ -255,10 +325,28 @@ uint32_t dch_map_node_weight(const dch_map *m, uint32_t id)
 uint32_t dch_map_node_slots(const dch_map *m, uint32_t id)
 {
     const member *mb = member_of(m, id);
-    return mb ? mb->slots : 0;
+    if (mb == NULL)
+        return 0;
+    return m->dr.n > 0 ? m->dr.slots[id] : mb->slots;
 }
 
 uint32_t dch_map_node_copies(const dch_map *m, uint32_t id)
+{
+    const member *mb = member_of(m, id);
+    if (mb == NULL)
+        return 0;
+    if (m->dr.n > 0)
+        return m->replicas > 1 ? m->dr.held[id] : m->dr.slots[id];
+    return m->replicas > 1 ? m->held[id] : mb->slots;
+}
+
+uint32_t dch__map_base_slots(const dch_map *m, uint32_t id)
+{
+    const member *mb = member_of(m, id);
+    return mb ? mb->slots : 0;
+}
+
+uint32_t dch__map_base_copies(const dch_map *m, uint32_t id)
 {
     const member *mb = member_of(m, id);
     if (mb == NULL)
@@ -300,23 +388,32 @@ uint32_t dch_map_slot_count(const dch_map *m)
 
 uint32_t dch_map_slot_owner(const dch_map *m, uint32_t slot)
 {
+    if (m == NULL || slot >= m->slots || m->rd_owner[slot] == NONE16)
+        return DCH_NODE_NONE;
+    return m->rd_owner[slot];
+}
+
+uint32_t dch_map_base_owner(const dch_map *m, uint32_t slot)
+{
     if (m == NULL || slot >= m->slots || m->owner[slot] == NONE16)
         return DCH_NODE_NONE;
     return m->owner[slot];
 }
 
-/* The copies of slot s into ids (at most cap); their number. */
-static size_t copies_of(const dch_map *m, uint32_t s, uint32_t *ids, size_t cap)
+/* The copies of slot s in the table (owner, copies, n copies a slot) into
+ * ids (at most cap); their number. */
+static size_t copies_of(const uint16_t *owner, const uint16_t *copies, uint32_t stride,
+                        uint32_t n_copies, uint32_t s, uint32_t *ids, size_t cap)
 {
-    if (m->copies == NULL) {
-        if (m->owner[s] == NONE16)
+    if (copies == NULL) {
+        if (owner[s] == NONE16)
             return 0;
         if (cap > 0)
-            ids[0] = m->owner[s];
+            ids[0] = owner[s];
         return 1;
     }
-    const uint16_t *c = m->copies + (size_t)s * m->stride;
-    const size_t n = m->ncopies, w = n < cap ? n : cap;
+    const uint16_t *c = copies + (size_t)s * stride;
+    const size_t n = n_copies, w = n < cap ? n : cap;
     /* The common cases unrolled: one load of the block each. */
     switch (w) {
     case 3:
@@ -337,11 +434,24 @@ static size_t copies_of(const dch_map *m, uint32_t s, uint32_t *ids, size_t cap)
     return n;
 }
 
+/* Copies an effective slot holds. */
+static uint32_t rd_ncopies(const dch_map *m)
+{
+    return m->dr.n > 0 ? m->dr.ncopies : m->ncopies;
+}
+
 size_t dch_map_slot_replicas(const dch_map *m, uint32_t slot, uint32_t *ids, size_t cap)
 {
     if (m == NULL || slot >= m->slots || (ids == NULL && cap > 0))
         return 0;
-    return copies_of(m, slot, ids, cap);
+    return copies_of(m->rd_owner, m->rd_copies, m->stride, rd_ncopies(m), slot, ids, cap);
+}
+
+size_t dch_map_base_replicas(const dch_map *m, uint32_t slot, uint32_t *ids, size_t cap)
+{
+    if (m == NULL || slot >= m->slots || (ids == NULL && cap > 0))
+        return 0;
+    return copies_of(m->owner, m->copies, m->stride, m->ncopies, slot, ids, cap);
 }
 
 size_t dch_map_lookup_replicas_hash(const dch_map *m, uint64_t hash, uint32_t *ids,
@@ -349,7 +459,8 @@ size_t dch_map_lookup_replicas_hash(const dch_map *m, uint64_t hash, uint32_t *i
 {
     if (m == NULL || (ids == NULL && cap > 0))
         return 0;
-    return copies_of(m, (uint32_t)((hash >> 32) >> m->shift), ids, cap);
+    return copies_of(m->rd_owner, m->rd_copies, m->stride, rd_ncopies(m),
+                     (uint32_t)((hash >> 32) >> m->shift), ids, cap);
 }
 
 uint32_t dch_map_slot_of(const dch_map *m, uint64_t hash)
@@ -368,9 +479,9 @@ uint32_t dch_map_lookup_hash(const dch_map *m, uint64_t hash)
     /* Every slot is owned exactly when some member has weight, so the test
      * comes before the load and does not wait for it. The NULL test is one
      * predictable branch. */
-    if (m == NULL || m->total_weight == 0)
+    if (m == NULL || m->total_weight == 0 || m->dr.unowned)
         return DCH_NODE_NONE;
-    return m->owner[(hash >> 32) >> m->shift];
+    return m->rd_owner[(hash >> 32) >> m->shift];
 }
 
 uint32_t dch_map_lookup(const dch_map *m, const void *key, size_t len)
@@ -390,9 +501,15 @@ size_t dch_map_memory(const dch_map *m)
     const size_t ncopies = m->copies ? (size_t)m->slots * m->stride : 0;
     const size_t arrays = (size_t)(m->held != NULL) + (size_t)(m->zone_of != NULL);
     const size_t side = (size_t)m->side_cap * sizeof(uint32_t) * arrays;
+    const dch__drains *d = &m->dr;
+    const size_t drains = (size_t)d->n * 2 * sizeof(uint32_t) +
+                          (d->owner ? (size_t)m->slots * sizeof *d->owner : 0) +
+                          (d->copies ? ncopies * sizeof *d->copies : 0) +
+                          (size_t)((d->slots != NULL) + (d->held != NULL)) * d->limit *
+                              sizeof(uint32_t);
     return sizeof *m + (size_t)m->slots * sizeof *m->owner +
            ncopies * sizeof *m->copies + dch__members_memory(&m->mt) + side +
-           dch__zones_memory(&m->zones);
+           dch__zones_memory(&m->zones) + drains;
 }
 
 /* First hash of slot s; slots are contiguous arcs covering the ring once. */
@@ -410,12 +527,12 @@ int dch_map_foreach_range(const dch_map *m,
     uint32_t s = 0;
     while (s < m->slots) {
         uint32_t e = s + 1;
-        while (e < m->slots && m->owner[e] == m->owner[s])
+        while (e < m->slots && m->rd_owner[e] == m->rd_owner[s])
             e++;
         dch_range r;
         r.lo = slot_lo(m, s);
         r.hi = e == m->slots ? UINT64_MAX : slot_lo(m, e) - 1;
-        r.owner = m->owner[s] == NONE16 ? DCH_NODE_NONE : m->owner[s];
+        r.owner = m->rd_owner[s] == NONE16 ? DCH_NODE_NONE : m->rd_owner[s];
         int rc = fn(&r, ctx);
         if (rc != 0)
             return rc;
@@ -538,8 +655,8 @@ static void reweigh(dch_map *m, uint32_t x, uint32_t w, change *c)
     m->total_weight = others + w;
 }
 
-int dch_map_add_node_in_zone(dch_map *m, const char *name, const char *zone,
-                             uint32_t weight, uint32_t *id_out)
+int dch__map_base_add(dch_map *m, const char *name, const char *zone, uint32_t weight,
+                      uint32_t *id_out)
 {
     if (m == NULL)
         return DCH_EINVAL;
@@ -591,13 +708,7 @@ int dch_map_add_node_in_zone(dch_map *m, const char *name, const char *zone,
     return DCH_OK;
 }
 
-int dch_map_add_node(dch_map *m, const char *name, uint32_t weight,
-                     uint32_t *id_out)
-{
-    return dch_map_add_node_in_zone(m, name, NULL, weight, id_out);
-}
-
-int dch_map_remove_node(dch_map *m, uint32_t id)
+int dch__map_base_remove(dch_map *m, uint32_t id)
 {
     if (m == NULL)
         return DCH_EINVAL;
@@ -619,7 +730,7 @@ int dch_map_remove_node(dch_map *m, uint32_t id)
     return DCH_OK;
 }
 
-int dch_map_set_weight(dch_map *m, uint32_t id, uint32_t weight)
+int dch__map_base_set_weight(dch_map *m, uint32_t id, uint32_t weight)
 {
     if (m == NULL)
         return DCH_EINVAL;

@@ -15,6 +15,11 @@
 
 const uint16_t *dch__map_owner_table(const dch_map *m)
 {
+    return m->rd_owner;
+}
+
+const uint16_t *dch__map_base_table(const dch_map *m)
+{
     return m->owner;
 }
 

@@ -13,8 +13,30 @@
 /** Owner entry of an unowned slot in the table (never a member id). */
 #define DCH__MAP_UNOWNED UINT16_C(0xFFFF)
 
-/** The slot table: dch_map_slot_count(m) entries, DCH__MAP_UNOWNED or an id. */
+/** The effective slot table (the base when no drain is in force):
+ *  dch_map_slot_count(m) entries, DCH__MAP_UNOWNED or an id. */
 const uint16_t *dch__map_owner_table(const dch_map *m);
+
+/** The base slot table (map.h, "Drains"), as dch__map_owner_table. */
+const uint16_t *dch__map_base_table(const dch_map *m);
+
+/** A member's primaries and copies in the base table; 0 for a non-member. */
+uint32_t dch__map_base_slots(const dch_map *m, uint32_t id);
+uint32_t dch__map_base_copies(const dch_map *m, uint32_t id);
+
+/** The i-th drain in force (i below dch_map_drains(m, NULL, NULL, 0)). */
+void dch__map_drain_at(const dch_map *m, size_t i, uint32_t *id, uint32_t *mode);
+
+/**
+ * Put the drains ids[i] in mode modes[i], i < n, in that order, in force on
+ * a map that has none (a map just assembled from a file's parts, or a step
+ * map), recomputing its effective table; the epoch is left as it is.
+ *
+ * @return DCH_OK; DCH_ECORRUPT (an id that is not a member, drained twice,
+ *         or a mode other than DCH_DRAIN_PRIMARY and DCH_DRAIN_FULL);
+ *         DCH_ENOMEM. The map is unchanged on error.
+ */
+int dch__map_set_drains(dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n);
 
 /**
  * The transition record of a step map (map_stage.h); NULL for a settled map,

@@ -21,6 +21,20 @@
 #define NONE16 DCH__MAP_UNOWNED
 
 typedef dch__member member;
+
+/* The drains in force and the effective table they give; all zero (every
+ * pointer NULL) while no drain is in force. */
+typedef struct dch__drains {
+    uint32_t n; /* drains in force */
+    uint32_t *ids, *modes; /* n entries each, in the order drained */
+    uint16_t *owner; /* P entries: the effective primaries */
+    uint16_t *copies; /* replicas >= 2: P blocks of stride, as the base's */
+    uint32_t *slots, *held; /* per id below limit: effective primaries, copies */
+    uint32_t limit;
+    uint32_t ncopies; /* copies an effective slot holds */
+    int unowned; /* the effective table owns no slot (every weighted member
+                  * drained FULL) */
+} dch__drains;
 _Static_assert(offsetof(member, name) == 0, "members.h: an entry starts with its name");
 
 struct dch_map {
@@ -53,6 +67,13 @@ struct dch_map {
      * step map reads as settled without each change having to clear it. */
     dch_map_transition tr;
     uint64_t tr_epoch;
+    /* Drains (map.h, "Drains"; docs/drains.md): owner, copies, held and
+     * the members' slot counts above are the BASE, which only the engine
+     * changes. What readers see is the EFFECTIVE table: rd_owner and
+     * rd_copies point to the base arrays while no drain is in force and to
+     * dr's arrays otherwise, so a lookup stays one table read. */
+    const uint16_t *rd_owner, *rd_copies;
+    dch__drains dr;
 };
 
 /* Entry of id, member or not; id below the table's capacity. */
@@ -86,6 +107,23 @@ int dch__map_side_reserve(const dch_map *m, uint32_t cap, int zoned, dch__side_a
  *  of its own). */
 void dch__map_side_commit(dch_map *m, dch__side_add *a, uint32_t id);
 void dch__map_side_cancel(const dch_map *m, dch__side_add *a);
+
+/* Free the arrays of d (from m's allocator) and zero it. */
+void dch__map_drains_free(const dch_map *m, dch__drains *d);
+/* Put d in force on m (freeing m's old drains) and point the readers at
+ * its effective table (at the base when d->n is 0); d is zeroed. */
+void dch__map_drains_install(dch_map *m, dch__drains *d);
+/* A deep copy of m's base, with no drain in force: DCH_OK, DCH_ENOMEM. */
+int dch__map_clone_base(dch_map **out, const dch_map *m);
+
+/* The engine's calls on the base alone (map.c), with the arguments,
+ * errors and guarantees of dch_map_add_node_in_zone, dch_map_remove_node
+ * and dch_map_set_weight; they leave the drains as they are, and the
+ * public calls (drain_calls.c) wrap them. */
+int dch__map_base_add(dch_map *m, const char *name, const char *zone, uint32_t weight,
+                      uint32_t *id_out);
+int dch__map_base_remove(dch_map *m, uint32_t id);
+int dch__map_base_set_weight(dch_map *m, uint32_t id, uint32_t weight);
 
 /* Copies a slot holds (every slot holds as many). */
 static inline uint32_t copy_count(const dch_map *m)

@@ -298,7 +298,24 @@ int dch_map_stage_steps(const dch_map *cur, const dch_map *target,
     return rc;
 }
 
-/* The target itself with `epoch`, settled, through cur's allocator. */
+/* The target's drains, in their order, put in force on m (the target's
+ * base just assembled): the last step is the target itself. */
+static int keep_drains(dch_map *m, const dch_map *target, const dch_allocator *a)
+{
+    const size_t n = dch_map_drains(target, NULL, NULL, 0);
+    if (n == 0)
+        return DCH_OK;
+    uint32_t *ids = dch__alloc_array(a, n, 2 * sizeof *ids);
+    if (ids == NULL)
+        return DCH_ENOMEM;
+    (void)dch_map_drains(target, ids, ids + n, n);
+    const int rc = dch__map_set_drains(m, ids, ids + n, (uint32_t)n);
+    dch__free(a, ids);
+    return rc;
+}
+
+/* The target itself with `epoch`, settled, through cur's allocator; with
+ * its drains, the effective table the plan heads for. */
 static int make_last(dch_map **out, const stage *st, uint64_t epoch)
 {
     const dch_map *target = st->target;
@@ -320,7 +337,12 @@ static int make_last(dch_map **out, const stage *st, uint64_t epoch)
         dch_map_config cfg;
         dch_map_get_config(st->cur, &cfg);
         rc = dch__map_assemble(out, &cfg, epoch, limit, names, zones, weights,
-                               dch__map_owner_table(target), NULL);
+                               dch__map_base_table(target), NULL);
+    }
+    if (rc == DCH_OK) {
+        rc = keep_drains(*out, target, st->a);
+        if (rc != DCH_OK)
+            dch_map_free(*out);
     }
     dch__free(st->a, names);
     dch__free(st->a, zones);

@@ -316,6 +316,43 @@ try {
   check(recv.parties === 4 && recv.eligible === 4, 'DCH spreads the leaver over all four others');
   await page.screenshot({ path: join(args.out, 'explorer-remove.png'), fullPage: true });
 
+  // Drain node-01: DCH serves its arcs from the others, as its removal would,
+  // and the drains table says who; its undrain gives every scheme back
+  // exactly what it had. Two undos then return to the removal's state.
+  await page.select('#member', '0');
+  const n1 = sr.members.find((m) => m.name === 'node-01').share;
+  check(!(await page.$eval('#drain', (e) => e.disabled)) && (await page.$eval('#undrain', (e) => e.disabled)),
+    'a node that is not drained can be drained, not undrained');
+  await click('#drain');
+  const sd = await state();
+  check(sd.last.kind === 'drain' && sd.members.find((m) => m.name === 'node-01').drained,
+    'node-01 drained');
+  check(close(await value('#fig-moved-0'), n1[0]) && (await value('#fig-mono-0')) === 0,
+    'DCH: a drain moves what the node held, to the others only');
+  check(await page.$eval('#remove', (e) => e.disabled) && await page.$eval('#set-weight', (e) => e.disabled),
+    'a drained node is neither removed nor reweighted');
+  const drains = await text('#drains');
+  const d1 = sd.drains[0];
+  check(!(await page.$eval('#drains', (e) => e.hidden)) && drains.includes('node-01') &&
+    sd.drains.length === 1 && close(d1.base, n1[0]) &&
+    close(d1.servedBy.reduce((t, x) => t + x.share, 0), d1.base) &&
+    d1.servedBy.every((x) => x.name !== 'node-01'),
+  'the drains table: node-01\'s base arcs, all served by the others', drains);
+  await layout('drained, 1240 px');
+  await page.screenshot({ path: join(args.out, 'explorer-drain.png'), fullPage: true });
+  await click('#undrain');
+  const su = await state();
+  check(su.last.kind === 'undrain' && (await page.$eval('#drains', (e) => e.hidden)),
+    'node-01 undrained: no drains table');
+  for (let s = 0; s < 3; s++) {
+    check(JSON.stringify(su.schemes[s].ranges) === JSON.stringify(sr.schemes[s].ranges),
+      `${LABELS[s]}: the undrain gives back exactly the ownership before the drain`);
+  }
+  await click('#undo');
+  await click('#undo');
+  const plan = (st) => JSON.stringify(st.schemes.map((x) => [x.ranges, x.change]));
+  check(plan(await state()) === plan(sr), 'two undos: the removal again');
+
   // Weight 4 for node-03.
   await page.select('#member', '2');
   await page.$eval('#weight', (e) => { e.value = '4'; });

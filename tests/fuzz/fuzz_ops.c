@@ -5,9 +5,10 @@
  *
  * Input: byte 0 picks the map's shape (units 2^(b & 7), slots per unit
  * 2^(b >> 3 & 7), at most 2^12 slots, so a run stays fast), byte 1 whether
- * the ring takes part (bit 7) and its points per weight (1 + (b & 7)), byte
- * 2 the shared hash key. Then
- * operations, one opcode byte (taken modulo 8) and its arguments each:
+ * the ring takes part (bit 7), whether drains do (bit 6) and the ring's
+ * points per weight (1 + (b & 7)), byte 2 the shared hash key. Then
+ * operations, one opcode byte (taken modulo 8, or 10 with drains) and its
+ * arguments each:
  *
  *   0, 1  add:        name byte, weight byte
  *   2     remove:     id byte
@@ -16,6 +17,9 @@
  *   6     map: save, load, continue with the loaded map; ring: clone
  *   7     ring: rebuild from its (name, weight) pairs and compare (the
  *         first 4 times; always once at the end)
+ *   8     drain:   id byte, mode byte (taken modulo 4: 0 and 3 are no
+ *                  mode, DCH_EINVAL)
+ *   9     undrain: id byte
  *
  * A name byte b names "n<b>" below 0xE0 and a long name (207 to 238 bytes)
  * above, so names collide often (EEXIST) and long names sort among short
@@ -72,6 +76,14 @@
  *         and a ring rebuilt from the same members in reverse id order owns
  *         the same ranges by name.
  *
+ *   drains  with bit 6 of byte 1, a third map gets every call the map gets
+ *         (clones and loads included) and the drains too, and after every
+ *         step the drain promises of dch/map.h hold on it against the twin,
+ *         which has the same base (tests/support/drains.h): its base is the
+ *         twin's table, its effective table the twin's with the drains
+ *         applied, its readers, list, epoch and fingerprint agree, and
+ *         saving and loading it keeps the drains (format version 4).
+ *
  * A violation prints the step, the operation and what broke, and aborts.
  * With DCH_FUZZ_TRACE set in the environment every operation is printed as
  * it runs, which turns a reproducer into a readable sequence:
@@ -85,6 +97,7 @@
  * applied to the ring (only to the map).
  */
 #include "dch/dch.h"
+#include "drains.h"
 #include "support.h"
 
 #include <stdarg.h>
@@ -588,6 +601,8 @@ static void check_ring_rebuild(const dch_ring *r, const model *md, const dch_ran
 
 typedef struct run {
     dch_map *map, *twin; /* twin: the same changes, never cloned or loaded */
+    dch_map *dm; /* with drains: the same changes and the drains; else NULL */
+    drain_list dl;
     dch_ring *ring;
     int with_ring;
     uint32_t ppw;
@@ -691,6 +706,8 @@ static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t 
         rc = dch_map_add_node(R->map, name, w, &id);
         expect_rc("map add", rc, want, alt);
         expect_rc("twin add", dch_map_add_node(R->twin, name, w, NULL), rc, DCH_OK);
+        if (R->dm)
+            expect_rc("drained add", dch_map_add_node(R->dm, name, w, NULL), rc, DCH_OK);
         if (rc == DCH_OK) {
             model_added(&R->mm, "map", name, w, id, &c);
             note_weight(R, w);
@@ -703,6 +720,10 @@ static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t 
         rc = dch_map_remove_node(R->map, sel);
         model_removed(&R->mm, "map", sel, rc, &c);
         expect_rc("twin remove", dch_map_remove_node(R->twin, sel), rc, DCH_OK);
+        if (R->dm)
+            expect_rc("drained remove", dch_map_remove_node(R->dm, sel), rc, DCH_OK);
+        if (rc == DCH_OK)
+            drain_list_drop(&R->dl, sel); /* removal ends a drain */
     } else {
         c.kind = K_WEIGHT;
         c.x = sel;
@@ -710,6 +731,10 @@ static change map_step(run *R, int op, const char *name, uint32_t sel, uint32_t 
         rc = dch_map_set_weight(R->map, sel, w);
         expect_rc("map set_weight", rc, want, DCH_OK);
         expect_rc("twin set_weight", dch_map_set_weight(R->twin, sel, w), want, DCH_OK);
+        if (R->dm)
+            expect_rc("drained set_weight", dch_map_set_weight(R->dm, sel, w), want, DCH_OK);
+        if (rc == DCH_OK && R->mm.weight[sel] != w)
+            drain_list_drop(&R->dl, sel); /* a new weight ends a drain */
         if (rc == DCH_OK) {
             model_weighed(&R->mm, sel, w, &c);
             note_weight(R, w);
@@ -743,9 +768,44 @@ static void check_map_step(run *R, const change *c)
     if (dch_map_fingerprint(R->map) != dch_map_fingerprint(R->twin) ||
         dch_map_epoch(R->map) != dch_map_epoch(R->twin))
         fail("determinism: the map and its twin differ");
+    const char *bad = R->dm ? drain_check(R->dm, R->twin, &R->dl) : NULL;
+    if (bad != NULL)
+        fail("drains: %s", bad);
     map_state tmp = R->before;
     R->before = R->after;
     R->after = tmp;
+}
+
+/* A drain (mode 1 .. 2; 0 and 3 are no mode) or an undrain (undo) of id
+ * sel on the drained map: the code and the epoch, then the list. */
+static void drain_step(run *R, int undo, uint32_t sel, uint32_t mode)
+{
+    const uint64_t epoch = dch_map_epoch(R->dm);
+    const uint32_t at = drain_list_find(&R->dl, sel);
+    const int member = model_has(&R->mm, sel);
+    int rc, want;
+    int changes;
+    if (undo) {
+        rc = dch_map_undrain(R->dm, sel);
+        want = member ? DCH_OK : DCH_ENOENT;
+        changes = rc == DCH_OK && at < R->dl.n;
+        if (changes)
+            drain_list_drop(&R->dl, sel);
+    } else {
+        rc = dch_map_drain(R->dm, sel, mode);
+        want = mode != DCH_DRAIN_PRIMARY && mode != DCH_DRAIN_FULL ? DCH_EINVAL
+               : member                                        ? DCH_OK
+                                                               : DCH_ENOENT;
+        changes = rc == DCH_OK && !(at < R->dl.n && R->dl.modes[at] == mode);
+        if (rc == DCH_OK)
+            drain_list_drain(&R->dl, sel, mode);
+    }
+    expect_rc(undo ? "undrain" : "drain", rc, want, DCH_OK);
+    if (dch_map_epoch(R->dm) != epoch + (uint64_t)changes)
+        fail("drains: the epoch moved by %llu", (unsigned long long)(dch_map_epoch(R->dm) - epoch));
+    const char *bad = drain_check(R->dm, R->twin, &R->dl);
+    if (bad != NULL)
+        fail("drains: %s", bad);
 }
 
 static void ring_step(run *R, int op, const char *name, uint32_t sel, uint32_t w)
@@ -841,6 +901,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     R.equal_history = 1;
     R.ppw = 1u + (ppw_byte & 7u);
     R.with_ring = (ppw_byte & 0x80u) != 0;
+    const int with_drains = (ppw_byte & 0x40u) != 0;
 
     dch_map_config mc;
     dch_map_config_default(&mc);
@@ -855,7 +916,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     step_no = 0;
     snprintf(op_text, sizeof op_text, "setup");
     if (dch_map_new(&R.map, &mc) != DCH_OK || dch_map_new(&R.twin, &mc) != DCH_OK ||
-        dch_ring_new(&R.ring, &rc) != DCH_OK)
+        dch_ring_new(&R.ring, &rc) != DCH_OK ||
+        (with_drains && dch_map_new(&R.dm, &mc) != DCH_OK))
         fail("new failed");
     if (trace)
         fprintf(stderr, "map %u x %u, ring %s %u points per weight, key byte %u\n", mc.units,
@@ -873,7 +935,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     unsigned rebuilds = 0;
     for (step_no = 1; step_no <= MAX_STEPS && in.at < in.n; step_no++) {
-        const unsigned op = next(&in) % 8u;
+        const unsigned op = next(&in) % (with_drains ? 10u : 8u);
         char name[256];
         if (op <= 1) {
             const uint8_t nb = next(&in);
@@ -924,6 +986,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             dch_map_free(R.map);
             R.map = m2;
+            if (R.dm != NULL) {
+                dch_map *d2 = NULL;
+                if (op == 5 && dch_map_clone(&d2, R.dm) != DCH_OK)
+                    fail("drained map: clone failed");
+                if (op == 6)
+                    d2 = save_and_load(R.dm);
+                dch_map_free(R.dm);
+                R.dm = d2;
+            }
             const change c = {K_SAME, 1, DCH_NODE_NONE, 0, 0};
             check_map_step(&R, &c);
             if (!R.with_ring)
@@ -944,6 +1015,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     fail("ring clone: range %zu differs from the ring's", i);
             free(rg);
             R.ring_memory = dch_ring_memory(R.ring);
+        } else if (op >= 8) {
+            const uint8_t b = next(&in);
+            const uint32_t mid = b % (R.mm.limit + 2), mode = op == 8 ? next(&in) % 4u : 0;
+            snprintf(op_text, sizeof op_text, "%s id byte %u (id %u) mode %u",
+                     op == 8 ? "drain" : "undrain", b, mid, mode);
+            if (trace)
+                fprintf(stderr, "step %d: %s\n", step_no, op_text);
+            drain_step(&R, op == 9, mid, mode);
         } else if (R.with_ring && rebuilds < MAX_REBUILDS) {
             rebuilds++;
             snprintf(op_text, sizeof op_text, "rebuild the ring and compare");
@@ -965,6 +1044,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     model_free(&R.rm);
     dch_map_free(R.map);
     dch_map_free(R.twin);
+    dch_map_free(R.dm);
     dch_ring_free(R.ring);
     return 0;
 }

@@ -37,6 +37,7 @@ enum {
     OPT_REPLICAS = 1 << 11,
     OPT_ZONE = 1 << 12,
     OPT_OUT = 1 << 13,
+    OPT_PRIMARY = 1 << 14,
 };
 
 #define MAX_ARGS 4096
@@ -199,6 +200,8 @@ int check_map_first(const command *cmd, const args *a);
 uint32_t map_replicas(const dch_map *m);
 /* Whether some member of m has a zone. */
 int map_has_zones(const dch_map *m);
+/* A drain mode as a word: "full", "primary", or NULL for 0 (not drained). */
+const char *drain_mode_name(uint32_t mode);
 
 /* ---- Plans (plan.c) ---------------------------------------------------- */
 
@@ -252,6 +255,8 @@ int cmd_init(const command *cmd, const args *a);
 int cmd_add(const command *cmd, const args *a);
 int cmd_remove(const command *cmd, const args *a);
 int cmd_weight(const command *cmd, const args *a);
+int cmd_drain(const command *cmd, const args *a);
+int cmd_undrain(const command *cmd, const args *a);
 int cmd_show(const command *cmd, const args *a);
 int cmd_lookup(const command *cmd, const args *a);
 int cmd_verify(const command *cmd, const args *a);

@@ -59,12 +59,40 @@ static const command commands[] = {
      "  W               0 .. 4294967295; 0 drains the member but keeps it. The\n"
      "                  total weight may be at most 4294967295\n",
      3, 3, OPT_OUT | OPT_DRY_RUN | OPT_FORCE | OPT_RANGES | OPT_JSON, MAP(cmd_weight)},
+    {"drain", "FILE NAME [--primary] [--out OUT] [--dry-run] [--force] [--ranges] [--json]",
+     "take a member out of service, keeping its slots; prints the plan",
+     "  The member keeps its weight and its place in the base table; the map\n"
+     "  routes as if it were gone (a full drain: its copies go where a removal\n"
+     "  would put them) and undrain gives it back exactly what it had.\n"
+     "  --primary       a primary drain: the member stays a copy of every slot it\n"
+     "                  holds and is the primary of none; its primaries go to\n"
+     "                  the other copies, so no data moves. With one copy a\n"
+     "                  slot it acts as a full drain\n"
+     "  With several members drained, the full drains apply first, in the order\n"
+     "  drained, then the primary ones.\n"
+     "  Draining a member again in the mode in force changes nothing; in the\n"
+     "  other mode, the new mode replaces the old. Removing a drained member,\n"
+     "  or changing its weight, ends its drain.\n",
+     2, 2, OPT_PRIMARY | OPT_OUT | OPT_DRY_RUN | OPT_FORCE | OPT_RANGES | OPT_JSON,
+     MAP(cmd_drain)},
+    {"undrain", "FILE NAME [--out OUT] [--dry-run] [--force] [--ranges] [--json]",
+     "give a drained member back its slots; prints the plan",
+     "  Undraining the member drained last, with no change since, routes every\n"
+     "  key as before its drain. With other members drained after it, their\n"
+     "  slots may move too (the plan shows them). A member that is not drained\n"
+     "  is left as it is (exit status 0).\n",
+     2, 2, OPT_OUT | OPT_DRY_RUN | OPT_FORCE | OPT_RANGES | OPT_JSON, MAP(cmd_undrain)},
     {"show", "FILE [--json]", "config, epoch, fingerprint, members and their balance",
      "  columns: share% of the slots, ideal% (weight / total weight), dev (slots\n"
      "  minus ideal slots), unit (fewest..most slots held in one unit), ideal/u\n"
      "  (ideal slots per unit); with replicas, slots are the member's primaries;\n"
      "  a map with replicas or zones also shows copies (every position) and\n"
      "  zone ('-': a zone of its own)\n"
+     "  Slots and copies are those the map routes by. With members drained, a\n"
+     "  drains line lists them in the order drained, each row ends with its\n"
+     "  drain (1:full, 2:primary: order and mode; '-' for none), a drained\n"
+     "  member's ideal is 0 and the others' ideals are of the weight of the\n"
+     "  members not drained\n"
      "  FILE '-' reads the map from standard input\n",
      1, 1, OPT_JSON, MAP(cmd_show)},
     {"lookup", "FILE KEY... [--json] | FILE - [--json]", "the members that hold each key",
@@ -88,6 +116,8 @@ static const command commands[] = {
      "  replicas, first the copies created and dropped (matched by name per\n"
      "  slot) and the data they move; the plan is the primaries', with\n"
      "  promotions (the new primary held a copy: no data moves) counted apart.\n"
+     "  Maps are compared as they route keys, drains applied, so a drain or an\n"
+     "  undrain is a change like any other.\n"
      "  OLD or NEW may be '-', standard input (not both)\n",
      2, 2, OPT_JSON, MAP(cmd_diff)},
     {"plan", "OLD NEW --max-slots K [--write-dir DIR] [--json]",

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The commands that keep a map in a file: init, add, remove, weight, verify
- * and fingerprint, and the loading and saving of maps every command shares.
+ * The commands that keep a map in a file: init, add, remove, weight, drain,
+ * undrain, verify and fingerprint, and the loading and saving of maps every
+ * command shares.
  *
  * Every change loads FILE, changes a copy, writes the copy back atomically
  * (dch_map_save_file) and prints the plan it implies (dch_map_diff between
@@ -159,6 +160,11 @@ uint32_t map_replicas(const dch_map *m)
     return cfg.replicas == 0 ? 1 : cfg.replicas;
 }
 
+const char *drain_mode_name(uint32_t mode)
+{
+    return mode == DCH_DRAIN_FULL ? "full" : mode == DCH_DRAIN_PRIMARY ? "primary" : NULL;
+}
+
 int map_has_zones(const dch_map *m)
 {
     const uint32_t limit = dch_map_id_limit(m);
@@ -277,23 +283,47 @@ int cmd_init(const command *cmd, const args *a)
     return status;
 }
 
-/* ---- add, remove, weight ---------------------------------------------- */
+/* ---- add, remove, weight, drain, undrain ------------------------------ */
 
-typedef enum change_kind { CHANGE_ADD, CHANGE_REMOVE, CHANGE_WEIGHT } change_kind;
+typedef enum change_kind {
+    CHANGE_ADD,
+    CHANGE_REMOVE,
+    CHANGE_WEIGHT,
+    CHANGE_DRAIN,
+    CHANGE_UNDRAIN
+} change_kind;
+
+/* The mode drain asks for (--primary or not); 0 for the other changes. */
+static uint32_t drain_mode(const args *a, change_kind kind)
+{
+    if (kind != CHANGE_DRAIN)
+        return 0;
+    return (a->given & OPT_PRIMARY) ? DCH_DRAIN_PRIMARY : DCH_DRAIN_FULL;
+}
 
 /* The change itself, on m (a copy of FILE's map); the member's id in *id.
- * zone is NULL but for an add with --zone. */
+ * zone is NULL but for an add with --zone. An undrain of a member that is
+ * not drained leaves m as it is, whatever the library would say of it: the
+ * operator's intent (the member serves) already holds. */
 static int apply_change(dch_map *m, change_kind kind, const char *name, const char *zone,
-                        uint32_t weight, uint32_t *id)
+                        uint32_t weight, uint32_t mode, uint32_t *id)
 {
     if (kind == CHANGE_ADD)
         return zone != NULL ? dch_map_add_node_in_zone(m, name, zone, weight, id)
                             : dch_map_add_node(m, name, weight, id);
     int rc = dch_map_find_node(m, name, id);
-    if (rc == DCH_OK)
-        rc = kind == CHANGE_REMOVE ? dch_map_remove_node(m, *id)
-                                   : dch_map_set_weight(m, *id, weight);
-    return rc;
+    if (rc != DCH_OK)
+        return rc;
+    switch (kind) {
+    case CHANGE_REMOVE:
+        return dch_map_remove_node(m, *id);
+    case CHANGE_DRAIN:
+        return dch_map_drain(m, *id, mode);
+    case CHANGE_UNDRAIN:
+        return dch_map_node_drained(m, *id) == 0 ? DCH_OK : dch_map_undrain(m, *id);
+    default:
+        return dch_map_set_weight(m, *id, weight);
+    }
 }
 
 /* Where a change's map goes: --out's file ('-': standard output), else
@@ -377,6 +407,7 @@ typedef struct change_report {
     change_kind kind;
     const dch_map *m;
     uint32_t id, weight;
+    uint32_t was_drained; /* the member's drain mode before the change (0: none) */
     const plan *p;
     change_size size;
     int needs_force; /* needs_force's answer */
@@ -398,6 +429,12 @@ static void print_change_json(FILE *f, const command *cmd, const args *a, const 
         fprintf(f, ", \"zone\": ");
         json_string(f, zone);
     }
+    if (r->kind == CHANGE_DRAIN || r->kind == CHANGE_UNDRAIN) {
+        fprintf(f, ", \"drained\": ");
+        json_string(f, drain_mode_name(dch_map_node_drained(m, r->id)));
+        fprintf(f, ", \"was_drained\": ");
+        json_string(f, drain_mode_name(r->was_drained));
+    }
     fprintf(f, ", \"weight\": %" PRIu32 ", \"written\": %s, \"epoch\": %" PRIu64
                ", \"fingerprint\": \"%016" PRIx64 "\", \"needs_force\": %s,\n  ",
             dch_map_node_weight(m, r->id), (a->given & OPT_DRY_RUN) ? "false" : "true",
@@ -407,13 +444,44 @@ static void print_change_json(FILE *f, const command *cmd, const args *a, const 
     print_copies(f, &r->size.copies, map_replicas(m), 1);
 }
 
+/* " (full)" or " (primary)": the mode the drain leaves in force. */
+static void print_drain_mode(FILE *f, const change_report *r)
+{
+    const uint32_t now = dch_map_node_drained(r->m, r->id);
+    fprintf(f, " (%s", or_dash(drain_mode_name(now)));
+    if (now == DCH_DRAIN_PRIMARY && map_replicas(r->m) == 1)
+        fputs("; with one copy a slot it acts as a full drain", f);
+    fputc(')', f);
+}
+
+/* A drain or undrain that changes nothing says so, and why; a removal or
+ * a weight that ends a drain says that. */
+static void print_drain_note(FILE *f, const args *a, const change_report *r)
+{
+    const uint32_t now = dch_map_node_drained(r->m, r->id);
+    if (r->kind == CHANGE_DRAIN && r->was_drained == now)
+        fprintf(f, "note: %s was drained (%s) already: nothing changed\n", a->pos[1],
+                drain_mode_name(now));
+    else if (r->kind == CHANGE_DRAIN && r->was_drained != 0)
+        fprintf(f, "note: %s was drained (%s): the %s drain replaces it\n", a->pos[1],
+                drain_mode_name(r->was_drained), drain_mode_name(now));
+    else if (r->kind == CHANGE_UNDRAIN && r->was_drained == 0)
+        fprintf(f, "note: %s was not drained: nothing changed\n", a->pos[1]);
+    else if ((r->kind == CHANGE_REMOVE || r->kind == CHANGE_WEIGHT) && r->was_drained != 0 &&
+             (r->kind == CHANGE_REMOVE || now == 0))
+        fprintf(f, "note: %s was drained (%s): its %s ends the drain\n", a->pos[1],
+                drain_mode_name(r->was_drained),
+                r->kind == CHANGE_REMOVE ? "removal" : "new weight");
+}
+
 /* A change's report on f: the changed map, its member, the data it moves
  * and the plan from the old one; with replicas the copies created and
  * dropped (the plan's ranges are the primaries'). */
 static int print_change(FILE *f, const command *cmd, const args *a, const change_report *r)
 {
-    static const char *const verbs[][2] = {{"added", "add"}, {"removed", "remove"},
-                                           {"reweighted", "reweigh"}};
+    static const char *const verbs[][2] = {{"added", "add"},         {"removed", "remove"},
+                                           {"reweighted", "reweigh"}, {"drained", "drain"},
+                                           {"undrained", "undrain"}};
     if (a->given & OPT_JSON) {
         print_change_json(f, cmd, a, r);
         const int status = print_plan(f, r->p, 1, 1);
@@ -425,11 +493,14 @@ static int print_change(FILE *f, const command *cmd, const args *a, const change
     fprintf(f, "%s%s %s", dry ? "dry run: " : "", verbs[r->kind][dry], a->pos[1]);
     if (r->kind == CHANGE_ADD && zone != NULL)
         fprintf(f, " in zone %s", zone);
-    if (r->kind != CHANGE_REMOVE)
+    if (r->kind == CHANGE_DRAIN)
+        print_drain_mode(f, r);
+    else if (r->kind != CHANGE_REMOVE && r->kind != CHANGE_UNDRAIN)
         fprintf(f, " (weight %" PRIu32 ")", r->weight);
     fprintf(f, ": %s %s epoch %" PRIu64 ", fingerprint %016" PRIx64 "\n",
             output_name(destination(a)), dry ? "unchanged; the new map would be at" : "now at",
             dch_map_epoch(r->m), dch_map_fingerprint(r->m));
+    print_drain_note(f, a, r);
     if (map_replicas(r->m) > 1)
         print_copies(f, &r->size.copies, map_replicas(r->m), 0);
     if (r->needs_force && dry) {
@@ -536,7 +607,8 @@ static int make_change(const args *a, change_kind kind, const dch_map *old, dch_
     int rc = dch_map_clone(m, old);
     if (rc != DCH_OK)
         fprintf(stderr, "dchctl: %s\n", dch_strerror(rc));
-    else if ((rc = apply_change(*m, kind, name, zone, weight, id)) != DCH_OK)
+    else if ((rc = apply_change(*m, kind, name, zone, weight, drain_mode(a, kind), id)) !=
+             DCH_OK)
         fprintf(stderr, "dchctl: %s: %s: %s\n", input_name(path), name, dch_strerror(rc));
     return rc != DCH_OK ? EXIT_RUNTIME : 0;
 }
@@ -559,6 +631,8 @@ static int change(const command *cmd, const args *a, change_kind kind)
     if (status != 0 || (status = load(a->pos[0], &old)) != 0)
         return status;
     status = make_change(a, kind, old, &m, r.weight, &r.id);
+    if (status == 0 && kind != CHANGE_ADD)
+        r.was_drained = dch_map_node_drained(old, r.id);
     plan p;
     memset(&p, 0, sizeof p);
     if (status == 0)
@@ -600,6 +674,16 @@ int cmd_remove(const command *cmd, const args *a)
 int cmd_weight(const command *cmd, const args *a)
 {
     return change(cmd, a, CHANGE_WEIGHT);
+}
+
+int cmd_drain(const command *cmd, const args *a)
+{
+    return change(cmd, a, CHANGE_DRAIN);
+}
+
+int cmd_undrain(const command *cmd, const args *a)
+{
+    return change(cmd, a, CHANGE_UNDRAIN);
 }
 
 /* ---- verify, fingerprint ---------------------------------------------- */

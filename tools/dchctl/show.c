@@ -28,7 +28,10 @@ typedef struct summary {
     uint32_t replicas;
     int extra; /* replicas or zones: members also show their copies and zone */
     uint32_t limit, P;
-    double W;
+    /* The drained members in the order drained, and their modes. */
+    uint32_t *drain_ids, *drain_modes;
+    size_t ndrains;
+    double W; /* the weight of the members not drained: the ideals' whole */
     double worst, worst_unit; /* largest |slots - ideal|, overall and in a unit */
 } summary;
 
@@ -80,20 +83,48 @@ static double maxd(double a, double b)
     return a > b ? a : b;
 }
 
+/* A member's weight as the ideals count it: 0 while it is drained, as a
+ * drained member serves as primary no slot. */
+static double ideal_weight(const dch_map *m, uint32_t id)
+{
+    return dch_map_node_drained(m, id) != 0 ? 0.0 : (double)dch_map_node_weight(m, id);
+}
+
+/* The drain list into s (order and modes); -1 when out of memory. */
+static int read_drains(const dch_map *m, summary *s)
+{
+    const size_t cap = s->limit ? s->limit : 1;
+    s->drain_ids = malloc(cap * sizeof *s->drain_ids);
+    s->drain_modes = malloc(cap * sizeof *s->drain_modes);
+    if (s->drain_ids == NULL || s->drain_modes == NULL)
+        return -1;
+    /* Only members are drained, so the list fits under the id limit. */
+    s->ndrains = dch_map_drains(m, s->drain_ids, s->drain_modes, cap);
+    s->ndrains = s->ndrains < cap ? s->ndrains : cap;
+    return 0;
+}
+
+/* Where id stands in the drain list (1 = drained first), or 0. */
+static size_t drain_order(const summary *s, uint32_t id)
+{
+    for (size_t i = 0; i < s->ndrains; i++)
+        if (s->drain_ids[i] == id)
+            return i + 1;
+    return 0;
+}
+
 /* Worst deviations from the ideal shares over the members. */
 static void summarize(const dch_map *m, const balance *b, summary *s)
 {
-    dch_map_get_config(m, &s->cfg);
-    s->replicas = map_replicas(m);
-    s->extra = s->replicas > 1 || map_has_zones(m);
-    s->limit = dch_map_id_limit(m);
-    s->P = dch_map_slot_count(m);
-    s->W = dch_map_total_weight(m);
     s->worst = s->worst_unit = 0;
+    s->W = 0;
+    for (uint32_t id = 0; id < s->limit; id++)
+        if (dch_map_node_name(m, id) != NULL)
+            s->W += ideal_weight(m, id);
     for (uint32_t id = 0; id < s->limit; id++) {
         if (dch_map_node_name(m, id) == NULL || s->W == 0)
             continue;
-        const double w = dch_map_node_weight(m, id);
+        const double w = ideal_weight(m, id);
         const double dev = dch_map_node_slots(m, id) - s->P * w / s->W;
         const double ideal_unit = s->cfg.slots_per_unit * w / s->W;
         s->worst = maxd(s->worst, absd(dev));
@@ -122,7 +153,15 @@ static void print_head_json(const char *path, const dch_map *m, const summary *s
         printf("  \"transition\": {\"step\": %" PRIu32 ", \"steps\": %" PRIu32
                ", \"target_fingerprint\": \"%016" PRIx64 "\"},\n",
                tr.step, tr.steps, tr.target_fingerprint);
-    printf("  \"members\": [");
+    printf("  \"drains\": [");
+    for (size_t i = 0; i < s->ndrains; i++) {
+        printf("%s{\"name\": ", i ? ", " : "");
+        json_string(stdout, dch_map_node_name(m, s->drain_ids[i]));
+        printf(", \"mode\": ");
+        json_string(stdout, drain_mode_name(s->drain_modes[i]));
+        printf("}");
+    }
+    printf("],\n  \"members\": [");
 }
 
 static void print_head_text(const char *path, const dch_map *m, const summary *s)
@@ -146,16 +185,40 @@ static void print_head_text(const char *path, const dch_map *m, const summary *s
     if (dch_map_in_transition(m, &tr))
         printf("transition:    step %" PRIu32 " of %" PRIu32 " towards %016" PRIx64 "\n",
                tr.step, tr.steps, tr.target_fingerprint);
+    if (s->ndrains > 0) {
+        printf("drains:        ");
+        for (size_t i = 0; i < s->ndrains; i++) {
+            printf("%s", i ? ", " : "");
+            text_string(stdout, dch_map_node_name(m, s->drain_ids[i]));
+            printf(" (%s)", or_dash(drain_mode_name(s->drain_modes[i])));
+        }
+        printf(", in the order drained\n");
+    }
     if (s->limit > 0)
-        printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s%s\n", "id", "name", "weight", "slots",
-               "share%", "ideal%", "dev", "unit", "ideal/u", s->extra ? "    copies zone" : "");
+        printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s%s%s\n", "id", "name", "weight", "slots",
+               "share%", "ideal%", "dev", "unit", "ideal/u", s->extra ? "    copies zone" : "",
+               s->ndrains > 0 ? " drained" : "");
+}
+
+/* A member's drain at the end of its row: " 1:full", " 2:primary" (order
+ * and mode), " -" for a member not drained; nothing when none is. */
+static void print_drain_cell(const summary *s, uint32_t id, uint32_t mode)
+{
+    const size_t order = drain_order(s, id);
+    if (s->ndrains == 0)
+        return;
+    if (order == 0)
+        printf(" -");
+    else
+        printf(" %zu:%s", order, or_dash(drain_mode_name(mode)));
 }
 
 /* One member's row (JSON: an element after `first` ones or not). */
 static void print_member(const dch_map *m, const summary *s, const balance *b, uint32_t id,
                          int json, int first)
 {
-    const double w = dch_map_node_weight(m, id), W = s->W;
+    const double w = ideal_weight(m, id), W = s->W;
+    const uint32_t mode = dch_map_node_drained(m, id);
     const uint32_t slots = dch_map_node_slots(m, id);
     const double ideal = W > 0 ? s->P * w / W : 0;
     const double ideal_unit = W > 0 ? s->cfg.slots_per_unit * w / W : 0;
@@ -172,6 +235,10 @@ static void print_member(const dch_map *m, const summary *s, const balance *b, u
             printf(", \"copies\": %" PRIu32 ", \"zone\": ", dch_map_node_copies(m, id));
             json_string(stdout, dch_map_node_zone(m, id));
         }
+        printf(", \"drained\": ");
+        json_string(stdout, drain_mode_name(mode));
+        if (mode != 0)
+            printf(", \"drain_order\": %zu", drain_order(s, id));
         printf("}");
     } else {
         printf("%6" PRIu32 " %-16s %10" PRIu32 " %9" PRIu32 " %9.4f %9.4f %+9.3f %4" PRIu32
@@ -182,6 +249,7 @@ static void print_member(const dch_map *m, const summary *s, const balance *b, u
         if (s->extra)
             printf(" %9" PRIu32 " %s", dch_map_node_copies(m, id),
                    or_dash(dch_map_node_zone(m, id)));
+        print_drain_cell(s, id, mode);
         printf("\n");
     }
 }
@@ -204,6 +272,19 @@ int cmd_show(const command *cmd, const args *a)
         return out_of_memory();
     }
     summary s;
+    memset(&s, 0, sizeof s);
+    dch_map_get_config(m, &s.cfg);
+    s.replicas = map_replicas(m);
+    s.extra = s.replicas > 1 || map_has_zones(m);
+    s.limit = limit;
+    s.P = dch_map_slot_count(m);
+    if (read_drains(m, &s) != 0) {
+        free(s.drain_ids);
+        free(s.drain_modes);
+        free(b);
+        dch_map_free(m);
+        return out_of_memory();
+    }
     summarize(m, b, &s);
     const int json = (a->given & OPT_JSON) != 0;
     if (json)
@@ -219,6 +300,8 @@ int cmd_show(const command *cmd, const args *a)
     }
     if (json)
         printf("%s]}\n", first ? "" : "\n  ");
+    free(s.drain_ids);
+    free(s.drain_modes);
     free(b);
     dch_map_free(m);
     return 0;
