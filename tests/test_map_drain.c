@@ -299,7 +299,7 @@ static void run_history(hist *h, unsigned steps)
 
 Test(map_drain, promises_over_random_histories)
 {
-    replica_case c = {test_seed(2026), test_scaled(6, 2), 0, 0, 0, 0, false};
+    replica_case c = {test_seed(2026), test_scaled(12, 2), 0, 0, 0, 0, false};
     uint64_t worst_extra = 0, worst_undrain = 0, measured = 0, worst_steady = 0;
     double worst_share = 0;
     while (replica_case_next(&c)) {
@@ -314,7 +314,7 @@ Test(map_drain, promises_over_random_histories)
         h.b = drain_map(16, 16, c.R);
         for (int i = 0; i < 6; i++)
             do_call(&h, 0);
-        run_history(&h, test_scaled(60, 20));
+        run_history(&h, test_scaled(120, 24));
         worst_extra = h.worst_extra > worst_extra ? h.worst_extra : worst_extra;
         worst_undrain = h.undrain_moved_worst > worst_undrain ? h.undrain_moved_worst
                                                               : worst_undrain;
