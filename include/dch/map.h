@@ -286,15 +286,18 @@ DCH_API int dch_map_clone(dch_map **out, const dch_map *m);
  * Add a member.
  *
  * The member gets the lowest free id. With a positive weight it takes about
- * its share of every unit, each slot from the existing member furthest above
- * its share: the slots that move are exactly the ones it now owns (but for
- * repair moves, see the top of this header). The name is copied.
+ * its share of every unit: how many slots each existing member gives is
+ * decided by how far it is above its share (furthest first), and which
+ * slots, unit by unit, by per-unit shares and the count left to give. The
+ * slots that move are exactly the ones it now owns (but for repair moves,
+ * see the top of this header). The name is copied.
  * With R = 1: O(P + N log N + (m + a) log(S N) + r (P + N)) for m slots
- * moved, a <= P receivers set aside in the units a lowering gives (none
- * here) and r repair moves (none with equal weights); docs/placement.md,
- * "Complexity", proves it. That is within a log factor of cloning the map
- * (O(P + N)) but for repair; not the constant factor of 10 the project
- * aims at (dch-bench --only worst measures the worst call against it).
+ * moved, N ids (the id limit), a <= P receivers set aside in the units a
+ * lowering gives (none here) and r repair moves (none with equal
+ * weights); docs/placement.md, "Complexity", proves it. That is within a
+ * log factor of cloning the map (O(P + N)) but for repair; not the
+ * constant factor of 10 the project aims at (dch-bench --only worst
+ * measures the worst call against it).
  *
  * @param name    non-empty, NUL within the first DCH_NAME_MAX + 1 bytes, no
  *                byte below 0x20 and no 0x7f.
@@ -324,7 +327,8 @@ DCH_API int dch_map_add_node_in_zone(dch_map *m, const char *name, const char *z
 
 /**
  * Remove a member. Its slots are shared out over all the remaining members of
- * positive weight, each slot to the member furthest below its share; no
+ * positive weight, the counts to those furthest below their shares first
+ * (which slots go to whom, unit by unit, by per-unit shares); no
  * other slot moves (but for repair moves, see the top of this header). When
  * no member of positive weight remains, every slot becomes unowned. The id
  * becomes free. With R = 1: O(P + N log N + (m + a) log(S N) + r (P + N)),

@@ -52,7 +52,10 @@ typedef int (*dch__before_fn)(const dch__engine *g, uint32_t a, uint32_t b);
 /*
  * held*W - P*w for a member once its remaining quota is carried: in stage 1
  * the quota planned so far, in stage 4 what is left of it. Kept in dev[],
- * which every change of a planned count updates by W.
+ * which every change of a planned count updates by W. Not for x during
+ * stages 1 to 4: dev[x] keeps its value from before stage 1 (stage 1 keeps
+ * x's in a local; x is never in pool or present) until dch__move_apply sets
+ * it after stage 4.
  */
 static inline int64_t dch__deviation(const dch__engine *g, uint32_t id)
 {
@@ -108,7 +111,7 @@ uint64_t dch__unit_best(const dch__engine *g, uint32_t n, int max_tier, int firs
 uint32_t dch__unit_fix_top(const dch__engine *g, uint32_t n);
 
 /* engine_quotas.c: the order of quotas, a key per counterparty and, on a
- * lowering, a heap of them (docs/placement.md, "The quota order") */
+ * lowering, a heap of them (docs/placement.md, "The order of quotas") */
 void dch__set_key(const dch__engine *g, uint32_t id);
 uint32_t dch__key_quotas(const dch__engine *g);
 uint32_t dch__quota_heap(const dch__engine *g);

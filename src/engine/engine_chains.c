@@ -83,7 +83,7 @@ static uint32_t quota_of_deviation(const dch__move *mv, int64_t dev)
  * A member whose remaining quota id can carry in its place (id itself when
  * its quota is not spent). Preferred: one whose final deviation is exactly
  * one slot below id's (raise; above, lowering), so that swapping one move
- * between them leaves the multiset of final deviations as phase 1 planned.
+ * between them leaves the multiset of final deviations as stage 1 planned.
  * Else one for which the swap keeps both within the global bound and, with
  * equal weights, every final count within 2 of every other (the invariant
  * that shows equal weights never need a repair move: docs/placement.md,
@@ -97,8 +97,9 @@ static uint32_t partner(const dch__engine *g, uint32_t id)
         return id;
     const int64_t W = g->W, step = g->grow ? -1 : 1;
     const int64_t mine = dch__deviation(g, id) + step * W; /* after the extra move */
-    /* The exact swap: theirs, one move short, equals mine less a move, so
-     * their deviation now is mine. */
+    /* The exact swap: a y whose final deviation now, dev[y], equals mine
+     * (id's after the extra move). Once y carries one move fewer, y's is
+     * id's old one and id's is y's old one: the two values trade places. */
     const uint32_t exact = quota_of_deviation(mv, mine);
     if (exact != UINT32_MAX || !mv->allow_fit)
         return exact;
@@ -136,10 +137,16 @@ static void visit(const dch__engine *g, uint32_t id, uint32_t from, uint32_t r, 
 }
 
 /*
- * Enqueue the counterparties that can carry one more move in the unit
- * counted into cnt/present (np of them): present ones within their band and,
- * on a lowering, receivers holding nothing there (at most `absent` of
- * those). Returns one with quota left or a partner, or UINT32_MAX.
+ * Enqueue the members that can carry one more move in the unit counted
+ * into cnt/present (np of them): present ones within their band and, on a
+ * lowering, receivers holding nothing there (at most `absent` of those).
+ * Any member qualifies, not only stage 1's counterparties: one with no
+ * quota and no records can only end a chain, through partner(). Nothing
+ * here stops at DCH__SEARCH: the present loop may add up to S members
+ * whatever the queue holds, and `absent` wraps once the queue has passed
+ * DCH__SEARCH; each id is queued once a search (mark), and the budget
+ * bounds the work (docs/placement.md, "Movement, and why the chain search
+ * keeps it"). Returns one with quota left or a partner, or UINT32_MAX.
  */
 static uint32_t frontier(const dch__engine *g, uint32_t np, uint32_t from, uint32_t r,
                          uint32_t u, uint32_t absent)
@@ -226,10 +233,13 @@ static void apply_chain(const dch__engine *g, uint32_t z, uint32_t s0)
  * there; if its quota is spent, it undoes one of its recorded moves in
  * another unit (staying in its band), where another counterparty takes the
  * move over, and so on until one with quota left, or one that can carry
- * the quota of a partner (see partner()). The multiset of final deviations,
- * and so every global bound, comes out exactly as phase 1 planned. At most
- * DCH__SEARCH members are visited, and the search stops when the move's
- * budget is spent. Returns 1 when a chain was applied.
+ * the quota of a partner (see partner()). The multiset of final deviations
+ * comes out as stage 1 planned: exactly in the first search, within the
+ * bounds partner() allows in the looser one (allow_fit; docs/placement.md,
+ * I2), so every global bound holds. No member is expanded once DCH__SEARCH
+ * are queued (the queue itself may pass it, see frontier()), and the
+ * search stops when the move's budget is spent; applying the chain found
+ * is charged to the same budget. Returns 1 when a chain was applied.
  */
 static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
 {
@@ -265,7 +275,7 @@ static int search_once(const dch__engine *g, uint32_t u0, uint32_t s0)
     return 1;
 }
 
-/* A chain that keeps phase 1's final deviations exactly, else one that
+/* A chain that keeps stage 1's final deviations exactly, else one that
  * keeps them within the bounds partner() allows. */
 int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
 {
@@ -286,7 +296,7 @@ int dch__search_chain(const dch__engine *g, uint32_t u0, uint32_t s0)
     for (uint32_t id = 0; g->equal && id < v->id_limit; id++) {
         if (v->members[id].weight == 0)
             continue;
-        /* x ends with what phase 1 planned */
+        /* x ends with what stage 1 planned (dev[x] is stale until then) */
         const int64_t c = id == g->x ? mv->x_final : final_count(g, id);
         mv->lo_count = c < mv->lo_count ? c : mv->lo_count;
         mv->hi_count = c > mv->hi_count ? c : mv->hi_count;

@@ -31,7 +31,7 @@ static int before_global(const dch__engine *g, uint32_t a, uint32_t b)
 }
 
 /*
- * The counterparties phase 1 can pick, into heap[0 .. n). A member ranked
+ * The counterparties stage 1 can pick, into heap[0 .. n). A member ranked
  * k-th by before_global is picked only after the k - 1 ahead of it have each
  * been picked at least once (each stays ahead until then), so with at most
  * k picks only the first k can be: those are kept, found in one pass with a
@@ -89,6 +89,9 @@ uint32_t dch__plan_counts(const dch__engine *g)
     const dch__map_view *v = g->v;
     uint32_t *a = g->mv->heap, *q = g->mv->queue, *quota = g->mv->quota;
     const uint32_t x = g->x;
+    /* x's deviation is kept here, not in dev[x], which stays x's value
+     * before the picks until dch__move_apply sets it after stage 4; x is
+     * never in pool or present, so no stage reads dev[x] meanwhile. */
     int64_t ex = (int64_t)v->members[x].slots * g->W - (int64_t)v->slots * v->members[x].weight;
     const uint32_t n = candidates(g, ex);
     /* partner()'s pool: the candidates (every member that can get a quota),
@@ -139,6 +142,8 @@ uint32_t dch__plan_counts(const dch__engine *g)
         } else {
             ai++;
         }
+        /* A raise picks a donor again only while it still holds a slot once
+         * its quota so far is taken (docs/placement.md, "Stage 1: counts"). */
         if (!g->grow || quota[top] < v->members[top].slots) {
             const uint32_t tail = qh + qn; /* < 2n: a wrap, not a division */
             q[tail >= n ? tail - n : tail] = top;

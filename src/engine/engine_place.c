@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Phase 2 (docs/placement.md, stages 2 to 4): which slots carry the quotas
- * stage 1 planned. x's count in each unit is water-filled towards an even
- * level; in each unit the slot comes from the donor most above its
- * per-unit share S*w/W (goes to the receiver most below it), ties to the
- * larger quota left beyond what later units force, then the lower id.
+ * Stages 2 to 4 (docs/placement.md, "The stages, in order"): which slots
+ * carry the quotas stage 1 planned. x's count in each unit is water-filled
+ * towards an even level; in each unit the slot comes from the donor most
+ * above its per-unit share S*w/W (goes to the receiver most below it),
+ * ties to the larger quota left beyond what later units force, then the
+ * lower id.
  * Where no counterparty fits a unit's band, a chain of trades is looked
  * for; quotas are met exactly whatever the units allow.
  */
@@ -22,17 +23,20 @@ void dch__place(const dch__engine *g, uint32_t moved)
     dch__plan_targets(g, moved);
     /* docs/placement.md, "Stage 3: bands and forced moves" */
     dch__plan_bands(g);
-    /* Forced moves are planned for when a raise's x has a share of at least
-     * a slot a unit (with fewer slots than members almost nothing is forced
-     * and the survey would cost a pass), and for a lowering whenever some
-     * receiver's band starts above 0 (else nothing can be forced). */
+    /* Forced moves are surveyed when a raise's x has a share of at least
+     * a slot a unit (a cost shortcut: a donor above its ceiling is forced,
+     * tier 0, either way, but with fewer slots than members little is and
+     * the survey would cost a pass; skipped, forced[] is zero), and for a
+     * lowering whenever some receiver's band starts above 0 (else nothing
+     * can be forced). */
     mv->surveyed = g->grow ? mv->band_lo[g->x] > 0 : mv->max_band_lo > 0;
     if (mv->surveyed)
         dch__survey_forced(g);
     else
         memset(mv->forced, 0, (size_t)v->id_limit * sizeof *mv->forced);
     if (g->grow) {
-        /* docs/placement.md, "Stage 4: the passes" (raise, steps 1 to 6):
+        /* docs/placement.md, "Stage 4: the passes" (raise, steps 1 to 6;
+         * slack UINT32_MAX - 1 is the ceiling, UINT32_MAX every slot):
          * up to x's target per unit; chains where x is below its level;
          * then anywhere up to its ceiling where donors with quota are, by
          * chains again, and out of band last (the last pass meets every

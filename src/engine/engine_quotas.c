@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The order of quotas (docs/placement.md, "Fast paths", and "Complexity",
- * "The quota order"). Where the bands leave a unit's pick to the order of
+ * "The order of quotas"). Where the bands leave a unit's pick to the order of
  * quotas alone, the pick is the counterparty with quota left that comes
  * first in that order among those present in the unit (a raise's banded
  * take) or absent from it (a lowering's lazy give). Each such counterparty

@@ -11,8 +11,12 @@
  * above its share to the member of positive weight furthest below (ties to
  * the lower id), in the unit where the first most outnumbers the second.
  * Each move lowers the sum of squared deviations, so the loop ends, and it
- * ends only inside the bound (docs/placement.md, "Global balance"). These are the only moves between
- * two members other than x; phase 1 never needs them with equal weights.
+ * ends only inside the bound (docs/placement.md, "Global balance"). These
+ * are the only moves between two members other than x. With equal weights
+ * stage 1 leaves every member inside the bound, so nothing is left to
+ * repair and dch__move_apply does not call this ("Equal weights: no
+ * repair, counts within 2"); with unequal weights it runs after a raise
+ * as after a lowering ("Stage 5: repair" says when a raise can need it).
  */
 void dch__repair(const dch__engine *g)
 {

@@ -21,6 +21,8 @@ static void take(const dch__engine *g, uint32_t u, uint32_t id, uint32_t s)
  * ceiling, the level plus one, when slack is UINT32_MAX - 1; every slot
  * when it is UINT32_MAX) from the donors present whose tier is at most
  * max_tier, the best by dch__pick_key() first; returns the slots still to take.
+ * Step 1 of docs/placement.md, "Stage 4: the passes" is the call with slack 0
+ * and max_tier 1 (`first`); steps 3, 5 and 6 are the others.
  *
  * On the first pass, when nothing is forced and no other member's share
  * reaches a slot a unit, every donor's band is [0, 1]: one present once is

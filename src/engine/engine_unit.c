@@ -63,9 +63,10 @@ static void group_slots(const dch__engine *g, const uint16_t *base, uint32_t np)
 }
 
 /* Count unit u's owners other than x into cnt/present; slot[id] is the last
- * slot of the unit id holds. Only donors with quota left, on a raise
- * (all 0: then their slots are grouped, group_slots; all 2: counts only,
- * for the survey of forced moves). */
+ * slot of the unit id holds (all 1, or a lowering). Only donors with quota
+ * left, on a raise (all 0: then their slots are grouped and slot[id] ends
+ * id's segment of xs[], group_slots; all 2: counts only, for the survey of
+ * forced moves, slot[] untouched). */
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
     dch__units_counted++;

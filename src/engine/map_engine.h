@@ -38,11 +38,15 @@ typedef struct dch__map_view {
  */
 typedef struct dch__move {
     const dch_allocator *alloc;
-    int64_t *dev; /* per id: held*W - P*w once the planned moves are made */
+    /* per id: held*W - P*w once the planned moves are made; x's is stale
+     * (its value before stage 1) until set after stage 4 (engine_counts.c) */
+    int64_t *dev;
     uint32_t *quota; /* per id: slots it gives (raise) or receives (lowering) */
-    uint32_t *heap; /* per id: a heap of counterparties (phase 1's, then phase 2's) */
-    uint64_t *key; /* per id: phase 2's order of counterparties (engine_quotas.c) */
-    /* per id: where it sits in phase 2's heap of quotas, and the receivers
+    /* per id: a heap of counterparties (stage 1's, then stage 4's) */
+    uint32_t *heap;
+    /* per id: stage 4's order of counterparties (engine_quotas.c) */
+    uint64_t *key;
+    /* per id: where it sits in stage 4's heap of quotas, and the receivers
      * set aside as present in the unit being given (engine_quotas.c) */
     uint32_t *qpos, *aside;
     uint32_t qn, naside, qlive; /* the heap's size, aside's, and both's with quota */
@@ -51,18 +55,21 @@ typedef struct dch__move {
     uint64_t *qq;
     uint32_t qhead, qtail, qcap;
     uint32_t *cnt; /* per id: slots held in the unit being visited */
-    uint32_t *slot; /* per id: the last slot of the unit seen */
+    /* per id: the last slot it holds in the unit counted or marked; after a
+     * raise's grouped count, the end of its segment of xs[] (group_slots) */
+    uint32_t *slot;
     uint32_t *xcnt; /* per unit: slots the changing member holds */
     uint32_t *target; /* per unit: what it should hold after the move */
     uint32_t *present; /* ids seen in the unit being visited */
     /* S + 1 entries: the histogram of x's counts a unit (plan_targets), then
      * x's slots of the unit being visited (a lowering), or the donors' slots
-     * grouped by donor (a raise, dch__count_unit) */
+     * grouped by donor (a raise: dch__count_unit with all 0, where a
+     * donor's next slot is xs[slot[id] - 1]) */
     uint32_t *xs;
     uint32_t *forced; /* per id: moves the per-unit bands force in units to come */
     uint32_t *par, *via, *entry; /* per id: the chain search's parent, record, unit */
     /* per id: a stamp (visited by the chain search, or present in a unit
-     * of a lowering); the chain search's queue, or phase 1's */
+     * of a lowering); the chain search's queue, or stage 1's */
     uint32_t *mark, *queue;
     uint32_t stamp, qlen;
     uint32_t *pool, npool; /* per id: members with quota left, for partner() */
@@ -71,7 +78,7 @@ typedef struct dch__move {
     int surveyed; /* forced[] was planned for this move */
     uint32_t max_band_lo, max_band_hi; /* the highest floor, ceil of S*w/W among the others */
     int64_t lo_count, hi_count; /* least and most final count, for partner() */
-    int64_t x_final; /* the count phase 1 planned for x */
+    int64_t x_final; /* the count stage 1 planned for x */
     int allow_fit; /* partner() may pick a swap that is not exact */
     uint32_t *rec_slot, *rec_who; /* per move so far: its slot and counterparty */
     /* each id's moves as a list in record order: its first and last, and
@@ -99,7 +106,7 @@ void dch__move_release(dch__move *mv);
 
 /**
  * The most slots changing x's weight to w can move, for dch__move_alloc:
- * on a lowering the slots x holds; on a raise the picks phase 1 can make
+ * on a lowering the slots x holds; on a raise the picks stage 1 can make
  * (the bound candidates() uses, about x's new share plus 3), so the scratch
  * follows the change, not P. members has id_limit entries, of weights
  * summing to total; x may be past them (a member being added: no slots,
@@ -109,10 +116,13 @@ uint32_t dch__move_bound(const dch__member *members, uint32_t id_limit, uint32_t
                          uint32_t x, uint32_t w, uint32_t total);
 
 /**
- * Change member x's weight to w, moving slots only between x and the other
- * members of positive weight, and update v->weight[x] and the held counts.
- * Requires another member of positive weight (else x owns all or nothing,
- * which the caller sets) and w != v->weight[x].
+ * Change member x's weight to w and update v->members[x].weight and the
+ * held counts (members[].slots). Stages 1 to 4 move slots only between x
+ * and other members of positive weight; stage 5, repair (unequal weights
+ * only), may move single slots between two other members
+ * (docs/placement.md, "Stage 5: repair"). Requires another member of
+ * positive weight (else x owns all or nothing, which the caller sets) and
+ * w != v->members[x].weight.
  */
 void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
                      uint32_t w);

@@ -13,15 +13,15 @@
  * Every call changes one member x's weight: add raises it from 0, remove
  * lowers it to 0, set_weight does either. The move is the placement
  * engine's (src/engine/, dch__move_apply in engine_move.c first;
- * docs/placement.md states it step by step and proves its promises):
- * step 1 decides every count against the shares P*w/W of the new weights,
- * step 2 chooses which slots carry those counts, aiming at per-unit slices
- * of S*w/W, and step 3 repairs any member 2 or more slots from its share.
- * With equal weights step 3 never runs, so slots move only to x or only from
- * x; with unequal weights its moves between two other members are what
- * keeps |count - P*w/W| < 2 after every call, which no engine moving only
- * x's slots can. This file is the object around the engine: members, the
- * slot table, lookups, ranges and clones.
+ * docs/placement.md states it stage by stage and proves its promises):
+ * stage 1 decides every count against the shares P*w/W of the new weights,
+ * stages 2 to 4 choose which slots carry those counts, aiming at per-unit
+ * slices of S*w/W, and stage 5 repairs any member 2 or more slots from its
+ * share. With equal weights stage 5 never runs, so slots move only to x or
+ * only from x; with unequal weights its moves between two other members
+ * are what keeps |count - P*w/W| < 2 after every call, which no engine
+ * moving only x's slots can. This file is the object around the engine:
+ * members, the slot table, lookups, ranges and clones.
  * All arithmetic is exact (64-bit integers) and ties fall to the lower id,
  * so the table is a pure function of the config and the call sequence.
  */
@@ -620,7 +620,10 @@ static void change_release(const dch_map *m, change *c)
 }
 
 /*
- * Change x's weight to w (x already a member), moving slots monotonically.
+ * Change x's weight to w (x already a member). With R = 1 slots move only
+ * to x (a raise) or only from x (a lowering), but for the repair moves of
+ * stage 5 (docs/placement.md, "Stage 5: repair"); with R >= 2 the replica
+ * engine moves them (docs/replicas.md).
  * Cannot fail: c was allocated by the caller when needs_move() said so.
  * The caller checked that the weight sum stays within UINT32_MAX.
  */
