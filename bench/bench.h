@@ -175,6 +175,12 @@ const char *bench_stat_text(char *buf, size_t cap, const double *v, size_t n);
  */
 dch_map *bench_map_of(uint32_t p, uint32_t n);
 
+/**
+ * One call of a scripted history on m: op 'a' adds name with weight, 'r'
+ * removes it, anything else sets its weight (lookup.c).
+ */
+int bench_map_call(dch_map *m, char op, const char *name, uint32_t weight);
+
 /** Fill the message buffer the hash sections read (hash.c). */
 void bench_fill_messages(uint64_t *seed);
 

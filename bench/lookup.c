@@ -264,6 +264,17 @@ void bench_section_lookup(bench *b, const dch_map *m, const dch_ring *r, uint32_
     peers_free(pe);
 }
 
+int bench_map_call(dch_map *m, char op, const char *name, uint32_t weight)
+{
+    uint32_t id = 0;
+    if (op == 'a')
+        return dch_map_add_node(m, name, weight, NULL);
+    int rc = dch_map_find_node(m, name, &id);
+    if (rc != DCH_OK)
+        return rc;
+    return op == 'r' ? dch_map_remove_node(m, id) : dch_map_set_weight(m, id, weight);
+}
+
 dch_map *bench_map_of(uint32_t p, uint32_t n)
 {
     dch_map_config cfg;

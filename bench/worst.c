@@ -55,13 +55,7 @@ typedef struct worst_run {
 
 static int apply(dch_map *m, const worst_call *c)
 {
-    uint32_t id = 0;
-    if (c->op == 'a')
-        return dch_map_add_node(m, c->name, c->weight, NULL);
-    int rc = dch_map_find_node(m, c->name, &id);
-    if (rc != DCH_OK)
-        return rc;
-    return c->op == 'r' ? dch_map_remove_node(m, id) : dch_map_set_weight(m, id, c->weight);
+    return bench_map_call(m, c->op, c->name, c->weight);
 }
 
 /* The floor at m's state: clone it and count its owners (least of tries). */
