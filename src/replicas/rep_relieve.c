@@ -14,7 +14,8 @@
  * (x took donor d's copy at slot s) moves to slot t, where x takes the copy
  * of some u instead and d's copy at s comes back. u is d, or a member with
  * dev[u] >= dev[d] (no further below its share than d), dev[u] > 0 (u
- * ends at or above floor(share)), held[u] > keep(u) (u keeps what its
+ * ends at or above floor(share); one copy less while the pairs over their
+ * bounds are relieved), held[u] > keep(u) (u keeps what its
  * primaries need) and dev[d] < one copy (d ends less than two above its
  * share): can_shift. The call still creates copies only on x and drops
  * only what x replaces. A move, or a move and a second
@@ -23,6 +24,10 @@
  * falls; so the repair ends. It runs only where the promise is made: equal
  * weights, no zones (so any slot admits any member), R >= 2 and
  * R*P >= 16*M, and its work is capped near linear in the table and the rows.
+ * The pairs over their bounds now are relieved first, with the larger
+ * budget, a giver allowed one copy below floor(share) and no second move
+ * tried after a first that left more excess (docs/replicas.md, "Real
+ * excess first").
  */
 typedef struct relief {
     const dch__rep_call *e;
@@ -30,6 +35,7 @@ typedef struct relief {
     uint64_t budget; /* work left: a unit a slot looked at or a move made,
                         an id a pair counted again */
     int undoing; /* a shift is being undone: `over` is restored whole */
+    int64_t floor_slack; /* 0, or one copy while real excess is relieved */
 } relief;
 
 /* "Looking ahead" (docs/replicas.md, "Pair relieving"). The bound a
@@ -102,8 +108,9 @@ static void spend(relief *r, uint64_t work)
 }
 
 /* Whether take j may move to position kt of slot t (see above). */
-static int can_shift(const dch__rep_call *e, uint32_t j, uint32_t t, uint32_t kt)
+static int can_shift(const relief *r, uint32_t j, uint32_t t, uint32_t kt)
 {
+    const dch__rep_call *e = r->e;
     const dch__rep_move *rm = e->rm;
     const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7, d = rm->rec_from[j];
     const uint16_t *bs = rep_block(e, s), *bt = rep_block(e, t);
@@ -112,10 +119,11 @@ static int can_shift(const dch__rep_call *e, uint32_t j, uint32_t t, uint32_t kt
         rep_place_of(bs, e->n, d) >= 0)
         return 0;
     /* u gives in d's place: u no further below its share than d, ending
-     * at or above floor(share) (the "Floor condition") and above its keep
+     * at or above floor(share) (the "Floor condition"; floor_slack: one
+     * copy below it in the sweeps for real excess) and above its keep
      * (step 2 must still make it the primary of its share), d ending
      * within two copies above its share. */
-    return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] > 0 &&
+    return u == d || (rm->dev[u] >= rm->dev[d] && rm->dev[u] + r->floor_slack > 0 &&
                       rm->dev[d] < DCH__REP_ONE && e->v->held[u] > dch__rep_keep(e, u));
 }
 
@@ -170,7 +178,7 @@ static int try_shift(relief *r, uint32_t j, uint32_t t, uint32_t kt, uint64_t go
 {
     const dch__rep_call *e = r->e;
     const dch__rep_move *rm = e->rm;
-    if (r->budget == 0 || !can_shift(e, j, t, kt))
+    if (r->budget == 0 || !can_shift(r, j, t, kt))
         return 0;
     const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7, d = rm->rec_from[j];
     const uint16_t *bt = rep_block(e, t);
@@ -184,7 +192,12 @@ static int try_shift(relief *r, uint32_t j, uint32_t t, uint32_t kt, uint64_t go
     shift_take(r, j, t, kt);
     if (r->over < goal)
         return 1;
-    for (uint32_t i = 0; !x_fits && i < e->n; i++)
+    /* A second move relieves one pair of x by one slot. While the real
+     * excess is relieved, a first move that left more of it than there was
+     * (u's bound fell under a pair of its own) cannot be saved by one, and
+     * the search for it would read the whole table. */
+    const int hopeless = r->floor_slack != 0 && r->over / REAL_EXCESS > goal / REAL_EXCESS;
+    for (uint32_t i = 0; !x_fits && !hopeless && i < e->n; i++)
         if (i != kt && pair_over(e, e->x, bt[i]) && relieve_x(r, bt[i], goal))
             return 1;
     /* Undone, the table, the rows and the bounds are as they were, so the
@@ -224,6 +237,18 @@ static int relieve_x(relief *r, uint32_t p, uint64_t goal)
     return 0;
 }
 
+/* Split the pair at positions ka and kc of slot t (without x): x takes
+ * one of the two copies there. Single moves are tried before any that
+ * needs a second one: a second move searches the whole table, and trying
+ * it take by take spent the budget before a single move was reached. */
+static void split_at(relief *r, uint32_t t, uint32_t ka, uint32_t kc)
+{
+    for (int second = 0; second < 2; second++)
+        for (uint32_t j = 0; j < r->e->rm->nrec; j++)
+            if (try_shift(r, j, t, ka, r->over, second) || try_shift(r, j, t, kc, r->over, second))
+                return;
+}
+
 /* One sweep over the slots: at a slot where x sits beside a partner it
  * shares too many slots with, one of those takes moves away; at a slot
  * without x holding a pair over its bound, x takes one of the two copies
@@ -245,9 +270,7 @@ static void sweep(relief *r, uint64_t least)
                         relieve_x(r, bt[ka == (uint32_t)kx ? kc : ka], r->over);
                     continue;
                 }
-                for (uint32_t j = 0; j < e->rm->nrec; j++)
-                    if (try_shift(r, j, t, ka, r->over, 1) || try_shift(r, j, t, kc, r->over, 1))
-                        break;
+                split_at(r, t, ka, kc);
             }
     }
 }
@@ -268,7 +291,9 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
     if (e->n < 2 || e->zones != e->M || (uint64_t)v->replicas * v->slots < 16 * (uint64_t)e->M ||
         rm->nrec == 0 || !dch__rep_build_rows(e, 1))
         return;
-    relief r = {e, 0, 4 * ((uint64_t)v->slots * e->n + (uint64_t)L * L) + 65536, 0};
+    /* The work of a sweep's scan and of recounting every pair twice. */
+    const uint64_t work = (uint64_t)v->slots * e->n + (uint64_t)L * L;
+    relief r = {e, 0, 16 * work + 65536, 0, DCH__REP_ONE};
     for (uint32_t id = 0; id < L; id++) {
         rm->cap[id] = rep_positive(e, id) ? (uint32_t)dch__rep_share_limit(e, v->held[id]) : UINT32_MAX;
         rm->avail[id] = rep_positive(e, id) ? (uint32_t)ahead_limit(e, v->held[id], 1) : UINT32_MAX;
@@ -278,16 +303,19 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
         if (rm->col[a] != UINT32_MAX)
             r.over += over_pairs(e, a, a + 1, a);
     /* At most 4 sweeps for the pairs over their bounds now, then at most 4
-     * for every pair (docs/replicas.md, "Pair relieving"): the look-ahead
-     * must not spend the budget the promise needs (64 x 8, R = 8: a
-     * removal leaves a pair at the old bound and the next joins drop it;
-     * corpus equal-r8-64x8-diversity-rejoin-after-removals). */
+     * for every pair with a budget of their own (docs/replicas.md, "Real
+     * excess first"): the look-ahead must not spend the budget the promise
+     * needs (64 x 8, R = 8: a removal leaves a pair at the old bound and
+     * the next joins drop it; corpus
+     * equal-r8-64x8-diversity-rejoin-after-removals). */
     for (uint32_t pass = 0, last = 1; pass < 4 && last && r.over >= REAL_EXCESS && r.budget > 0;
          pass++) {
         const uint64_t before = r.over;
         sweep(&r, REAL_EXCESS);
         last = r.over < before; /* no pass after one that moved nothing */
     }
+    r.floor_slack = 0;
+    r.budget = 4 * work + 65536;
     for (uint32_t pass = 0; pass < 4 && r.over > 0 && r.budget > 0; pass++)
         sweep(&r, 1);
 }
