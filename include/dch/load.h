@@ -142,8 +142,9 @@ DCH_API size_t dch_load_memory(const dch_load_counter *c);
 
 /**
  * Count `amount` of load on the slot of `hash`, as thread index `thread`.
- * Lock-free and wait-free: one relaxed atomic load and store of the
- * thread's own total (see "Threads" above for who may call it when).
+ * One relaxed atomic load and store of the thread's own total, no lock and
+ * no loop: wait-free where 64-bit atomics are lock-free (see "Threads"
+ * above for who may call it when).
  * amount 0 is allowed and counts nothing.
  *
  * @return DCH_OK; DCH_EINVAL if c is NULL or thread >= the thread count
