@@ -36,7 +36,8 @@ enum {
     SEC_REPLICAS = 1u << 6, /* every copy of a hash against its primary alone */
     SEC_WORST = 1u << 7,    /* the engine's worst single-copy call against the floor */
     SEC_REPLICA_COST = 1u << 8, /* replica calls against a clone */
-    SEC_ALL = (1u << 9) - 1
+    SEC_LOAD = 1u << 9,         /* dch_load_hit against a bare array */
+    SEC_ALL = (1u << 10) - 1
 };
 
 /* The hash set: enough hashes that a large table is touched all over. */
@@ -247,6 +248,10 @@ void bench_section_worst(bench *b);
  *  default shape, R = 3, N = 1,000, against cloning the map
  *  (replica_cost.c). */
 void bench_section_replica_cost(bench *b);
+
+/** dch_load_hit against incrementing a bare array at the hash's slot, at
+ *  the default P (load.c). */
+void bench_section_load(bench *b);
 
 /** List the fresh-clone targets at N a shortened run did not reach. */
 void bench_publish_unmeasured(bench *b);

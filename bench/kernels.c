@@ -30,6 +30,11 @@ BENCH_NOINLINE uint32_t bench_copies_floor_lookup(const bench_copies_floor *f,
     return sum;
 }
 
+BENCH_NOINLINE void bench_counts_add(bench_counts *f, uint64_t hash, uint64_t amount)
+{
+    f->n[(hash >> 32) >> f->shift] += amount;
+}
+
 /* The comparison is left as a branch on purpose: this is the search a ring
  * without an index performs, about log2(points) steps, each a load that
  * depends on the previous step and a branch the predictor cannot learn. */

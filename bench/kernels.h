@@ -33,6 +33,16 @@ typedef struct bench_copies_floor {
 uint32_t bench_copies_floor_lookup(const bench_copies_floor *f, uint64_t hash,
                                    uint32_t *ids);
 
+/** The floor of counting load: a bare array of P counters, no threads. */
+typedef struct bench_counts {
+    uint64_t *n;
+    unsigned shift; /* as bench_floor's */
+} bench_counts;
+
+/** n[(hash >> 32) >> shift] += amount: one shift, one load and one store,
+ *  nothing checked. */
+void bench_counts_add(bench_counts *f, uint64_t hash, uint64_t amount);
+
 /** Point positions of a ring, ascending, with the owner of each point. */
 typedef struct bench_sorted {
     const uint64_t *pos;

@@ -98,7 +98,8 @@ static void usage(FILE *f)
             "against the floor of cloning it and counting its owners once, at N = 100\n"
             "to 10,000 and over P = 2^14 .. 2^22 (1,000 members, or --max-nodes);\n"
             "every copy of a hash (dch_map_lookup_replicas_hash, 3 copies) against\n"
-            "its primary alone on the same map.\n"
+            "its primary alone on the same map; dch_load_hit against incrementing\n"
+            "a bare array.\n"
             "\n"
             "Options (default in brackets):\n"
             "  --lookups N    calls per trial, fewer if a trial would pass --trial-ms\n"
@@ -108,7 +109,8 @@ static void usage(FILE *f)
             "  --max-nodes N  grow to the checkpoints 10, 100, 1000, 10000 up to N\n"
             "                 [10000]\n"
             "  --only LIST    comma-separated sections: hash, lookup, change, memory,\n"
-            "                 sweep, publish, replicas, worst, replica-cost [all]\n"
+            "                 sweep, publish, replicas, worst, replica-cost, load\n"
+            "                 [all]\n"
             "  --cpu N        pin the process to CPU N [not pinned]\n"
             "  --seed N       seed of the hashes and keys [1]\n"
             "  --json PATH    write the results as JSON [" DEFAULT_JSON "]\n"
@@ -132,7 +134,7 @@ static int parse_sections(const char *s, unsigned *out)
                  {"change", SEC_CHANGE}, {"memory", SEC_MEMORY},
                  {"sweep", SEC_SWEEP},   {"publish", SEC_PUBLISH},
                  {"replicas", SEC_REPLICAS}, {"worst", SEC_WORST},
-                 {"replica-cost", SEC_REPLICA_COST}};
+                 {"replica-cost", SEC_REPLICA_COST}, {"load", SEC_LOAD}};
     unsigned bits = 0;
     while (*s) {
         const size_t len = strcspn(s, ",");
@@ -359,6 +361,8 @@ int main(int argc, char **argv)
         bench_section_worst(&b);
     if (!b.failed && (b.o.sections & SEC_REPLICA_COST))
         bench_section_replica_cost(&b);
+    if (!b.failed && (b.o.sections & SEC_LOAD))
+        bench_section_load(&b);
     bench_note_unmeasured(&b);
     bench_publish_unmeasured(&b);
 

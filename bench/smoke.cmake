@@ -75,7 +75,8 @@ endif()
 # N = 100 each change carries the goal (judged only in a full run), and the
 # goals at N the quick run does not reach are listed as not measured. So are
 # the replica section's: all copies of a hash against its primary alone,
-# with the goal, and against the floor.
+# with the goal, and against the floor; and the load section's, a hit
+# against a bare array, with its two goals.
 string(JSON n LENGTH "${json}" checks)
 math(EXPR last "${n} - 1")
 set(found "")
@@ -94,7 +95,9 @@ foreach(want
         publish_join_us_n1000:<=:NULL publish_remove_us_n10000:<=:NULL
         replicas_over_primary_independent_n100:<=:NUMBER
         replicas_over_primary_dependent_n100:<=:NUMBER
-        replicas_over_floor_independent_n100::NUMBER)
+        replicas_over_floor_independent_n100::NUMBER
+        load_hit_over_floor:<=:NUMBER load_hit_ns:<=:NUMBER
+        load_hit_over_inline::NUMBER)
     list(FIND found "${want}" at)
     if(at EQUAL -1)
         message(FATAL_ERROR "bench.json: no check ${want} (key:goal:median type)")

@@ -22,6 +22,10 @@
  * order). Readers record the first failure and the main thread reports it,
  * since Criterion's assertions belong to the test's own thread.
  *
+ * The last test is of another kind: load counters (dch/load.h), hit by
+ * several threads at once, one thread index each, while one thread
+ * snapshots and decays; it says what it checks above it.
+ *
  * CI runs this file under ThreadSanitizer and fails on any report. Criterion
  * cannot start under ThreadSanitizer (it maps a shared arena at random
  * addresses, which ThreadSanitizer reserves), so the file also builds as a
@@ -519,13 +523,194 @@ TEST(threads_sharing_unchanged_objects_read_what_one_thread_reads)
     dch_ring_free(r);
 }
 
+/* ---- Load counters ---------------------------------------------------- */
+
+/*
+ * dch/load.h's threads: hitters, one per thread index, hit while this
+ * thread snapshots and decays. Phase 1 decays as it goes; each snapshot
+ * must hold, slot by slot, at least the last one (scaled down by a decay
+ * between them, rounded toward zero) and at most everything that will be
+ * hit. Then the hitters are joined, a decay by 0 clears every load, and
+ * phase 2 hits again from new threads on the same indices (the join orders
+ * the handover, as load.h asks) while this thread only snapshots: each
+ * snapshot must count at least every amount the hitters had published
+ * (release) before it read them (acquire), and after the joins one last
+ * snapshot must equal the amounts hit, slot by slot, exactly.
+ */
+#define LOAD_SLOTS 1024u
+#define LOAD_SHIFT 54 /* 64 - log2(LOAD_SLOTS): a hash's slot */
+#define LOAD_HITTERS 3
+
+typedef struct load_hitter {
+    dch_load_counter *c;
+    uint32_t index;
+    uint64_t seed;
+    unsigned hits;
+    const atomic_bool *go;
+    _Atomic uint64_t done; /* the amounts hit so far, stored after them */
+    atomic_int *finished;
+    int failed;
+} load_hitter;
+
+/* The i-th hit of a hitter: its hash and amount, from its seed alone. */
+static uint64_t load_draw(uint64_t *rng, uint64_t *amount)
+{
+    const uint64_t h = rng_next(rng);
+    *amount = 1 + rng_below(rng, 1000);
+    return h;
+}
+
+static void *load_hitter_main(void *arg)
+{
+    load_hitter *h = arg;
+    while (!atomic_load(h->go))
+        sched_yield();
+    uint64_t rng = h->seed, sum = 0;
+    for (unsigned i = 0; i < h->hits; i++) {
+        uint64_t a;
+        const uint64_t hash = load_draw(&rng, &a);
+        h->failed |= dch_load_hit(h->c, h->index, hash, a) != DCH_OK;
+        sum += a;
+        if (i % 256 == 255) {
+            atomic_store_explicit(&h->done, sum, memory_order_release);
+            sched_yield(); /* two cores: let the snapshots in */
+        }
+    }
+    atomic_store_explicit(&h->done, sum, memory_order_release);
+    atomic_fetch_add(h->finished, 1);
+    return NULL;
+}
+
+/* Every slot's total of what hitters seeded base + 1 .. base + LOAD_HITTERS
+ * hit, added to want. */
+static void load_expected(uint64_t base, unsigned hits, uint64_t *want)
+{
+    for (int k = 0; k < LOAD_HITTERS; k++) {
+        uint64_t rng = base + 1 + (uint64_t)k;
+        for (unsigned i = 0; i < hits; i++) {
+            uint64_t a;
+            const uint64_t h = load_draw(&rng, &a);
+            want[h >> LOAD_SHIFT] += a;
+        }
+    }
+}
+
+/* What this thread does while the hitters run. */
+typedef struct load_watch {
+    dch_load_counter *c;
+    load_hitter *hs;
+    const uint64_t *most; /* no slot may ever hold more */
+    bool decays;
+    uint64_t rng;
+    unsigned snapshots, decays_done;
+    uint64_t prev[LOAD_SLOTS], out[LOAD_SLOTS];
+} load_watch;
+
+static void load_watch_once(load_watch *w)
+{
+    uint64_t published = 0, total = 0;
+    for (int k = 0; k < LOAD_HITTERS; k++)
+        published += atomic_load_explicit(&w->hs[k].done, memory_order_acquire);
+    REQUIRE(dch_load_snapshot(w->c, w->out) == DCH_OK, "snapshot");
+    w->snapshots++;
+    for (uint32_t s = 0; s < LOAD_SLOTS; s++) {
+        CHECK(w->out[s] >= w->prev[s] && w->out[s] <= w->most[s],
+              "slot %u: %llu after %llu, at most %llu", s, (unsigned long long)w->out[s],
+              (unsigned long long)w->prev[s], (unsigned long long)w->most[s]);
+        total += w->out[s];
+    }
+    CHECK(w->decays || total >= published,
+          "a snapshot counts %llu, the hitters had published %llu before it",
+          (unsigned long long)total, (unsigned long long)published);
+    memcpy(w->prev, w->out, sizeof w->prev);
+    if (w->decays && rng_below(&w->rng, 4) == 0) {
+        const uint32_t den = 1 + rng_below(&w->rng, 16), num = rng_below(&w->rng, den + 1);
+        REQUIRE(dch_load_decay(w->c, num, den) == DCH_OK, "decay");
+        w->decays_done++;
+        for (uint32_t s = 0; s < LOAD_SLOTS; s++)
+            w->prev[s] = w->prev[s] / den * num + w->prev[s] % den * num / den;
+    }
+}
+
+/* Run LOAD_HITTERS hitters seeded base + 1 .. while watching them. */
+static void load_phase(load_watch *w, uint64_t base, unsigned hits, const char *what)
+{
+    load_hitter hs[LOAD_HITTERS];
+    pthread_t th[LOAD_HITTERS];
+    atomic_bool go;
+    atomic_int finished;
+    atomic_init(&go, false);
+    atomic_init(&finished, 0);
+    for (int k = 0; k < LOAD_HITTERS; k++) {
+        hs[k] = (load_hitter){.c = w->c, .index = (uint32_t)k, .seed = base + 1 + (uint64_t)k,
+                              .hits = hits, .go = &go, .finished = &finished};
+        atomic_init(&hs[k].done, 0);
+        REQUIRE(pthread_create(&th[k], NULL, load_hitter_main, &hs[k]) == 0,
+                "cannot start a hitter");
+    }
+    w->hs = hs;
+    w->snapshots = w->decays_done = 0;
+    atomic_store(&go, true);
+    while (atomic_load(&finished) < LOAD_HITTERS)
+        load_watch_once(w);
+    load_watch_once(w);
+    for (int k = 0; k < LOAD_HITTERS; k++) {
+        REQUIRE(pthread_join(th[k], NULL) == 0, "cannot join a hitter");
+        CHECK(!hs[k].failed, "hitter %d: a hit failed", k);
+    }
+    fprintf(stderr, "load %s: %d threads of %u hits, %u snapshots and %u decays beside them\n",
+            what, LOAD_HITTERS, hits, w->snapshots, w->decays_done);
+}
+
+TEST(load_counters_sum_every_hit_while_threads_hit_concurrently)
+{
+    const uint64_t seed = test_seed(2026);
+    const unsigned hits = test_scaled(200000, 2000);
+    static load_watch w;
+    static uint64_t most[LOAD_SLOTS], want[LOAD_SLOTS];
+    memset(&w, 0, sizeof w);
+    REQUIRE(dch_load_counter_new(&w.c, LOAD_SLOTS, LOAD_HITTERS) == DCH_OK, "new");
+    w.rng = seed;
+    /* Phase 1: hits, snapshots and decays. */
+    memset(most, 0, sizeof most);
+    load_expected(seed, hits, most);
+    w.most = most;
+    w.decays = true;
+    load_phase(&w, seed, hits, "phase 1");
+    /* Cleared, then phase 2: hits and snapshots; the sums must be exact. */
+    REQUIRE(dch_load_decay(w.c, 0, 1) == DCH_OK, "decay");
+    REQUIRE(dch_load_snapshot(w.c, w.out) == DCH_OK, "snapshot");
+    for (uint32_t s = 0; s < LOAD_SLOTS; s++)
+        CHECK(w.out[s] == 0, "slot %u holds %llu after a decay by 0", s,
+              (unsigned long long)w.out[s]);
+    memset(want, 0, sizeof want);
+    load_expected(seed + 100, hits, want);
+    memset(w.prev, 0, sizeof w.prev);
+    w.most = want;
+    w.decays = false;
+    load_phase(&w, seed + 100, hits, "phase 2");
+    REQUIRE(dch_load_snapshot(w.c, w.out) == DCH_OK, "snapshot");
+    uint64_t total = 0, sum = 0;
+    for (uint32_t s = 0; s < LOAD_SLOTS; s++) {
+        CHECK(w.out[s] == want[s], "seed %llu: slot %u holds %llu, the hits sum to %llu",
+              (unsigned long long)seed, s, (unsigned long long)w.out[s],
+              (unsigned long long)want[s]);
+        total += w.out[s];
+        sum += want[s];
+    }
+    fprintf(stderr, "load: %llu counted of %llu hit, seed %llu\n", (unsigned long long)total,
+            (unsigned long long)sum, (unsigned long long)seed);
+    dch_load_counter_free(w.c);
+}
+
 #ifdef DCH_NO_CRITERION
 int main(void)
 {
     map_readers_always_see_a_whole_published_map();
     ring_readers_always_see_a_whole_published_ring();
     threads_sharing_unchanged_objects_read_what_one_thread_reads();
-    fprintf(stderr, "concurrency: 3 tests, %d failures\n", failures);
+    load_counters_sum_every_hit_while_threads_hit_concurrently();
+    fprintf(stderr, "concurrency: 4 tests, %d failures\n", failures);
     return failures == 0 ? 0 : 1;
 }
 #endif

@@ -16,6 +16,7 @@
  *                  move at most K slots into and out of any member
  *   dch/ring.h     the classic consistent-hash ring (dch_ring), for comparison
  *   dch/ring_diff.h migration plans between two rings, by member name
+ *   dch/load.h     per-slot load counters for a server's request path
  *
  * Not included here: dch/etcd.h belongs to the companion library dch-etcd
  * (dch::etcd, needs libcurl and json-c), which shares a map through etcd:
@@ -30,7 +31,9 @@
  * object only read it, so any number of threads may use an object that no
  * thread changes. A function taking a non-const object must not run
  * concurrently with any other call on that object. To update under readers,
- * clone, change the clone, and publish it (see map.h).
+ * clone, change the clone, and publish it (see map.h). The one exception is
+ * the load counter, built to be hit by many threads at once: load.h states
+ * its own rules.
  *
  * Errors: functions that can fail return DCH_OK or a negative DCH_E* code and
  * leave their object exactly as it was on failure.
@@ -49,6 +52,7 @@
 #include "map_stage.h"
 #include "ring.h"
 #include "ring_diff.h"
+#include "load.h"
 
 #ifdef __cplusplus
 extern "C" {
