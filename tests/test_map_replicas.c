@@ -721,16 +721,19 @@ static unsigned churn_history(uint64_t seed, rep_worst *w)
  * (64 x 16, R = 6, 212 members) and 290 (64 x 8, R = 8, a removal at 227
  * members after such joins) failed 0.4.0 as first written; 89 (32 x 8,
  * R = 8, 103 members: 4 slots, bound 3) failed it without the pruning of
- * hopeless second moves.
+ * hopeless second moves. 759 and 810 (32 x 8, R = 8, a removal at 107
+ * members: a receiver's copy beside a co-holder it already shared 3 slots
+ * with, bound 3, and no receiver to trade with) need the splitting's
+ * reassignment ("Pair splitting").
  */
 Test(map_replicas, diversity_under_churn_near_the_edge, .timeout = 600)
 {
-    static const uint64_t found[] = {89, 46, 147, 290};
-    const unsigned n = test_scaled(24, 1);
+    static const uint64_t found[] = {89, 759, 810, 46, 147, 290};
+    const unsigned nfound = sizeof found / sizeof found[0], n = test_scaled(30, 1);
     rep_worst w = {0, 0, 0, -1e9, -1e9};
     unsigned calls = 0;
     for (unsigned i = 0; i < n; i++)
-        calls += churn_history(i < 4 ? found[i] : test_seed(1000 + i), &w);
+        calls += churn_history(i < nfound ? found[i] : test_seed(1000 + i), &w);
     report("churn near the edge at R = 5 .. 8", n, &w);
     cr_assert_gt(calls, 100 * n, "the histories made %u calls", calls);
     assert_copies_within_two(&w, "churn near the edge");

@@ -107,9 +107,10 @@ void dch__rep_apply(dch__rep_move *rm, const dch__rep_view *v, uint32_t x, uint3
         dch__rep_relieve_pairs(&e);
     } else { /* "Raise and lowering", then "Pair splitting" */
         /* Splitting runs whenever the rows exist, whatever the weights
-         * and zones: it changes no count and only trades within both
-         * members' bounds, so it cannot cost any promise ("Pair
-         * splitting"). */
+         * and zones: its trades change no count and stay within both
+         * members' bounds, so they cannot cost any promise; its
+         * reassignment, which moves a count, runs only where promise 7
+         * is made ("Pair splitting"). */
         if (dch__rep_lower(&e))
             dch__rep_split_pairs(&e);
         dch__rep_hand_over_primaries(&e); /* "Primaries": hand-over */

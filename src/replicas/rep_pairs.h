@@ -2,7 +2,9 @@
 /*
  * The diversity passes that run after a placement (docs/replicas.md,
  * "Pair splitting" and "Pair relieving"): they move only the copies the
- * call moved. Splitting keeps every count; relieving keeps x's, but a
+ * call moved. Splitting's trades keep every count (its reassignment, only
+ * under promise 7's condition, moves one from a receiver to another
+ * member); relieving keeps x's, but a
  * move that has u give in d's place moves one copy from u to d (both
  * within their shares' limits: can_shift in rep_relieve.c).
  */
