@@ -92,7 +92,7 @@ if [ "$mode" = shared ]; then
         grep -Eq "[ *]$sym\(" <<<"$decls" || fail "exports $sym, which no installed header declares"
     done
     for sym in dch_version dch_strerror dch_siphash24 dch_siphash24_128; do
-        printf '%s\n' "${exported[@]}" | grep -qx "$sym" || fail "does not export $sym"
+        printf '%s\n' "${exported[@]}" | grep -x "$sym" >/dev/null || fail "does not export $sym"
     done
     echo "exports ${#exported[@]} symbols, all dch_ and declared: ${exported[*]}"
     if [ "$etcd" = 1 ]; then
@@ -116,7 +116,7 @@ check_linkage() {
     needs=$(readelf -d "$exe" | grep -c "NEEDED.*\[libdch\.so\.$soversion\]" || true)
     if [ "$mode" = shared ]; then
         [ "$needs" -eq 1 ] || fail "$exe does not link libdch.so.$soversion"
-    elif readelf -d "$exe" | grep -q 'NEEDED.*libdch'; then
+    elif readelf -d "$exe" | grep 'NEEDED.*libdch' >/dev/null; then
         fail "$exe needs a shared libdch although it asked for the static one"
     fi
 }

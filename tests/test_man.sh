@@ -178,7 +178,7 @@ else
 
     while read -r e; do
         [ -n "$e" ] || continue
-        printf '%s\n' "${cmds[@]}" | grep -qxF -- "$e" && continue
+        printf '%s\n' "${cmds[@]}" | grep -xF -- "$e" >/dev/null && continue
         case $e in publish | fetch | watch | rollout) [ "$has_etcd" -eq 0 ] && continue ;; esac
         fail "dchctl(1) documents a command $e that '$tool help' does not list"
     done <<<"$entries"

@@ -211,7 +211,7 @@ echo "dchctl Depends: $tool_deps"
 # dchctl may link libdch statically; when it links the shared one, the
 # package must say so (dpkg-shlibdeps through the symbols files).
 for name in libdch libdch-etcd; do
-    if readelf -d "$root/usr/bin/dchctl" | grep -q "NEEDED.*\[$name\.so\.$so\]"; then
+    if readelf -d "$root/usr/bin/dchctl" | grep "NEEDED.*\[$name\.so\.$so\]" >/dev/null; then
         grep -Eq "(^|, )$name$so \\(>= " <<<"$tool_deps" ||
             fail "dchctl links $name.so.$soversion but does not depend on $name$soversion"
     fi
@@ -236,7 +236,7 @@ export LD_LIBRARY_PATH="$root/$libdir"
 
 consumer_src="$src/tests/consumer"
 needs_shared() {
-    readelf -d "$1" | grep -q "NEEDED.*\[$2\]" || fail "$1 does not link $2"
+    readelf -d "$1" | grep "NEEDED.*\[$2\]" >/dev/null || fail "$1 does not link $2"
 }
 
 step "consumer through find_package(dch COMPONENTS etcd)"
@@ -290,7 +290,7 @@ step "consumer against the static libraries"
     -o "$work/static-consumer" "$consumer_src/etcd_main.c" \
     "$root/$libdir/libdch-etcd.a" "$root/$libdir/libdch.a" \
     $(pkg-config --libs libcurl json-c) -pthread
-if readelf -d "$work/static-consumer" | grep -q 'NEEDED.*libdch'; then
+if readelf -d "$work/static-consumer" | grep 'NEEDED.*libdch' >/dev/null; then
     fail "the static consumer still needs a shared libdch"
 fi
 env -u LD_LIBRARY_PATH "$work/static-consumer"

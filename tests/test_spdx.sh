@@ -35,7 +35,7 @@ for f in "${files[@]}"; do
     [ -f "$f" ] || continue
     is_source "$f" || continue
     checked=$((checked + 1))
-    head -n 3 "$f" | grep -qF "$tag" || missing+=("$f")
+    head -n 3 "$f" | grep -F "$tag" >/dev/null || missing+=("$f")
 done
 [ "$checked" -gt 100 ] || { echo "only $checked source files found: wrong folder?"; exit 1; }
 if [ ${#missing[@]} -gt 0 ]; then

@@ -66,7 +66,7 @@ etcd_wait() {
         if "$ETCDCTL" --endpoints="${ETCD_URL[$i]}" --dial-timeout=1s --command-timeout=1s \
             get /dch-test-ready >/dev/null 2>&1 &&
             "$ETCDCTL" --endpoints="${ETCD_URL[$i]}" --dial-timeout=1s --command-timeout=1s \
-                member list 2>/dev/null | grep -qF "${ETCD_PEER[$i]}"; then
+                member list 2>/dev/null | grep -F "${ETCD_PEER[$i]}" >/dev/null; then
             return 0
         fi
         sleep 0.1

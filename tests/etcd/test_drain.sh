@@ -44,7 +44,7 @@ ndrain=$(ls "$work/steps/drain" | wc -l)
 "$dchctl" fetch --etcd "$url" --key $key stored.map >/dev/null
 [ "$("$dchctl" fingerprint stored.map)" = "$("$dchctl" fingerprint drained.map)" ] ||
     fail "etcd does not hold the drained map"
-"$dchctl" show stored.map | grep -q "^drains:        n3 (full)" || fail "the stored map lost its drain"
+"$dchctl" show stored.map | grep "^drains:        n3 (full)" >/dev/null || fail "the stored map lost its drain"
 
 cp stored.map back.map
 "$dchctl" undrain back.map n3 >/dev/null
@@ -54,7 +54,7 @@ roll undrain back.map
 "$dchctl" fetch --etcd "$url" --key $key final.map >/dev/null
 [ "$("$dchctl" fingerprint final.map)" = "$("$dchctl" fingerprint orig.map)" ] ||
     fail "after the undrain the cluster does not route as before the drain"
-"$dchctl" diff orig.map final.map | grep -q "^plan: 0 of 65536 slots move" ||
+"$dchctl" diff orig.map final.map | grep "^plan: 0 of 65536 slots move" >/dev/null ||
     fail "orig -> final moves slots: $("$dchctl" diff orig.map final.map | head -3)"
 finish_watcher final.map
 
