@@ -117,6 +117,30 @@ uint64_t dch__unit_best(const dch__engine *g, uint32_t n, int max_tier, int firs
     return key;
 }
 
+/*
+ * On a raise, how many picks in a row the least key makes (at most room,
+ * at least one; dch__unit_best() has accepted it): until its key, which
+ * grows with each pick, passes the least of the others (dch__pick_run()).
+ * The others' least is the heap's top or the queue's front, or, where the
+ * least is one of those, the next in the queue or a child of the top.
+ */
+uint32_t dch__unit_run(const dch__engine *g, int max_tier, int first, uint32_t room)
+{
+    const dch__move *mv = g->mv;
+    const uint64_t least = unit_least(mv);
+    uint64_t other = UINT64_MAX;
+    uint32_t qh = mv->uqhead, top = 0;
+    if (mv->uqtail > qh && mv->uq[qh] == least)
+        qh++; /* the least is the queue's front */
+    else
+        top = 1; /* the least is the heap's top */
+    if (mv->uqtail > qh)
+        other = mv->uq[qh];
+    for (uint32_t i = top; i <= 2 * top && i < mv->uhn; i++)
+        other = mv->ukey[i] < other ? mv->ukey[i] : other;
+    return dch__pick_run(g, (uint32_t)(least & 0xFFFF), other, max_tier, first, room);
+}
+
 /* After the least's count or quota changed: re-key it, or drop it when it
  * holds nothing there or has no quota left. Returns the new count. */
 uint32_t dch__unit_fix_top(const dch__engine *g, uint32_t n)

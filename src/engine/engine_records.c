@@ -60,3 +60,14 @@ void dch__record(const dch__engine *g, uint32_t s, uint32_t id)
     list_append(mv, id, mv->nrec);
     mv->nrec++;
 }
+
+/* Record n moves with counterparty id, their slots already in
+ * rec_slot[nrec .. nrec + n). */
+void dch__record_run(const dch__engine *g, uint32_t id, uint32_t n)
+{
+    dch__move *mv = g->mv;
+    for (uint32_t k = 0; k < n; k++, mv->nrec++) {
+        mv->rec_who[mv->nrec] = id;
+        list_append(mv, id, mv->nrec);
+    }
+}
