@@ -111,7 +111,8 @@ void dch__survey_forced(const dch__engine *g);
 uint32_t dch__unit_push(const dch__engine *g, uint32_t n, uint32_t id);
 uint32_t dch__unit_heap(const dch__engine *g, uint32_t np);
 uint64_t dch__unit_best(const dch__engine *g, uint32_t n, int max_tier, int first);
-uint32_t dch__unit_run(const dch__engine *g, int max_tier, int first, uint32_t room);
+uint32_t dch__unit_run(const dch__engine *g, int max_tier, int first, uint32_t room,
+                       uint64_t cap);
 uint32_t dch__unit_fix_top(const dch__engine *g, uint32_t n);
 
 /* engine_quotas.c: the order of quotas, a key per counterparty and, on a

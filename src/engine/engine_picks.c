@@ -118,23 +118,25 @@ uint64_t dch__unit_best(const dch__engine *g, uint32_t n, int max_tier, int firs
 }
 
 /*
- * On a raise, how many picks in a row the least key makes (at most room,
- * at least one; dch__unit_best() has accepted it): until its key, which
- * grows with each pick, passes the least of the others (dch__pick_run()).
- * The others' least is the heap's top or the queue's front, or, where the
+ * How many picks in a row the least key makes (at most room, at least one;
+ * it has been accepted): until its key, which grows with each pick, passes
+ * the least of the others or `cap` (a pick from outside the unit's heap,
+ * the lazy give's absent receiver), or dch__pick_run()'s other bounds. The
+ * others' least is the heap's top or the queue's front, or, where the
  * least is one of those, the next in the queue or a child of the top.
  */
-uint32_t dch__unit_run(const dch__engine *g, int max_tier, int first, uint32_t room)
+uint32_t dch__unit_run(const dch__engine *g, int max_tier, int first, uint32_t room,
+                       uint64_t cap)
 {
     const dch__move *mv = g->mv;
     const uint64_t least = unit_least(mv);
-    uint64_t other = UINT64_MAX;
+    uint64_t other = cap;
     uint32_t qh = mv->uqhead, top = 0;
     if (mv->uqtail > qh && mv->uq[qh] == least)
         qh++; /* the least is the queue's front */
     else
         top = 1; /* the least is the heap's top */
-    if (mv->uqtail > qh)
+    if (mv->uqtail > qh && mv->uq[qh] < other)
         other = mv->uq[qh];
     for (uint32_t i = top; i <= 2 * top && i < mv->uhn; i++)
         other = mv->ukey[i] < other ? mv->ukey[i] : other;

@@ -92,7 +92,7 @@ uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
             /* the picks it makes in a row, taken at once */
             const uint32_t room = limit - mv->xcnt[u] < left ? limit - mv->xcnt[u] : left;
-            const uint32_t n = dch__unit_run(g, max_tier, first, room);
+            const uint32_t n = dch__unit_run(g, max_tier, first, room, UINT64_MAX);
             take_run(g, u, best, n);
             left -= n;
             if (banded)
