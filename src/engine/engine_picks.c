@@ -24,19 +24,22 @@
 static void unit_sift_down(uint64_t *h, uint32_t n, uint32_t i)
 {
     const uint64_t key = h[i];
+    int64_t steps = 0;
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= n)
+        if (c + 1 < n)
+            c += h[c + 1] < h[c]; /* the lesser child: a sum, not a branch
+                                   * that keys in random order mispredict */
+        else if (c >= n)
             break;
-        if (c + 1 < n && h[c + 1] < h[c])
-            c++;
         if (h[c] >= key)
             break;
         h[i] = h[c];
         i = c;
-        dch__order_work++;
+        steps++;
     }
     h[i] = key;
+    dch__order_work += steps;
 }
 
 static uint64_t key_now(const dch__engine *g, uint32_t id)
