@@ -85,7 +85,7 @@ void dch__give_pass(const dch__engine *g)
             np = dch__count_unit(g, base, 1);
         if (mv->surveyed)
             dch__tally_forced(g, np, -1);
-        uint32_t nh = counted ? dch__unit_heap(g, np) : 0;
+        uint32_t nh = counted ? dch__unit_heap(g, np) : 0, last = UINT32_MAX;
         for (uint32_t k = 0; k < nx && mv->xcnt[u] > mv->target[u]; k++) {
             uint64_t absent_key;
             const uint32_t best = receiver(g, base, &counted, &np, &nh, &absent_key);
@@ -106,10 +106,13 @@ void dch__give_pass(const dch__engine *g)
             const int was_present = counted && mv->cnt[best] > 0; /* the heap's top */
             /* A present receiver keeps being picked while its key stays
              * below the others', present or absent (whose pick does not
-             * change): those picks, within its band, are given at once. */
+             * change): once it is picked twice in a row, those picks,
+             * within its band, are given at once. */
             const uint32_t room = nx - k < mv->xcnt[u] - mv->target[u] ? nx - k
                                                                        : mv->xcnt[u] - mv->target[u];
-            const uint32_t n = was_present ? dch__unit_run(g, 1, 0, room, absent_key) : 1;
+            const uint32_t n =
+                was_present && best == last ? dch__unit_run(g, 1, 0, room, absent_key) : 1;
+            last = best;
             if (!counted)
                 mv->mark[best] = mv->stamp;
             else if (mv->cnt[best] == 0)

@@ -84,15 +84,19 @@ uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint
         const uint32_t np = dch__count_unit(g, base, 0);
         if (first && mv->surveyed)
             dch__tally_forced(g, np, -1);
-        uint32_t nh = dch__unit_heap(g, np);
+        uint32_t nh = dch__unit_heap(g, np), last = UINT32_MAX;
         while (mv->xcnt[u] < limit && left > 0) {
             const uint64_t best_key = dch__unit_best(g, nh, max_tier, first);
             if (best_key == UINT64_MAX)
                 break;
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
-            /* the picks it makes in a row, taken at once */
+            /* once it is picked twice in a row, the picks it makes in a
+             * row are taken at once (looked for only then, since most
+             * picks among many donors are runs of one) */
             const uint32_t room = limit - mv->xcnt[u] < left ? limit - mv->xcnt[u] : left;
-            const uint32_t n = dch__unit_run(g, max_tier, first, room, UINT64_MAX);
+            const uint32_t n =
+                best == last ? dch__unit_run(g, max_tier, first, room, UINT64_MAX) : 1;
+            last = best;
             take_run(g, u, best, n);
             left -= n;
             if (banded)

@@ -110,32 +110,21 @@ static uint32_t count_donors(const dch__engine *g, const uint16_t *base)
     return n > 0 ? add_run(mv, np, run, n) : np;
 }
 
-/* Every owner but x, with slot[id] the last slot id holds. */
+/* Every owner but x, with slot[id] the last slot id holds: slot by slot,
+ * as the units of a lowering and of the chain search are mostly of many
+ * owners, where runs would cost a mispredicted branch a slot. */
 static uint32_t count_owners(const dch__engine *g, const uint16_t *base)
 {
     dch__move *mv = g->mv;
     const uint32_t spu = g->v->spu, ids = g->v->id_limit, x = g->x;
-    uint32_t np = 0, run = UINT32_MAX, n = 0, last = 0;
+    uint32_t np = 0;
     for (uint32_t i = 0; i < spu; i++) {
         const uint32_t o = base[i];
         if (o >= ids || o == x)
             continue;
-        if (o == run) {
-            n++;
-            last = i;
-            continue;
-        }
-        if (n > 0) {
-            np = add_run(mv, np, run, n);
-            mv->slot[run] = last;
-        }
-        run = o;
-        n = 1;
-        last = i;
-    }
-    if (n > 0) {
-        np = add_run(mv, np, run, n);
-        mv->slot[run] = last;
+        mv->present[np] = o;
+        np += mv->cnt[o]++ == 0;
+        mv->slot[o] = i;
     }
     return np;
 }
