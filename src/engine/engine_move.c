@@ -114,6 +114,7 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
     }
 
     mv->nrec = 0;
+    mv->donors_seen = 0;
     dch__units_counted = 0;
     dch__order_work = 0;
     /* docs/placement.md, "Complexity": the chain search's budget (I4) */

@@ -93,6 +93,7 @@ typedef struct dch__move {
     uint64_t *uq;
     uint32_t uhn, uqhead, uqtail;
     uint32_t nrec;
+    uint32_t donors_seen; /* donors the last raise's count found in a unit */
     /* Table entries (and ids) the chain search may still read in this move:
      * a few times P + N, so that the search costs O(P + N) in all
      * (docs/placement.md, "Complexity"); spent, it finds no chain. */
