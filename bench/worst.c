@@ -12,6 +12,8 @@
  * least CPU time kept, and so is the floor; the section reports, per
  * history and per P (2^16, 2^18, 2^20; 2^16 with --quick), the worst ratio
  * of any call of the history, and checks the worst over all histories.
+ * DCH_BENCH_WORST_VERBOSE names each history's worst call and gives its
+ * last call's ratio too (the slow history's last call is issue 24's).
  *
  * The histories: "slow", the 15 calls of heterogeneous weights whose last
  * call once cost quadratic time in the units (64 slots a unit); "one unit",
@@ -47,6 +49,7 @@ typedef struct worst_run {
     dch_map *m;
     uint32_t *per_id;
     double worst; /* the worst call / floor so far */
+    double last;  /* the last call / floor */
     int rc;
     unsigned calls;   /* calls made so far */
     unsigned at;      /* the worst call's position (0-based) */
@@ -101,6 +104,8 @@ static void step(bench *b, worst_run *w, const worst_call *c)
     }
     if (w->rc == DCH_OK)
         w->rc = fl > 0 ? apply(w->m, c) : DCH_ENOMEM;
+    if (w->rc == DCH_OK)
+        w->last = best / fl;
     if (w->rc == DCH_OK && best / fl > w->worst) {
         w->worst = best / fl;
         w->at = w->calls;
@@ -242,7 +247,7 @@ static double run_history(bench *b, const worst_history *h, uint32_t plog)
     dch_map_config_default(&cfg);
     cfg.slots_per_unit = h->spu_log >= 0 ? 1u << h->spu_log : 1u << plog;
     cfg.units = (1u << plog) / cfg.slots_per_unit;
-    worst_run w = {NULL, calloc(DCH_MAP_MAX_NODES + 1, sizeof(uint32_t)), 0, DCH_OK, 0, 0,
+    worst_run w = {NULL, calloc(DCH_MAP_MAX_NODES + 1, sizeof(uint32_t)), 0, 0, DCH_OK, 0, 0,
                    {0, "", 0}};
     w.rc = w.per_id == NULL ? DCH_ENOMEM : dch_map_new(&w.m, &cfg);
     if (w.rc == DCH_OK)
@@ -250,8 +255,8 @@ static double run_history(bench *b, const worst_history *h, uint32_t plog)
     dch_map_free(w.m);
     free(w.per_id);
     if (w.rc == DCH_OK && getenv("DCH_BENCH_WORST_VERBOSE") != NULL)
-        printf("  %s at 2^%u: worst call %u (%c %s %u): %.2fx\n", h->name, plog, w.at,
-               w.which.op, w.which.name, w.which.weight, w.worst);
+        printf("  %s at 2^%u: worst call %u (%c %s %u): %.2fx; last call %.2fx\n", h->name,
+               plog, w.at, w.which.op, w.which.name, w.which.weight, w.worst, w.last);
     if (w.rc != DCH_OK) {
         fprintf(stderr, "dch-bench: worst-case history '%s' at 2^%u: error %d\n", h->name,
                 plog, w.rc);

@@ -94,6 +94,7 @@ int dch__has_donor(const dch__engine *g, const uint16_t *base);
 void dch__record(const dch__engine *g, uint32_t s, uint32_t id);
 void dch__list_unlink(dch__move *mv, uint32_t id, uint32_t r);
 void dch__list_insert(dch__move *mv, uint32_t id, uint32_t r);
+void dch__record_run(const dch__engine *g, uint32_t id, uint32_t n);
 
 /* engine_bands.c */
 void dch__plan_bands(const dch__engine *g);
@@ -101,6 +102,8 @@ int dch__tier_of(int grow, uint32_t c, uint32_t lo, uint32_t hi);
 int dch__tier(const dch__engine *g, uint32_t id, uint32_t c);
 int64_t dch__free_quota(const dch__engine *g, uint32_t id);
 uint64_t dch__pick_key(const dch__engine *g, uint32_t id, int t);
+uint32_t dch__pick_run(const dch__engine *g, uint32_t id, uint64_t bound, int max_tier,
+                       int first, uint32_t room);
 void dch__tally_forced(const dch__engine *g, uint32_t np, int sign);
 void dch__survey_forced(const dch__engine *g);
 
@@ -108,6 +111,8 @@ void dch__survey_forced(const dch__engine *g);
 uint32_t dch__unit_push(const dch__engine *g, uint32_t n, uint32_t id);
 uint32_t dch__unit_heap(const dch__engine *g, uint32_t np);
 uint64_t dch__unit_best(const dch__engine *g, uint32_t n, int max_tier, int first);
+uint32_t dch__unit_run(const dch__engine *g, int max_tier, int first, uint32_t room,
+                       uint64_t cap);
 uint32_t dch__unit_fix_top(const dch__engine *g, uint32_t n);
 
 /* engine_quotas.c: the order of quotas, a key per counterparty and, on a

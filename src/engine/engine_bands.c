@@ -86,6 +86,33 @@ uint64_t dch__pick_key(const dch__engine *g, uint32_t id, int t)
 }
 
 /*
+ * How many picks in a row id makes in the unit being visited (at most
+ * room), the first being its: pick j leaves it c - j slots of the unit on
+ * a raise (c + j on a lowering; c = cnt[id]) and q - j of quota
+ * (q = quota[id]), so its key grows with j and nothing else changes. id is
+ * picked again while it still holds a slot there (a raise) and has quota,
+ * its key stays below `bound` (the least key of the other picks), its tier
+ * is at most max_tier and, on the first pass of a raise (`first`), a
+ * tier-1 pick leaves free quota: the picks dch__unit_best() and
+ * dch__unit_fix_top() would make one by one.
+ */
+uint32_t dch__pick_run(const dch__engine *g, uint32_t id, uint64_t bound, int max_tier,
+                       int first, uint32_t room)
+{
+    const uint32_t c = g->mv->cnt[id], q = g->mv->quota[id];
+    const int64_t forced = g->mv->forced[id];
+    uint32_t lo, hi, j = 1;
+    dch__band(g, id, &lo, &hi);
+    for (; j < room && j < q && (!g->grow || j < c); j++) {
+        const int t = dch__tier_of(g->grow, g->grow ? c - j : c + j, lo, hi);
+        const int64_t spare = (int64_t)(q - j) - forced;
+        if (t > max_tier || (t == 1 && first && spare <= 0) || key_of(t, spare, id) >= bound)
+            break;
+    }
+    return j;
+}
+
+/*
  * The moves the bands force on the members present in unit u: added to
  * forced[] by the survey before the first pass (sign +1), and taken off as
  * the first pass reaches u (sign -1), so that forced[] holds what later

@@ -219,8 +219,7 @@ static void apply_chain(const dch__engine *g, uint32_t z, uint32_t s0)
             v->members[p].slots++;
             v->members[x].slots--;
         }
-        mv->rec_slot[r] = s;
-        mv->rec_who[r] = cur;
+        mv->rec_slot[r] = s; /* r is cur's now: it moves to cur's list */
         dch__list_unlink(mv, p, r);
         dch__list_insert(mv, cur, r);
         cur = p;

@@ -79,6 +79,44 @@ static uint32_t candidates(const dch__engine *g, int64_t ex)
 }
 
 /*
+ * How many more picks in a row go to top, just picked and the only member
+ * in the queue, with x's deviation ex and `moved` slots planned: while the
+ * stop rule allows a pick, top still comes before next (the first of a[]
+ * not picked yet, or UINT32_MAX) and, on a raise, top still holds a slot once
+ * its quota is taken. Each pick moves dev[top] and ex a slot (W) apart, so
+ * every bound is one division (docs/placement.md, "Stage 1: counts"): the
+ * picks are those the one-at-a-time rule would make, counted at once.
+ */
+static uint64_t repeats(const dch__engine *g, uint32_t top, int64_t ex, uint32_t next,
+                        uint32_t moved)
+{
+    const dch__map_view *v = g->v;
+    const int64_t W = g->W, d = g->mv->dev[top];
+    /* gap: how far the stop rule is from stopping, as (d - ex) - W on a
+     * raise, (ex - d) - W on a lowering; each pick closes it by 2W. */
+    const int64_t gap = g->grow ? d - ex - W : ex - d - W;
+    uint64_t k = UINT64_MAX;
+    if (g->grow || v->members[g->x].weight > 0) {
+        if (gap <= 0)
+            return 0;
+        k = (uint64_t)((gap - 1) / (2 * W)) + 1;
+    }
+    const uint64_t room = g->grow ? (uint64_t)v->members[top].slots - g->mv->quota[top]
+                                  : (uint64_t)v->members[g->x].slots - moved;
+    k = room < k ? room : k;
+    if (next != UINT32_MAX) {
+        /* top comes first while its lead over next is positive, or zero
+         * with the lower id; each pick shrinks the lead by W */
+        const int64_t lead = g->grow ? d - g->mv->dev[next] : g->mv->dev[next] - d;
+        const uint64_t tie = top < next;
+        const uint64_t ahead = lead <= 0 ? (lead == 0 ? tie : 0)
+                                         : (uint64_t)((lead - 1) / W) + 1 + (lead % W == 0 ? tie : 0);
+        k = ahead < k ? ahead : k;
+    }
+    return k;
+}
+
+/*
  * Quotas of the counterparties; returns how many slots move. A raise moves
  * while the top donor's deviation exceeds x's by more than one slot (W in
  * these units); a lowering while x's exceeds the bottom receiver's by more
@@ -148,6 +186,18 @@ uint32_t dch__plan_counts(const dch__engine *g)
             const uint32_t tail = qh + qn; /* < 2n: a wrap, not a division */
             q[tail >= n ? tail - n : tail] = top;
             qn++;
+        }
+        /* Alone in the queue, top is picked again and again while it comes
+         * before a[ai]: those picks are made at once. */
+        if (qn == 1 && q[qh] == top) {
+            const uint64_t k = repeats(g, top, ex, ai < n ? a[ai] : UINT32_MAX, moved);
+            const int64_t step = (int64_t)k * g->W;
+            g->mv->dev[top] += g->grow ? -step : step;
+            ex += g->grow ? step : -step;
+            quota[top] += (uint32_t)k;
+            moved += (uint32_t)k;
+            if (g->grow && quota[top] == v->members[top].slots)
+                qn = 0;
         }
     }
     return moved;

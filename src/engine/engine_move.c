@@ -27,10 +27,10 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     /* One block of 32-bit words: a deviation and two keys (two words each),
      * two queues of keys (four words each)
      * and 17 arrays per id, the chain search's table (4 words per id), 2 per
-     * unit, 2 per slot of a unit (and one), 3 per move it can make. Sizes
+     * unit, 2 per slot of a unit (and one), 2 per move it can make. Sizes
      * stay far below SIZE_MAX (ids < 2^16, units and moves <= 2^24). */
     const size_t n = 35 * (size_t)id_limit + 2 * (size_t)units + 2 * (size_t)spu + 1 +
-                     3 * (size_t)(max_moves ? max_moves : 1);
+                     2 * (size_t)(max_moves ? max_moves : 1);
     uint32_t *p = dch__alloc_array(a, n, sizeof *p);
     memset(mv, 0, sizeof *mv);
     if (p == NULL)
@@ -60,8 +60,7 @@ int dch__move_alloc(dch__move *mv, const dch_allocator *a, uint32_t id_limit,
     mv->present = p + 2 * (size_t)units;
     mv->xs = mv->present + spu;
     mv->rec_slot = mv->xs + spu + 1;
-    mv->rec_who = mv->rec_slot + (max_moves ? max_moves : 1);
-    mv->rec_next = mv->rec_who + (max_moves ? max_moves : 1);
+    mv->rec_next = mv->rec_slot + (max_moves ? max_moves : 1);
     memset(mv->quota, 0, (size_t)id_limit * sizeof *mv->quota);
     memset(mv->cnt, 0, (size_t)id_limit * sizeof *mv->cnt);
     memset(mv->mark, 0, (size_t)id_limit * sizeof *mv->mark);
@@ -115,6 +114,7 @@ void dch__move_apply(dch__move *mv, const dch__map_view *v, uint32_t x,
     }
 
     mv->nrec = 0;
+    mv->donors_seen = 0;
     dch__units_counted = 0;
     dch__order_work = 0;
     /* docs/placement.md, "Complexity": the chain search's budget (I4) */

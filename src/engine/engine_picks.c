@@ -24,19 +24,22 @@
 static void unit_sift_down(uint64_t *h, uint32_t n, uint32_t i)
 {
     const uint64_t key = h[i];
+    int64_t steps = 0;
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= n)
+        if (c + 1 < n)
+            c += h[c + 1] < h[c]; /* the lesser child: a sum, not a branch
+                                   * that keys in random order mispredict */
+        else if (c >= n)
             break;
-        if (c + 1 < n && h[c + 1] < h[c])
-            c++;
         if (h[c] >= key)
             break;
         h[i] = h[c];
         i = c;
-        dch__order_work++;
+        steps++;
     }
     h[i] = key;
+    dch__order_work += steps;
 }
 
 static uint64_t key_now(const dch__engine *g, uint32_t id)
@@ -115,6 +118,32 @@ uint64_t dch__unit_best(const dch__engine *g, uint32_t n, int max_tier, int firs
     if (t > max_tier || (t == 1 && first && dch__free_quota(g, (uint32_t)(key & 0xFFFF)) <= 0))
         return UINT64_MAX;
     return key;
+}
+
+/*
+ * How many picks in a row the least key makes (at most room, at least one;
+ * it has been accepted): until its key, which grows with each pick, passes
+ * the least of the others or `cap` (a pick from outside the unit's heap,
+ * the lazy give's absent receiver), or dch__pick_run()'s other bounds. The
+ * others' least is the heap's top or the queue's front, or, where the
+ * least is one of those, the next in the queue or a child of the top.
+ */
+uint32_t dch__unit_run(const dch__engine *g, int max_tier, int first, uint32_t room,
+                       uint64_t cap)
+{
+    const dch__move *mv = g->mv;
+    const uint64_t least = unit_least(mv);
+    uint64_t other = cap;
+    uint32_t qh = mv->uqhead, top = 0;
+    if (mv->uqtail > qh && mv->uq[qh] == least)
+        qh++; /* the least is the queue's front */
+    else
+        top = 1; /* the least is the heap's top */
+    if (mv->uqtail > qh && mv->uq[qh] < other)
+        other = mv->uq[qh];
+    for (uint32_t i = top; i <= 2 * top && i < mv->uhn; i++)
+        other = mv->ukey[i] < other ? mv->ukey[i] : other;
+    return dch__pick_run(g, (uint32_t)(least & 0xFFFF), other, max_tier, first, room);
 }
 
 /* After the least's count or quota changed: re-key it, or drop it when it

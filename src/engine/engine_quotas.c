@@ -71,19 +71,21 @@ static void down(dch__move *mv, uint32_t i)
 {
     const uint32_t id = mv->heap[i], n = mv->qn;
     const uint64_t k = mv->key[id];
+    int64_t steps = 0;
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= n)
+        if (c + 1 < n) /* the lesser child: a sum, not a mispredicted branch */
+            c += mv->key[mv->heap[c + 1]] < mv->key[mv->heap[c]];
+        else if (c >= n)
             break;
-        if (c + 1 < n && mv->key[mv->heap[c + 1]] < mv->key[mv->heap[c]])
-            c++;
         if (mv->key[mv->heap[c]] >= k)
             break;
         put(mv, i, mv->heap[c]);
         i = c;
-        dch__order_work++;
+        steps++;
     }
     put(mv, i, id);
+    dch__order_work += steps;
 }
 
 static void up(dch__move *mv, uint32_t i)

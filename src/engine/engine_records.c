@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The record of a move's slots (rec_slot, rec_who) and each member's
+ * The record of a move's slots (rec_slot) and each member's
  * moves as a list in record order, kept as moves are recorded and as
  * chains hand records on (docs/placement.md, "Complexity").
  */
@@ -56,7 +56,26 @@ void dch__record(const dch__engine *g, uint32_t s, uint32_t id)
 {
     dch__move *mv = g->mv;
     mv->rec_slot[mv->nrec] = s;
-    mv->rec_who[mv->nrec] = id;
     list_append(mv, id, mv->nrec);
     mv->nrec++;
+}
+
+/* Record n moves with counterparty id, their slots already in
+ * rec_slot[nrec .. nrec + n): they join id's list as one stretch, each
+ * record's next the one after it. */
+void dch__record_run(const dch__engine *g, uint32_t id, uint32_t n)
+{
+    dch__move *mv = g->mv;
+    if (n == 0)
+        return;
+    const uint32_t r0 = mv->nrec, last = r0 + n - 1;
+    for (uint32_t r = r0; r < last; r++)
+        mv->rec_next[r] = r + 1;
+    mv->rec_next[last] = UINT32_MAX;
+    if (mv->rec_head[id] == UINT32_MAX)
+        mv->rec_head[id] = r0;
+    else
+        mv->rec_next[mv->rec_tail[id]] = r0;
+    mv->rec_tail[id] = last;
+    mv->nrec += n;
 }

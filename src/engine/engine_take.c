@@ -16,6 +16,28 @@ static void take(const dch__engine *g, uint32_t u, uint32_t id, uint32_t s)
     g->mv->xcnt[u]++;
 }
 
+/* Raise: x takes n slots of unit u from donor id, its highest n left (the
+ * end of its segment of xs[], group_slots). */
+static void take_run(const dch__engine *g, uint32_t u, uint32_t id, uint32_t n)
+{
+    const dch__map_view *v = g->v;
+    dch__move *mv = g->mv;
+    const uint32_t base = u * v->spu;
+    uint32_t end = mv->slot[id];
+    for (uint32_t k = 0; k < n; k++) {
+        const uint32_t s = base + mv->xs[--end];
+        v->owner[s] = (uint16_t)g->x;
+        mv->rec_slot[mv->nrec + k] = s;
+    }
+    mv->slot[id] = end;
+    dch__record_run(g, id, n);
+    mv->quota[id] -= n;
+    mv->cnt[id] -= n;
+    v->members[id].slots -= n;
+    v->members[g->x].slots += n;
+    mv->xcnt[u] += n;
+}
+
 /*
  * Raise: x takes slots in every unit below its limit (target + slack; its
  * ceiling, the level plus one, when slack is UINT32_MAX - 1; every slot
@@ -62,17 +84,23 @@ uint32_t dch__take_pass(const dch__engine *g, uint32_t slack, int max_tier, uint
         const uint32_t np = dch__count_unit(g, base, 0);
         if (first && mv->surveyed)
             dch__tally_forced(g, np, -1);
-        uint32_t nh = dch__unit_heap(g, np);
-        for (; mv->xcnt[u] < limit && left > 0; left--) {
+        uint32_t nh = dch__unit_heap(g, np), last = UINT32_MAX;
+        while (mv->xcnt[u] < limit && left > 0) {
             const uint64_t best_key = dch__unit_best(g, nh, max_tier, first);
             if (best_key == UINT64_MAX)
                 break;
             const uint32_t best = (uint32_t)(best_key & 0xFFFF);
-            /* its highest slot left: the end of its segment (group_slots) */
-            take(g, u, best, mv->xs[--mv->slot[best]]);
+            /* once it is picked twice in a row, the picks it makes in a
+             * row are taken at once (looked for only then, since most
+             * picks among many donors are runs of one) */
+            const uint32_t room = limit - mv->xcnt[u] < left ? limit - mv->xcnt[u] : left;
+            const uint32_t n =
+                best == last ? dch__unit_run(g, max_tier, first, room, UINT64_MAX) : 1;
+            last = best;
+            take_run(g, u, best, n);
+            left -= n;
             if (banded)
                 dch__set_key(g, best);
-            mv->cnt[best]--;
             nh = dch__unit_fix_top(g, nh);
         }
         dch__clear_unit(g, np);

@@ -45,21 +45,101 @@ uint32_t dch__count_of(const uint16_t *o, uint32_t n, uint32_t id)
  * slot order, its segment ending at slot[id] (a counting sort of the
  * slots by owner): the donor's next slot, the highest it holds, is
  * xs[slot[id] - 1], read in order rather than by a link to follow across
- * the unit. */
+ * the unit. A run of slots of one owner is written from a local cursor,
+ * slot[] touched once a run (see count_donors). */
 static void group_slots(const dch__engine *g, const uint16_t *base, uint32_t np)
 {
     dch__move *mv = g->mv;
     const uint32_t spu = g->v->spu, ids = g->v->id_limit;
-    uint32_t at = 0;
+    uint32_t at = 0, run = UINT32_MAX, pos = 0;
     for (uint32_t k = 0; k < np; k++) {
         mv->slot[mv->present[k]] = at;
         at += mv->cnt[mv->present[k]];
     }
     for (uint32_t i = 0; i < spu; i++) {
         const uint32_t o = base[i];
-        if (o < ids && mv->quota[o] > 0)
-            mv->xs[mv->slot[o]++] = i;
+        if (o >= ids || mv->quota[o] == 0)
+            continue;
+        if (o != run) {
+            if (run != UINT32_MAX)
+                mv->slot[run] = pos;
+            run = o;
+            pos = mv->slot[o];
+        }
+        mv->xs[pos++] = i;
     }
+    if (run != UINT32_MAX)
+        mv->slot[run] = pos;
+}
+
+/*
+ * Counts by runs: a unit is mostly runs of one owner (a member that took
+ * many slots of it in one call took them together), and cnt[o]++ slot by
+ * slot makes each increment wait for the last one's store. So a run of
+ * equal owners is counted in a register and added once; present[] gets the
+ * ids in the order of their first slot, as slot by slot. Returns np.
+ */
+static uint32_t add_run(dch__move *mv, uint32_t np, uint32_t o, uint32_t n)
+{
+    mv->present[np] = o;
+    np += mv->cnt[o] == 0;
+    mv->cnt[o] += n;
+    return np;
+}
+
+/* A raise's donors with quota left (x's quota is 0; DCH__MAP_UNOWNED is
+ * at least id_limit). By runs where the last unit counted had few donors
+ * for its slots (long runs are likely), else slot by slot: among many
+ * donors a run test mispredicts a branch a slot. Either way the same
+ * cnt[] and present[]. */
+static uint32_t count_donors(const dch__engine *g, const uint16_t *base)
+{
+    dch__move *mv = g->mv;
+    const uint32_t spu = g->v->spu, ids = g->v->id_limit;
+    uint32_t np = 0, run = UINT32_MAX, n = 0;
+    if (mv->donors_seen > spu / 8) {
+        for (uint32_t i = 0; i < spu; i++) {
+            const uint32_t o = base[i];
+            if (o >= ids || mv->quota[o] == 0)
+                continue;
+            mv->present[np] = o;
+            np += mv->cnt[o]++ == 0;
+        }
+        return mv->donors_seen = np;
+    }
+    for (uint32_t i = 0; i < spu; i++) {
+        const uint32_t o = base[i];
+        if (o >= ids || mv->quota[o] == 0)
+            continue;
+        if (o == run) {
+            n++;
+            continue;
+        }
+        if (n > 0)
+            np = add_run(mv, np, run, n);
+        run = o;
+        n = 1;
+    }
+    return mv->donors_seen = n > 0 ? add_run(mv, np, run, n) : np;
+}
+
+/* Every owner but x, with slot[id] the last slot id holds: slot by slot,
+ * as the units of a lowering and of the chain search are mostly of many
+ * owners, where runs would cost a mispredicted branch a slot. */
+static uint32_t count_owners(const dch__engine *g, const uint16_t *base)
+{
+    dch__move *mv = g->mv;
+    const uint32_t spu = g->v->spu, ids = g->v->id_limit, x = g->x;
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < spu; i++) {
+        const uint32_t o = base[i];
+        if (o >= ids || o == x)
+            continue;
+        mv->present[np] = o;
+        np += mv->cnt[o]++ == 0;
+        mv->slot[o] = i;
+    }
+    return np;
 }
 
 /* Count unit u's owners other than x into cnt/present; slot[id] is the last
@@ -70,31 +150,11 @@ static void group_slots(const dch__engine *g, const uint16_t *base, uint32_t np)
 uint32_t dch__count_unit(const dch__engine *g, const uint16_t *base, int all)
 {
     dch__units_counted++;
-    uint32_t *cnt = g->mv->cnt, *present = g->mv->present, *slot = g->mv->slot;
-    const uint32_t *quota = g->mv->quota;
-    const uint32_t spu = g->v->spu, x = g->x, ids = g->v->id_limit;
-    uint32_t np = 0;
-    /* DCH__MAP_UNOWNED is at least id_limit, and x's quota is 0. */
-    if (g->grow && all != 1) {
-        for (uint32_t i = 0; i < spu; i++) {
-            const uint32_t o = base[i];
-            if (o >= ids || quota[o] == 0)
-                continue;
-            present[np] = o;
-            np += cnt[o]++ == 0;
-        }
-        if (all == 0)
-            group_slots(g, base, np);
-    } else {
-        for (uint32_t i = 0; i < spu; i++) {
-            const uint32_t o = base[i];
-            if (o >= ids || o == x)
-                continue;
-            present[np] = o;
-            np += cnt[o]++ == 0;
-            slot[o] = i;
-        }
-    }
+    if (!g->grow || all == 1)
+        return count_owners(g, base);
+    const uint32_t np = count_donors(g, base);
+    if (all == 0)
+        group_slots(g, base, np);
     return np;
 }
 

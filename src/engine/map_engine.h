@@ -34,7 +34,7 @@ typedef struct dch__map_view {
  * dch__move_alloc, before the map changes, so that a failed allocation
  * leaves the map as it was; applying the move then cannot fail.
  * Size: 140 bytes per id, 8 per unit, 8 per slot of a unit (and 4 more) and
- * 12 per move it can make (dch__move_bound).
+ * 8 per move it can make (dch__move_bound).
  */
 typedef struct dch__move {
     const dch_allocator *alloc;
@@ -80,7 +80,9 @@ typedef struct dch__move {
     int64_t lo_count, hi_count; /* least and most final count, for partner() */
     int64_t x_final; /* the count stage 1 planned for x */
     int allow_fit; /* partner() may pick a swap that is not exact */
-    uint32_t *rec_slot, *rec_who; /* per move so far: its slot and counterparty */
+    /* per move so far: its slot (its counterparty is the member whose list
+     * holds it) */
+    uint32_t *rec_slot;
     /* each id's moves as a list in record order: its first and last, and
      * per move the next (the chain search reads them) */
     uint32_t *rec_head, *rec_tail, *rec_next;
@@ -91,6 +93,7 @@ typedef struct dch__move {
     uint64_t *uq;
     uint32_t uhn, uqhead, uqtail;
     uint32_t nrec;
+    uint32_t donors_seen; /* donors the last raise's count found in a unit */
     /* Table entries (and ids) the chain search may still read in this move:
      * a few times P + N, so that the search costs O(P + N) in all
      * (docs/placement.md, "Complexity"); spent, it finds no chain. */
