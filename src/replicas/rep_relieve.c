@@ -280,16 +280,7 @@ void dch__rep_relieve_pairs(const dch__rep_call *e)
     dch__rep_move *rm = e->rm;
     const dch__rep_view *v = e->v;
     const uint32_t L = v->id_limit;
-    uint32_t weight = 0;
-    for (uint32_t id = 0; id < L; id++) {
-        if (!rep_positive(e, id))
-            continue;
-        if (weight != 0 && v->members[id].weight != weight)
-            return;
-        weight = v->members[id].weight;
-    }
-    if (e->n < 2 || e->zones != e->M || (uint64_t)v->replicas * v->slots < 16 * (uint64_t)e->M ||
-        rm->nrec == 0 || !dch__rep_build_rows(e, 1))
+    if (!dch__rep_diversity_promised(e) || rm->nrec == 0 || !dch__rep_build_rows(e, 1))
         return;
     /* The work of a sweep's scan and of recounting every pair twice. */
     const uint64_t work = (uint64_t)v->slots * e->n + (uint64_t)L * L;

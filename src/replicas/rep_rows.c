@@ -129,6 +129,21 @@ int dch__rep_above_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb, uint64
     return v > 0 && (v - 1) * (T - mx) >= ca * cb * (e->n - 1);
 }
 
+int dch__rep_diversity_promised(const dch__rep_call *e)
+{
+    const dch__rep_view *v = e->v;
+    if (e->n < 2 || e->zones != e->M || (uint64_t)v->replicas * v->slots < 16 * (uint64_t)e->M)
+        return 0;
+    for (uint32_t id = 0, weight = 0; id < v->id_limit; id++) {
+        if (!rep_positive(e, id))
+            continue;
+        if (weight != 0 && v->members[id].weight != weight)
+            return 0;
+        weight = v->members[id].weight;
+    }
+    return 1;
+}
+
 /*
  * Promise 7's bound for a member holding c copies: the most slots it may
  * share with any one other member, 1.5 times its mean over the M - 1

@@ -23,6 +23,9 @@ void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k,
 uint64_t dch__rep_pair_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb);
 /* Whether v > dch__rep_pair_mean(e, ca, cb), without dividing. */
 int dch__rep_above_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb, uint64_t v);
+/* Whether promise 7 is made for this call: R >= 2, equal positive weights,
+ * every member a zone of its own, R*P >= 16*M (map.h). */
+int dch__rep_diversity_promised(const dch__rep_call *e);
 /* Promise 7's bound for a member holding c copies, rounded down. */
 uint64_t dch__rep_share_limit(const dch__rep_call *e, uint64_t c);
 /* The most slots two members holding ca and cb copies may share. */

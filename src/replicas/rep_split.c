@@ -47,23 +47,6 @@ static int trade_away(const dch__rep_call *e, uint16_t *b, uint32_t s, uint32_t 
     return 0;
 }
 
-/* Whether promise 7 is made for this call: equal positive weights, every
- * member a zone of its own, R*P >= 16*M (map.h). */
-static int diversity_promised(const dch__rep_call *e)
-{
-    const dch__rep_view *v = e->v;
-    if (e->n < 2 || e->zones != e->M || (uint64_t)v->replicas * v->slots < 16 * (uint64_t)e->M)
-        return 0;
-    for (uint32_t id = 0, weight = 0; id < v->id_limit; id++) {
-        if (!rep_positive(e, id))
-            continue;
-        if (weight != 0 && v->members[id].weight != weight)
-            return 0;
-        weight = v->members[id].weight;
-    }
-    return 1;
-}
-
 /* Whether receiver a (at position k of b) may give its new copy up: it ends
  * above its keep and less than two copies below its share, and every pair
  * it keeps, the slots of b left, is within the bound of one copy fewer. */
@@ -134,7 +117,7 @@ void dch__rep_split_pairs(const dch__rep_call *e)
     uint64_t budget = 4 * (uint64_t)rm->nrec + 4096;
     if (!rm->exact) /* a reroute or the last resort moved copies */
         dch__rep_recount_rows(e);
-    const int promised = diversity_promised(e);
+    const int promised = dch__rep_diversity_promised(e);
     for (uint32_t j = 0; j < rm->nrec && budget > 0; j++) {
         const uint32_t s = rm->rec_at[j] >> 3, k = rm->rec_at[j] & 7;
         uint16_t *b = rep_block(e, s);
