@@ -12,14 +12,16 @@
  * member to another, so that the search reads a member's moves without
  * rebuilding every list (which cost O(moves) a search).
  */
-static void list_append(dch__move *mv, uint32_t id, uint32_t r)
+/* Append records first .. last, already linked to each other, to id's
+ * list. */
+static void list_append(dch__move *mv, uint32_t id, uint32_t first, uint32_t last)
 {
-    mv->rec_next[r] = UINT32_MAX;
+    mv->rec_next[last] = UINT32_MAX;
     if (mv->rec_head[id] == UINT32_MAX)
-        mv->rec_head[id] = r;
+        mv->rec_head[id] = first;
     else
-        mv->rec_next[mv->rec_tail[id]] = r;
-    mv->rec_tail[id] = r;
+        mv->rec_next[mv->rec_tail[id]] = first;
+    mv->rec_tail[id] = last;
 }
 
 /* Take record r out of id's list. */
@@ -56,7 +58,7 @@ void dch__record(const dch__engine *g, uint32_t s, uint32_t id)
 {
     dch__move *mv = g->mv;
     mv->rec_slot[mv->nrec] = s;
-    list_append(mv, id, mv->nrec);
+    list_append(mv, id, mv->nrec, mv->nrec);
     mv->nrec++;
 }
 
@@ -71,11 +73,6 @@ void dch__record_run(const dch__engine *g, uint32_t id, uint32_t n)
     const uint32_t r0 = mv->nrec, last = r0 + n - 1;
     for (uint32_t r = r0; r < last; r++)
         mv->rec_next[r] = r + 1;
-    mv->rec_next[last] = UINT32_MAX;
-    if (mv->rec_head[id] == UINT32_MAX)
-        mv->rec_head[id] = r0;
-    else
-        mv->rec_next[mv->rec_tail[id]] = r0;
-    mv->rec_tail[id] = last;
+    list_append(mv, id, r0, last);
     mv->nrec += n;
 }
