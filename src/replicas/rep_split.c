@@ -65,12 +65,13 @@ static int can_give_up(const dch__rep_call *e, const uint16_t *b, uint32_t k)
     return 1;
 }
 
-/* Hand a's new copy at position k of b to the member furthest below its
- * share (the lower id among equals) that is not in b, ends at most one
- * copy above its share and within promise 6's cap, and keeps every pair it
- * gains within its bound; whether one was found. */
-static int reassign(const dch__rep_call *e, uint16_t *b, uint32_t k)
+/* Hand a's new copy at position k of slot s (block b) to the member
+ * furthest below its share (the lower id among equals) that is not in b,
+ * ends at most one copy above its share and within promise 6's cap, and
+ * keeps every pair it gains within its bound; whether one was found. */
+static int reassign(const dch__rep_call *e, uint32_t s, uint32_t k)
 {
+    const uint16_t *b = rep_block(e, s);
     dch__rep_move *rm = e->rm;
     const uint32_t a = b[k];
     uint32_t best = UINT32_MAX;
@@ -87,9 +88,7 @@ static int reassign(const dch__rep_call *e, uint16_t *b, uint32_t k)
     if (best == UINT32_MAX)
         return 0;
     dch__rep_count_pairs(e, b, k, 0);
-    b[k] = (uint16_t)best;
-    e->v->held[a]--;
-    e->v->held[best]++;
+    dch__rep_trade(e, s, k, best);
     dch__rep_count_pairs(e, b, k, 1);
     rm->dev[a] -= DCH__REP_ONE;
     rm->dev[best] += DCH__REP_ONE;
@@ -124,6 +123,6 @@ void dch__rep_split_pairs(const dch__rep_call *e)
         if (b[k] == e->x || !over_limit(e, b, k))
             continue;
         if (!trade_away(e, b, s, k, &budget) && promised)
-            reassign(e, b, k);
+            reassign(e, s, k);
     }
 }
