@@ -17,6 +17,7 @@
  *   dch/ring.h     the classic consistent-hash ring (dch_ring), for comparison
  *   dch/ring_diff.h migration plans between two rings, by member name
  *   dch/load.h     per-slot load counters for a server's request path
+ *   dch/balance.h  balancing a map by its slots' measured load, with a bound
  *
  * Not included here: dch/etcd.h belongs to the companion library dch-etcd
  * (dch::etcd, needs libcurl and json-c), which shares a map through etcd:
@@ -53,6 +54,7 @@
 #include "ring.h"
 #include "ring_diff.h"
 #include "load.h"
+#include "balance.h"
 
 #ifdef __cplusplus
 extern "C" {
