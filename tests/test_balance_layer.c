@@ -325,3 +325,50 @@ Test(balance_layer, the_zone_counterexample_leaves_c_above_its_bound_as_document
     cr_assert_eq(r.moved_load_floor, 1, "ceil(10 - 9.5)");
     dch_map_free(m);
 }
+
+/*
+ * The version 5 seeds of the map-load fuzzer's corpus are exactly what the
+ * library writes for these maps: one copy a slot, and R = 3 in zones with a
+ * PRIMARY drain beside the moves. DCH_WRITE_SEEDS=1 (re)writes them;
+ * otherwise a format change that forgets the corpus fails here.
+ */
+static dch_map *seed_map(int k)
+{
+    if (k == 0)
+        return balanced_map(8, 8, 1, 0, 5, 1);
+    dch_map *m = balanced_map(8, 4, 3, 1, 7, 2);
+    for (uint32_t id = 0; id < 7; id++) {
+        cr_assert_eq(dch_map_drain(m, id, DCH_DRAIN_PRIMARY), DCH_OK);
+        if (dch_map_balance_moves(m) > 0)
+            return m;
+        cr_assert_eq(dch_map_undrain(m, id), DCH_OK);
+    }
+    cr_assert_fail("some drain keeps a load move");
+    return NULL;
+}
+
+Test(balance_layer, fuzz_seeds_are_what_the_library_writes)
+{
+    const char *names[] = {"v5-balanced-r1", "v5-balanced-r3-drained"};
+    const char *w = getenv("DCH_WRITE_SEEDS");
+    const bool write = w != NULL && strcmp(w, "1") == 0;
+    for (int k = 0; k < 2; k++) {
+        dch_map *m = seed_map(k);
+        size_t len;
+        uint8_t *bytes = map_bytes(m, &len);
+        cr_assert_eq(le_read(bytes + 8, 4), 5, "%s is a version 5 map", names[k]);
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/fuzz/corpus_map_load/%s.dchmap", DCH_SOURCE_DIR,
+                 names[k]);
+        if (write)
+            write_file(path, bytes, len);
+        size_t flen;
+        char *file = slurp(path, &flen);
+        cr_assert_not_null(file, "%s missing (DCH_WRITE_SEEDS=1 writes it)", path);
+        cr_assert(flen == len && memcmp(file, bytes, len) == 0,
+                  "%s differs from what the library writes", path);
+        free(file);
+        free(bytes);
+        dch_map_free(m);
+    }
+}
