@@ -600,12 +600,15 @@ try {
     `${tag}: max/mean before and after, the floor and the moves are shown`, shown);
     // Each bar ends within its bound's tick, and every mark within its track.
     const bars = await page.$$eval('#hot-loads tbody tr', (rows) => rows.map((r) => {
-      const box = (sel) => r.querySelector(sel).getBoundingClientRect();
+      const box = (sel) => {
+        const { left, right } = r.querySelector(sel).getBoundingClientRect();
+        return { left, right };
+      };
       return { track: box('.track'), now: box('.bar.now'), bound: box('.tick.bound') };
     }));
     check(bars.length === h.members.length && bars.every((x) => x.now.right <= x.bound.right + 1 &&
       x.bound.right <= x.track.right + 1 && x.now.left >= x.track.left - 1),
-    `${tag}: every bar ends within its bound and its track`);
+    `${tag}: every bar ends within its bound and its track`, JSON.stringify(bars));
     return after;
   }
   const b1 = await balanceChecked('Balance (s = 1.0)');
