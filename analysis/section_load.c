@@ -581,15 +581,18 @@ static void lead(an_buf *h, const load_sec *S, const case_result *res, size_t nr
                  const uint32_t *ns, size_t nn)
 {
     const uint32_t lo = ns[0], hi = ns[nn - 1];
+    char members[48];
+    snprintf(members, sizeof members, lo == hi ? "%u" : "%u or %u", (unsigned)lo,
+             (unsigned)hi);
     an_buf_printf(h,
                   "<p class=\"lead\">Slot counts are balanced to within 2 slots; load "
-                  "is not. Over %u slots and %u or %u members, with loads from %zu keys "
+                  "is not. Over %u slots and %s members, with loads from %zu keys "
                   "of Zipf popularity, from Zipf straight onto slots and from %u hot "
                   "slots, then %d epochs of drift, one call of "
                   "<code>dch_map_balance_load</code> an epoch is set against the "
                   "count-balanced map, %s and a greedy baseline, beside the floor no "
                   "placement beats. ",
-                  (unsigned)S->slots, (unsigned)lo, (unsigned)hi, S->keys,
+                  (unsigned)S->slots, members, S->keys,
                   AN_LOAD_HOT_SLOTS, EPOCHS, S->r->label[1]);
     const case_result *k10 = find(res, nres, lo, "keys s=1.0"),
                       *k08 = find(res, nres, lo, "keys s=0.8"),
