@@ -9,10 +9,11 @@
  *    load 0), which keeps every moved slot at most L2 and so each giver
  *    above its target and each receiver below T + L2 (the bound);
  *  - the slot is the lightest whose move brings the giver within its
- *    bound, unless the heaviest lighter one followed by the lightest that
- *    would then finish moves less load (one step of look-ahead), else the
- *    heaviest it may give; whatever the choice a giver stops once within
- *    its bound, so it sheds at most one slot's load past it (promise 2);
+ *    bound, unless a lighter one followed by the lightest that would then
+ *    finish moves less load (one step of look-ahead over the 64 heaviest
+ *    lighter ones), else the heaviest it may give; whatever the choice a
+ *    giver stops once within its bound, so it sheds at most one slot's
+ *    load past it (promise 2);
  *  - the receiver is below its target, the furthest below among those
  *    that may take the slot; with replicas a promotion is tried before any
  *    copy move.
@@ -108,19 +109,46 @@ static uint32_t first_covering(const dch__bal *b, const dch__bal_member *e, uint
     return lo;
 }
 
-/* Whether, instead of covering g's excess with slot a, g should give the
- * heavier slot below it, bl: when bl and then the lightest slot that would
- * cover what is left weigh less than a together (one step of look-ahead,
- * load only, on the candidates still held). */
-static int undershoot_first(const dch__bal *b, const dch__bal_member *e, uint32_t ib,
-                            uint64_t la)
+/* The lightest candidate still held, but for index `skip`, that would bring
+ * load c within g's bound; its load, or UINT64_MAX for none. */
+static uint64_t lightest_covering(const dch__bal *b, const dch__bal_member *e, uint64_t c,
+                                  uint32_t skip)
 {
     const uint32_t *cand = b->cand + e->first;
-    const uint64_t lb = b->load[cand[ib]];
-    for (uint32_t i = first_covering(b, e, e->load - lb); i < e->ncand; i++)
-        if (i != ib && !b->gone[e->first + i])
-            return b->load[cand[i]] + lb < la;
-    return 0;
+    for (uint32_t i = first_covering(b, e, c); i < e->ncand; i++)
+        if (i != skip && !b->gone[e->first + i])
+            return b->load[cand[i]];
+    return UINT64_MAX;
+}
+
+/* How many of the heaviest candidates below the covering ones a giver
+ * weighs as a first step: the look-ahead costs O(LOOK log S) a move. */
+#define LOOK 64u
+
+/* The candidate below index lo that g should give before covering its
+ * excess, or NO_ID to cover it now with a (load la; UINT64_MAX for none):
+ * of the LOOK heaviest, the one whose load and then the lightest that
+ * would finish the job weigh least together, if less than a alone (ties:
+ * the heavier). A look-ahead of one step, on loads alone: the load moved
+ * past the bound is what the choice decides. */
+static uint32_t undershoot_first(const dch__bal *b, const dch__bal_member *e, uint32_t lo,
+                                 uint64_t la)
+{
+    const uint32_t *cand = b->cand + e->first;
+    uint32_t best = NO_ID, seen = 0;
+    uint64_t least = la;
+    for (uint32_t i = lo; i-- > 0 && seen < LOOK;) {
+        if (b->gone[e->first + i])
+            continue;
+        seen++;
+        const uint64_t lb = b->load[cand[i]];
+        const uint64_t rest = lightest_covering(b, e, e->load - lb, i);
+        if (rest != UINT64_MAX && rest + lb < least) {
+            least = rest + lb;
+            best = i;
+        }
+    }
+    return best;
 }
 
 /* g's candidate to give through `to` (its index; NO_ID for none), *j its
@@ -132,19 +160,19 @@ static uint32_t pick(const dch__bal *b, uint32_t g, taker to, uint32_t *j)
     const dch__bal_member *e = &b->mb[g];
     const uint32_t *c = b->cand + e->first;
     const uint32_t lo = first_covering(b, e, e->load);
-    uint32_t ia = NO_ID, ib = NO_ID, ja = NO_ID, jb = NO_ID;
+    uint32_t ia = NO_ID;
     for (uint32_t i = lo; i < e->ncand && ia == NO_ID; i++)
-        if (!b->gone[e->first + i] && (ja = to(b, g, c[i])) != NO_ID)
+        if (!b->gone[e->first + i] && (*j = to(b, g, c[i])) != NO_ID)
             ia = i;
-    for (uint32_t i = lo; i-- > 0 && ib == NO_ID;)
-        if (!b->gone[e->first + i] && (jb = to(b, g, c[i])) != NO_ID)
-            ib = i;
-    if (ia != NO_ID && (ib == NO_ID || !undershoot_first(b, e, ib, b->load[c[ia]]))) {
-        *j = ja;
-        return ia;
-    }
-    *j = jb;
-    return ib;
+    const uint32_t ib = undershoot_first(b, e, lo, ia == NO_ID ? UINT64_MAX : b->load[c[ia]]);
+    if (ib != NO_ID && (*j = to(b, g, c[ib])) != NO_ID)
+        return ib;
+    if (ia != NO_ID)
+        return (*j = to(b, g, c[ia])), ia;
+    for (uint32_t i = lo; i-- > 0;) /* the heaviest it may give */
+        if (!b->gone[e->first + i] && (*j = to(b, g, c[i])) != NO_ID)
+            return i;
+    return NO_ID;
 }
 
 /* Slot s's load goes from g to j; roles follow. */
