@@ -3,9 +3,9 @@
 # The skewed scenario of redis-shard: keys with Zipf popularity, one round of
 # balancing by load, the map shared through etcd.
 #
-# Starts one etcd member and four Redis servers on free loopback ports
+# Starts one etcd member and SHARDS Redis servers on free loopback ports
 # (temporary data, everything stopped and removed on exit), publishes a map
-# of shards s1..s4 (`dchctl publish`), and runs `redis-shard-skewed`
+# of shards s1..sSHARDS (`dchctl publish`), and runs `redis-shard-skewed`
 # (skewed.c): routers that count per-slot load while serving a Zipf
 # workload, one balancing round published through etcd, the routers picking
 # the new map up, the moved slots' keys migrated, and the same workload
@@ -13,7 +13,8 @@
 # in both phases, the hottest shard's share of operations does not rise,
 # and every key is on its owner with its last value.
 #
-# Usage: skewed.sh DCHCTL REDIS_SHARD_SKEWED [KEYS [OPS]]
+# Usage: skewed.sh DCHCTL REDIS_SHARD_SKEWED [KEYS [OPS [SHARDS]]]
+#   KEYS 20000, OPS (operations a router, two routers) 20000, SHARDS 8
 # Environment: ETCD, ETCDCTL (defaults: etcd, etcdctl from PATH).
 # Exit status 77 (skipped) when redis-server or redis-cli is missing.
 set -euo pipefail
@@ -21,6 +22,7 @@ dchctl=$(readlink -f "$1")
 prog=$(readlink -f "$2")
 keys=${3:-20000}
 ops=${4:-20000}
+nshards=${5:-8}
 ETCD=${ETCD:-etcd}
 ETCDCTL=${ETCDCTL:-etcdctl}
 for p in redis-server redis-cli; do
@@ -74,12 +76,12 @@ start_redis() {
     fail "redis server s$i did not start: $(tail -n 3 "$work/r$i/log")"
 }
 shards=
-for i in 1 2 3 4; do
+for i in $(seq "$nshards"); do
     start_redis "$i"
 done
 
 "$dchctl" init map0 >/dev/null
-for i in 1 2 3 4; do "$dchctl" add map0 "s$i" >/dev/null; done
+for i in $(seq "$nshards"); do "$dchctl" add map0 "s$i" --force >/dev/null; done
 "$dchctl" publish --etcd "$url" --key $key map0 >/dev/null
 
 start=$SECONDS
