@@ -38,6 +38,9 @@ enum {
     OPT_ZONE = 1 << 12,
     OPT_OUT = 1 << 13,
     OPT_PRIMARY = 1 << 14,
+    OPT_MAX_MOVES = 1 << 15,
+    OPT_COUNT_SLACK = 1 << 16,
+    OPT_CLEAR = 1 << 17,
 };
 
 #define MAX_ARGS 4096
@@ -45,7 +48,7 @@ enum {
 /* A map command's arguments, split by parse_args. */
 typedef struct args {
     int given; /* OPT_* flags present */
-    const char *value[16]; /* value of each option that takes one, by bit */
+    const char *value[24]; /* value of each option that takes one, by bit */
     const char *pos[MAX_ARGS];
     int npos;
 } args;
@@ -249,6 +252,37 @@ void print_copies(FILE *f, const copy_counts *c, uint32_t replicas, int json);
  * primary held a copy: no data moves) and the rest. 0 or EXIT_RUNTIME. */
 int print_plan(FILE *f, const plan *p, int json, int ranges);
 
+/* ---- Slot loads (balance.c) -------------------------------------------- */
+
+/* The LOADS file at path (stdio_arg: standard input) for a map of P slots:
+ * one "slot load" line a slot, decimal, '#' to the end of a line a comment,
+ * blank lines skipped, a slot not listed 0. A slot given twice or not below
+ * P, a field that is no number, a load past UINT64_MAX or loads that sum
+ * past it are refused with the line's number. 0 with *loads (P of them,
+ * freed by the caller) and *total, or EXIT_RUNTIME after saying why. */
+int read_loads(const char *path, uint32_t P, uint64_t **loads, uint64_t *total);
+
+/* One member's load under a load vector (balance.h's terms): load C_i (the
+ * slots it is the primary of), hottest h_i, and for a member that balances
+ * (positive weight, not drained) target T_i and bound B_i. */
+typedef struct member_load {
+    uint64_t load, hottest;
+    double target, bound;
+    int balances;
+} member_load;
+
+/* The map's loads as a whole: total, Lmax (at its lowest slot), L2, the
+ * members that balance, max C_i / T_i, and the floor no placement beats,
+ * max(1, Lmax / max T_i). */
+typedef struct load_summary {
+    uint64_t total, heaviest, second;
+    uint32_t heaviest_slot, members;
+    double max_ratio, floor;
+} load_summary;
+
+/* ml[id] for every id below the id limit, and the summary; 0. */
+int member_loads(const dch_map *m, const uint64_t *load, member_load *ml, load_summary *sum);
+
 /* ---- Command entry points ---------------------------------------------- */
 
 int cmd_init(const command *cmd, const args *a);
@@ -264,6 +298,7 @@ int cmd_fingerprint(const command *cmd, const args *a);
 int cmd_diff(const command *cmd, const args *a);
 int cmd_plan(const command *cmd, const args *a);
 int cmd_compare_ketama(const command *cmd, const args *a);
+int cmd_balance(const command *cmd, const args *a);
 
 #ifdef DCH_TOOL_ETCD
 /* publish, fetch, watch and rollout (etcd_cmds.c). */

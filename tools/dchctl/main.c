@@ -82,7 +82,32 @@ static const command commands[] = {
      "  slots may move too (the plan shows them). A member that is not drained\n"
      "  is left as it is (exit status 0).\n",
      2, 2, OPT_OUT | OPT_DRY_RUN | OPT_FORCE | OPT_RANGES | OPT_JSON, MAP(cmd_undrain)},
-    {"show", "FILE [--json]", "config, epoch, fingerprint, members and their balance",
+    {"balance", "FILE LOADS [--max-moves K] [--count-slack C] [--ranges] [--json] | FILE --clear",
+     "move slots so that no member carries much more than its share of the load",
+     "  LOADS holds one \"slot load\" line a slot, both decimal: '#' starts a\n"
+     "  comment, blank lines are skipped, a slot not listed carries 0; '-' is\n"
+     "  standard input. A slot given twice or not in the map, a field that is\n"
+     "  no number, a load above 18446744073709551615, or loads that sum above\n"
+     "  it are refused with the line's number (exit status 1), FILE untouched.\n"
+     "  Balances the map (dch_map_balance_load): every member of positive\n"
+     "  weight, not drained, ends within its bound min(T + Lmax, max(T, h) +\n"
+     "  L2) (T its target, the total load times its share of the weight; h\n"
+     "  its heaviest slot; Lmax and L2 the two heaviest slots of the map), by\n"
+     "  load moves that the map keeps above its base table; writes FILE\n"
+     "  atomically and prints the report (every field, and the members left\n"
+     "  above their bounds and why), then the plan the moves imply.\n"
+     "  --max-moves K   most copies moved (promotions are free), 0 .. 4294967295;\n"
+     "                  0 (default): no limit\n"
+     "  --count-slack C most slots a member may hold beyond its count share after\n"
+     "                  a copy move to it, 0 .. 4294967295 (default: no limit)\n"
+     "  --clear         drop every load move: the map routes as its base table\n"
+     "                  and drains give (no LOADS)\n"
+     "  --ranges        also list every hash range that moves\n"
+     "  FILE '-' reads the map from standard input and writes the new one to\n"
+     "  standard output (the report to standard error); FILE and LOADS cannot\n"
+     "  both be '-'\n",
+     1, 2, OPT_MAX_MOVES | OPT_COUNT_SLACK | OPT_CLEAR | OPT_RANGES | OPT_JSON, MAP(cmd_balance)},
+    {"show", "FILE [LOADS] [--json]", "config, epoch, fingerprint, members and their balance",
      "  columns: share% of the slots, ideal% (weight / total weight), dev (slots\n"
      "  minus ideal slots), unit (fewest..most slots held in one unit), ideal/u\n"
      "  (ideal slots per unit); with replicas, slots are the member's primaries;\n"
@@ -93,8 +118,13 @@ static const command commands[] = {
      "  drain (1:full, 2:primary: order and mode; '-' for none), a drained\n"
      "  member's ideal is 0 and the others' ideals are of the weight of the\n"
      "  members not drained\n"
+     "  With LOADS (a file of \"slot load\" lines, as balance reads; '-' for\n"
+     "  standard input), a load line (total, heaviest slots, max/mean and the\n"
+     "  floor no placement beats) and, for each member, its load (the slots\n"
+     "  it is the primary of), target, bound and load/target; '-' for a member\n"
+     "  that does not balance (weight 0 or drained)\n"
      "  FILE '-' reads the map from standard input\n",
-     1, 1, OPT_JSON, MAP(cmd_show)},
+     1, 2, OPT_JSON, MAP(cmd_show)},
     {"lookup", "FILE KEY... [--json] | FILE - [--json]", "the members that hold each key",
      "  each KEY is hashed as its bytes; text output is a line per KEY:\n"
      "  KEY<tab>NAME, '-' for no owner, and with replicas a further\n"

@@ -35,7 +35,8 @@ static const option_def option_defs[] = {
     {"dry-run", OPT_DRY_RUN, 0},   {"max-slots", OPT_MAX_SLOTS, 1},
     {"write-dir", OPT_WRITE_DIR, 1}, {"replicas", OPT_REPLICAS, 1},
     {"zone", OPT_ZONE, 1},         {"out", OPT_OUT, 1},
-    {"primary", OPT_PRIMARY, 0},
+    {"primary", OPT_PRIMARY, 0},   {"max-moves", OPT_MAX_MOVES, 1},
+    {"count-slack", OPT_COUNT_SLACK, 1}, {"clear", OPT_CLEAR, 0},
 };
 
 const char stdio_arg[] = "-";

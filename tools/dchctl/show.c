@@ -3,7 +3,8 @@
  * dchctl show and lookup, what a map holds and where it sends keys. show:
  * a map's config, epoch, fingerprint and members, with how far each
  * member's slots are from its ideal share (weight / total weight), in the
- * whole map and in each unit. lookup: the members that hold each key,
+ * whole map and in each unit, and with LOADS each member's load, target
+ * and bound (balance.c computes them). lookup: the members that hold each key,
  * given as arguments or, with KEY '-', read from standard input a line
  * each, in bulk (a million keys a second and more).
  */
@@ -33,6 +34,9 @@ typedef struct summary {
     size_t ndrains;
     double W; /* the weight of the members not drained: the ideals' whole */
     double worst, worst_unit; /* largest |slots - ideal|, overall and in a unit */
+    /* With LOADS: every member's load (by id) and the whole's. */
+    member_load *ml;
+    load_summary loads;
 } summary;
 
 /* b[id] for every id below the id limit; -1 when out of memory. */
@@ -153,6 +157,12 @@ static void print_head_json(const char *path, const dch_map *m, const summary *s
         printf("  \"transition\": {\"step\": %" PRIu32 ", \"steps\": %" PRIu32
                ", \"target_fingerprint\": \"%016" PRIx64 "\"},\n",
                tr.step, tr.steps, tr.target_fingerprint);
+    if (s->ml != NULL)
+        printf("  \"load\": {\"total\": %" PRIu64 ", \"heaviest_load\": %" PRIu64
+               ", \"heaviest_slot\": %" PRIu32 ", \"second_load\": %" PRIu64
+               ", \"members\": %" PRIu32 ", \"max_ratio\": %.17g, \"ratio_floor\": %.17g},\n",
+               s->loads.total, s->loads.heaviest, s->loads.heaviest_slot, s->loads.second,
+               s->loads.members, s->loads.max_ratio, s->loads.floor);
     printf("  \"drains\": [");
     for (size_t i = 0; i < s->ndrains; i++) {
         printf("%s{\"name\": ", i ? ", " : "");
@@ -194,10 +204,18 @@ static void print_head_text(const char *path, const dch_map *m, const summary *s
         }
         printf(", in the order drained\n");
     }
+    if (s->ml != NULL)
+        printf("load:          total %" PRIu64 "; heaviest slot %" PRIu32 " carries %" PRIu64
+               ", the second heaviest %" PRIu64 "; max/mean %.4f (no placement beats %.4f)\n",
+               s->loads.total, s->loads.heaviest_slot, s->loads.heaviest, s->loads.second,
+               s->loads.max_ratio, s->loads.floor);
     if (s->limit > 0)
-        printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s%s%s\n", "id", "name", "weight", "slots",
+        printf("\n%6s %-16s %10s %9s %9s %9s %9s %10s %9s%s%s%s\n", "id", "name", "weight", "slots",
                "share%", "ideal%", "dev", "unit", "ideal/u", s->extra ? "    copies zone" : "",
-               s->ndrains > 0 ? " drained" : "");
+               s->ndrains > 0 ? " drained" : "",
+               s->ml != NULL ? "                 load               target"
+                               "                bound load/target"
+                             : "");
 }
 
 /* A member's drain at the end of its row: " 1:full", " 2:primary" (order
@@ -211,6 +229,38 @@ static void print_drain_cell(const summary *s, uint32_t id, uint32_t mode)
         printf(" -");
     else
         printf(" %zu:%s", order, or_dash(drain_mode_name(mode)));
+}
+
+/* A member's load cells at the end of its row (text) or its load members
+ * (JSON); nothing without LOADS. Target, bound and ratio are '-' (null)
+ * for a member that does not balance. */
+static void print_load_cells(const summary *s, uint32_t id, int json)
+{
+    if (s->ml == NULL)
+        return;
+    const member_load *x = &s->ml[id];
+    const int t = x->balances && x->target > 0;
+    if (json) {
+        printf(", \"load\": %" PRIu64, x->load);
+        if (x->balances)
+            printf(", \"target\": %.17g, \"bound\": %.17g", x->target, x->bound);
+        else
+            printf(", \"target\": null, \"bound\": null");
+        if (t)
+            printf(", \"load_ratio\": %.17g", (double)x->load / x->target);
+        else
+            printf(", \"load_ratio\": null");
+        return;
+    }
+    printf(" %20" PRIu64, x->load);
+    if (x->balances)
+        printf(" %20.1f %20.1f", x->target, x->bound);
+    else
+        printf(" %20s %20s", "-", "-");
+    if (t)
+        printf(" %11.4f", (double)x->load / x->target);
+    else
+        printf(" %11s", "-");
 }
 
 /* One member's row (JSON: an element after `first` ones or not). */
@@ -239,6 +289,7 @@ static void print_member(const dch_map *m, const summary *s, const balance *b, u
         json_string(stdout, drain_mode_name(mode));
         if (mode != 0)
             printf(", \"drain_order\": %zu", drain_order(s, id));
+        print_load_cells(s, id, 1);
         printf("}");
     } else {
         printf("%6" PRIu32 " %-16s %10" PRIu32 " %9" PRIu32 " %9.4f %9.4f %+9.3f %4" PRIu32
@@ -250,61 +301,81 @@ static void print_member(const dch_map *m, const summary *s, const balance *b, u
             printf(" %9" PRIu32 " %s", dch_map_node_copies(m, id),
                    or_dash(dch_map_node_zone(m, id)));
         print_drain_cell(s, id, mode);
+        print_load_cells(s, id, 0);
         printf("\n");
     }
 }
 
-int cmd_show(const command *cmd, const args *a)
+/* With LOADS (a->pos[1]): every member's load into s->ml and s->loads; 0,
+ * or the exit status after saying why not. */
+static int show_loads(const args *a, const dch_map *m, summary *s)
 {
-    (void)cmd;
-    const char *path = a->pos[0];
-    dch_map *m;
-    int status = load(path, &m);
+    if (a->npos < 2)
+        return 0;
+    uint64_t *load, total;
+    const int status = read_loads(a->pos[1], s->P, &load, &total);
     if (status != 0)
         return status;
-    dch_map_config cfg;
-    dch_map_get_config(m, &cfg);
-    const uint32_t limit = dch_map_id_limit(m);
-    balance *b = malloc((limit ? limit : 1) * sizeof *b);
-    if (b == NULL || measure_balance(m, &cfg, b) != 0) {
-        free(b);
-        dch_map_free(m);
+    s->ml = calloc(s->limit + 1, sizeof *s->ml);
+    if (s->ml == NULL) {
+        free(load);
         return out_of_memory();
     }
-    summary s;
-    memset(&s, 0, sizeof s);
-    dch_map_get_config(m, &s.cfg);
-    s.replicas = map_replicas(m);
-    s.extra = s.replicas > 1 || map_has_zones(m);
-    s.limit = limit;
-    s.P = dch_map_slot_count(m);
-    if (read_drains(m, &s) != 0) {
-        free(s.drain_ids);
-        free(s.drain_modes);
-        free(b);
-        dch_map_free(m);
+    member_loads(m, load, s->ml, &s->loads);
+    free(load);
+    return 0;
+}
+
+/* Every part of show but the loading of the map; 0 or the exit status. */
+static int show_map(const args *a, const dch_map *m, summary *s, balance *b)
+{
+    const char *path = a->pos[0];
+    dch_map_get_config(m, &s->cfg);
+    s->replicas = map_replicas(m);
+    s->extra = s->replicas > 1 || map_has_zones(m);
+    s->limit = dch_map_id_limit(m);
+    s->P = dch_map_slot_count(m);
+    if (measure_balance(m, &s->cfg, b) != 0 || read_drains(m, s) != 0)
         return out_of_memory();
-    }
-    summarize(m, b, &s);
+    const int status = show_loads(a, m, s);
+    if (status != 0)
+        return status;
+    summarize(m, b, s);
     const int json = (a->given & OPT_JSON) != 0;
     if (json)
-        print_head_json(path, m, &s);
+        print_head_json(path, m, s);
     else
-        print_head_text(path, m, &s);
+        print_head_text(path, m, s);
     int first = 1;
-    for (uint32_t id = 0; id < limit; id++) {
+    for (uint32_t id = 0; id < s->limit; id++) {
         if (dch_map_node_name(m, id) != NULL) {
-            print_member(m, &s, &b[id], id, json, first);
+            print_member(m, s, &b[id], id, json, first);
             first = 0;
         }
     }
     if (json)
         printf("%s]}\n", first ? "" : "\n  ");
+    return 0;
+}
+
+int cmd_show(const command *cmd, const args *a)
+{
+    (void)cmd;
+    dch_map *m;
+    int status = load(a->pos[0], &m);
+    if (status != 0)
+        return status;
+    const uint32_t limit = dch_map_id_limit(m);
+    balance *b = malloc((limit ? limit : 1) * sizeof *b);
+    summary s;
+    memset(&s, 0, sizeof s);
+    status = b == NULL ? out_of_memory() : show_map(a, m, &s, b);
+    free(s.ml);
     free(s.drain_ids);
     free(s.drain_modes);
     free(b);
     dch_map_free(m);
-    return 0;
+    return status;
 }
 
 /* ---- lookup ----------------------------------------------------------- */
