@@ -88,10 +88,12 @@
  * slot owned by a non-member or a member of weight 0 (or any owned slot
  * when every weight is 0, or an unowned one otherwise), a weight sum above
  * UINT32_MAX, a stored slot or copy count that is not the member's count
- * in the table, and, for a settled map (versions 1 and 3), a member 2 or
- * more slots from its share P*w/W: map.h promises every map a call leaves
- * within that bound, so a settled map outside it was not built by this
- * library. A map in transition (version 2) sits between two such maps and
+ * in the table, and, for a settled map (versions 1 and 3) with one copy a
+ * slot or no member in a zone, a member 2 or more slots from its share
+ * P*w/W: map.h promises every such map a call leaves within that bound,
+ * so one outside it was not built by this library (with replicas and
+ * zones map.h promises the bound only under a condition on the zones'
+ * weights, so such a map is not held to it). A map in transition (version 2) sits between two such maps and
  * is not held to the bound. In version 3 also: a slot whose copies repeat a
  * member, hold a member of weight 0, or fall in fewer than min(n, zones)
  * zones (map.h's replica promises 1 and 2; a member without a zone is a
