@@ -82,10 +82,12 @@
  *     arguments.
  *
  * Other calls keep a load move while they leave its slot's copies below
- * the layer unchanged (the base, then the drains) and every member it
- * names may still serve the slot (a member of positive weight, not
- * drained); otherwise the move is dropped and the slot is served as the
- * table below gives it. Balancing again with fresh loads restores the
+ * the layer unchanged (the base, then the drains) and every member the
+ * move hands the slot to (its primary, and each copy the table below does
+ * not hold) is still a member of positive weight under no drain; otherwise
+ * the move is dropped and the slot is served as the table below gives it.
+ * (A copy the table below holds stays as the drains left it: a PRIMARY-
+ * drained member may remain a secondary copy of a moved slot.) Balancing again with fresh loads restores the
  * bound. dch_map_balance_clear drops every load move.
  *
  * Cost: O(P * R + N) memory for the layer while a load move is in force,
@@ -170,8 +172,8 @@ typedef struct dch_balance_report {
     uint64_t moved_load; /**< load of the copy moves */
     uint64_t promoted_load; /**< load of the promotions */
     /** No call that ends with every member within its bound moves less
-     *  load (promotions and copy moves): the sum of C_i - B_i over the
-     *  members above their bounds, rounded up. */
+     *  load (promotions and copy moves): the sum over the members above
+     *  their bounds of C_i - B_i, each rounded up. */
     uint64_t moved_load_floor;
     /** Largest C_i / T_i before and after the call (0 when Λ = 0). */
     double max_ratio_before, max_ratio_after;
