@@ -123,8 +123,8 @@ static void fixture_init(fixture *fx, bool files)
     more[fx->len] = 0;
     snprintf(path, sizeof path, "%s/trailing.dchmap", fx->dir);
     write_file(path, more, fx->len + 1);
-    more[8] = 5; /* format version 5, which no library reads yet */
-    snprintf(path, sizeof path, "%s/version5.dchmap", fx->dir);
+    more[8] = 6; /* format version 6, which no library reads yet */
+    snprintf(path, sizeof path, "%s/version6.dchmap", fx->dir);
     write_file(path, more, fx->len);
     free(more);
     snprintf(path, sizeof path, "%s/garbage", fx->dir);
@@ -148,7 +148,7 @@ static void fixture_free(fixture *fx)
     if (fx->dir[0] == '\0')
         return;
     const char *names[] = {"good.dchmap", "truncated.dchmap", "trailing.dchmap",
-                           "version5.dchmap", "garbage", "empty"};
+                           "version6.dchmap", "garbage", "empty"};
     char path[128];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", fx->dir, names[i]);
@@ -204,12 +204,12 @@ typedef enum cfg_arg {
 } cfg_arg;
 typedef enum bytes_arg {
     BYTES_GOOD, BYTES_NULL, BYTES_NULL_EMPTY, BYTES_EMPTY, BYTES_11, BYTES_TRUNCATED,
-    BYTES_TRAILING, BYTES_MAGIC, BYTES_VERSION_0, BYTES_VERSION_5, BYTES_VERSION_5_SHORT,
+    BYTES_TRAILING, BYTES_MAGIC, BYTES_VERSION_0, BYTES_VERSION_6, BYTES_VERSION_6_SHORT,
     BYTES_CHECKSUM, BYTES_HEADER_ONLY,
 } bytes_arg;
 typedef enum path_arg {
     PATH_GOOD, PATH_NULL, PATH_EMPTY, PATH_MISSING, PATH_NO_DIR, PATH_DIR, PATH_GARBAGE,
-    PATH_EMPTY_FILE, PATH_VERSION_5, PATH_TRUNCATED, PATH_TRAILING,
+    PATH_EMPTY_FILE, PATH_VERSION_6, PATH_TRUNCATED, PATH_TRAILING,
 } path_arg;
 typedef enum buf_arg {
     BUF_ENOUGH,
@@ -339,8 +339,8 @@ static const bad_case bad_cases[] = {
     {"map_load: a byte too many", F_MAP_LOAD, .bytes = BYTES_TRAILING, .expect = DCH_ECORRUPT},
     {"map_load: bad magic", F_MAP_LOAD, .bytes = BYTES_MAGIC, .expect = DCH_ECORRUPT},
     {"map_load: version 0", F_MAP_LOAD, .bytes = BYTES_VERSION_0, .expect = DCH_EVERSION},
-    {"map_load: version 5", F_MAP_LOAD, .bytes = BYTES_VERSION_5, .expect = DCH_EVERSION},
-    {"map_load: version 5, 12 bytes", F_MAP_LOAD, .bytes = BYTES_VERSION_5_SHORT,
+    {"map_load: version 6", F_MAP_LOAD, .bytes = BYTES_VERSION_6, .expect = DCH_EVERSION},
+    {"map_load: version 6, 12 bytes", F_MAP_LOAD, .bytes = BYTES_VERSION_6_SHORT,
      .expect = DCH_EVERSION},
     {"map_load: bad checksum", F_MAP_LOAD, .bytes = BYTES_CHECKSUM, .expect = DCH_ECORRUPT},
     {"map_load: header only", F_MAP_LOAD, .bytes = BYTES_HEADER_ONLY, .expect = DCH_ECORRUPT},
@@ -369,7 +369,7 @@ static const bad_case bad_cases[] = {
     {"map_load_file: not a map", F_MAP_LOAD_FILE, .path = PATH_GARBAGE, .expect = DCH_ECORRUPT},
     {"map_load_file: empty file", F_MAP_LOAD_FILE, .path = PATH_EMPTY_FILE,
      .expect = DCH_ECORRUPT},
-    {"map_load_file: version 5", F_MAP_LOAD_FILE, .path = PATH_VERSION_5,
+    {"map_load_file: version 6", F_MAP_LOAD_FILE, .path = PATH_VERSION_6,
      .expect = DCH_EVERSION},
     {"map_load_file: last byte missing", F_MAP_LOAD_FILE, .path = PATH_TRUNCATED,
      .expect = DCH_ECORRUPT},
@@ -601,7 +601,7 @@ static uint8_t *bytes_of(const fixture *fx, bytes_arg b, size_t *len)
     case BYTES_11: n = 11; break;
     case BYTES_TRUNCATED: n = fx->len - 1; break;
     case BYTES_TRAILING: n = fx->len + 1; break;
-    case BYTES_VERSION_5_SHORT: n = 12; break;
+    case BYTES_VERSION_6_SHORT: n = 12; break;
     case BYTES_HEADER_ONLY: n = 56; break;
     default: break;
     }
@@ -612,8 +612,8 @@ static uint8_t *bytes_of(const fixture *fx, bytes_arg b, size_t *len)
         p[1] = 'd';
     else if (b == BYTES_VERSION_0)
         p[8] = 0;
-    else if (b == BYTES_VERSION_5 || b == BYTES_VERSION_5_SHORT)
-        p[8] = 5;
+    else if (b == BYTES_VERSION_6 || b == BYTES_VERSION_6_SHORT)
+        p[8] = 6;
     else if (b == BYTES_CHECKSUM)
         p[n - 1] ^= 1;
     *len = n;
@@ -626,7 +626,7 @@ static const char *path_of(const fixture *fx, path_arg p, char *buf, size_t cap)
         [PATH_GOOD] = "good.dchmap",          [PATH_MISSING] = "missing.dchmap",
         [PATH_NO_DIR] = "no-such-dir/m.dchmap", [PATH_DIR] = "a-directory",
         [PATH_GARBAGE] = "garbage",           [PATH_EMPTY_FILE] = "empty",
-        [PATH_VERSION_5] = "version5.dchmap", [PATH_TRUNCATED] = "truncated.dchmap",
+        [PATH_VERSION_6] = "version6.dchmap", [PATH_TRUNCATED] = "truncated.dchmap",
         [PATH_TRAILING] = "trailing.dchmap",
     };
     if (p == PATH_NULL)

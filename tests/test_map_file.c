@@ -294,7 +294,7 @@ Test(map_file, every_truncation_and_flipped_bit_is_rejected)
 Test(map_file, unknown_versions_are_reported_as_such,
      .init = small_file, .fini = small_file_free)
 {
-    const uint32_t versions[] = {0, 5, 0x100, UINT32_MAX};
+    const uint32_t versions[] = {0, 6, 0x100, UINT32_MAX};
     for (size_t k = 0; k < sizeof versions / sizeof versions[0]; k++) {
         le_write(small_bytes + 8, versions[k], 4);
         fix_checksum(small_bytes, small_len);
@@ -707,11 +707,11 @@ Test(map_file, damaged_files_are_refused)
         cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_ECORRUPT, "cut at %zu", cuts[k]);
     }
     memcpy(p, bytes, len);
-    le_write(p + 8, 5, 4);
+    le_write(p + 8, 6, 4);
     write_file(sc.path, p, len);
     cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION);
     write_file(sc.path, p, 12);
-    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION, "a bare version-5 start");
+    cr_assert_eq(dch_map_load_file(&out, sc.path), DCH_EVERSION, "a bare version-6 start");
     /* A header announcing more than any map can take is refused unread. */
     memcpy(p, bytes, len);
     le_write(p + 16, UINT64_C(1) << 40, 8);

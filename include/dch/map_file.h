@@ -14,8 +14,8 @@
  * every key the same way.
  *
  * Format, version 1 (a settled map with one copy a slot and no zone), 2 (a
- * map in transition, see map_stage.h) and 3 (a settled map with replicas or
- * zones, see map.h). All integers are little-endian; uleb is unsigned
+ * map in transition, see map_stage.h), 3 (a settled map with replicas or
+ * zones, see map.h), 4 (with drains) and 5 (with load moves, balance.h). All integers are little-endian; uleb is unsigned
  * LEB128 (7 bits per byte, low group first, high bit set on every byte but
  * the last) in its shortest form, so its last byte is non-zero unless the
  * value is 0 and it is one byte long (an id takes at most 3 bytes, 65535
@@ -23,7 +23,7 @@
  *
  *   offset size  field
  *   0      8     magic 89 44 43 48 0D 0A 1A 0A ("\x89DCH\r\n\x1a\n")
- *   8      4     u32 format version, 1, 2, 3 or 4
+ *   8      4     u32 format version, 1 to 5
  *   12     4     u32 N, member count, 0 .. DCH_MAP_MAX_NODES
  *   16     8     u64 file length in bytes, checksum included
  *   24     4     u32 units, a power of two
@@ -31,17 +31,17 @@
  *                unit is at most DCH_MAP_MAX_SLOTS
  *   32     16    hash key
  *   48     8     u64 epoch
- *   56           versions 3 and 4: u32 R, copies of every slot (replicas),
+ *   56           versions 3 to 5: u32 R, copies of every slot (replicas),
  *                1 .. DCH_MAP_MAX_REPLICAS
  *                N member records, ids strictly ascending, each:
  *                  u16 id (0 .. 65534), u32 weight, u32 slots owned (as
- *                  primary), versions 3, 4: u32 copies held (all
+ *                  primary), versions 3 to 5: u32 copies held (all
  *                  positions), then u8 name length L (1 .. 255), L name
- *                  bytes (none below 0x20, no 0x7f), versions 3, 4: u8
+ *                  bytes (none below 0x20, no 0x7f), versions 3 to 5: u8
  *                  zone length Z (0 .. 255; 0: a zone of its own), Z zone
  *                  bytes (the name rules)
  *                the table, n entries a slot: in versions 1 and 2, n = 1,
- *                  the slot's owner (65535 for unowned); in versions 3, 4,
+ *                  the slot's owner (65535 for unowned); in versions 3 to 5,
  *                  n = min(R, members of positive weight), the slot's
  *                  copies primary first (n = 0 when every weight is 0):
  *                  u8 encoding, 0 (raw) or 1 (runs)
@@ -53,10 +53,16 @@
  *                version 2 only, the transition record (16 bytes):
  *                  u64 target fingerprint, u32 step i, u32 steps n,
  *                  1 <= i < n
- *                version 4 only, the drains (map.h, "Drains"): D entries
+ *                versions 4 and 5, the drains (map.h, "Drains"): D entries
  *                  in the order drained, each u16 id (a member, at most
- *                  once) and u8 mode (1 PRIMARY, 2 FULL), then u32 D >= 1;
- *                  the table and the counts above are the base's
+ *                  once) and u8 mode (1 PRIMARY, 2 FULL), then u32 D (>= 1
+ *                  in version 4); the table and the counts above are the
+ *                  base's
+ *                version 5 only, the load moves (balance.h): M entries in
+ *                  ascending slot order, each u32 slot and w u16 copies
+ *                  (primary first), then u32 w (the copies a slot holds
+ *                  under the drains, 1 .. DCH_MAP_MAX_REPLICAS), then u32
+ *                  M >= 1
  *   len-8  8     u64 checksum: SipHash-2-4 under the 16 ASCII bytes
  *                "dch map checksum" of bytes 0 .. len-9
  *
@@ -66,14 +72,15 @@
  * with one copy a slot and no member in a zone, so a library that reads only
  * version 1 reads every such map (and gives DCH_EVERSION for the others);
  * version 2 for a step map (which has one copy a slot and no zone); version
- * 3 for every other settled map; version 4 for a map with a drain in force.
- * Versions 1 and 2 load as maps with one copy a slot and no zone, versions
- * 1 to 3 with no drain. The checksum catches accidental damage; it is
+ * 3 for every other settled map; version 4 for a map with a drain in force;
+ * version 5 for a map with a load move in force. Versions 1 and 2 load as
+ * maps with one copy a slot and no zone, versions 1 to 3 with no drain,
+ * versions 1 to 4 with no load move. The checksum catches accidental damage; it is
  * not a signature, so bytes from an untrusted source still need
  * authenticating elsewhere.
  *
  * Load checks, and the error each failure gives: bad magic or fewer than 12
- * bytes, DCH_ECORRUPT; a version other than 1 to 4, DCH_EVERSION; then,
+ * bytes, DCH_ECORRUPT; a version other than 1 to 5, DCH_EVERSION; then,
  * all as DCH_ECORRUPT, a length field other than the byte count, a bad
  * checksum, any field out of its range above (the step of a transition
  * record and R included), a record or run reaching past the table or a
@@ -91,7 +98,13 @@
  * zone of its own), and a file with R = 1 and no zone, which the writer
  * writes as version 1. In version 4 also: a drain count of 0 or one that
  * does not fit the file, a drain of a non-member, a member drained twice,
- * and a mode other than 1 and 2.
+ * and a mode other than 1 and 2. In version 5 also: the drains' checks
+ * (with 0 drains allowed), a move count of 0, w out of its range or other
+ * than the copies a slot holds under the drains, moves that do not fit the
+ * file, slots not strictly ascending below P, and a move that a balancing
+ * call could not have left in force (docs/balance.md, "The layer"): copies
+ * equal to the slot's under the drains, repeating a member, spanning fewer
+ * zones, or handing the slot to a member of weight 0 or under a drain.
  */
 #ifndef DCH_MAP_FILE_H
 #define DCH_MAP_FILE_H
@@ -123,6 +136,12 @@ extern "C" {
  * drains after the table. dch_map_load reads it.
  */
 #define DCH_MAP_FORMAT_VERSION_DRAINS 4u
+/**
+ * The format version of a map with a load move in force (balance.h):
+ * version 4 (with a drain count of 0 allowed) with the load moves after
+ * the drains. dch_map_load reads it.
+ */
+#define DCH_MAP_FORMAT_VERSION_BALANCE 5u
 
 /**
  * Serialise a map.

@@ -9,6 +9,7 @@
 #include "dch/error.h"
 
 #include "alloc.h"
+#include "drain_moves.h"
 #include "drain_table.h"
 #include "map_internal.h"
 
@@ -50,7 +51,7 @@ int dch__map_redrain(const dch_map *m, const dch_map *base, uint32_t id, uint32_
         return DCH_ENOMEM;
     uint32_t *modes = ids + m->dr.n + 1;
     const uint32_t n = edit(m, id, mode, ids, modes);
-    const int rc = dch__drains_build(base, ids, modes, n, out);
+    const int rc = dch__drains_build(base, ids, modes, n, &m->dr.mv, out);
     dch__free(a, ids);
     return rc;
 }
@@ -111,7 +112,10 @@ size_t dch_map_drains(const dch_map *m, uint32_t *ids, uint32_t *modes, size_t c
     return m->dr.n;
 }
 
-int dch__map_set_drains(dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n)
+/* Put in force on m the drains (n) and then the moves of mv that stay
+ * valid (all of them must, for a list with no below). */
+static int set_layer(dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n,
+                     const dch__moves *mv)
 {
     for (uint32_t i = 0; i < n; i++) {
         if (member_of(m, ids[i]) == NULL ||
@@ -122,10 +126,65 @@ int dch__map_set_drains(dch_map *m, const uint32_t *ids, const uint32_t *modes, 
                 return DCH_ECORRUPT;
     }
     dch__drains d;
-    const int rc = dch__drains_build(m, ids, modes, n, &d);
+    const int rc = dch__drains_build(m, ids, modes, n, mv, &d);
     if (rc == DCH_OK)
         dch__map_drains_install(m, &d);
     return rc;
+}
+
+int dch__map_set_drains(dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n)
+{
+    return set_layer(m, ids, modes, n, NULL);
+}
+
+int dch__map_set_layer(dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n,
+                       const uint32_t *slots, const uint16_t *copies, uint32_t nmv,
+                       uint32_t width)
+{
+    if (nmv == 0)
+        return set_layer(m, ids, modes, n, NULL);
+    if (width == 0 || width > m->stride)
+        return DCH_ECORRUPT;
+    const dch_allocator *a = m->cfg.allocator;
+    dch__moves mv = {nmv, dch__alloc_array(a, nmv, sizeof *mv.slot), NULL,
+                     dch__alloc_array(a, nmv, m->stride * sizeof *mv.copies)};
+    int rc = DCH_ENOMEM;
+    if (mv.slot != NULL && mv.copies != NULL) {
+        rc = DCH_OK;
+        for (uint32_t i = 0; i < nmv; i++) {
+            mv.slot[i] = slots[i];
+            for (uint32_t k = 0; k < m->stride; k++) {
+                /* Exactly `width` copies: one that is no member is damage. */
+                const uint16_t c = k < width ? copies[i * width + k] : NONE16;
+                rc = k < width && c == NONE16 ? DCH_ECORRUPT : rc;
+                mv.copies[i * m->stride + k] = c;
+            }
+        }
+        if (rc == DCH_OK)
+            rc = set_layer(m, ids, modes, n, &mv);
+    }
+    dch__moves_free(m, &mv);
+    return rc;
+}
+
+int dch__map_copy_layer(dch_map *m, const dch_map *from)
+{
+    if (from->dr.mv.n > 0 && m->stride != from->stride)
+        return DCH_EINVAL;
+    return set_layer(m, from->dr.ids, from->dr.modes, from->dr.n, &from->dr.mv);
+}
+
+uint32_t dch__map_moves(const dch_map *m, uint32_t *width)
+{
+    *width = m->replicas > 1 ? m->dr.ncopies : 1;
+    return m->dr.mv.n;
+}
+
+void dch__map_move_at(const dch_map *m, size_t i, uint32_t *slot, uint16_t *copies)
+{
+    *slot = m->dr.mv.slot[i];
+    const uint32_t width = m->replicas > 1 ? m->dr.ncopies : 1;
+    memcpy(copies, m->dr.mv.copies + i * m->stride, width * sizeof *copies);
 }
 
 void dch__map_drain_at(const dch_map *m, size_t i, uint32_t *id, uint32_t *mode)

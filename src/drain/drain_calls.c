@@ -6,8 +6,10 @@
  * call run on the map itself and the new drains go in force. So a failure
  * anywhere leaves the map as it was, and the effective table stays a pure
  * function of the base and the ordered list (map.h, "Drains", promise 6).
- * With no drain in force a call is the engine's alone. Removing a drained
- * member, or changing its weight, ends its drain.
+ * With no layer in force a call is the engine's alone. Removing a drained
+ * member, or changing its weight, ends its drain. The load moves are kept
+ * by the same rebuild where the call left their slots' copies below them
+ * as they were (balance.h; docs/balance.md, "The layer").
  */
 #include "dch/error.h"
 
@@ -32,10 +34,11 @@ static int run(dch_map *m, const call *c, uint32_t *id_out)
     }
 }
 
-/* Run c on m with its drains kept, but for `ends`'s (DCH_NODE_NONE: none). */
+/* Run c on m with its drains kept, but for `ends`'s (DCH_NODE_NONE: none),
+ * and its load moves kept where the call leaves them valid. */
 static int drained_call(dch_map *m, const call *c, uint32_t ends, uint32_t *id_out)
 {
-    if (m->dr.n == 0)
+    if (!layered(m))
         return run(m, c, id_out);
     dch_map *w;
     int rc = dch__map_clone_base(&w, m);

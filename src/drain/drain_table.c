@@ -4,7 +4,8 @@
  * the base, then every FULL drain in the order drained, each exactly
  * dch_map_remove_node's removal (the engine's own code, run on the clone),
  * then every PRIMARY drain in the order drained, promotions only
- * (drain_promote.c). With one copy a slot a PRIMARY drain is a FULL one.
+ * (drain_promote.c), then the load moves that are still valid
+ * (drain_moves.c). With one copy a slot a PRIMARY drain is a FULL one.
  * The FULL drains come first so that a later removal cannot make a
  * PRIMARY-drained member a primary again (a removal may promote anywhere,
  * map.h, "Replicas", promise 5). The result is a pure function of the base
@@ -13,6 +14,7 @@
 #include "dch/error.h"
 
 #include "alloc.h"
+#include "drain_moves.h"
 #include "drain_table.h"
 
 #include <string.h>
@@ -62,10 +64,10 @@ static void take_table(dch_map *w, dch__drains *out)
 }
 
 int dch__drains_build(const dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n,
-                      dch__drains *out)
+                      const dch__moves *mv, dch__drains *out)
 {
     memset(out, 0, sizeof *out);
-    if (n == 0)
+    if (n == 0 && (mv == NULL || mv->n == 0))
         return DCH_OK;
     const dch_allocator *a = m->cfg.allocator;
     const uint32_t limit = m->mt.id_limit;
@@ -86,7 +88,11 @@ int dch__drains_build(const dch_map *m, const uint32_t *ids, const uint32_t *mod
         memset(skip, 0, limit);
         rc = run_drains(w, ids, modes, n, skip);
     }
-    if (rc == DCH_OK)
+    if (rc == DCH_OK && mv != NULL && mv->n > 0)
+        rc = dch__moves_keep(w, skip, mv, &out->mv);
+    if (rc == DCH_OK && n == 0 && out->mv.n == 0)
+        dch__map_drains_free(m, out); /* every move dropped: no layer */
+    else if (rc == DCH_OK)
         take_table(w, out);
     dch_map_free(w);
     dch__free(a, skip);

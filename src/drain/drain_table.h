@@ -9,22 +9,26 @@
 #include "map_object.h"
 
 /**
- * The drains ids[i] in mode modes[i], i < n, in the order drained, on the
- * base of m (m's own drains are ignored), into *out: the list copied and
- * the effective table with its counts, all from m's allocator. n = 0 gives
- * an empty *out (the base is the effective table). Nothing of m changes.
- * The ids must be members and the modes DCH_DRAIN_PRIMARY or
- * DCH_DRAIN_FULL (the callers check).
+ * The layer of the drains ids[i] in mode modes[i], i < n, in the order
+ * drained, then the load moves of mv (NULL: none) that stay valid
+ * (drain_moves.h), on the base of m (m's own layer is ignored), into *out:
+ * the lists copied and the effective table with its counts, all from m's
+ * allocator. No drain and no move kept gives an empty *out (the base is
+ * the effective table). Nothing of m changes. The ids must be members and
+ * the modes DCH_DRAIN_PRIMARY or DCH_DRAIN_FULL (the callers check).
  *
- * @return DCH_OK or DCH_ENOMEM (nothing left allocated).
+ * @return DCH_OK; DCH_ECORRUPT for a file's move list (no below) with a
+ *         move that is not valid; DCH_ENOMEM. Nothing left allocated on
+ *         error.
  */
 int dch__drains_build(const dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n,
-                      dch__drains *out);
+                      const dch__moves *mv, dch__drains *out);
 
 /**
- * The drains of m with id's entry replaced: id taken out of the list, then
- * put at its end in `mode` unless mode is 0, built on the base of `base`
- * (m itself, or a clone of it that a call has changed) into *out.
+ * The layer of m with id's drain replaced: id taken out of the list, then
+ * put at its end in `mode` unless mode is 0, and m's load moves kept where
+ * they stay valid, built on the base of `base` (m itself, or a clone of it
+ * that a call has changed) into *out.
  *
  * @return DCH_OK or DCH_ENOMEM (nothing left allocated).
  */

@@ -51,13 +51,22 @@ static const uint8_t fingerprint_key_copies[16] = {'d', 'c', 'h', ' ', 'f', 'i',
 #define V2 DCH_MAP_FORMAT_VERSION_STEP
 #define V3 DCH_MAP_FORMAT_VERSION_REPLICAS
 #define V4 DCH_MAP_FORMAT_VERSION_DRAINS
-#define DRAIN_SIZE 3u /* version 4: u16 id, u8 mode */
-#define DRAINS_FIXED 4u /* version 4: u32 count after the drains */
+#define V5 DCH_MAP_FORMAT_VERSION_BALANCE
+#define DRAIN_SIZE 3u /* versions 4, 5: u16 id, u8 mode */
+#define DRAINS_FIXED 4u /* versions 4, 5: u32 count after the drains */
+#define MOVES_FIXED 8u /* version 5: u32 copies a move, u32 count, last */
+#define MOVE_SIZE(w) (4u + 2u * (w)) /* version 5: u32 slot, w u16 copies */
 
-/* Whether a version has version 3's records and copy table (3 and 4). */
+/* Whether a version has version 3's records and copy table (3 to 5). */
 static int has_copies(uint32_t version)
 {
-    return version == V3 || version == V4;
+    return version == V3 || version == V4 || version == V5;
+}
+
+/* Whether a version lists drains after the table (4 and 5). */
+static int has_drains(uint32_t version)
+{
+    return version == V4 || version == V5;
 }
 
 /* ---- Writing ---------------------------------------------------------- */
@@ -70,7 +79,9 @@ typedef struct layout {
     unsigned encoding;
     size_t table; /* bytes of the table, its encoding byte included */
     const dch_map_transition *tr; /* version 2 only */
-    size_t drains; /* version 4 only: drains in force */
+    size_t drains; /* versions 4, 5: drains in force */
+    size_t moves; /* version 5: load moves in force */
+    uint32_t width; /* version 5: copies a move gives its slot */
     size_t total;
 } layout;
 
@@ -93,8 +104,10 @@ static void measure(const dch_map *m, layout *l)
     /* A step map has one copy a slot and no zone (staging keeps to one copy
      * and builds its steps without zones), so version 2 holds it. */
     l->drains = dch_map_drains(m, NULL, NULL, 0);
-    /* A step map has no drain: staging builds its steps without them. */
+    l->moves = dch__map_moves(m, &l->width);
+    /* A step map has no layer: staging builds its steps without one. */
     l->version = l->tr != NULL                          ? V2
+                 : l->moves > 0                         ? V5
                  : l->drains > 0                        ? V4
                  : l->replicas > 1 || has_zones(m)      ? V3
                                                         : V1;
@@ -116,7 +129,27 @@ static void measure(const dch_map *m, layout *l)
     l->table = dch__copy_table_size(m, l->copies, &l->encoding);
     l->total = HEADER_SIZE + (has_copies(l->version) ? REPLICAS_SIZE : 0) + l->members +
                l->table + (l->version == V2 ? TRANSITION_SIZE : 0) +
-               (l->version == V4 ? DRAINS_FIXED + DRAIN_SIZE * l->drains : 0) + CHECKSUM_SIZE;
+               (has_drains(l->version) ? DRAINS_FIXED + DRAIN_SIZE * l->drains : 0) +
+               (l->version == V5 ? MOVES_FIXED + MOVE_SIZE(l->width) * l->moves : 0) +
+               CHECKSUM_SIZE;
+}
+
+/* Version 5's load moves, then their width and count; the bytes written. */
+static size_t write_moves(const dch_map *m, const layout *l, uint8_t *p)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < l->moves; i++) {
+        uint32_t slot;
+        uint16_t c[DCH_MAP_MAX_REPLICAS];
+        dch__map_move_at(m, i, &slot, c);
+        dch__put_u32(p + at, slot);
+        for (uint32_t k = 0; k < l->width; k++)
+            dch__put_u16(p + at + 4 + 2 * k, c[k]);
+        at += MOVE_SIZE(l->width);
+    }
+    dch__put_u32(p + at, l->width);
+    dch__put_u32(p + at + 4, (uint32_t)l->moves);
+    return at + MOVES_FIXED;
 }
 
 int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
@@ -187,10 +220,12 @@ int dch_map_save(const dch_map *m, void *buf, size_t cap, size_t *len_out)
         dch__put_u16(p + at, (uint16_t)id);
         p[at + 2] = (uint8_t)mode;
     }
-    if (l.version == V4) {
+    if (has_drains(l.version)) {
         dch__put_u32(p + at, (uint32_t)l.drains);
         at += DRAINS_FIXED;
     }
+    if (l.version == V5)
+        at += write_moves(m, &l, p + at);
     dch__put_u64(p + at, dch_siphash24(checksum_key, p, at));
     return DCH_OK;
 }
@@ -335,7 +370,9 @@ static uint64_t max_file(uint32_t version)
     return (uint64_t)HEADER_SIZE + (v3 ? REPLICAS_SIZE : 0) +
            (uint64_t)DCH_MAP_MAX_NODES * record + 1 + 4 +
            (uint64_t)DCH_MAP_MAX_SLOTS * per_slot + (version == V2 ? TRANSITION_SIZE : 0) +
-           (version == V4 ? DRAINS_FIXED + (uint64_t)DRAIN_SIZE * DCH_MAP_MAX_NODES : 0) +
+           (has_drains(version) ? DRAINS_FIXED + (uint64_t)DRAIN_SIZE * DCH_MAP_MAX_NODES : 0) +
+           (version == V5 ? MOVES_FIXED + (uint64_t)DCH_MAP_MAX_SLOTS *
+                                              MOVE_SIZE(DCH_MAP_MAX_REPLICAS) : 0) +
            CHECKSUM_SIZE;
 }
 
@@ -344,7 +381,8 @@ static uint64_t min_file(uint32_t version)
 {
     return HEADER_SIZE + (has_copies(version) ? REPLICAS_SIZE : 0) + 1 +
            (version == V2 ? TRANSITION_SIZE : 0) +
-           (version == V4 ? DRAINS_FIXED + DRAIN_SIZE : 0) + CHECKSUM_SIZE;
+           (version == V4 ? DRAINS_FIXED + DRAIN_SIZE : 0) +
+           (version == V5 ? DRAINS_FIXED + MOVES_FIXED + MOVE_SIZE(1) : 0) + CHECKSUM_SIZE;
 }
 
 /*
@@ -356,7 +394,7 @@ static int check_start(const uint8_t *p, size_t len, uint32_t *version)
     if (len < 12 || memcmp(p, file_magic, 8) != 0)
         return DCH_ECORRUPT;
     *version = dch__get_u32(p + 8);
-    if (*version != V1 && *version != V2 && *version != V3 && *version != V4)
+    if (*version < V1 || *version > V5)
         return DCH_EVERSION;
     return DCH_OK;
 }
@@ -381,15 +419,62 @@ int dch_map_load(dch_map **out, const void *buf, size_t len)
     return dch_map_load_with(out, buf, len, NULL);
 }
 
+/* Where the sections after the table lie: versions 4 and 5's drains,
+ * version 5's load moves. */
+typedef struct tail {
+    size_t drains_at, moves_at;
+    uint32_t drains, moves, width;
+} tail;
+
+/* Take `bytes` off the end of the part of a file that must still hold its
+ * records and table (at least `floor` bytes); 0 if they do not fit. */
+static int cut(size_t *end, size_t floor, uint64_t bytes)
+{
+    if (*end < floor || bytes > *end - floor)
+        return 0;
+    *end -= (size_t)bytes;
+    return 1;
+}
+
+/* The drains and load moves before *end, counts last (versions 4, 5): at
+ * least one drain in version 4 and one move in version 5, each moving at
+ * most DCH_MAP_MAX_REPLICAS copies, all inside the file. */
+static int check_tail(const uint8_t *p, uint32_t version, size_t *end, tail *t)
+{
+    const size_t floor = HEADER_SIZE + REPLICAS_SIZE + 1;
+    memset(t, 0, sizeof *t);
+    if (version == V5) {
+        if (!cut(end, floor, MOVES_FIXED))
+            return DCH_ECORRUPT;
+        t->width = dch__get_u32(p + *end);
+        t->moves = dch__get_u32(p + *end + 4);
+        if (t->width == 0 || t->width > DCH_MAP_MAX_REPLICAS || t->moves == 0 ||
+            !cut(end, floor, (uint64_t)t->moves * MOVE_SIZE(t->width)))
+            return DCH_ECORRUPT;
+        t->moves_at = *end;
+    }
+    if (!has_drains(version))
+        return DCH_OK;
+    if (!cut(end, floor, DRAINS_FIXED))
+        return DCH_ECORRUPT;
+    t->drains = dch__get_u32(p + *end);
+    if ((version == V4 && t->drains == 0) ||
+        !cut(end, floor, (uint64_t)t->drains * DRAIN_SIZE))
+        return DCH_ECORRUPT;
+    t->drains_at = *end;
+    return DCH_OK;
+}
+
 /*
  * The frame of a file, in the order the reader judges it: magic, version,
  * length, checksum and, in version 2, the transition record (a step map is
- * never the first or the last step: those are settled maps). Sets
- * *version, *tr and *end, where the table must end: the transition record,
- * if any, sits between it and the checksum.
+ * never the first or the last step: those are settled maps), in versions 4
+ * and 5 the sections after the table. Sets *version, *tr, *t and *end,
+ * where the table must end: the transition record or the sections, if
+ * any, sit between it and the checksum.
  */
 static int check_frame(const uint8_t *p, size_t len, uint32_t *version, dch_map_transition *tr,
-                       size_t *end)
+                       size_t *end, tail *t)
 {
     const int start = check_start(p, len, version);
     if (start != DCH_OK)
@@ -400,14 +485,9 @@ static int check_frame(const uint8_t *p, size_t len, uint32_t *version, dch_map_
         dch__get_u64(p + len - CHECKSUM_SIZE))
         return DCH_ECORRUPT;
     *end = len - CHECKSUM_SIZE - (*version == V2 ? TRANSITION_SIZE : 0);
-    if (*version == V4) {
-        /* The drains before their count: at least one, and no more than
-         * the bytes left after the smallest file hold. */
-        const uint32_t d = dch__get_u32(p + *end - DRAINS_FIXED);
-        if (d == 0 || (uint64_t)d * DRAIN_SIZE > len - min_file(*version) + DRAIN_SIZE)
-            return DCH_ECORRUPT;
-        *end -= DRAINS_FIXED + (size_t)d * DRAIN_SIZE;
-    }
+    const int rc = check_tail(p, *version, end, t);
+    if (rc != DCH_OK)
+        return rc;
     if (*version == V2) {
         tr->target_fingerprint = dch__get_u64(p + *end);
         tr->step = dch__get_u32(p + *end + 8);
@@ -478,22 +558,33 @@ static int scratch_alloc(scratch *sc, const records *r, int v3, uint32_t P, uint
     return DCH_OK;
 }
 
-/* The drains of a version 4 file, bytes p[at .. stop) (whole entries, at
- * least one: check_frame saw to it), put in force on m. */
-static int read_drains(dch_map *m, const uint8_t *p, size_t at, size_t stop)
+/* The drains and load moves of a version 4 or 5 file (where check_tail
+ * found them), put in force on m. */
+static int read_layer(dch_map *m, const uint8_t *p, const tail *t)
 {
-    const uint32_t n = (uint32_t)((stop - at) / DRAIN_SIZE);
+    const uint32_t n = t->drains, nmv = t->moves, w = t->width;
     dch_map_config cfg;
     dch_map_get_config(m, &cfg);
-    uint32_t *ids = dch__alloc_array(cfg.allocator, n, 2 * sizeof *ids);
-    if (ids == NULL)
-        return DCH_ENOMEM;
-    for (uint32_t i = 0; i < n; i++, at += DRAIN_SIZE) {
-        ids[i] = dch__get_u16(p + at);
-        ids[n + i] = p[at + 2];
+    const dch_allocator *a = cfg.allocator;
+    uint32_t *ids = dch__alloc_array(a, (size_t)n + nmv + 1, 2 * sizeof *ids);
+    uint16_t *copies = dch__alloc_array(a, (size_t)nmv * w + 1, sizeof *copies);
+    int rc = DCH_ENOMEM;
+    if (ids != NULL && copies != NULL) {
+        uint32_t *modes = ids + n, *slots = ids + 2 * n;
+        for (uint32_t i = 0; i < n; i++) {
+            ids[i] = dch__get_u16(p + t->drains_at + i * DRAIN_SIZE);
+            modes[i] = p[t->drains_at + i * DRAIN_SIZE + 2];
+        }
+        for (uint32_t i = 0; i < nmv; i++) {
+            const size_t at = t->moves_at + (size_t)i * MOVE_SIZE(w);
+            slots[i] = dch__get_u32(p + at);
+            for (uint32_t k = 0; k < w; k++)
+                copies[(size_t)i * w + k] = dch__get_u16(p + at + 4 + 2 * k);
+        }
+        rc = dch__map_set_layer(m, ids, modes, n, slots, copies, nmv, w);
     }
-    const int rc = dch__map_set_drains(m, ids, ids + n, n);
-    dch__free(cfg.allocator, ids);
+    dch__free(a, ids);
+    dch__free(a, copies);
     return rc;
 }
 
@@ -506,7 +597,8 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
     uint32_t version;
     dch_map_transition tr = {0, 0, 0};
     size_t end;
-    int rc = check_frame(p, len, &version, &tr, &end);
+    tail t;
+    int rc = check_frame(p, len, &version, &tr, &end, &t);
     if (rc != DCH_OK)
         return rc;
     dch_map_config cfg;
@@ -545,8 +637,8 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
                                sc.table, version == V2 ? &tr : NULL);
     if (rc == DCH_OK)
         rc = check_counts(m, sc.slots, sc.copies);
-    if (rc == DCH_OK && version == V4)
-        rc = read_drains(m, p, end, len - CHECKSUM_SIZE - DRAINS_FIXED);
+    if (rc == DCH_OK && has_drains(version))
+        rc = read_layer(m, p, &t);
     if (rc != DCH_OK)
         dch_map_free(m);
     scratch_free(&sc);
@@ -560,6 +652,27 @@ int dch_map_load_with(dch_map **out, const void *buf, size_t len,
 }
 
 /* ---- Fingerprint ------------------------------------------------------ */
+
+/* The load moves last, after a tag: a map with none hashes as before they
+ * existed. */
+static void hash_moves(const dch_map *m, dch__sipstream *st)
+{
+    uint32_t width;
+    const uint32_t moves = dch__map_moves(m, &width);
+    if (moves > 0) {
+        dch__sipstream_u32(st, 0x4c4f4144u); /* "LOAD" */
+        dch__sipstream_u32(st, moves);
+        dch__sipstream_u32(st, width);
+    }
+    for (uint32_t i = 0; i < moves; i++) {
+        uint32_t slot;
+        uint16_t c[DCH_MAP_MAX_REPLICAS];
+        dch__map_move_at(m, i, &slot, c);
+        dch__sipstream_u32(st, slot);
+        for (uint32_t k = 0; k < width; k++)
+            dch__sipstream_u16(st, c[k]);
+    }
+}
 
 uint64_t dch_map_fingerprint(const dch_map *m)
 {
@@ -624,5 +737,6 @@ uint64_t dch_map_fingerprint(const dch_map *m)
         dch__sipstream_u16(&st, (uint16_t)id);
         dch__sipstream_u8(&st, (uint8_t)mode);
     }
+    hash_moves(m, &st);
     return dch__sipstream_final(&st);
 }

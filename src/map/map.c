@@ -201,7 +201,9 @@ void dch_map_free(dch_map *m)
 
 void dch__map_drains_free(const dch_map *m, dch__drains *d)
 {
-    void *const blocks[] = {d->ids, d->modes, d->owner, d->copies, d->slots, d->held};
+    void *const blocks[] = {d->ids,    d->modes,       d->owner,        d->copies,
+                            d->slots,  d->held,        d->mv.slot,      d->mv.below,
+                            d->mv.copies};
     dch__free_all(m->cfg.allocator, blocks, sizeof blocks / sizeof *blocks);
     memset(d, 0, sizeof *d);
 }
@@ -211,8 +213,8 @@ void dch__map_drains_install(dch_map *m, dch__drains *d)
     dch__map_drains_free(m, &m->dr);
     m->dr = *d;
     memset(d, 0, sizeof *d);
-    m->rd_owner = m->dr.n > 0 ? m->dr.owner : m->owner;
-    m->rd_copies = m->dr.n > 0 ? m->dr.copies : m->copies;
+    m->rd_owner = layered(m) ? m->dr.owner : m->owner;
+    m->rd_copies = layered(m) ? m->dr.copies : m->copies;
 }
 
 /* A copy of n elements of `size` bytes at src; NULL when n is 0 or the
@@ -243,6 +245,10 @@ static int drains_copy(const dch_map *m, dch__drains *d)
                           sizeof *d->copies, &ok);
     d->slots = dup_array(a, s->slots, s->slots ? s->limit : 0, sizeof *d->slots, &ok);
     d->held = dup_array(a, s->held, s->held ? s->limit : 0, sizeof *d->held, &ok);
+    const size_t blocks = (size_t)s->mv.n * m->stride;
+    d->mv.slot = dup_array(a, s->mv.slot, s->mv.n, sizeof *d->mv.slot, &ok);
+    d->mv.below = dup_array(a, s->mv.below, s->mv.below ? blocks : 0, sizeof *d->mv.below, &ok);
+    d->mv.copies = dup_array(a, s->mv.copies, blocks, sizeof *d->mv.copies, &ok);
     if (!ok) {
         dch__map_drains_free(m, d);
         return DCH_ENOMEM;
@@ -276,8 +282,8 @@ static int clone_map(dch_map **out, const dch_map *m, int with_drains)
         memcpy(c->owner, m->owner, (size_t)m->slots * sizeof *c->owner);
         if (ncopies)
             memcpy(c->copies, m->copies, ncopies * sizeof *c->copies);
-        c->rd_owner = c->dr.n > 0 ? c->dr.owner : c->owner;
-        c->rd_copies = c->dr.n > 0 ? c->dr.copies : c->copies;
+        c->rd_owner = layered(c) ? c->dr.owner : c->owner;
+        c->rd_copies = layered(c) ? c->dr.copies : c->copies;
         *out = c;
         return DCH_OK;
     }
@@ -327,7 +333,7 @@ uint32_t dch_map_node_slots(const dch_map *m, uint32_t id)
     const member *mb = member_of(m, id);
     if (mb == NULL)
         return 0;
-    return m->dr.n > 0 ? m->dr.slots[id] : mb->slots;
+    return layered(m) ? m->dr.slots[id] : mb->slots;
 }
 
 uint32_t dch_map_node_copies(const dch_map *m, uint32_t id)
@@ -335,7 +341,7 @@ uint32_t dch_map_node_copies(const dch_map *m, uint32_t id)
     const member *mb = member_of(m, id);
     if (mb == NULL)
         return 0;
-    if (m->dr.n > 0)
+    if (layered(m))
         return m->replicas > 1 ? m->dr.held[id] : m->dr.slots[id];
     return m->replicas > 1 ? m->held[id] : mb->slots;
 }
@@ -437,7 +443,7 @@ static size_t copies_of(const uint16_t *owner, const uint16_t *copies, uint32_t 
 /* Copies an effective slot holds. */
 static uint32_t rd_ncopies(const dch_map *m)
 {
-    return m->dr.n > 0 ? m->dr.ncopies : m->ncopies;
+    return layered(m) ? m->dr.ncopies : m->ncopies;
 }
 
 size_t dch_map_slot_replicas(const dch_map *m, uint32_t slot, uint32_t *ids, size_t cap)

@@ -39,6 +39,37 @@ void dch__map_drain_at(const dch_map *m, size_t i, uint32_t *id, uint32_t *mode)
 int dch__map_set_drains(dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n);
 
 /**
+ * dch__map_set_drains, then the load moves (balance.h) of a file: nmv
+ * slots, each with its `width` copies, primary first, at copies[i * width].
+ * Every move must be valid on the table the drains give (docs/balance.md,
+ * "The layer"), the slots ascending.
+ *
+ * @return DCH_OK; DCH_ECORRUPT (a bad drain, a move that is not valid, or
+ *         a width that is not the slots' copy count); DCH_ENOMEM. The map
+ *         is unchanged on error.
+ */
+int dch__map_set_layer(dch_map *m, const uint32_t *ids, const uint32_t *modes, uint32_t n,
+                       const uint32_t *slots, const uint16_t *copies, uint32_t nmv,
+                       uint32_t width);
+
+/**
+ * Put in force on m (a map with no layer) the drains of `from`, in their
+ * order, and then those of from's load moves that stay valid on m's base
+ * (all of them when the two bases are equal).
+ *
+ * @return DCH_OK; DCH_EINVAL (the maps' copy counts differ); DCH_ENOMEM.
+ *         The map is unchanged on error.
+ */
+int dch__map_copy_layer(dch_map *m, const dch_map *from);
+
+/** The load moves in force, and in *width the copies each gives its slot. */
+uint32_t dch__map_moves(const dch_map *m, uint32_t *width);
+
+/** The i-th load move (i below dch__map_moves): its slot, and its *width
+ *  copies, primary first. */
+void dch__map_move_at(const dch_map *m, size_t i, uint32_t *slot, uint16_t *copies);
+
+/**
  * The transition record of a step map (map_stage.h); NULL for a settled map,
  * including a step map changed since it was made or loaded.
  */

@@ -22,11 +22,27 @@
 
 typedef dch__member member;
 
-/* The drains in force and the effective table they give; all zero (every
- * pointer NULL) while no drain is in force. */
+/* The load moves in force (balance.h; docs/balance.md, "The layer"): n
+ * entries in ascending slot order, each slot's copies as the table below
+ * the moves (the base, then the drains) gave them when the move was made,
+ * `below`, and the copies the move serves instead, `copies`: n blocks of
+ * `stride` entries each (one entry with one copy a slot), primary first,
+ * DCH__MAP_UNOWNED past the copy count. A move's copies always differ from
+ * its below. below is NULL in a list read from a file, whose moves are
+ * checked against the table below instead (dch__drains_build). */
+typedef struct dch__moves {
+    uint32_t n;
+    uint32_t *slot;
+    uint16_t *below, *copies;
+} dch__moves;
+
+/* The layer above the base: the drains in force and the load moves, and the
+ * effective table they give; all zero (every pointer NULL) while neither is
+ * in force (owner NULL says so). */
 typedef struct dch__drains {
     uint32_t n; /* drains in force */
     uint32_t *ids, *modes; /* n entries each, in the order drained */
+    dch__moves mv; /* load moves, applied after every drain */
     uint16_t *owner; /* P entries: the effective primaries */
     uint16_t *copies; /* replicas >= 2: P blocks of stride, as the base's */
     uint32_t *slots, *held; /* per id below limit: effective primaries, copies */
@@ -75,6 +91,20 @@ struct dch_map {
     const uint16_t *rd_owner, *rd_copies;
     dch__drains dr;
 };
+
+/* Whether a layer (a drain or a load move) is in force: the readers then
+ * see its effective table rather than the base. */
+static inline int layered(const dch_map *m)
+{
+    return m->dr.owner != NULL;
+}
+
+/* Copies a slot of m's own table holds (ncopies is kept only with
+ * replicas): with one copy a slot, 1 while some member has weight. */
+static inline uint32_t slot_copies(const dch_map *m)
+{
+    return m->replicas > 1 ? m->ncopies : m->total_weight > 0;
+}
 
 /* Entry of id, member or not; id below the table's capacity. */
 static inline member *entry(const dch_map *m, uint32_t id)

@@ -298,20 +298,12 @@ int dch_map_stage_steps(const dch_map *cur, const dch_map *target,
     return rc;
 }
 
-/* The target's drains, in their order, put in force on m (the target's
- * base just assembled): the last step is the target itself. */
-static int keep_drains(dch_map *m, const dch_map *target, const dch_allocator *a)
+/* The target's layer (its drains in their order, then its load moves) put
+ * in force on m (the target's base just assembled): the last step is the
+ * target itself. */
+static int keep_drains(dch_map *m, const dch_map *target)
 {
-    const size_t n = dch_map_drains(target, NULL, NULL, 0);
-    if (n == 0)
-        return DCH_OK;
-    uint32_t *ids = dch__alloc_array(a, n, 2 * sizeof *ids);
-    if (ids == NULL)
-        return DCH_ENOMEM;
-    (void)dch_map_drains(target, ids, ids + n, n);
-    const int rc = dch__map_set_drains(m, ids, ids + n, (uint32_t)n);
-    dch__free(a, ids);
-    return rc;
+    return dch__map_copy_layer(m, target);
 }
 
 /* The target itself with `epoch`, settled, through cur's allocator; with
@@ -340,7 +332,7 @@ static int make_last(dch_map **out, const stage *st, uint64_t epoch)
                                dch__map_base_table(target), NULL);
     }
     if (rc == DCH_OK) {
-        rc = keep_drains(*out, target, st->a);
+        rc = keep_drains(*out, target);
         if (rc != DCH_OK)
             dch_map_free(*out);
     }
