@@ -109,7 +109,8 @@ static const char *too_full(dch_map *m, const uint64_t *L, const dch_balance_con
     return bad;
 }
 
-static const char *do_balance(dch_map *m, const uint64_t *L, const dch_balance_config *cfg)
+static const char *do_balance(dch_map *m, const dch_map *twin, const uint64_t *L,
+                              const dch_balance_config *cfg)
 {
     bal_u128 sum = 0;
     for (uint32_t s = 0; s < dch_map_slot_count(m); s++)
@@ -135,7 +136,7 @@ static const char *do_balance(dch_map *m, const uint64_t *L, const dch_balance_c
     if (bad == NULL)
         bad = bal_check_fixed_point(m, L, cfg, &rep);
     if (bad == NULL)
-        bad = bal_check_kept(m);
+        bad = bal_check_kept(m, twin);
     bal_free(&b);
     bal_free(&a);
     dch_map_free(before);
@@ -240,7 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (trace)
                 fprintf(stderr, "%d: balance max_moves %u count_slack %u (%s)\n", step,
                         bc.max_moves, bc.count_slack, c & 0x10 ? "NULL" : "cfg");
-            bad = do_balance(m, L, c & 0x10 ? NULL : &bc);
+            bad = do_balance(m, b, L, c & 0x10 ? NULL : &bc);
             keep_drop = false;
         } else if (op == 8) {
             name_op = "balance_clear";
@@ -264,7 +265,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             dch_map_free(m);
             m = c;
             name_op = "clone";
-            bad = bal_check_kept(m);
+            bad = bal_check_kept(m, b);
             if (trace)
                 fprintf(stderr, "%d: clone\n", step);
         } else {
