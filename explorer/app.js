@@ -111,6 +111,7 @@
   }
 
   function act(call) {
+    const moves = state && state.hot ? state.hot.inForce : 0;
     const rc = call();
     if (rc < 0) {
       showError(api.message());
@@ -119,6 +120,12 @@
     showError('');
     notice = '';
     refresh();
+    // A change of the cluster starts from the count-balanced map.
+    if (moves && state.hot && state.hot.inForce === 0 && !state.hot.balance) {
+      notice = statusText() + ' The ' + moves + ' load move' + (moves === 1 ? ' was' : 's were') +
+        ' dropped first: press Balance again.';
+      $('status').textContent = notice;
+    }
     return true;
   }
 
@@ -130,6 +137,7 @@
   }
 
   let generation = 0;
+  let renders = 0; // full renders, for a test driving the page
 
   function load(full) {
     const ptr = api.state(full ? 1 : 0);
@@ -320,7 +328,7 @@
       const mid = (lo + hi + 1) >> 1;
       if (g.ranges[mid][0] <= f) lo = mid; else hi = mid - 1;
     }
-    const dch = cv.id === 'ring-0' || cv.id.startsWith('order-');
+    const dch = cv.id === 'ring-0' || cv.id === 'hot-ring' || cv.id.startsWith('order-');
     let text = 'at ' + (100 * f).toFixed(1) + (dch ? '% of the map: ' : '% round the ring: ') +
       nameOf(g.ranges[lo][1]);
     const ch = (g.changes || []).find((m) => m[0] <= f && f < m[1]);
@@ -588,6 +596,121 @@
     svg.innerHTML = out;
   }
 
+  // ---- The hot spot ----------------------------------------------------------------
+
+  function hotShare(v) {
+    return pct(v / state.hot.total);
+  }
+
+  // One bar per balancing node: its load now (solid, its colour), before the
+  // last balancing (pale), its target (dark line) and its bound (red tick),
+  // on one scale for all rows.
+  function hotRow(m, top) {
+    const at = (v) => (100 * v / top).toFixed(2) + '%';
+    const was = m.before !== null
+      ? '<div class="bar before" style="width:' + at(m.before) + '"></div>' : '';
+    return '<tr data-who="' + m.who + '"><td>' + chip(m.who) + m.name + '</td>' +
+      '<td class="bar-cell"><div class="track" title="' + m.name + ': load ' + hotShare(m.load) +
+      ', target ' + hotShare(m.target) + ', bound ' + hotShare(m.bound) + '">' + was +
+      '<div class="bar now" style="width:' + at(m.load) + ';background:' + colour(m.who) + '"></div>' +
+      '<div class="tick target" style="left:' + at(m.target) + '"></div>' +
+      '<div class="tick bound" style="left:' + at(m.bound) + '"></div></div></td>' +
+      '<td data-value="' + m.ratio + '">' + fixed(m.ratio, 3) +
+      (m.ratioBefore !== null && m.before !== m.load
+        ? ' <span class="was">(was ' + fixed(m.ratioBefore, 3) + ')</span>' : '') +
+      '</td><td data-value="' + (m.bound / m.target) + '">' + fixed(m.bound / m.target, 3) + '</td></tr>';
+  }
+
+  function hotFigures(h) {
+    const b = h.balance;
+    const items = [];
+    items.push('<li id="hot-max" data-value="' + h.maxRatio + '">Busiest node over its target (max/mean): <b>' +
+      fixed(h.maxRatio, 3) + '</b>' + (b ? ' (before balancing ' + fixed(b.maxBefore, 3) + ', after ' +
+        fixed(b.maxAfter, 3) + ')' : '') + '</li>');
+    items.push('<li id="hot-floor" data-value="' + h.floor + '">No placement can do better than <b>' +
+      fixed(h.floor, 3) + '</b>: max(1, heaviest slot / largest target). The heaviest slot, ' +
+      h.heaviestSlot + ', carries ' + hotShare(h.heaviest) + ' of the load, the next ' +
+      hotShare(h.second) + '.</li>');
+    if (b) {
+      items.push('<li id="hot-report">Balancing: <b>' + b.moves + '</b> ' + (b.moves === 1 ? 'move' : 'moves') +
+        ', ' + b.promotions + ' promotions (one copy a slot here: no co-replica to promote), moved load <b>' +
+        hotShare(b.movedLoad) + '</b> against a floor of ' + hotShare(b.movedLoadFloor) +
+        ' (no balancing that brings every node within its bound moves less); nodes above their bounds: ' +
+        b.aboveBefore + ' before, ' + b.aboveAfter + ' after' +
+        (b.tooHeavy ? '; ' + b.tooHeavy + ' slot' + (b.tooHeavy === 1 ? ' is' : 's are') +
+          ' heavier than any target (only spreading its reads could help)' : '') + '.</li>');
+      b.left.forEach((l) => items.push('<li class="warn">' + l.name + ' is left above its bound (' +
+        l.why + ')</li>'));
+    }
+    items.push('<li id="hot-in-force" data-value="' + h.inForce + '">Load moves in force: ' + h.inForce + '</li>');
+    return items.join('');
+  }
+
+  function hotMoves(h) {
+    const b = h.balance;
+    let caption = 'Press Balance to see which slots move.';
+    if (b && b.movedCount === 0) {
+      caption = h.inForce
+        ? 'Balancing again with the same load moved nothing: the map is a fixed point.'
+        : 'Balancing moved nothing: every node was within its bound.';
+    } else if (b) {
+      caption = 'The ' + b.movedCount + ' slot' + (b.movedCount === 1 ? '' : 's') +
+        ' balancing moved' + (b.moved.length < b.movedCount ? ' (the first ' + b.moved.length + ')' : '');
+    }
+    $('hot-moves-caption').textContent = caption;
+    $('hot-moves-box').hidden = !(b && b.moved.length);
+    $('hot-moves').querySelector('tbody').innerHTML = b ? b.moved.map(([slot, from, to, load]) =>
+      '<tr><td>' + slot + '</td><td>' + hotShare(load) + '</td><td>' + chip(from) + nameOf(from) +
+      '</td><td>' + chip(to) + nameOf(to) + '</td></tr>').join('') : '';
+  }
+
+  function renderHot() {
+    const h = state.hot;
+    $('hot-on').setAttribute('aria-pressed', h ? 'true' : 'false');
+    $('hot-on').textContent = h ? 'Take the hot spot off' : 'Hot spot';
+    $('balance').disabled = !h || h.members.length === 0;
+    $('balance-clear').disabled = !h || h.inForce === 0;
+    $('hot-body').hidden = !h;
+    if (!h) return;
+    $('hot-zipf').value = String(h.zipf);
+    let top = 0;
+    h.members.forEach((m) => { top = Math.max(top, m.load, m.bound, m.before || 0); });
+    $('hot-loads').querySelector('tbody').innerHTML = h.members.map((m) => hotRow(m, top * 1.04)).join('') ||
+      '<tr><td colspan="4">no node of positive weight to carry the load</td></tr>';
+    $('hot-figures').innerHTML = hotFigures(h);
+    hotMoves(h);
+    const P = state.config.slotCount;
+    const moved = h.balance ? h.balance.moved.map(([slot, from, to]) => [slot / P, (slot + 1) / P, from, to]) : null;
+    drawRing($('hot-ring'), state.schemes[0].ranges, moved, state.config.units,
+      h.inForce ? 'balanced' : 'by count');
+  }
+
+  // What a hot-spot action did, in the status line (the engine's figures).
+  function hotNotice(what) {
+    const h = state.hot;
+    if (!h) return 'The hot spot is off: every key is as popular as the next.';
+    const busiest = h.members.reduce((a, m) => (!a || m.ratio > a.ratio ? m : a), null);
+    const now = busiest ? busiest.name + ' is the busiest node, at ' + fixed(busiest.ratio, 3) +
+      '× its target; no placement can do better than ' + fixed(h.floor, 3) + '×.' : '';
+    const b = h.balance;
+    if (what === 'on') {
+      return 'The hot spot is on (' + (h.zipf ? 'Zipf, s = ' + (h.zipf / 10).toFixed(1)
+        : 'every key alike') + ', and slot ' + h.hotSlot + ' hot). ' + now + ' Press Balance.';
+    }
+    if (what === 'clear') return 'The load moves were dropped: the count-balanced map is back. ' + now;
+    if (!b || b.movedCount === 0) return 'Balancing moved nothing. ' + now;
+    return 'Balancing moved ' + b.movedCount + ' slot' + (b.movedCount === 1 ? '' : 's') + ' (' +
+      hotShare(b.movedLoad) + ' of the load): max/mean went from ' + fixed(b.maxBefore, 3) + ' to ' +
+      fixed(b.maxAfter, 3) + '. ' + now;
+  }
+
+  function hotAction(call, what) {
+    if (act(call)) {
+      notice = hotNotice(what);
+      $('status').textContent = notice;
+    }
+  }
+
   function render() {
     renderControls();
     $('status').textContent = notice || statusText();
@@ -595,10 +718,12 @@
     renderDrains();
     renderRings();
     renderFigures();
+    renderHot();
     renderOrder();
     renderChart();
     // For a test driving the page: set once every figure of a change is in.
     if (state.full) {
+      document.body.dataset.renders = String(++renders);
       document.body.dataset.changes = String(state.history.length);
       document.body.dataset.ready = 'true';
     }
@@ -638,11 +763,20 @@
       chosen = Number(tr.dataset.who);
       render();
     });
-    ['ring-0', 'ring-1', 'ring-2', 'order-live', 'order-rev'].forEach((id) => {
+    ['ring-0', 'ring-1', 'ring-2', 'order-live', 'order-rev', 'hot-ring'].forEach((id) => {
       $(id).addEventListener('mousemove', hover);
       $(id).addEventListener('mouseleave', () => { $('tip').hidden = true; });
     });
     $('undo').addEventListener('click', () => act(() => api.undo()));
+    $('hot-on').addEventListener('click', () => {
+      const on = !state.hot;
+      hotAction(() => api.hot(on ? 1 : 0, Number($('hot-zipf').value)), on ? 'on' : 'off');
+    });
+    $('hot-zipf').addEventListener('change', () => {
+      if (state.hot) hotAction(() => api.hot(1, Number($('hot-zipf').value)), 'on');
+    });
+    $('balance').addEventListener('click', () => hotAction(() => api.balance(), 'balance'));
+    $('balance-clear').addEventListener('click', () => hotAction(() => api.balanceClear(), 'clear'));
     $('reset').addEventListener('click', restart);
     $('random').addEventListener('click', () => {
       const seed = field('random-seed');
@@ -675,6 +809,9 @@
       undo: M.cwrap('ex_undo', 'number', []),
       random: M.cwrap('ex_random_history', 'number', ['number', 'number']),
       views: M.cwrap('ex_set_views', 'number', ['number']),
+      hot: M.cwrap('ex_hot', 'number', ['number', 'number']),
+      balance: M.cwrap('ex_balance', 'number', []),
+      balanceClear: M.cwrap('ex_balance_clear', 'number', []),
       state: M.cwrap('ex_state', 'number', ['number']),
       message: M.cwrap('ex_message', 'string', []),
       version: M.cwrap('dch_version', 'string', []),

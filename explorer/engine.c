@@ -21,6 +21,12 @@
  * setup (units, slots, ring points) replays the whole history too, measuring
  * every change again, so changing it loses nothing.
  *
+ * The hot spot (ex_hot) is a load on the DCH map's slots, and ex_balance
+ * balances the map by it (dch_map_balance_load). Balancing is not a change
+ * of the history: a change drops the load moves first and is made and
+ * measured on the count-balanced map, so undo and a replay stay exact
+ * (docs/explorer.md, "A hot spot").
+ *
  * Owners are numbered by name for the whole page: node-NN is number NN - 1
  * in every scheme, whatever id the scheme gave it, so a move in a plan and
  * the colour of a member mean the same everywhere.
@@ -86,6 +92,22 @@ int ex_ranges_by_number(const an_scheme *s, an_ranges *out)
     return an_scheme_ranges_named(s, ex_numbering, NULL, out);
 }
 
+void ex_loads_by_number(const dch_map *m, const uint64_t *load, uint64_t *by)
+{
+    memset(by, 0, EX_MAX_NAMES * sizeof *by);
+    const uint32_t P = dch_map_slot_count(m);
+    for (uint32_t slot = 0; slot < P; slot++) {
+        uint32_t k = ex_number_of(dch_map_node_name(m, dch_map_slot_owner(m, slot)));
+        if (k != DCH_NODE_NONE)
+            by[k] += load[slot];
+    }
+}
+
+bool ex_balances(const dch_map *m, uint32_t id)
+{
+    return dch_map_node_weight(m, id) > 0 && dch_map_node_drained(m, id) == 0;
+}
+
 static void free_state(void)
 {
     for (int s = 0; s < EX_SCHEMES; s++) {
@@ -104,6 +126,96 @@ static int fresh_schemes(void)
             return rc;
     }
     return DCH_OK;
+}
+
+/* ---- The hot spot and balancing by load ------------------------------------ */
+
+/* Forget the last balancing's report (the map is not touched). */
+static void forget_balance(void)
+{
+    free(ex.hot.moved);
+    ex.hot.moved = NULL;
+    ex.hot.nmoved = 0;
+    ex.hot.reported = false;
+}
+
+/* Key k's weight under Zipf popularity of exponent zipf / 10: 2^32 / k^s,
+ * exact in integers for s = 0 and s = 1. */
+static uint64_t zipf_weight(uint32_t k, uint32_t zipf)
+{
+    const uint64_t top = UINT64_C(1) << 32;
+    if (zipf == 0)
+        return top;
+    if (zipf == 10)
+        return top / k;
+    return (uint64_t)llround(ldexp(pow((double)k, -(double)zipf / 10.0), 32));
+}
+
+/*
+ * The hot spot's slot loads for the DCH map's slot count and hash key:
+ * EX_HOT_KEYS keys of Zipf popularity hashed to their slots, so a slot sums
+ * many keys, and one slot drawn from the seed that takes an eighth of the
+ * keys' load on top. A key weighs at most 2^32, so the sum stays below
+ * 2^49: exact in a double, as the page reads it.
+ */
+static int hot_fill(uint32_t zipf)
+{
+    const dch_map *m = ex.sc[0].map;
+    const uint32_t P = dch_map_slot_count(m);
+    uint64_t *load = calloc(P, sizeof *load);
+    if (load == NULL)
+        return DCH_ENOMEM;
+    uint64_t keys = 0;
+    for (uint32_t k = 1; k <= EX_HOT_KEYS; k++) {
+        char key[24];
+        int n = snprintf(key, sizeof key, "key-%u", (unsigned)k);
+        const uint64_t w = zipf_weight(k, zipf);
+        load[dch_map_slot_of(m, dch_map_hash(m, key, (size_t)n))] += w;
+        keys += w;
+    }
+    uint64_t rng = ex.seed * UINT64_C(0x9e3779b97f4a7c15) + 2;
+    ex.hot.hot_slot = dch__rng_below(&rng, P);
+    load[ex.hot.hot_slot] += keys / 8;
+    free(ex.hot.load);
+    ex.hot.load = load;
+    ex.hot.nslots = P;
+    ex.hot.zipf = zipf;
+    return DCH_OK;
+}
+
+/* Drop the load moves in force before a change of the history; says
+ * whether there were any, for restore_balance. */
+static bool drop_balance(void)
+{
+    if (!ex.ready || dch_map_balance_moves(ex.sc[0].map) == 0)
+        return false;
+    return dch_map_balance_clear(ex.sc[0].map) == DCH_OK;
+}
+
+/* After a refused change rebuilt the schemes: the load moves that were in
+ * force again. A balancing is a pure function of the map and the loads, and
+ * a second one with the same loads changes nothing (balance.h, promises 4
+ * and 7), so one call from the count-balanced map gives them back. */
+static void restore_balance(bool was)
+{
+    if (was && ex.hot.on && ex.hot.nslots == dch_map_slot_count(ex.sc[0].map))
+        (void)dch_map_balance_load(ex.sc[0].map, ex.hot.load, ex.hot.nslots, NULL, NULL);
+}
+
+/* After a change of the history or of the setup: no report (the load
+ * moves were dropped), and the loads of the slot count now in force. */
+static int hot_after_change(void)
+{
+    forget_balance();
+    if (!ex.hot.on || ex.hot.nslots == dch_map_slot_count(ex.sc[0].map))
+        return DCH_OK;
+    int rc = hot_fill(ex.hot.zipf);
+    if (rc != DCH_OK) {
+        free(ex.hot.load);
+        ex.hot.load = NULL;
+        ex.hot.on = false;
+    }
+    return rc;
 }
 
 /* ---- Applying and measuring one change ------------------------------------- */
@@ -268,16 +380,20 @@ static int push(ex_op op)
     if (op.kind == EX_DRAIN || op.kind == EX_UNDRAIN)
         op.weight = an_scheme_weight(&ex.sc[0], id);
     ex.ops[ex.nops] = op;
+    /* The change is made and measured on the count-balanced map. */
+    const bool balanced = drop_balance();
     int rc = DCH_OK;
     for (int s = 0; s < EX_SCHEMES && rc == DCH_OK; s++)
         rc = measure_one(s, &op, &ex.steps[ex.nops]);
     if (rc == DCH_OK) {
         ex.nops++;
+        forget_balance();
         return DCH_OK;
     }
     int again = replay(ex.nops);
     if (again != DCH_OK)
         rc = again;
+    restore_balance(balanced);
     return refuse(rc, "the library refused the change: %s", dch_strerror(rc));
 }
 
@@ -346,6 +462,10 @@ int ex_reset(uint32_t units, uint32_t slots, uint32_t points, uint32_t seed)
     ex.nops = 0;
     ex.ready = false;
     rc = fresh_schemes();
+    if (rc == DCH_OK) {
+        ex.hot.nslots = 0; /* the seed may be another: fill again */
+        rc = hot_after_change();
+    }
     if (rc != DCH_OK)
         return refuse(rc, "%s", dch_strerror(rc));
     ex.ready = true;
@@ -360,14 +480,18 @@ int ex_setup(uint32_t units, uint32_t slots, uint32_t points)
     if (rc != DCH_OK)
         return rc;
     const uint32_t was[3] = {ex.units, ex.slots, ex.points};
+    const bool balanced = drop_balance();
     configure(units, slots, points, ex.seed);
     rc = replay_measured();
+    if (rc == DCH_OK)
+        rc = hot_after_change();
     if (rc == DCH_OK)
         return DCH_OK;
     configure(was[0], was[1], was[2], ex.seed);
     int again = replay_measured();
     if (again != DCH_OK)
         rc = again;
+    restore_balance(balanced);
     return refuse(rc, "the history cannot be replayed on this setup: %s",
                   dch_strerror(rc));
 }
@@ -418,6 +542,7 @@ int ex_undo(void)
     if (rc != DCH_OK)
         return refuse(rc, "%s", dch_strerror(rc));
     ex.nops--;
+    forget_balance(); /* the replay holds no load move */
     return DCH_OK;
 }
 
@@ -454,6 +579,114 @@ int ex_random_history(uint32_t seed, uint32_t steps)
     return rc;
 }
 
+/* ---- The page's calls on the hot spot --------------------------------------- */
+
+int ex_hot(int on, uint32_t zipf)
+{
+    if (!ex.ready)
+        return refuse(DCH_EINVAL, "the explorer is not set up (reset first)");
+    if (zipf > EX_MAX_ZIPF)
+        return refuse(DCH_EINVAL, "the Zipf exponent goes from 0 to %u tenths",
+                      (unsigned)EX_MAX_ZIPF);
+    if (!on && !ex.hot.on)
+        return DCH_OK;
+    if (on && ex.hot.on && zipf == ex.hot.zipf)
+        return DCH_OK;
+    /* A new load: the load moves made for the old one go. */
+    int rc = on ? hot_fill(zipf) : DCH_OK;
+    if (rc == DCH_OK)
+        rc = dch_map_balance_clear(ex.sc[0].map);
+    if (rc != DCH_OK)
+        return refuse(rc, "%s", dch_strerror(rc));
+    forget_balance();
+    ex.hot.on = on != 0;
+    if (!on) {
+        free(ex.hot.load);
+        ex.hot.load = NULL;
+        ex.hot.nslots = 0;
+    }
+    return DCH_OK;
+}
+
+/* The slots whose primary changed from before[] to now, as triples into
+ * moved (room for every slot); returns how many. */
+static uint32_t record_moves(const dch_map *m, const uint32_t *before, uint32_t *moved)
+{
+    const uint32_t P = dch_map_slot_count(m);
+    uint32_t n = 0;
+    for (uint32_t slot = 0; slot < P; slot++) {
+        uint32_t k = ex_number_of(dch_map_node_name(m, dch_map_slot_owner(m, slot)));
+        if (k == before[slot])
+            continue;
+        moved[3 * n] = slot;
+        moved[3 * n + 1] = before[slot];
+        moved[3 * n + 2] = k;
+        n++;
+    }
+    return n;
+}
+
+/* Each name number's load and whether it balances, on the map as it is. */
+static void balance_before(const dch_map *m, uint64_t *load, bool *balances)
+{
+    ex_loads_by_number(m, ex.hot.load, load);
+    memset(balances, 0, EX_MAX_NAMES * sizeof *balances);
+    for (uint32_t id = 0; id < dch_map_id_limit(m); id++) {
+        uint32_t k = ex_number_of(dch_map_node_name(m, id));
+        if (k != DCH_NODE_NONE)
+            balances[k] = ex_balances(m, id);
+    }
+}
+
+int ex_balance(void)
+{
+    if (!ex.ready || !ex.hot.on)
+        return refuse(DCH_EINVAL, "put the hot spot on first: balancing needs a load");
+    dch_map *m = ex.sc[0].map;
+    const uint32_t P = dch_map_slot_count(m);
+    /* Everything is allocated before the call, so that a refusal leaves the
+     * map and the last report as they were. */
+    uint32_t *owner = malloc((size_t)P * sizeof *owner);
+    uint32_t *moved = malloc((size_t)P * 3 * sizeof *moved);
+    int rc = owner != NULL && moved != NULL ? DCH_OK : DCH_ENOMEM;
+    for (uint32_t slot = 0; slot < P && rc == DCH_OK; slot++)
+        owner[slot] = ex_number_of(dch_map_node_name(m, dch_map_slot_owner(m, slot)));
+    uint64_t before[EX_MAX_NAMES];
+    bool balances[EX_MAX_NAMES];
+    balance_before(m, before, balances);
+    dch_balance_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.left = ex.hot.left;
+    rep.left_cap = EX_MAX_MEMBERS;
+    if (rc == DCH_OK)
+        rc = dch_map_balance_load(m, ex.hot.load, P, NULL, &rep);
+    if (rc != DCH_OK) {
+        free(owner);
+        free(moved);
+        return refuse(rc, "the library refused to balance: %s", dch_strerror(rc));
+    }
+    forget_balance();
+    ex.hot.nmoved = record_moves(m, owner, moved);
+    ex.hot.moved = moved;
+    free(owner);
+    ex.hot.rep = rep;
+    memcpy(ex.hot.before, before, sizeof before);
+    memcpy(ex.hot.balanced_before, balances, sizeof balances);
+    ex.hot.reported = true;
+    return DCH_OK;
+}
+
+int ex_balance_clear(void)
+{
+    if (!ex.ready)
+        return refuse(DCH_EINVAL, "the explorer is not set up (reset first)");
+    int rc = dch_map_balance_clear(ex.sc[0].map);
+    if (rc != DCH_OK)
+        return refuse(rc, "%s", dch_strerror(rc));
+    forget_balance();
+    return DCH_OK;
+}
+
 int ex_set_views(uint32_t views)
 {
     if (views == 0 || views > EX_MAX_VIEWS)
@@ -466,6 +699,11 @@ int ex_set_views(uint32_t views)
 void ex_free(void)
 {
     free_state();
+    forget_balance();
+    free(ex.hot.load);
+    ex.hot.load = NULL;
+    ex.hot.nslots = 0;
+    ex.hot.on = false;
     free(ex.json);
     ex.json = NULL;
     ex.ready = false;

@@ -62,6 +62,30 @@ typedef struct ex_step {
     double optimum;
 } ex_step;
 
+/*
+ * The hot spot (ex_hot) and the last balancing by load (ex_balance) on the
+ * DCH map. The load is a function of the hash key and the slot count only
+ * (which keys fall in which slot), so a change of the members keeps it; a
+ * balancing's load moves are the map's, and a change of the history drops
+ * them first (undo replays the history, which holds no balancing).
+ */
+#define EX_HOT_KEYS 65536u
+#define EX_MAX_ZIPF 20u /* tenths */
+typedef struct ex_hotspot {
+    bool on;
+    uint64_t *load;    /* load[s] for every slot s, while on */
+    uint32_t nslots;   /* entries of load */
+    uint32_t zipf;     /* the Zipf exponent, in tenths */
+    uint32_t hot_slot; /* the slot given an eighth of the keys' load on top */
+    bool reported;     /* rep and what follows describe the last ex_balance */
+    dch_balance_report rep;
+    dch_balance_left left[EX_MAX_MEMBERS];
+    uint64_t before[EX_MAX_NAMES]; /* each name number's load before it */
+    bool balanced_before[EX_MAX_NAMES]; /* which of them balanced then */
+    uint32_t *moved;   /* slot, from, to (name numbers): nmoved triples */
+    uint32_t nmoved;
+} ex_hotspot;
+
 typedef struct ex_world {
     bool ready;
     uint32_t units, slots, points, seed, views;
@@ -71,6 +95,7 @@ typedef struct ex_world {
     ex_step steps[EX_MAX_OPS];
     uint32_t nops;
     ex_change last[EX_SCHEMES];
+    ex_hotspot hot;
     char message[256];
     char *json;
 } ex_world;
@@ -84,6 +109,11 @@ uint32_t ex_number_of(const char *name);
 uint32_t ex_numbering(const char *name, const void *ctx); /* an an_numbering */
 void ex_weights_by_number(const an_scheme *s, uint32_t *weight);
 int ex_ranges_by_number(const an_scheme *s, an_ranges *out);
+/* by[k]: the load of the slots name number k is the primary of, under the
+ * slot loads `load` (one per slot of m). */
+void ex_loads_by_number(const dch_map *m, const uint64_t *load, uint64_t *by);
+/* Does member `id` of m balance (positive weight, not drained)? */
+bool ex_balances(const dch_map *m, uint32_t id);
 
 
 
@@ -141,6 +171,29 @@ int ex_undo(void);
  * (a quarter), each a change of its own in the history.
  */
 int ex_random_history(uint32_t seed, uint32_t steps);
+
+/**
+ * Put the hot spot on the DCH map (on = 1) or take it off (0): a load for
+ * every slot, from EX_HOT_KEYS keys ("key-1", ...) of Zipf popularity with
+ * exponent s = zipf / 10 (key k weighs 2^32 / k^s, rounded; 0 .. 
+ * EX_MAX_ZIPF) hashed to their slots, and one slot drawn from the seed that
+ * takes an eighth of the keys' load on top. A new load (on, or another
+ * exponent) drops the load moves in force and the last report; so does
+ * taking it off. Deterministic: a function of the seed, the slot count and
+ * the exponent. Setting what is set already does nothing.
+ */
+int ex_hot(int on, uint32_t zipf);
+
+/**
+ * Balance the DCH map by the hot spot's load (dch_map_balance_load, no
+ * budget) and keep its report and the slots it moved, for the state.
+ * DCH_EINVAL without the hot spot; the library's errors otherwise (the map
+ * is then unchanged).
+ */
+int ex_balance(void);
+
+/** Drop every load move (dch_map_balance_clear): the count-balanced map. */
+int ex_balance_clear(void);
 
 /** Client views for spread and load, 1 .. EX_MAX_VIEWS (default 8). */
 int ex_set_views(uint32_t views);

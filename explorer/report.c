@@ -12,6 +12,10 @@
  * builds its own object from the members it sees, in name order, as
  * dch-analysis's views do; DCH also with one shared map) and the
  * disagreement with the same members joined in reverse order.
+ *
+ * With the hot spot on, each balancing member's load, target and bound are
+ * reported with the terms of include/dch/balance.h, with the last
+ * balancing's report and the slots it moved.
  */
 #include "explorer.h"
 #include "text.h"
@@ -186,6 +190,167 @@ static int disagreement(int s, const uint32_t *who, uint32_t n, double *out,
     an_ranges_free(&b);
     an_scheme_free(&rev);
     return rc;
+}
+
+/* ---- The hot spot -------------------------------------------------------------- */
+
+/* The slot load terms of balance.h, computed here for the page's bars. */
+typedef struct hot_terms {
+    uint64_t total, heaviest, second;
+    uint32_t heaviest_slot;
+    double weights; /* W', the balancing members' weight sum */
+} hot_terms;
+
+static hot_terms terms_of(const dch_map *m, const uint64_t *load, uint32_t P)
+{
+    hot_terms t = {0, 0, 0, 0, 0.0};
+    for (uint32_t slot = 0; slot < P; slot++) {
+        t.total += load[slot];
+        if (load[slot] > t.heaviest) {
+            t.second = t.heaviest;
+            t.heaviest = load[slot];
+            t.heaviest_slot = slot;
+        } else if (load[slot] > t.second) {
+            t.second = load[slot];
+        }
+    }
+    for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
+        if (dch_map_node_name(m, id) != NULL && ex_balances(m, id))
+            t.weights += dch_map_node_weight(m, id);
+    return t;
+}
+
+/* Each balancing member: its load C_i, target T_i, heaviest slot h_i and
+ * bound B_i = min(T_i + Lmax, max(T_i, h_i) + L2) (balance.h); returns the
+ * largest C_i / T_i and the largest T_i through *ratio and *target. */
+static void hot_members_json(an_buf *b, const dch_map *m, const hot_terms *t,
+                             double *ratio, double *target)
+{
+    const uint64_t *load = ex.hot.load;
+    uint64_t by[EX_MAX_NAMES], h[EX_MAX_NAMES] = {0};
+    uint32_t slots[EX_MAX_NAMES] = {0};
+    ex_loads_by_number(m, load, by);
+    for (uint32_t slot = 0; slot < ex.hot.nslots; slot++) {
+        uint32_t k = ex_number_of(dch_map_node_name(m, dch_map_slot_owner(m, slot)));
+        if (k == DCH_NODE_NONE)
+            continue;
+        slots[k]++;
+        if (load[slot] > h[k])
+            h[k] = load[slot];
+    }
+    *ratio = *target = 0.0;
+    an_buf_printf(b, "\"members\":[");
+    uint32_t id_of[EX_MAX_NAMES];
+    for (uint32_t k = 0; k < EX_MAX_NAMES; k++)
+        id_of[k] = DCH_NODE_NONE;
+    for (uint32_t id = 0; id < dch_map_id_limit(m); id++) {
+        uint32_t k = ex_number_of(dch_map_node_name(m, id));
+        if (k != DCH_NODE_NONE && ex_balances(m, id))
+            id_of[k] = id;
+    }
+    for (uint32_t k = 0, first = 1; k < EX_MAX_NAMES; k++) {
+        const uint32_t id = id_of[k];
+        if (id == DCH_NODE_NONE)
+            continue;
+        const char *name = dch_map_node_name(m, id);
+        double T = (double)t->total * dch_map_node_weight(m, id) / t->weights;
+        double B = fmin(T + (double)t->heaviest, fmax(T, (double)h[k]) + (double)t->second);
+        *ratio = fmax(*ratio, (double)by[k] / T);
+        *target = fmax(*target, T);
+        an_buf_printf(b, "%s{\"who\":%u,\"name\":\"%s\",\"load\":%llu,\"slots\":%u,"
+                         "\"heaviest\":%llu,\"target\":",
+                      first ? "" : ",", (unsigned)k, name, (unsigned long long)by[k],
+                      (unsigned)slots[k], (unsigned long long)h[k]);
+        num(b, T);
+        an_buf_printf(b, ",\"bound\":");
+        num(b, B);
+        an_buf_printf(b, ",\"ratio\":");
+        num(b, (double)by[k] / T);
+        /* Before the last balancing (which changes no target). */
+        const bool was = ex.hot.reported && ex.hot.balanced_before[k];
+        an_buf_printf(b, ",\"before\":");
+        if (was)
+            an_buf_printf(b, "%llu", (unsigned long long)ex.hot.before[k]);
+        else
+            an_buf_printf(b, "null");
+        an_buf_printf(b, ",\"ratioBefore\":");
+        num(b, was ? (double)ex.hot.before[k] / T : NAN);
+        an_buf_printf(b, "}");
+        first = 0;
+    }
+    an_buf_printf(b, "],");
+}
+
+#define EX_MOVES_SHOWN 200u
+
+/* The last balancing's report and the slots it moved (the first
+ * EX_MOVES_SHOWN; movedCount says how many). */
+static void balance_json(an_buf *b)
+{
+    const dch_balance_report *r = &ex.hot.rep;
+    if (!ex.hot.reported) {
+        an_buf_printf(b, "null");
+        return;
+    }
+    an_buf_printf(b,
+                  "{\"moves\":%u,\"promotions\":%u,\"movedLoad\":%llu,"
+                  "\"promotedLoad\":%llu,\"movedLoadFloor\":%llu,\"aboveBefore\":%u,"
+                  "\"aboveAfter\":%u,\"tooHeavy\":%u,\"inForce\":%u,\"maxBefore\":",
+                  (unsigned)r->moves, (unsigned)r->promotions,
+                  (unsigned long long)r->moved_load, (unsigned long long)r->promoted_load,
+                  (unsigned long long)r->moved_load_floor, (unsigned)r->above_before,
+                  (unsigned)r->above_after, (unsigned)r->too_heavy, (unsigned)r->in_force);
+    num(b, r->max_ratio_before);
+    an_buf_printf(b, ",\"maxAfter\":");
+    num(b, r->max_ratio_after);
+    an_buf_printf(b, ",\"left\":[");
+    static const char *const WHY[] = {"", "budget", "slack", "placement"};
+    uint32_t nleft = r->left_count < EX_MAX_MEMBERS ? r->left_count : EX_MAX_MEMBERS;
+    for (uint32_t i = 0; i < nleft; i++) {
+        const dch_balance_left *l = &ex.hot.left[i];
+        an_buf_printf(b, "%s{\"name\":\"%s\",\"why\":\"%s\",\"load\":%llu,\"bound\":%llu}",
+                      i ? "," : "", dch_map_node_name(ex.sc[0].map, l->id),
+                      l->why < 4 ? WHY[l->why] : "", (unsigned long long)l->load,
+                      (unsigned long long)l->bound);
+    }
+    an_buf_printf(b, "],\"movedCount\":%u,\"moved\":[", (unsigned)ex.hot.nmoved);
+    for (uint32_t i = 0; i < ex.hot.nmoved && i < EX_MOVES_SHOWN; i++) {
+        const uint32_t *mv = &ex.hot.moved[3 * i];
+        an_buf_printf(b, "%s[%u,%d,%d,%llu]", i ? "," : "", (unsigned)mv[0],
+                      owner_json(mv[1]), owner_json(mv[2]),
+                      (unsigned long long)ex.hot.load[mv[0]]);
+    }
+    an_buf_printf(b, "]}");
+}
+
+/*
+ * The hot spot, or null: the slot load terms, each balancing member's load,
+ * target and bound, the largest load over target and the floor no placement
+ * can beat, max(1, Lmax / max T_i), and the last balancing's report.
+ */
+static void hot_json(an_buf *b)
+{
+    const dch_map *m = ex.sc[0].map;
+    if (!ex.hot.on || ex.hot.nslots != dch_map_slot_count(m)) {
+        an_buf_printf(b, "\"hot\":null,");
+        return;
+    }
+    const hot_terms t = terms_of(m, ex.hot.load, ex.hot.nslots);
+    an_buf_printf(b,
+                  "\"hot\":{\"keys\":%u,\"zipf\":%u,\"hotSlot\":%u,\"total\":%llu,"
+                  "\"heaviest\":%llu,\"heaviestSlot\":%u,\"second\":%llu,",
+                  (unsigned)EX_HOT_KEYS, (unsigned)ex.hot.zipf, (unsigned)ex.hot.hot_slot,
+                  (unsigned long long)t.total, (unsigned long long)t.heaviest,
+                  (unsigned)t.heaviest_slot, (unsigned long long)t.second);
+    double ratio, target;
+    hot_members_json(b, m, &t, &ratio, &target);
+    an_buf_printf(b, "\"maxRatio\":");
+    num(b, target > 0.0 ? ratio : NAN);
+    an_buf_printf(b, ",\"floor\":");
+    num(b, target > 0.0 ? fmax(1.0, (double)t.heaviest / target) : NAN);
+    an_buf_printf(b, ",\"inForce\":%u,\"balance\":", (unsigned)dch_map_balance_moves(m));
+    balance_json(b);
+    an_buf_printf(b, "},");
 }
 
 /* ---- The JSON text ------------------------------------------------------------ */
@@ -403,6 +568,7 @@ static int write_state(an_buf *b, bool full, bool views, const uint32_t *who,
                   (unsigned)EX_MAX_VIEWS, (unsigned)EX_MAX_MEMBERS);
     members_json(b, who, n, now);
     drains_json(b);
+    hot_json(b);
     an_buf_printf(b, "\"last\":");
     if (ex.nops > 0)
         op_json(b, &ex.ops[ex.nops - 1]);

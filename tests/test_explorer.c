@@ -341,3 +341,47 @@ Test(explorer, a_drain_and_its_undrain_give_back_exactly_what_was_held)
     free(undone);
     ex_free();
 }
+
+/* The hot spot and balancing (explorer.h, ex_hot, ex_balance): refused
+ * calls leave the state; a balance leaves every node within its bound
+ * (one copy a slot: balance.h, promise 1), a second one moves nothing,
+ * clearing and taking the hot spot off give back the count-balanced state
+ * byte for byte, and a change of the cluster drops the load moves. */
+Test(explorer, the_hot_spot_balances_and_clears_back_exactly)
+{
+    cr_assert_eq(ex_reset(8, 8, 160, 3), DCH_OK);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(ex_add(1 + (uint32_t)i % 2), DCH_OK);
+    char *plain = snapshot();
+    cr_assert_eq(ex_balance(), DCH_EINVAL, "no hot spot: nothing to balance by");
+    cr_assert_eq(ex_hot(1, EX_MAX_ZIPF + 1), DCH_EINVAL);
+    char *same = snapshot();
+    cr_assert_str_eq(same, plain, "refused calls change nothing");
+    free(same);
+    const uint32_t zipfs[] = {0, 8, 10};
+    for (size_t k = 0; k < 3; k++) {
+        cr_assert_eq(ex_hot(1, zipfs[k]), DCH_OK);
+        cr_assert_eq(ex_balance(), DCH_OK, "%s", ex_message());
+        dch_map *m = ex.sc[0].map;
+        cr_assert_not_null(m);
+        dch_balance_report r;
+        cr_assert_eq(dch_map_balance_load(m, ex.hot.load, ex.hot.nslots, NULL, &r),
+                     DCH_OK);
+        cr_assert_eq(r.moves + r.promotions, 0, "s = %u: a second balance moves nothing",
+                     zipfs[k]);
+        cr_assert_eq(r.above_after, 0, "s = %u: every node within its bound", zipfs[k]);
+        cr_assert_eq(ex_balance_clear(), DCH_OK);
+        cr_assert_eq(dch_map_balance_moves(m), 0);
+    }
+    cr_assert_eq(ex_balance(), DCH_OK);
+    cr_assert_eq(ex_add(1), DCH_OK);
+    cr_assert_eq(dch_map_balance_moves(ex.sc[0].map), 0,
+                 "a change of the cluster drops the load moves");
+    cr_assert_eq(ex_undo(), DCH_OK);
+    cr_assert_eq(ex_hot(0, 0), DCH_OK);
+    char *back = snapshot();
+    cr_assert_str_eq(back, plain, "undo and the hot spot off give back the plain state");
+    free(back);
+    free(plain);
+    ex_free();
+}

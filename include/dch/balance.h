@@ -88,7 +88,10 @@
  *
  * Cost: O(P * R + N) memory for the layer while a load move is in force,
  * and per call O(P * R + N log N + G log G + moves * (N + S_i)), G the
- * giving members' slots and S_i a giver's slot count.
+ * givers' candidate slots and S_i a giver's, plus one rebuild of the layer
+ * (a clone of the base and the drains). While a load move is in force,
+ * every other call that changes the map also rebuilds the layer, as with a
+ * drain in force (map.h, "Drains").
  */
 #ifndef DCH_BALANCE_H
 #define DCH_BALANCE_H

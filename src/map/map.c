@@ -512,7 +512,8 @@ size_t dch_map_memory(const dch_map *m)
                           (d->owner ? (size_t)m->slots * sizeof *d->owner : 0) +
                           (d->copies ? ncopies * sizeof *d->copies : 0) +
                           (size_t)((d->slots != NULL) + (d->held != NULL)) * d->limit *
-                              sizeof(uint32_t);
+                              sizeof(uint32_t) +
+                          (size_t)d->mv.n * (sizeof *d->mv.slot + 2 * m->stride * sizeof(uint16_t));
     return sizeof *m + (size_t)m->slots * sizeof *m->owner +
            ncopies * sizeof *m->copies + dch__members_memory(&m->mt) + side +
            dch__zones_memory(&m->zones) + drains;

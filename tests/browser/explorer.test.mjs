@@ -12,7 +12,10 @@
 // removal, a weight change, refused and no-op inputs (the message shown, and
 // nothing changed: state, table, rings, history), a new ring-points setup
 // that keeps the history, undo and a random history (the join chart's labels
-// distinct and apart); no console error, page error or failed request; at
+// distinct and apart), the hot spot (each node's load against its target and
+// bound; balancing by load: the report's figures, the moved slots against
+// the ranges drawn, a fixed point, another popularity, Clear, and a change
+// and undo while balanced); no console error, page error or failed request; at
 // 1240 and 800 px wide nothing overflows its container and every canvas and
 // the chart have drawn content. Screenshots go to the --out DIR
 // (explorer-readme.png is the README's picture). A watchdog ends everything
@@ -166,7 +169,9 @@ try {
         }
         return colours.size > 1 && inked >= 0.01 * (d.length / 4);
       }
-      const bad = [...document.querySelectorAll('canvas')].filter((cv) => !ink(cv)).map((cv) => '#' + cv.id);
+      // Canvases shown (a hidden panel's are not drawn until it is shown).
+      const bad = [...document.querySelectorAll('canvas')].filter((cv) => cv.getClientRects().length > 0)
+        .filter((cv) => !ink(cv)).map((cv) => '#' + cv.id);
       document.querySelectorAll('img').forEach((im) => { if (!(im.naturalWidth > 0)) bad.push(im.src); });
       // The chart, drawn from its own markup (its lines carry their colours).
       const svg = document.getElementById('chart');
@@ -518,6 +523,145 @@ try {
   await settled();
   await joinLabels('30 joins');
   await chart.screenshot({ path: join(args.out, 'explorer-chart-30.png') });
+
+  // The hot spot: a skewed load on the DCH map, each node's load against
+  // its target and bound, and balancing by load, checked against the
+  // library's report and the ranges the page draws.
+  await click('#reset');
+  for (let i = 0; i < 5; i++) await click('#add');
+  await settled();
+  const renders = () => page.$eval('body', (b) => Number(b.dataset.renders));
+  async function rendered(act) {
+    const before = await renders();
+    await act();
+    await page.waitForFunction((n) => Number(document.body.dataset.renders) > n &&
+      window.dchExplorerState().full, { timeout: 20000 }, before);
+  }
+  const press = (sel) => rendered(() => page.click(sel));
+  // The owner of every slot, read from the DCH ranges the page draws.
+  const owners = (st) => {
+    const P = st.config.slotCount, rs = st.schemes[0].ranges;
+    return Array.from({ length: P }, (_, slot) => rs.filter((r) => r[0] <= (slot + 0.5) / P).at(-1)[1]);
+  };
+  const dchRanges = (st) => JSON.stringify(st.schemes[0].ranges);
+  const countBalanced = await state();
+  check(countBalanced.hot === null && await page.$eval('#hot-body', (e) => e.hidden) &&
+    await page.$eval('#balance', (e) => e.disabled), 'no hot spot at first: nothing to balance');
+  await press('#hot-on');
+  const h0 = (await state()).hot;
+  check(h0 && h0.members.length === 5 && h0.balance === null && h0.inForce === 0 && h0.zipf === 10,
+    'Hot spot: a load on the five nodes, Zipf s = 1.0, nothing balanced yet');
+  check(h0.members.reduce((t, m) => t + m.load, 0) === h0.total,
+    'Hot spot: the nodes\' loads add up to the total load');
+  check(close(h0.members.reduce((t, m) => t + m.target, 0), h0.total, 1e-12) &&
+    h0.members.every((m) => m.bound >= m.target),
+  'Hot spot: the targets add up to the total, every bound is at least its target');
+  check(close(h0.maxRatio, Math.max(...h0.members.map((m) => m.ratio))) && h0.maxRatio >= h0.floor - 1e-12 &&
+    close(h0.floor, Math.max(1, h0.heaviest / Math.max(...h0.members.map((m) => m.target)))),
+  'Hot spot: max/mean is the busiest node\'s, and at least the floor max(1, Lmax / max T)');
+  check((await page.$$('#hot-loads tbody tr .track')).length === 5, 'Hot spot: a bar per node');
+
+  // Balances the map under the load in force and checks what the page
+  // shows against the state before; returns the state after.
+  async function balanceChecked(tag) {
+    const before = await state();
+    await press('#balance');
+    const after = await state();
+    const h = after.hot, b = h.balance;
+    check(b !== null && b.promotions === 0, `${tag}: a report, no promotions (one copy a slot)`);
+    check(close(b.maxBefore, before.hot.maxRatio) && close(b.maxAfter, h.maxRatio),
+      `${tag}: the report's max/mean before and after are the page's`,
+      `${b.maxBefore} vs ${before.hot.maxRatio}, ${b.maxAfter} vs ${h.maxRatio}`);
+    check(b.maxAfter <= b.maxBefore + 1e-12 && b.maxAfter >= h.floor - 1e-12,
+      `${tag}: max/mean after (${b.maxAfter.toFixed(3)}) <= before (${b.maxBefore.toFixed(3)}), ` +
+      `>= the floor (${h.floor.toFixed(3)})`);
+    check(b.aboveAfter === 0 && h.members.every((m) => m.load <= m.bound * (1 + 1e-12)),
+      `${tag}: every node within its bound after`,
+      h.members.filter((m) => m.load > m.bound).map((m) => m.name).join(','));
+    check(b.movedLoad + b.promotedLoad >= b.movedLoadFloor,
+      `${tag}: the moved load is at least the report's floor`);
+    check(h.members.every((m) => m.before === before.hot.members.find((x) => x.who === m.who).load),
+      `${tag}: each node's load before is the one shown before`);
+    check(h.members.reduce((t, m) => t + m.load, 0) === h.total, `${tag}: the loads still add up to the total`);
+    // The slots listed are exactly those whose owner changed in the ranges drawn.
+    const o0 = owners(before), o1 = owners(after);
+    const changed = o1.map((o, slot) => (o !== o0[slot] ? slot : -1)).filter((slot) => slot >= 0);
+    check(b.movedCount === changed.length && b.moved.every(([slot, from, to]) => o0[slot] === from &&
+      o1[slot] === to && from !== to), `${tag}: the moved slots are those whose owner changed (from -> to)`,
+    `${b.movedCount} listed, ${changed.length} changed`);
+    check(b.movedCount <= b.moves && b.moved.reduce((t, mv) => t + mv[3], 0) <= b.movedLoad &&
+      (b.moves === 0) === (b.movedCount === 0),
+    `${tag}: the moved slots agree with the report's moves and moved load`);
+    check((await page.$$('#hot-moves tbody tr')).length === b.moved.length, `${tag}: a row per moved slot`);
+    check(h.inForce === b.inForce && (b.moves === 0 || h.inForce > 0), `${tag}: the load moves in force are counted`);
+    const shown = await text('#hot-figures');
+    check(shown.includes(b.maxBefore.toFixed(3)) && shown.includes(b.maxAfter.toFixed(3)) &&
+      shown.includes(h.floor.toFixed(3)) && (await text('#hot-report')).includes(b.moves + ' move'),
+    `${tag}: max/mean before and after, the floor and the moves are shown`, shown);
+    // Each bar ends within its bound's tick, and every mark within its track.
+    const bars = await page.$$eval('#hot-loads tbody tr', (rows) => rows.map((r) => {
+      const box = (sel) => {
+        const { left, right } = r.querySelector(sel).getBoundingClientRect();
+        return { left, right };
+      };
+      return { track: box('.track'), now: box('.bar.now'), bound: box('.tick.bound') };
+    }));
+    check(bars.length === h.members.length && bars.every((x) => x.now.right <= x.bound.right + 1 &&
+      x.bound.right <= x.track.right + 1 && x.now.left >= x.track.left - 1),
+    `${tag}: every bar ends within its bound and its track`, JSON.stringify(bars));
+    return after;
+  }
+  const b1 = await balanceChecked('Balance (s = 1.0)');
+  await layout('hot spot balanced, 1240 px');
+  await drawn('hot spot balanced, 1240 px');
+  const hotShot = async (name) => (await page.$('#hot')).screenshot({ path: join(args.out, name) });
+  await hotShot('explorer-hot.png');
+  // The same load again: nothing moves (a fixed point).
+  await press('#balance');
+  const b2 = await state();
+  check(b2.hot.balance.moves === 0 && b2.hot.balance.movedCount === 0 && dchRanges(b2) === dchRanges(b1),
+    'Balance again with the same load: nothing moves');
+  // Every key alike and one hot slot: its node is far above what its bound
+  // allows, and balancing moves slots off it.
+  await rendered(() => page.select('#hot-zipf', '0'));
+  const s0 = await state();
+  check(s0.hot.zipf === 0 && s0.hot.inForce === 0 && s0.hot.balance === null &&
+    dchRanges(s0) === dchRanges(countBalanced), 'another popularity: a new load on the count-balanced map');
+  const b3 = await balanceChecked('Balance (every key alike, one hot slot)');
+  check(b3.hot.balance.moves > 0 && b3.hot.balance.maxAfter < b3.hot.balance.maxBefore,
+    'one hot slot: balancing moves slots and lowers max/mean',
+    `${b3.hot.balance.moves} moves, ${b3.hot.balance.maxBefore} -> ${b3.hot.balance.maxAfter}`);
+  await layout('hot spot balanced (s = 0), 1240 px');
+  await hotShot('explorer-hot-uniform.png');
+  await page.setViewport({ width: 800, height: 900, deviceScaleFactor: 1 });
+  await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => ok())));
+  await layout('hot spot balanced (s = 0), 800 px');
+  await drawn('hot spot balanced (s = 0), 800 px');
+  await hotShot('explorer-hot-narrow.png');
+  await page.setViewport({ width: 1240, height: 900, deviceScaleFactor: 1 });
+  // A change of the cluster starts from the count-balanced map; undo gives
+  // back the count-balanced map of five nodes.
+  await click('#add');
+  await settled();
+  const sa = await state();
+  check(sa.hot.inForce === 0 && sa.hot.balance === null && (await text('#status')).includes('dropped'),
+    'a join while balanced: the load moves are dropped first, and the page says so', await text('#status'));
+  check(sa.schemes[0].change.movedOther === 0, 'a join while balanced moves keys only to the joiner');
+  await click('#undo');
+  await settled();
+  check(dchRanges(await state()) === dchRanges(countBalanced), 'undo: the count-balanced map of five nodes');
+  // Clear gives back the count-balanced map.
+  await press('#balance');
+  check((await state()).hot.inForce > 0 && !(await page.$eval('#balance-clear', (e) => e.disabled)),
+    'balanced again: Clear is offered');
+  await press('#balance-clear');
+  const sc = await state();
+  check(sc.hot.inForce === 0 && sc.hot.balance === null && dchRanges(sc) === dchRanges(countBalanced) &&
+    await page.$eval('#balance-clear', (e) => e.disabled), 'Clear: the count-balanced map is back');
+  await press('#hot-on');
+  const soff = await state();
+  check(soff.hot === null && await page.$eval('#hot-body', (e) => e.hidden) &&
+    dchRanges(soff) === dchRanges(countBalanced), 'the hot spot off: no load, the count-balanced map');
 } catch (e) {
   check(false, 'the scenario ran to its end', e.stack || String(e));
 } finally {
