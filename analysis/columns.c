@@ -182,6 +182,73 @@ static const an_column REPLICAS[] = {
     {"even split", "recopy_even_max_over_mean", "%.3f"},
 };
 
+static const an_column LOAD[] = {
+    {"N", "n", NULL},
+    {"loads", "loads", NULL},
+    {"floor", "floor", "%.3f"},
+    {"count-balanced", "count_max_over_mean", "%.3f"},
+    {"ring", "ring_max_over_mean", "%.3f"},
+    {"greedy", "greedy_max_over_mean", "%.3f"},
+    {"balanced", "dch_max_over_mean", "%.3f"},
+    {"lower bound", "moved_floor", "%.4f"},
+    {"balanced / bound", "dch_moved_over_floor", "%.3f"},
+    {"greedy / bound", "greedy_moved_over_floor", "%.3f"},
+    {"balanced", "dch_copies", NULL},
+    {"greedy", "greedy_copies", NULL},
+    {"balanced", "dch_above_after", NULL},
+    {"greedy", "greedy_above_after", NULL},
+    {"too heavy", "too_heavy", NULL},
+    {"balanced ms", "dch_plan_ms", "%.2f"},
+    {"greedy ms", "greedy_plan_ms", "%.2f"},
+};
+
+static const an_column LOAD_DRIFT[] = {
+    {"N", "n", NULL},
+    {"loads", "loads", NULL},
+    {"floor", "floor_mean", "%.3f"},
+    {"count-balanced", "count_mean", "%.3f"},
+    {"ring", "ring_mean", "%.3f"},
+    {"greedy", "greedy_mean", "%.3f"},
+    {"balanced", "dch_mean", "%.3f"},
+    {"drifted", "drifted_mean", "%.4f"},
+    {"balanced moved", "dch_moved_mean", "%.4f"},
+    {"balanced, worst", "dch_moved_over_drifted_max", "%.3f"},
+    {"greedy, worst", "greedy_moved_over_drifted_max", "%.3f"},
+    {"balanced", "dch_copies_mean", "%.1f"},
+    {"greedy", "greedy_copies_mean", "%.1f"},
+    {"balanced", "dch_repeats", NULL},
+    {"greedy", "greedy_repeats", NULL},
+    {"balanced", "dch_thrash", NULL},
+    {"greedy", "greedy_thrash", NULL},
+    {"balanced ms", "dch_plan_ms_max", "%.2f"},
+};
+
+static const an_column LOAD_GOALS[] = {
+    {"goal", "goal", NULL},
+    {"target", "target", "%.4g"},
+    {"measured", "measured", "%.4g"},
+    {"where", "where", NULL},
+    {"verdict", "verdict", NULL},
+};
+
+static const an_column LOAD_EPOCHS[] = {
+    {"scheme", "scheme", NULL},
+    {"N", "n", NULL},
+    {"loads", "loads", NULL},
+    {"epoch", "epoch", NULL},
+    {"max/mean", "max_over_mean", "%.4f"},
+    {"floor", "floor", "%.4f"},
+    {"drifted", "drifted", "%.6g"},
+    {"moved load", "moved_load", "%.6g"},
+    {"lower bound", "moved_floor", "%.6g"},
+    {"copies", "copies", NULL},
+    {"above before", "above_before", NULL},
+    {"above after", "above_after", NULL},
+    {"repeats", "repeats", NULL},
+    {"thrash", "thrash", NULL},
+    {"plan ms", "plan_ms", "%.3f"},
+};
+
 /* A group of columns: from column `first` on, under `caption`. */
 typedef struct group_spec {
     size_t first;
@@ -240,6 +307,22 @@ static const table_spec SPECS[] = {
                                 {15, "it is removed: its keys' new primaries"},
                                 {18, "and its copies are re-created (data moved)"}}),
     [AN_TABLE_REPLICA_STEPS] = SPEC("replica_steps", REPLICA_STEPS, 1, {{0, NULL}}),
+    [AN_TABLE_LOAD] = SPEC("load", LOAD, 2,
+                           {{2, "max/mean load after one balancing call"},
+                            {7, "load moved, share of the total, against the lower bound"},
+                            {10, "copies moved"},
+                            {12, "members above bound after"},
+                            {15, "plan time"}}),
+    [AN_TABLE_LOAD_DRIFT] = SPEC("load_drift", LOAD_DRIFT, 2,
+                                 {{2, "max/mean load, mean over the epochs"},
+                                  {7, "load per epoch, share of the total"},
+                                  {9, "moved / drifted across bounds"},
+                                  {11, "copies moved per epoch"},
+                                  {13, "slots moved twice in 5 epochs"},
+                                  {15, "of them, from a member within bound"},
+                                  {17, "plan time"}}),
+    [AN_TABLE_LOAD_GOALS] = SPEC("load_goals", LOAD_GOALS, 1, {{0, NULL}}),
+    [AN_TABLE_LOAD_EPOCHS] = SPEC("load_epochs", LOAD_EPOCHS, 4, {{0, NULL}}),
 };
 
 an_table *an_table_for(an_table_kind kind, const char *fmt, ...)

@@ -20,7 +20,11 @@ typedef enum an_table_kind {
     AN_TABLE_HISTORY, /* history.csv: disagreement of two histories */
     AN_TABLE_SAMPLED, /* sampled.csv: sampled keys against the exact figures */
     AN_TABLE_REPLICAS, /* replicas.csv: R copies in zones, per scheme and zone count */
-    AN_TABLE_REPLICA_STEPS /* replica_steps.csv: each change of those cases */
+    AN_TABLE_REPLICA_STEPS, /* replica_steps.csv: each change of those cases */
+    AN_TABLE_LOAD,        /* load.csv: one balancing call, per N and load model */
+    AN_TABLE_LOAD_DRIFT,  /* load_drift.csv: 30 epochs of drift, likewise */
+    AN_TABLE_LOAD_GOALS,  /* load_goals.csv: the Load section's goals */
+    AN_TABLE_LOAD_EPOCHS  /* load_epochs.csv: every epoch of every scheme */
 } an_table_kind;
 
 /**

@@ -24,6 +24,7 @@ const an_section an_sections[] = {
      {"growth", "shrink", "weights", "maintenance"}},
     {"replicas", "7. Replicas", an_section_replicas, {NULL}},
     {"maintenance", "8. Maintenance", an_section_maintenance, {"growth"}},
+    {"load", "9. Load", an_section_load, {NULL}},
 };
 const size_t an_sections_count = sizeof an_sections / sizeof an_sections[0];
 

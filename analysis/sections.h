@@ -146,6 +146,7 @@ int an_section_karger(an_run *r);
 int an_section_sampled(an_run *r);
 int an_section_replicas(an_run *r);
 int an_section_glance(an_run *r);
+int an_section_load(an_run *r);
 
 /* ---- One measured change ------------------------------------------------- */
 

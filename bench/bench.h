@@ -37,7 +37,8 @@ enum {
     SEC_WORST = 1u << 7,    /* the engine's worst single-copy call against the floor */
     SEC_REPLICA_COST = 1u << 8, /* replica calls against a clone */
     SEC_LOAD = 1u << 9,         /* dch_load_hit against a bare array */
-    SEC_ALL = (1u << 10) - 1
+    SEC_BALANCE = 1u << 10,     /* dch_map_balance_load against a clone */
+    SEC_ALL = (1u << 11) - 1
 };
 
 /* The hash set: enough hashes that a large table is touched all over. */
@@ -252,6 +253,11 @@ void bench_section_replica_cost(bench *b);
 /** dch_load_hit against incrementing a bare array at the hash's slot, at
  *  the default P (load.c). */
 void bench_section_load(bench *b);
+
+/** One dch_map_balance_load on a count-balanced map of the default shape,
+ *  N = 1,000, loads of Zipf s = 1.0 from keys, against one clone of the map
+ *  (balance.c). */
+void bench_section_balance(bench *b);
 
 /** List the fresh-clone targets at N a shortened run did not reach. */
 void bench_publish_unmeasured(bench *b);

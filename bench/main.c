@@ -99,7 +99,7 @@ static void usage(FILE *f)
             "to 10,000 and over P = 2^14 .. 2^22 (1,000 members, or --max-nodes);\n"
             "every copy of a hash (dch_map_lookup_replicas_hash, 3 copies) against\n"
             "its primary alone on the same map; dch_load_hit against incrementing\n"
-            "a bare array.\n"
+            "a bare array; one dch_map_balance_load against one clone of the map.\n"
             "\n"
             "Options (default in brackets):\n"
             "  --lookups N    calls per trial, fewer if a trial would pass --trial-ms\n"
@@ -109,8 +109,8 @@ static void usage(FILE *f)
             "  --max-nodes N  grow to the checkpoints 10, 100, 1000, 10000 up to N\n"
             "                 [10000]\n"
             "  --only LIST    comma-separated sections: hash, lookup, change, memory,\n"
-            "                 sweep, publish, replicas, worst, replica-cost, load\n"
-            "                 [all]\n"
+            "                 sweep, publish, replicas, worst, replica-cost, load,\n"
+            "                 balance [all]\n"
             "  --cpu N        pin the process to CPU N [not pinned]\n"
             "  --seed N       seed of the hashes and keys [1]\n"
             "  --json PATH    write the results as JSON [" DEFAULT_JSON "]\n"
@@ -134,7 +134,8 @@ static int parse_sections(const char *s, unsigned *out)
                  {"change", SEC_CHANGE}, {"memory", SEC_MEMORY},
                  {"sweep", SEC_SWEEP},   {"publish", SEC_PUBLISH},
                  {"replicas", SEC_REPLICAS}, {"worst", SEC_WORST},
-                 {"replica-cost", SEC_REPLICA_COST}, {"load", SEC_LOAD}};
+                 {"replica-cost", SEC_REPLICA_COST}, {"load", SEC_LOAD},
+                 {"balance", SEC_BALANCE}};
     unsigned bits = 0;
     while (*s) {
         const size_t len = strcspn(s, ",");
@@ -363,6 +364,8 @@ int main(int argc, char **argv)
         bench_section_replica_cost(&b);
     if (!b.failed && (b.o.sections & SEC_LOAD))
         bench_section_load(&b);
+    if (!b.failed && (b.o.sections & SEC_BALANCE))
+        bench_section_balance(&b);
     bench_note_unmeasured(&b);
     bench_publish_unmeasured(&b);
 

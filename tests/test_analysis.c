@@ -18,6 +18,7 @@
 #include "outfile.h"
 #include "support.h"
 #include "scheme.h"
+#include "load_model.h"
 #include "replica_figures.h"
 #include "sections.h"
 #include "table.h"
@@ -848,6 +849,118 @@ Test(analysis, replica_figures_of_hand_built_placements)
     an_placement_free(&b);
 }
 
+/* A hand-built placement: 4 slots of loads 10, 6, 3, 1, two members of
+ * weight 1, member 0 holding the first three. Λ = 20, T = 10, Lmax = 10,
+ * L2 = 6; member 0 carries 19 against B = min(10 + 10, max(10, 10) + 6) =
+ * 16, member 1 carries 1 against min(20, 10 + 6) = 16. The greedy
+ * baseline moves member 0's hottest slot (10) to member 1, which then
+ * carries 11, within its bound: one move of 10 where 3 was enough. */
+Test(analysis, load_figures_and_greedy_of_a_hand_built_placement)
+{
+    const uint64_t load[4] = {10, 6, 3, 1};
+    uint32_t owner[4] = {0, 0, 0, 1};
+    const uint32_t w[2] = {1, 1};
+    uint64_t c[2], h[2];
+    an_load_state st = {2, w, 0, 0, 0, 0, c, h};
+    an_load_state_of(&st, load, 4, owner);
+    cr_assert_eq(st.total, 20);
+    cr_assert_eq(st.lmax, 10);
+    cr_assert_eq(st.l2, 6);
+    cr_assert_eq(c[0], 19);
+    cr_assert_eq(h[0], 10);
+    cr_assert_eq(an_load_bound_scaled(&st, 0), 16 * 2);
+    cr_assert_eq(an_load_bound_scaled(&st, 1), 16 * 2);
+    cr_assert_eq(an_load_excess(&st), 3);
+    cr_assert_eq(an_load_above(&st), 1);
+    cr_assert_float_eq(an_load_max_ratio(&st), 1.9, 1e-12);
+    cr_assert_float_eq(an_load_floor(&st), 1.0, 1e-12);
+    an_greedy_result gr;
+    cr_assert_eq(an_greedy_balance(&st, load, 4, owner, &gr), 0);
+    cr_assert_eq(gr.moves, 1);
+    cr_assert_eq(gr.moved_load, 10);
+    cr_assert_arr_eq(owner, ((uint32_t[]){1, 0, 0, 1}), sizeof owner);
+    cr_assert_eq(c[0], 9);
+    cr_assert_eq(c[1], 11);
+    cr_assert_eq(an_load_above(&st), 0);
+    /* Weighted: the floor is the heaviest slot over the largest target. */
+    const uint32_t w2[2] = {1, 3};
+    an_load_state sw = {2, w2, 0, 0, 0, 0, c, h};
+    an_load_state_of(&sw, load, 4, owner);
+    cr_assert_float_eq(an_load_floor(&sw), 1.0, 1e-12); /* 10 / 15 */
+    const uint64_t one[4] = {40, 0, 0, 0};
+    an_load_state_of(&sw, one, 4, owner);
+    cr_assert_float_eq(an_load_floor(&sw), 40.0 / 30.0, 1e-12);
+}
+
+/* The models: Zipf popularity sums to about AN_LOAD_SCALE, a slot's load
+ * is its items' popularity before any drift, a drift keeps the hottest
+ * ranks' popularities (it deals them out again) and moves each slot's
+ * factor by a lognormal step; the normal draws have mean 0 and variance 1. */
+Test(analysis, load_models_sum_their_items_and_drift_by_lognormal_steps)
+{
+    uint64_t rng = 3;
+    double sum = 0.0, sq = 0.0;
+    const int draws = 200000;
+    for (int i = 0; i < draws; i++) {
+        const double z = an_normal(&rng);
+        sum += z;
+        sq += z * z;
+    }
+    cr_assert(fabs(sum / draws) < 0.01 && fabs(sq / draws - 1.0) < 0.02, "mean %g var %g",
+              sum / draws, sq / draws);
+    const size_t items = 20000;
+    const uint32_t slots = 256;
+    uint32_t *slot_of = malloc(items * sizeof *slot_of);
+    cr_assert_not_null(slot_of);
+    for (size_t i = 0; i < items; i++)
+        slot_of[i] = (uint32_t)((i * 2654435761u) % slots);
+    an_load_model m;
+    cr_assert_eq(an_load_model_new(&m, AN_LOAD_KEYS, 1.0, slots, items, slot_of, 9), 0);
+    uint64_t load[256], want[256] = {0}, total = 0;
+    for (size_t r = 0; r < items; r++) {
+        want[m.slot_of[m.item_at[r]]] += m.pop[r];
+        total += m.pop[r];
+    }
+    cr_assert(fabs((double)total / AN_LOAD_SCALE - 1.0) < 1e-3);
+    an_load_model_slots(&m, load);
+    cr_assert_arr_eq(load, want, sizeof load);
+    uint32_t *before = malloc(items * sizeof *before);
+    cr_assert_not_null(before);
+    memcpy(before, m.item_at, items * sizeof *before);
+    an_load_model_drift(&m);
+    size_t kept = 0, moved = 0;
+    for (size_t r = 0; r < items; r++) {
+        if (r >= m.hot)
+            cr_assert_eq(m.item_at[r], before[r], "rank %zu is not among the hottest", r);
+        else
+            moved += m.item_at[r] != before[r];
+        for (size_t q = 0; r < m.hot && q < m.hot; q++)
+            kept += m.item_at[r] == before[q];
+    }
+    cr_assert_eq(kept, m.hot, "the hottest items trade among themselves");
+    cr_assert_gt(moved, m.hot / 2, "the hottest items were dealt out again");
+    free(before);
+    cr_assert_eq(m.hot, items / 100);
+    double logsum = 0.0, logsq = 0.0;
+    for (uint32_t s = 0; s < slots; s++) {
+        logsum += log(m.mult[s]);
+        logsq += log(m.mult[s]) * log(m.mult[s]);
+    }
+    const double sd = sqrt(logsq / slots - (logsum / slots) * (logsum / slots));
+    cr_assert(sd > 0.08 && sd < 0.12, "one drift step's sigma: %g", sd);
+    double members[1];
+    uint32_t *zero = calloc(items, sizeof *zero);
+    cr_assert_not_null(zero);
+    an_load_model_members(&m, zero, 1, members);
+    an_load_model_slots(&m, load);
+    double slot_sum = 0.0;
+    for (uint32_t s = 0; s < slots; s++)
+        slot_sum += (double)load[s];
+    cr_assert(fabs(members[0] / slot_sum - 1.0) < 1e-6);
+    free(zero);
+    an_load_model_free(&m);
+}
+
 Test(analysis, zone_walk_takes_the_first_member_of_each_new_zone)
 {
     uint32_t out[3] = {9, 9, 9};
@@ -1151,6 +1264,78 @@ static void check_replicas(const char *rdir, unsigned nodes, unsigned stop)
     free_csv(&sm);
 }
 
+/*
+ * The Load section (9) of a run over P slots, at N = min(100, P/8) only
+ * (P/8 < 100 here): its tables have a row per load model, every epoch of
+ * every scheme is in load_epochs.csv, and the balanced map keeps
+ * dch/balance.h's promises on every call: no member left above its bound
+ * (promise 1, no zones here), no less load moved than the report's lower
+ * bound, which is exactly the load above the bounds that the section
+ * computes itself, nothing moved when no member is above its bound, and no
+ * slot moved away from a member within its bound (promise 2: no thrash).
+ * No placement beats the floor.
+ */
+static void check_load(const char *rdir)
+{
+    csv st = read_csv(rdir, "load.csv");
+    cr_assert_eq(st.rows, 9, "one row per load model");
+    const size_t fl = csv_col(&st, "floor"), cnt = csv_col(&st, "count_max_over_mean"),
+                 bal = csv_col(&st, "dch_max_over_mean"), ring = csv_col(&st, "ring_max_over_mean"),
+                 above = csv_col(&st, "dch_above_after");
+    for (size_t r = 0; r < st.rows; r++) {
+        const double floor = csv_num(&st, r, fl);
+        cr_assert(floor >= 1.0, "row %zu: floor %g", r, floor);
+        const double least = floor * (1.0 - 1e-9); /* the CSV keeps 10 digits */
+        cr_assert(csv_num(&st, r, cnt) >= least && csv_num(&st, r, bal) >= least,
+                  "row %zu: a placement below the floor", r);
+        cr_assert(csv_num(&st, r, ring) >= 1.0 - 1e-9, "row %zu", r);
+        cr_assert_eq(csv_num(&st, r, above), 0.0, "row %zu: left above its bound", r);
+    }
+    free_csv(&st);
+
+    csv ep = read_csv(rdir, "load_epochs.csv");
+    cr_assert_eq(ep.rows, 9u * 4u * 31u, "9 models, 4 schemes, 31 epochs");
+    const size_t cs = csv_col(&ep, "scheme"), cd = csv_col(&ep, "drifted"),
+                 cm = csv_col(&ep, "moved_load"), cf = csv_col(&ep, "moved_floor"),
+                 ca = csv_col(&ep, "above_after"), cb = csv_col(&ep, "above_before"),
+                 ct = csv_col(&ep, "thrash"), cc = csv_col(&ep, "copies"),
+                 cx = csv_col(&ep, "max_over_mean"), cfl = csv_col(&ep, "floor");
+    size_t balanced = 0;
+    for (size_t r = 0; r < ep.rows; r++) {
+        cr_assert(csv_num(&ep, r, cx) >= csv_num(&ep, r, cfl) * (1.0 - 1e-9) ||
+                      strcmp(csv_at(&ep, r, cs), "ring") == 0,
+                  "row %zu: below the floor", r);
+        if (strcmp(csv_at(&ep, r, cs), "balanced") != 0)
+            continue;
+        balanced++;
+        const double drifted = csv_num(&ep, r, cd), moved = csv_num(&ep, r, cm);
+        cr_assert_eq(csv_num(&ep, r, cf), drifted,
+                     "row %zu: the report's lower bound is not the load above the bounds", r);
+        cr_assert(moved >= drifted, "row %zu: moved %g below the lower bound %g", r, moved,
+                  drifted);
+        cr_assert_eq(csv_num(&ep, r, ca), 0.0, "row %zu: left above its bound", r);
+        cr_assert_eq(csv_num(&ep, r, ct), 0.0, "row %zu: moved from a member within bound", r);
+        if (csv_num(&ep, r, cb) == 0.0)
+            cr_assert(moved == 0.0 && csv_num(&ep, r, cc) == 0.0,
+                      "row %zu: moved with every member within its bound", r);
+    }
+    cr_assert_eq(balanced, 9u * 31u);
+    free_csv(&ep);
+
+    csv g = read_csv(rdir, "load_goals.csv");
+    cr_assert_eq(g.rows, 5);
+    const size_t cv = csv_col(&g, "verdict");
+    for (size_t r = 0; r < g.rows; r++) {
+        const char *v = csv_at(&g, r, cv);
+        cr_assert(strcmp(v, "met") == 0 || strncmp(v, "missed", 6) == 0 ||
+                      strcmp(v, "not measured at this size") == 0,
+                  "goal %zu: %s", r, v);
+    }
+    /* The thrash goal is promise 2: it holds at every size. */
+    cr_assert_str_eq(csv_at(&g, 3, cv), "met");
+    free_csv(&g);
+}
+
 Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
 {
     const unsigned nodes = 8, units = 16, slots = 16; /* as in args */
@@ -1175,7 +1360,8 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     cr_assert_not_null(text);
     const char *titles[] = {"1. Growth", "2. Shrink", "3. Weights",
                             "4a. Balance", "4c. Balance", "5. Karger",
-                            "6. Sampled keys", "7. Replicas", "8. Maintenance"};
+                            "6. Sampled keys", "7. Replicas", "8. Maintenance",
+                            "9a. Load", "9b. Load", "9c. Load"};
     for (size_t i = 0; i < sizeof titles / sizeof titles[0]; i++)
         cr_assert_not_null(strstr(text, titles[i]), "no '%s' on stdout",
                            titles[i]);
@@ -1275,6 +1461,7 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
     free_csv(&u);
 
     check_replicas(rdir, nodes, 3);
+    check_load(rdir);
 
     /* The shared DCH map: every view agrees, spread exactly 1. */
     csv kg = read_csv(rdir, "karger.csv");
@@ -1296,6 +1483,8 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
         "karger.csv",           "history.csv",
         "sampled.csv",          "index.html",           "units.csv",
         "replicas.csv",         "replica_steps.csv",    "maintenance.csv",
+        "load.csv",             "load_drift.csv",       "load_goals.csv",
+        "load_epochs.csv",
         "diagram_join_dch.svg", "diagram_join_ring-160.svg",
         "diagram_join_ring-1.svg", "diagram_remove_dch.svg",
         "diagram_join_libmemcached.svg"};
@@ -1381,7 +1570,9 @@ Test(analysis, end_to_end_small_scenario_writes_consistent_csvs)
                               "shrink_moved", "shrink_receivers", "balance_n",
                               "balance_points", "balance_points_cv",
                               "karger_spread", "karger_load", "replicas_moved",
-                              "replicas_balance", "replicas_failure"};
+                              "replicas_balance", "replicas_failure",
+                              "load_static_32", "load_drift", "load_moved",
+                              "load_copies", "load_plan"};
         for (size_t i = 0; i < sizeof pngs / sizeof pngs[0]; i++) {
             snprintf(path, sizeof path, "%s/%s.png", rdir, pngs[i]);
             cr_assert(is_png(path), "%s is not a PNG", path);

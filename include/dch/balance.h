@@ -37,8 +37,10 @@
  * bound) to a RECEIVER (a member below its target): always from the giver
  * whose load is the largest multiple of its target (ties: the lower id),
  * never the giver's heaviest slot nor a slot of load 0; the slot is the
- * lightest whose move brings the giver within its bound, or the heaviest
- * it may give when none does; the receiver is the one furthest below its
+ * lightest whose move brings the giver within its bound, unless the
+ * heaviest lighter one and then the lightest that would finish weigh less
+ * together, or the heaviest it may give when none brings it within its
+ * bound; the receiver is the one furthest below its
  * target (ties: the lower id) among those allowed to take it. With
  * replicas, a giver first PROMOTES (hands the primary of a slot to one of
  * its other copies that is a receiver; no data moves), and a COPY MOVE

@@ -9,8 +9,10 @@
  *    load 0), which keeps every moved slot at most L2 and so each giver
  *    above its target and each receiver below T + L2 (the bound);
  *  - the slot is the lightest whose move brings the giver within its
- *    bound, else the heaviest it may give: the excess a giver sheds past
- *    its bound is at most one slot's load (promise 2);
+ *    bound, unless the heaviest lighter one followed by the lightest that
+ *    would then finish moves less load (one step of look-ahead), else the
+ *    heaviest it may give; whatever the choice a giver stops once within
+ *    its bound, so it sheds at most one slot's load past it (promise 2);
  *  - the receiver is below its target, the furthest below among those
  *    that may take the slot; with replicas a promotion is tried before any
  *    copy move.
@@ -88,30 +90,61 @@ static uint32_t copy_to(const dch__bal *b, uint32_t g, uint32_t s)
 
 typedef uint32_t (*taker)(const dch__bal *b, uint32_t g, uint32_t s);
 
-/* g's candidate to give through `to` (its index; NO_ID for none): the
- * lightest that brings g within its bound, else the heaviest; *j gets its
- * receiver. The candidates ascend by load, so those that bring g within
- * its bound are a suffix, found by bisection. */
-static uint32_t pick(const dch__bal *b, uint32_t g, taker to, uint32_t *j)
+/* The first of g's candidates (index into its run) whose move alone would
+ * bring load c within g's bound: the candidates ascend by load, so those
+ * that do are a suffix, found by bisection. A gone one counts by its load. */
+static uint32_t first_covering(const dch__bal *b, const dch__bal_member *e, uint64_t c)
 {
-    const dch__bal_member *e = &b->mb[g];
-    const uint32_t *c = b->cand + e->first;
+    const uint32_t *cand = b->cand + e->first;
     uint32_t lo = 0, hi = e->ncand;
     while (lo < hi) {
         const uint32_t mid = lo + (hi - lo) / 2;
-        const uint64_t l = b->load[c[mid]]; /* a gone one may exceed the load */
-        if (l < e->load && dch__bal_above_bound(&b->t, e->load - l, e->weight, e->heavy_load))
+        const uint64_t l = b->load[cand[mid]];
+        if (l < c && dch__bal_above_bound(&b->t, c - l, e->weight, e->heavy_load))
             lo = mid + 1;
         else
             hi = mid;
     }
-    for (uint32_t i = lo; i < e->ncand; i++)
-        if (!b->gone[e->first + i] && (*j = to(b, g, c[i])) != NO_ID)
-            return i;
-    for (uint32_t i = lo; i-- > 0;)
-        if (!b->gone[e->first + i] && (*j = to(b, g, c[i])) != NO_ID)
-            return i;
-    return NO_ID;
+    return lo;
+}
+
+/* Whether, instead of covering g's excess with slot a, g should give the
+ * heavier slot below it, bl: when bl and then the lightest slot that would
+ * cover what is left weigh less than a together (one step of look-ahead,
+ * load only, on the candidates still held). */
+static int undershoot_first(const dch__bal *b, const dch__bal_member *e, uint32_t ib,
+                            uint64_t la)
+{
+    const uint32_t *cand = b->cand + e->first;
+    const uint64_t lb = b->load[cand[ib]];
+    for (uint32_t i = first_covering(b, e, e->load - lb); i < e->ncand; i++)
+        if (i != ib && !b->gone[e->first + i])
+            return b->load[cand[i]] + lb < la;
+    return 0;
+}
+
+/* g's candidate to give through `to` (its index; NO_ID for none), *j its
+ * receiver: the lightest that brings g within its bound, unless the
+ * heaviest lighter one and then the lightest that would finish the job
+ * move less load; the heaviest it may give when none brings it within. */
+static uint32_t pick(const dch__bal *b, uint32_t g, taker to, uint32_t *j)
+{
+    const dch__bal_member *e = &b->mb[g];
+    const uint32_t *c = b->cand + e->first;
+    const uint32_t lo = first_covering(b, e, e->load);
+    uint32_t ia = NO_ID, ib = NO_ID, ja = NO_ID, jb = NO_ID;
+    for (uint32_t i = lo; i < e->ncand && ia == NO_ID; i++)
+        if (!b->gone[e->first + i] && (ja = to(b, g, c[i])) != NO_ID)
+            ia = i;
+    for (uint32_t i = lo; i-- > 0 && ib == NO_ID;)
+        if (!b->gone[e->first + i] && (jb = to(b, g, c[i])) != NO_ID)
+            ib = i;
+    if (ia != NO_ID && (ib == NO_ID || !undershoot_first(b, e, ib, b->load[c[ia]]))) {
+        *j = ja;
+        return ia;
+    }
+    *j = jb;
+    return ib;
 }
 
 /* Slot s's load goes from g to j; roles follow. */

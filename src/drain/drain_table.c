@@ -83,8 +83,10 @@ int dch__drains_build(const dch_map *m, const uint32_t *ids, const uint32_t *mod
     if (out->ids && out->modes && out->slots && (m->replicas == 1 || out->held) && skip)
         rc = dch__map_clone_base(&w, m);
     if (rc == DCH_OK) {
-        memcpy(out->ids, ids, (size_t)n * sizeof *ids);
-        memcpy(out->modes, modes, (size_t)n * sizeof *modes);
+        if (n > 0) { /* a layer of load moves alone has no list */
+            memcpy(out->ids, ids, (size_t)n * sizeof *ids);
+            memcpy(out->modes, modes, (size_t)n * sizeof *modes);
+        }
         memset(skip, 0, limit);
         rc = run_drains(w, ids, modes, n, skip);
     }
