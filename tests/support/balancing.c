@@ -544,11 +544,62 @@ static const char *slack_kept(const bal_state *b, const bal_state *a, uint32_t c
     return NULL;
 }
 
+/* The load of the slot giver g hands over first (balance.h): among its
+ * slots but its heaviest and those of load 0, the lightest f whose move
+ * brings g within its bound, unless the heaviest one lighter than f and
+ * then the lightest that would finish weigh less together (then that
+ * lighter one); the heaviest when no slot brings g within its bound. */
+static uint64_t first_slot_load(const bal_state *b, uint32_t g)
+{
+    const bal_u128 B = bal_bound_x(b, g);
+    bool fits = false, any = false, lighter = false;
+    uint64_t f = 0, heaviest = 0;
+    for (uint32_t s = 0; s < b->P; s++) {
+        const uint64_t l = b->L[s];
+        if (b->row[(size_t)s * ROW] != g || s == b->hs[g] || l == 0)
+            continue;
+        any = true;
+        heaviest = l > heaviest ? l : heaviest;
+        if ((u128)(b->C[g] - l) * b->wsum <= B && (!fits || l < f)) {
+            f = l;
+            fits = true;
+        }
+    }
+    if (!fits)
+        return any ? heaviest : 0;
+    uint64_t h = 0; /* the heaviest lighter than f */
+    for (uint32_t s = 0; s < b->P; s++) {
+        const uint64_t l = b->L[s];
+        if (b->row[(size_t)s * ROW] == g && s != b->hs[g] && l > 0 && l < f && l >= h) {
+            h = l;
+            lighter = true;
+        }
+    }
+    if (!lighter)
+        return f;
+    uint64_t f2 = 0; /* then the lightest that would finish; f itself would */
+    bool skipped = false, fits2 = false;
+    for (uint32_t s = 0; s < b->P; s++) {
+        const uint64_t l = b->L[s];
+        if (b->row[(size_t)s * ROW] != g || s == b->hs[g] || l == 0)
+            continue;
+        if (l == h && !skipped) { /* one slot of load h is the one given */
+            skipped = true;
+            continue;
+        }
+        if ((u128)(b->C[g] - h - l) * b->wsum <= B && (!fits2 || l < f2)) {
+            f2 = l;
+            fits2 = true;
+        }
+    }
+    return fits2 && (u128)h + f2 < f ? h : f;
+}
+
 /* With max_moves 1, one copy a slot and no slack limit: the one move comes
  * from the member of the largest C_i / T_i among those above their bounds
- * (ties: the lower id), it is the lightest slot that brings that member
- * within its bound or else the heaviest it may give, and it goes to the
- * member furthest below its target (T_i - C_i; ties: the lower id). */
+ * (ties: the lower id), it is the slot first_slot_load names, and it goes
+ * to the member furthest below its target (T_i - C_i; ties: the lower
+ * id). */
 static const char *one_move(const bal_state *b, const bal_state *a, const moved *v)
 {
     uint32_t g = NONE, r = NONE;
@@ -568,19 +619,7 @@ static const char *one_move(const bal_state *b, const bal_state *a, const moved 
     if (b->row[(size_t)q * ROW] != g)
         return say("max_moves 1: the move is from member %u, not %u (largest C_i/T_i)",
                    b->row[(size_t)q * ROW], g);
-    bool fits = false;
-    uint64_t want = 0;
-    for (uint32_t s = 0; s < b->P; s++) {
-        const uint64_t l = b->L[s];
-        if (b->row[(size_t)s * ROW] != g || s == b->hs[g] || l == 0)
-            continue;
-        const bool f = (u128)(b->C[g] - l) * b->wsum <= bal_bound_x(b, g);
-        if (f && (!fits || l < want))
-            want = l;
-        else if (!f && !fits && l > want)
-            want = l;
-        fits = fits || f;
-    }
+    const uint64_t want = first_slot_load(b, g);
     if (b->L[q] != want)
         return say("max_moves 1: member %u gave slot %u of load %llu, not one of load %llu", g,
                    q, (unsigned long long)b->L[q], (unsigned long long)want);
