@@ -164,11 +164,12 @@ static uint32_t pick(const dch__bal *b, uint32_t g, taker to, uint32_t *j)
     for (uint32_t i = lo; i < e->ncand && ia == NO_ID; i++)
         if (!b->gone[e->first + i] && (*j = to(b, g, c[i])) != NO_ID)
             ia = i;
-    const uint32_t ib = undershoot_first(b, e, lo, ia == NO_ID ? UINT64_MAX : b->load[c[ia]]);
-    if (ib != NO_ID && (*j = to(b, g, c[ib])) != NO_ID)
-        return ib;
-    if (ia != NO_ID)
+    if (ia != NO_ID) {
+        const uint32_t ib = undershoot_first(b, e, lo, b->load[c[ia]]);
+        if (ib != NO_ID && (*j = to(b, g, c[ib])) != NO_ID)
+            return ib;
         return (*j = to(b, g, c[ia])), ia;
+    }
     for (uint32_t i = lo; i-- > 0;) /* the heaviest it may give */
         if (!b->gone[e->first + i] && (*j = to(b, g, c[i])) != NO_ID)
             return i;

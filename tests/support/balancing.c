@@ -544,55 +544,79 @@ static const char *slack_kept(const bal_state *b, const bal_state *a, uint32_t c
     return NULL;
 }
 
+/* Whether slot s is one giver g may hand over: its, not its heaviest, of
+ * positive load. */
+static bool candidate_of(const bal_state *b, uint32_t g, uint32_t s)
+{
+    return b->row[(size_t)s * ROW] == g && s != b->hs[g] && b->L[s] > 0;
+}
+
+/* The lightest of g's candidates but slot `skip` whose move would bring
+ * load c within g's bound; *found says whether there is one. */
+static uint64_t lightest_finishing(const bal_state *b, uint32_t g, uint64_t c, uint32_t skip,
+                                   const bal_u128 B, bool *found)
+{
+    uint64_t f = 0;
+    *found = false;
+    for (uint32_t s = 0; s < b->P; s++) {
+        const uint64_t l = b->L[s];
+        if (!candidate_of(b, g, s) || s == skip)
+            continue;
+        /* A slot heavier than what is left finishes too (nothing is left). */
+        if ((l >= c || (u128)(c - l) * b->wsum <= B) && (!*found || l < f)) {
+            f = l;
+            *found = true;
+        }
+    }
+    return f;
+}
+
 /* The load of the slot giver g hands over first (balance.h): among its
- * slots but its heaviest and those of load 0, the lightest f whose move
- * brings g within its bound, unless the heaviest one lighter than f and
- * then the lightest that would finish weigh less together (then that
- * lighter one); the heaviest when no slot brings g within its bound. */
+ * candidates (its slots but its heaviest and those of load 0), the
+ * lightest f whose move brings g within its bound, unless one of the 64
+ * heaviest lighter ones (in the order of load, then slot, both descending)
+ * and then the lightest that would finish weigh less together: then the
+ * one with the least such sum (ties: the first in that order). The
+ * heaviest when no candidate brings g within its bound. */
 static uint64_t first_slot_load(const bal_state *b, uint32_t g)
 {
     const bal_u128 B = bal_bound_x(b, g);
-    bool fits = false, any = false, lighter = false;
-    uint64_t f = 0, heaviest = 0;
-    for (uint32_t s = 0; s < b->P; s++) {
-        const uint64_t l = b->L[s];
-        if (b->row[(size_t)s * ROW] != g || s == b->hs[g] || l == 0)
-            continue;
-        any = true;
-        heaviest = l > heaviest ? l : heaviest;
-        if ((u128)(b->C[g] - l) * b->wsum <= B && (!fits || l < f)) {
-            f = l;
-            fits = true;
+    bool fits, any = false;
+    uint64_t heaviest = 0;
+    for (uint32_t s = 0; s < b->P; s++)
+        if (candidate_of(b, g, s)) {
+            any = true;
+            heaviest = b->L[s] > heaviest ? b->L[s] : heaviest;
         }
-    }
+    const uint64_t f = lightest_finishing(b, g, b->C[g], b->P, B, &fits);
     if (!fits)
         return any ? heaviest : 0;
-    uint64_t h = 0; /* the heaviest lighter than f */
-    for (uint32_t s = 0; s < b->P; s++) {
-        const uint64_t l = b->L[s];
-        if (b->row[(size_t)s * ROW] == g && s != b->hs[g] && l > 0 && l < f && l >= h) {
-            h = l;
-            lighter = true;
+    uint64_t best = f, least = f;
+    uint64_t prev_l = UINT64_MAX;
+    uint32_t prev_s = UINT32_MAX;
+    for (int k = 0; k < 64; k++) {
+        /* The next lighter candidate in (load, slot) descending order. */
+        uint32_t next = UINT32_MAX;
+        for (uint32_t s = 0; s < b->P; s++) {
+            const uint64_t l = b->L[s];
+            if (!candidate_of(b, g, s) || l >= f)
+                continue;
+            const bool after = l < prev_l || (l == prev_l && s < prev_s);
+            if (after && (next == UINT32_MAX || l > b->L[next] || (l == b->L[next] && s > next)))
+                next = s;
+        }
+        if (next == UINT32_MAX)
+            break;
+        prev_l = b->L[next];
+        prev_s = next;
+        bool ok;
+        const uint64_t rest = lightest_finishing(b, g, b->C[g] - prev_l, next, B, &ok);
+        if (ok && (u128)rest + prev_l < least) {
+            least = rest + prev_l;
+            best = prev_l;
         }
     }
-    if (!lighter)
-        return f;
-    uint64_t f2 = 0; /* then the lightest that would finish; f itself would */
-    bool skipped = false, fits2 = false;
-    for (uint32_t s = 0; s < b->P; s++) {
-        const uint64_t l = b->L[s];
-        if (b->row[(size_t)s * ROW] != g || s == b->hs[g] || l == 0)
-            continue;
-        if (l == h && !skipped) { /* one slot of load h is the one given */
-            skipped = true;
-            continue;
-        }
-        if ((u128)(b->C[g] - h - l) * b->wsum <= B && (!fits2 || l < f2)) {
-            f2 = l;
-            fits2 = true;
-        }
-    }
-    return fits2 && (u128)h + f2 < f ? h : f;
+    return best;
 }
 
 /* With max_moves 1, one copy a slot and no slack limit: the one move comes
@@ -933,8 +957,9 @@ const char *bal_check_layer(const dch_map *m, const dch_map *twin, uint32_t **be
     return bad;
 }
 
-/* May member x still serve a slot (balance.h: a member of positive weight,
- * not drained)? */
+/* May member x still be handed a slot (balance.h: a member of positive
+ * weight, not drained)? Asked of a move's primary and of each copy the
+ * table below lacks. */
 static bool may_serve(const dch_map *m, uint32_t x)
 {
     return dch_map_node_name(m, x) != NULL && dch_map_node_weight(m, x) > 0 &&
@@ -958,7 +983,7 @@ const char *bal_check_keep_drop(const uint32_t *eff0, const uint32_t *below0,
         bool serve = true;
         uint32_t why = NONE;
         for (uint32_t k = 0; k < ROW && e0[k] != NONE; k++)
-            if (!may_serve(after, e0[k])) {
+            if (!may_serve(after, e0[k]) && (k == 0 || !row_has(l1, e0[k]))) {
                 serve = false;
                 why = e0[k];
             }
