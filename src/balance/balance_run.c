@@ -126,11 +126,12 @@ static uint64_t lightest_covering(const dch__bal *b, const dch__bal_member *e, u
 #define LOOK 64u
 
 /* The candidate below index lo that g should give before covering its
- * excess, or NO_ID to cover it now with a (load la; UINT64_MAX for none):
- * of the LOOK heaviest, the one whose load and then the lightest that
- * would finish the job weigh least together, if less than a alone (ties:
- * the heavier). A look-ahead of one step, on loads alone: the load moved
- * past the bound is what the choice decides. */
+ * excess, or NO_ID to cover it now with the covering slot of load la: of
+ * the LOOK heaviest, the one whose load and then the lightest that would
+ * finish the job weigh least together, if less than la (ties: the
+ * heavier). A look-ahead of one step, on loads alone: the load moved past
+ * the bound is what the choice decides. Two distinct slots of g weigh at
+ * most Λ together, so the sums cannot overflow. */
 static uint32_t undershoot_first(const dch__bal *b, const dch__bal_member *e, uint32_t lo,
                                  uint64_t la)
 {
@@ -152,8 +153,8 @@ static uint32_t undershoot_first(const dch__bal *b, const dch__bal_member *e, ui
 }
 
 /* g's candidate to give through `to` (its index; NO_ID for none), *j its
- * receiver: the lightest that brings g within its bound, unless the
- * heaviest lighter one and then the lightest that would finish the job
+ * receiver: the lightest that brings g within its bound, unless a lighter
+ * one (undershoot_first) and then the lightest that would finish the job
  * move less load; the heaviest it may give when none brings it within. */
 static uint32_t pick(const dch__bal *b, uint32_t g, taker to, uint32_t *j)
 {
