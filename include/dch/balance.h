@@ -87,15 +87,16 @@
  * not hold) is still a member of positive weight under no drain; otherwise
  * the move is dropped and the slot is served as the table below gives it.
  * (A copy the table below holds stays as the drains left it: a PRIMARY-
- * drained member may remain a secondary copy of a moved slot.) Balancing again with fresh loads restores the
- * bound. dch_map_balance_clear drops every load move.
+ * drained member may remain a secondary copy of a moved slot.) Balancing
+ * again with fresh loads restores the bound. dch_map_balance_clear drops
+ * every load move.
  *
  * Cost: O(P * R + N) memory for the layer while a load move is in force,
- * and per call O(P * R + N log N + G log G + moves * (N + S_i)), G the
- * givers' candidate slots and S_i a giver's, plus one rebuild of the layer
- * (a clone of the base and the drains). While a load move is in force,
- * every other call that changes the map also rebuilds the layer, as with a
- * drain in force (map.h, "Drains").
+ * and per call O(P * R + N log N + G log G + moves * (N + S_i + 64 log
+ * S_i)), G the givers' candidate slots and S_i a giver's, plus one rebuild
+ * of the layer (a clone of the base and the drains). While a load move is
+ * in force, every other call that changes the map also rebuilds the layer,
+ * as with a drain in force (map.h, "Drains").
  */
 #ifndef DCH_BALANCE_H
 #define DCH_BALANCE_H

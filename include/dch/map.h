@@ -125,9 +125,10 @@
  * and no load move in force the effective table is the base; a lookup is
  * one table read either way. Promises 2 to 6 below speak of a map with no
  * load move in force: a drain may drop a load move (its slot moved below
- * it), which an undrain does not bring back. dch_map_base_owner and dch_map_base_replicas read the base. A
- * drained member keeps its weight, its zone and its place in the base;
- * removing it or changing its weight ends its drain. Promises, after every
+ * it), which an undrain does not bring back. dch_map_base_owner and
+ * dch_map_base_replicas read the base. A drained member keeps its weight,
+ * its zone and its place in the base; removing it or changing its weight
+ * ends its drain. Promises, after every
  * call and for every history:
  *  1. Base untouched: dch_map_drain and dch_map_undrain never change the
  *     base.
@@ -524,8 +525,8 @@ DCH_API size_t dch_map_base_replicas(const dch_map *m, uint32_t slot, uint32_t *
 
 /**
  * The map's epoch: 0 for a new map, incremented by every call that changes
- * members, weights, slots, drains or load moves (balance.h). Clients that share a map compare epochs to tell
- * which copy is newer. 0 for NULL.
+ * members, weights, slots, drains or load moves (balance.h). Clients that
+ * share a map compare epochs to tell which copy is newer. 0 for NULL.
  */
 DCH_API uint64_t dch_map_epoch(const dch_map *m);
 

@@ -15,11 +15,12 @@
  *
  * Format, version 1 (a settled map with one copy a slot and no zone), 2 (a
  * map in transition, see map_stage.h), 3 (a settled map with replicas or
- * zones, see map.h), 4 (with drains) and 5 (with load moves, balance.h). All integers are little-endian; uleb is unsigned
- * LEB128 (7 bits per byte, low group first, high bit set on every byte but
- * the last) in its shortest form, so its last byte is non-zero unless the
- * value is 0 and it is one byte long (an id takes at most 3 bytes, 65535
- * being FF FF 03, and a run length at most 4).
+ * zones, see map.h), 4 (with drains) and 5 (with load moves, balance.h).
+ * All integers are little-endian; uleb is unsigned LEB128 (7 bits per
+ * byte, low group first, high bit set on every byte but the last) in its
+ * shortest form, so its last byte is non-zero unless the value is 0 and it
+ * is one byte long (an id takes at most 3 bytes, 65535 being FF FF 03, and
+ * a run length at most 4).
  *
  *   offset size  field
  *   0      8     magic 89 44 43 48 0D 0A 1A 0A ("\x89DCH\r\n\x1a\n")
@@ -93,11 +94,11 @@
  * P*w/W: map.h promises every such map a call leaves within that bound,
  * so one outside it was not built by this library (with replicas and
  * zones map.h promises the bound only under a condition on the zones'
- * weights, so such a map is not held to it). A map in transition (version 2) sits between two such maps and
- * is not held to the bound. In version 3 also: a slot whose copies repeat a
- * member, hold a member of weight 0, or fall in fewer than min(n, zones)
- * zones (map.h's replica promises 1 and 2; a member without a zone is a
- * zone of its own), and a file with R = 1 and no zone, which the writer
+ * weights, so such a map is not held to it). A map in transition (version
+ * 2) sits between two such maps and is not held to the bound. In version 3
+ * also: a slot whose copies repeat a member, hold a member of weight 0, or
+ * fall in fewer than min(n, zones) zones (map.h's replica promises 1 and
+ * 2; a member without a zone is a zone of its own), and a file with R = 1 and no zone, which the writer
  * writes as version 1. In version 4 also: a drain count of 0 or one that
  * does not fit the file, a drain of a non-member, a member drained twice,
  * and a mode other than 1 and 2. In version 5 also: the drains' checks
