@@ -102,8 +102,10 @@ Test(balance_layer, maps_with_load_moves_round_trip_through_clone_save_and_load)
         cr_assert_eq(dch_map_epoch(clone), dch_map_epoch(m) + 1, "a clear bumps the epoch once");
         cr_assert_eq(dch_map_balance_clear(clone), DCH_OK);
         cr_assert_eq(dch_map_epoch(clone), dch_map_epoch(m) + 1, "clearing nothing changes nothing");
-        cr_assert_lt(le_read(map_bytes(clone, &len) + 8, 4), DCH_MAP_FORMAT_VERSION_BALANCE,
+        uint8_t *cleared = map_bytes(clone, &len);
+        cr_assert_lt(le_read(cleared + 8, 4), DCH_MAP_FORMAT_VERSION_BALANCE,
                      "with no move left the map is written in its old version");
+        free(cleared);
         dch_map_free(back);
         dch_map_free(clone);
         free(bytes);
