@@ -56,28 +56,9 @@ void dch__bal_report_before(const dch__bal *b, dch_balance_report *r)
     r->max_ratio_before = max_ratio(b);
 }
 
-/* Every member's heaviest slot on the working table, as the call left it. */
-static void reread_heaviest(dch__bal *b)
-{
-    for (uint32_t id = 0; id < b->limit; id++) {
-        b->mb[id].heavy = b->P;
-        b->mb[id].heavy_load = 0;
-    }
-    for (uint32_t s = 0; s < b->P; s++) {
-        const uint16_t o = b->own[s];
-        if (o == NONE16 || b->mb[o].weight == 0)
-            continue;
-        dch__bal_member *e = &b->mb[o];
-        if (e->heavy == b->P || b->load[s] > e->heavy_load) {
-            e->heavy = s;
-            e->heavy_load = b->load[s];
-        }
-    }
-}
-
 void dch__bal_report_after(dch__bal *b, dch_balance_report *r)
 {
-    reread_heaviest(b);
+    dch__bal_read_heaviest(b); /* a receiver's may have changed */
     r->moves = b->moves;
     r->promotions = b->promotions;
     r->moved_load = b->moved_load;

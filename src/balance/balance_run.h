@@ -55,6 +55,11 @@ typedef struct dch__bal {
  */
 int dch__bal_setup(dch__bal *b);
 
+/** Every member that balances: its heaviest slot on b's working table (the
+ *  lowest slot of the largest load among those it is primary of; P and 0
+ *  for none), read again after the moves for the report. */
+void dch__bal_read_heaviest(dch__bal *b);
+
 /** Make the moves (docs/balance.md, "The call"), on b's working table. */
 void dch__bal_run(dch__bal *b);
 

@@ -66,13 +66,30 @@ static int sum_loads(dch__bal *b)
     return DCH_OK;
 }
 
+void dch__bal_read_heaviest(dch__bal *b)
+{
+    for (uint32_t id = 0; id < b->limit; id++) {
+        b->mb[id].heavy = b->P;
+        b->mb[id].heavy_load = 0;
+    }
+    for (uint32_t s = 0; s < b->P; s++) {
+        const uint16_t o = b->own[s];
+        if (o == NONE16 || b->mb[o].weight == 0)
+            continue;
+        dch__bal_member *e = &b->mb[o];
+        if (e->heavy == b->P || b->load[s] > e->heavy_load) {
+            e->heavy = s;
+            e->heavy_load = b->load[s];
+        }
+    }
+}
+
 /* Weights of the members that balance, their loads and heaviest slots. */
 static void read_members(dch__bal *b)
 {
     const dch_map *m = b->m;
     for (uint32_t id = 0; id < b->limit; id++) {
         dch__bal_member *e = &b->mb[id];
-        e->heavy = b->P;
         if (member_of(m, id) == NULL)
             continue;
         e->count = dch_map_node_copies(m, id);
@@ -84,13 +101,9 @@ static void read_members(dch__bal *b)
         const uint16_t o = b->own[s];
         if (o == NONE16 || b->mb[o].weight == 0)
             continue;
-        dch__bal_member *e = &b->mb[o];
-        e->load += b->load[s];
-        if (e->heavy == b->P || b->load[s] > e->heavy_load) {
-            e->heavy = s;
-            e->heavy_load = b->load[s];
-        }
+        b->mb[o].load += b->load[s];
     }
+    dch__bal_read_heaviest(b);
 }
 
 /* Roles: a giver above its bound, a receiver below its target. */
