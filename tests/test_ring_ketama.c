@@ -54,17 +54,20 @@ typedef struct oracle {
     unsigned n;
 } oracle;
 
-typedef struct opoint {
-    uint32_t value;
-    unsigned order;
-} opoint;
+/* A point: its value in the high 32 bits, its member's add-order index in
+ * the low ones, so that sorting the numbers sorts by value, ties in add
+ * order (libmemcached's qsort sees the points in that order). */
+static uint64_t opoint_of(uint32_t value, unsigned order)
+{
+    return (uint64_t)value << 32 | order;
+}
 
 static int opoint_cmp(const void *pa, const void *pb)
 {
-    const opoint *a = pa, *b = pb;
-    if (a->value != b->value)
-        return a->value < b->value ? -1 : 1;
-    return (a->order > b->order) - (a->order < b->order);
+    uint64_t a, b;
+    memcpy(&a, pa, sizeof a);
+    memcpy(&b, pb, sizeof b);
+    return (a > b) - (a < b);
 }
 
 /* ring.h's point count, step by step in float. */
@@ -78,7 +81,7 @@ static uint32_t rule_points(uint32_t w, uint64_t total, unsigned servers)
     return (uint32_t)x * 4u;
 }
 
-static opoint *oracle_points(const oracle *o, size_t *np)
+static uint64_t *oracle_points(const oracle *o, size_t *np)
 {
     uint64_t total = 0;
     unsigned servers = 0;
@@ -91,7 +94,7 @@ static opoint *oracle_points(const oracle *o, size_t *np)
     for (unsigned i = 0; i < o->n; i++)
         if (o->m[i].weight > 0)
             cap += rule_points(o->m[i].weight, total, servers);
-    opoint *p = malloc((cap + 1) * sizeof *p);
+    uint64_t *p = malloc((cap + 1) * sizeof *p);
     cr_assert_not_null(p);
     size_t k = 0;
     for (unsigned i = 0; i < o->n; i++) {
@@ -104,7 +107,7 @@ static opoint *oracle_points(const oracle *o, size_t *np)
             uint8_t d[16];
             dch__md5(buf, (size_t)len, d);
             for (unsigned q = 0; q < 4; q++)
-                p[k++] = (opoint){le32(d + 4 * q), i};
+                p[k++] = opoint_of(le32(d + 4 * q), i);
         }
     }
     qsort(p, k, sizeof *p, opoint_cmp);
@@ -113,19 +116,19 @@ static opoint *oracle_points(const oracle *o, size_t *np)
 }
 
 /* The add-order index of the owner of a 32-bit hash, by a linear scan. */
-static unsigned oracle_owner(const opoint *p, size_t np, uint32_t h)
+static unsigned oracle_owner(const uint64_t *p, size_t np, uint32_t h)
 {
     for (size_t i = 0; i < np; i++)
-        if (p[i].value >= h)
-            return p[i].order;
-    return p[0].order;
+        if (p[i] >> 32 >= h)
+            return (unsigned)(p[i] & 0xFFFFFFFFu);
+    return (unsigned)(p[0] & 0xFFFFFFFFu);
 }
 
 static void check_against_oracle(const dch_ring *r, const oracle *o, uint64_t *rng,
                                  uint64_t seed)
 {
     size_t np;
-    opoint *p = oracle_points(o, &np);
+    uint64_t *p = oracle_points(o, &np);
     cr_assert_eq(dch_ring_point_count(r), np, "point count (seed %#" PRIx64 ")", seed);
     uint32_t ids[MAX_MEMBERS];
     for (unsigned i = 0; i < o->n; i++)
@@ -152,7 +155,7 @@ static void check_against_oracle(const dch_ring *r, const oracle *o, uint64_t *r
                      seed);
         /* At and just past a point. */
         size_t at = rng_below(rng, (uint32_t)np);
-        uint32_t v = p[at].value;
+        uint32_t v = (uint32_t)(p[at] >> 32);
         cr_assert_eq(dch_ring_lookup_hash(r, (uint64_t)v << 32), ids[oracle_owner(p, np, v)]);
         if (v != UINT32_MAX)
             cr_assert_eq(dch_ring_lookup_hash(r, (uint64_t)(v + 1) << 32),

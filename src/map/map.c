@@ -328,24 +328,6 @@ uint32_t dch_map_node_weight(const dch_map *m, uint32_t id)
     return mb ? mb->weight : 0;
 }
 
-uint32_t dch_map_node_slots(const dch_map *m, uint32_t id)
-{
-    const member *mb = member_of(m, id);
-    if (mb == NULL)
-        return 0;
-    return layered(m) ? m->dr.slots[id] : mb->slots;
-}
-
-uint32_t dch_map_node_copies(const dch_map *m, uint32_t id)
-{
-    const member *mb = member_of(m, id);
-    if (mb == NULL)
-        return 0;
-    if (layered(m))
-        return m->replicas > 1 ? m->dr.held[id] : m->dr.slots[id];
-    return m->replicas > 1 ? m->held[id] : mb->slots;
-}
-
 uint32_t dch__map_base_slots(const dch_map *m, uint32_t id)
 {
     const member *mb = member_of(m, id);
@@ -358,6 +340,22 @@ uint32_t dch__map_base_copies(const dch_map *m, uint32_t id)
     if (mb == NULL)
         return 0;
     return m->replicas > 1 ? m->held[id] : mb->slots;
+}
+
+/* The effective counts: the base's, or the layer's (drains, load moves)
+ * when one is in force. */
+uint32_t dch_map_node_slots(const dch_map *m, uint32_t id)
+{
+    if (member_of(m, id) == NULL || !layered(m))
+        return dch__map_base_slots(m, id);
+    return m->dr.slots[id];
+}
+
+uint32_t dch_map_node_copies(const dch_map *m, uint32_t id)
+{
+    if (member_of(m, id) == NULL || !layered(m))
+        return dch__map_base_copies(m, id);
+    return m->replicas > 1 ? m->dr.held[id] : m->dr.slots[id];
 }
 
 const char *dch_map_node_zone(const dch_map *m, uint32_t id)

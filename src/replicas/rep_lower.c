@@ -238,35 +238,26 @@ static void lower_give(const dch__rep_call *e, uint32_t s, uint32_t at, uint32_t
         rm->from[r] = UINT32_MAX;
         rm->dev[r] += DCH__REP_ONE;
     }
-    dch__rep_record(e, s, at, e->x);
     /* x's pairs are counted down too, though nothing reads them, so that
      * the rows stay exact and splitting need not count them again. */
-    if (p->rows)
-        dch__rep_count_pairs(e, b, at, 0);
-    dch__rep_trade(e, s, at, r);
-    if (p->rows)
-        dch__rep_count_pairs(e, b, at, 1);
+    dch__rep_swap(e, s, at, r, p->rows);
     p->left--;
 }
 
 static void lower_pass(const dch__rep_call *e, uint32_t pass, uint32_t np, dch__rep_pace *p)
 {
     const uint32_t slack = dch__rep_slack(pass);
-    for (uint32_t k = 0; k < e->v->slots && p->left > 0; k++) {
-        const uint32_t s = dch__rep_visit(e, k);
-        const uint16_t *b = rep_block(e, s);
-        const int at = rep_place_of(b, e->n, e->x);
-        if (at < 0)
-            continue;
+    for (dch__rep_step st = {0}; dch__rep_step_next(e, pass, p, &st);) {
         /* Pass 0 spreads x's gifts over the whole order. Only pass 0: a
          * lowering without rows runs the last pass alone, and that pass,
          * uncapped and unpaced, must leave no receiver with quota a fresh
          * slot admits (the reroutes rely on it: rep_reroute.c). */
-        if (pass == 0 && dch__rep_ahead(p, k, e->v->slots))
+        if (st.at < 0 || st.ahead)
             continue;
-        const uint32_t best = lower_choose(e, b, (uint32_t)at, np, p->rows, slack);
+        const uint32_t at = (uint32_t)st.at;
+        const uint32_t best = lower_choose(e, st.b, at, np, p->rows, slack);
         if (best != DCH__REP_NONE)
-            lower_give(e, s, (uint32_t)at, best, np, p);
+            lower_give(e, st.s, at, best, np, p);
     }
 }
 

@@ -20,6 +20,19 @@ int dch__rep_ahead(const dch__rep_pace *p, uint32_t k, uint32_t slots)
     return (p->total - p->left) * slots >= (uint64_t)(k + 1) * p->total;
 }
 
+int dch__rep_step_next(const dch__rep_call *e, uint32_t pass, const dch__rep_pace *p,
+                       dch__rep_step *st)
+{
+    if (st->next >= e->v->slots || p->left == 0)
+        return 0;
+    st->k = st->next++;
+    st->s = dch__rep_visit(e, st->k);
+    st->b = rep_block(e, st->s);
+    st->at = rep_place_of(st->b, e->n, e->x);
+    st->ahead = pass == 0 && dch__rep_ahead(p, st->k, e->v->slots);
+    return 1;
+}
+
 uint32_t dch__rep_wants(const dch__rep_move *rm, uint32_t r)
 {
     if (rm->quota[r] > 0)

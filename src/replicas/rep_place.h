@@ -23,6 +23,22 @@ typedef struct dch__rep_pace {
 
 uint32_t dch__rep_slack(uint32_t pass);
 
+/* One step of a pass's sweep of the visiting order: the k-th slot s, its
+ * block b, x's position there (-1 when x holds no copy of it), and whether
+ * pass 0 is ahead of its pace there (dch__rep_ahead). A sweep starts from
+ * a zeroed step and ends when the order or the copies left run out. */
+typedef struct dch__rep_step {
+    uint32_t next; /* the step to come */
+    uint32_t k, s;
+    uint16_t *b;
+    int at;
+    int ahead;
+} dch__rep_step;
+
+/* Advance st to the next step of pass `pass`; 0 when the sweep is over. */
+int dch__rep_step_next(const dch__rep_call *e, uint32_t pass, const dch__rep_pace *p,
+                       dch__rep_step *st);
+
 /* Whether the first pass is ahead of its pace at step k of the visiting
  * order: it spreads the call's trades over the whole order. */
 int dch__rep_ahead(const dch__rep_pace *p, uint32_t k, uint32_t slots);

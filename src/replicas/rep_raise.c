@@ -157,15 +157,10 @@ static void raise_take(const dch__rep_call *e, uint32_t s, uint32_t k, dch__rep_
         if (rm->quota[b[i]] > 0 && rep_zones_ok(e, b, e->n, i, e->x))
             rm->avail[b[i]]--;
     rm->quota[d]--;
-    dch__rep_record(e, s, k, d);
-    if (p->rows)
-        dch__rep_count_pairs(e, b, k, 0);
-    dch__rep_trade(e, s, k, e->x);
     /* x's new pairs: no pass reads them (a slot x takes in holds no x
      * before), but counting them keeps the rows exact, so the relieving
      * need not count them again (rep_rows.c). */
-    if (p->rows)
-        dch__rep_count_pairs(e, b, k, 1);
+    dch__rep_swap(e, s, k, e->x, p->rows);
     for (uint32_t j = 0; j < e->n; j++)
         rm->pair[b[j]] += b[j] != e->x;
     p->left--;
@@ -174,20 +169,17 @@ static void raise_take(const dch__rep_call *e, uint32_t s, uint32_t k, dch__rep_
 static void raise_pass(const dch__rep_call *e, uint32_t pass, uint64_t fx, dch__rep_pace *p)
 {
     const uint32_t slack = dch__rep_slack(pass);
-    for (uint32_t k = 0; k < e->v->slots && p->left > 0; k++) {
-        const uint32_t s = dch__rep_visit(e, k);
-        const uint16_t *b = rep_block(e, s);
-        if (rep_place_of(b, e->n, e->x) >= 0)
+    for (dch__rep_step st = {0}; dch__rep_step_next(e, pass, p, &st);) {
+        if (st.at >= 0)
             continue;
         /* The first pass spreads x's takes over the whole order, but for
          * slots where a pair of members shares more than its mean: taking
          * one of them there lowers it. */
-        const int ahead = pass == 0 && dch__rep_ahead(p, k, e->v->slots);
         int64_t hot;
-        const int best = raise_choose(e, b, fx, p, slack, &hot);
-        if (best < 0 || (ahead && hot == 0))
+        const int best = raise_choose(e, st.b, fx, p, slack, &hot);
+        if (best < 0 || (st.ahead && hot == 0))
             continue;
-        raise_take(e, s, (uint32_t)best, p);
+        raise_take(e, st.s, (uint32_t)best, p);
     }
 }
 

@@ -103,6 +103,17 @@ void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k,
     }
 }
 
+void dch__rep_swap(const dch__rep_call *e, uint32_t s, uint32_t k, uint32_t to, int rows)
+{
+    const uint16_t *b = rep_block(e, s);
+    dch__rep_record(e, s, k, b[k]);
+    if (rows)
+        dch__rep_count_pairs(e, b, k, 0);
+    dch__rep_trade(e, s, k, to);
+    if (rows)
+        dch__rep_count_pairs(e, b, k, 1);
+}
+
 /*
  * How many slots two members holding ca and cb copies share on average
  * when copies are spread without bias: ca * (n - 1) * cb / (n*P - max),

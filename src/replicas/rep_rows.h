@@ -18,6 +18,10 @@ void dch__rep_recount_rows(const dch__rep_call *e);
 /* Count the pairs of the member at position k of block b with its
  * co-holders up or down by one. */
 void dch__rep_count_pairs(const dch__rep_call *e, const uint16_t *b, uint32_t k, int up);
+/* Hand position k of slot s to member `to`: record the move of its
+ * occupant, and when `rows` count the occupant's pairs down and to's up,
+ * so that the rows stay exact. */
+void dch__rep_swap(const dch__rep_call *e, uint32_t s, uint32_t k, uint32_t to, int rows);
 /* How many slots two members holding ca and cb copies share on average
  * when copies are spread without bias, rounded up. */
 uint64_t dch__rep_pair_mean(const dch__rep_call *e, uint64_t ca, uint64_t cb);
