@@ -25,64 +25,14 @@ keys=${3:-20000}
 K=${4:-1024}
 naive=0
 [ "${5:-}" = naive ] && naive=1
-ETCD=${ETCD:-etcd}
-ETCDCTL=${ETCDCTL:-etcdctl}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/../../tests/etcd/etcd_ctl.sh"
-redis_pids=()
-router_pids=()
-stop_all() {
-    local p
-    for p in "${router_pids[@]}" "${redis_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${router_pids[@]}" "${redis_pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    etcd_cleanup
-}
-trap stop_all EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-work=$ETCD_WORK/redis
-mkdir -p "$work/acks"
-cd "$work"
+# shellcheck source=etcd_servers.sh
+. "$here/etcd_servers.sh"
+key=/redis-shard/map
+start_etcd_redis 5
+mkdir -p acks
 # A rollout keeps its step files in $TMPDIR; a killed one leaves them there.
 export TMPDIR=$work
-etcd_start 1
-url=$ETCD_URLS
-key=/redis-shard/map
-
-# One server on a free port; a port taken between the check and the bind
-# (tests run in parallel) makes the server exit, and another port is tried.
-start_redis() {
-    local i=$1 port pid
-    mkdir -p "r$i"
-    for _ in 1 2 3 4 5; do
-        port=$(free_port)
-        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-            --dir "$work/r$i" --logfile "$work/r$i/log" &
-        pid=$!
-        for _ in $(seq 100); do
-            kill -0 "$pid" 2>/dev/null || break
-            # Ours only if it answers with our pid (another test's server
-            # could hold the port).
-            if [ "$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' |
-                sed -n 's/^process_id://p')" = "$pid" ]; then
-                redis_pids+=("$pid")
-                shards+="${shards:+,}s$i=127.0.0.1:$port"
-                return 0
-            fi
-            sleep 0.05
-        done
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    fail "redis server s$i did not start: $(tail -n 3 "$work/r$i/log")"
-}
-shards=
-for i in 1 2 3 4 5; do
-    start_redis "$i"
-done
 
 "$dchctl" init map0 >/dev/null
 for i in 1 2 3 4; do "$dchctl" add map0 "s$i" >/dev/null; done

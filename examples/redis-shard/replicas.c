@@ -208,6 +208,80 @@ int stop_shard(scenario *s, uint32_t shard, int save)
     return -1;
 }
 
+/* ---- The scenario's shards and map ---------------------------------------- */
+
+int scenario_start(scenario *s, int argc)
+{
+    memset(s, 0, sizeof *s);
+    s->ms = calloc((size_t)argc + 1, sizeof *s->ms);
+    return s->ms != NULL ? 0 : -1;
+}
+
+int scenario_add_member(scenario *s, char *arg, const char *why)
+{
+    char *eq = strchr(arg, '=');
+
+    if (arg[0] == '-' || eq == NULL)
+        return usage(why);
+    *eq = '\0';
+    if (member_parse(&s->ms[s->n], arg, eq + 1) != 0)
+        return EXIT_USAGE;
+    s->n++;
+    return 0;
+}
+
+int scenario_open(scenario *s, uint32_t keys, uint32_t replicas, const uint8_t hash_key[16],
+                  dch_map **m)
+{
+    dch_map_config cfg;
+
+    s->keys = keys;
+    s->replicas = replicas;
+    s->conns = calloc(s->n, sizeof *s->conns);
+    s->batch = key_batches_new(s->n);
+    s->gens = calloc(s->keys, sizeof *s->gens);
+    s->expect = calloc(s->n, sizeof *s->expect);
+    s->sent = calloc(s->n, sizeof *s->sent);
+    s->received = calloc(s->n, sizeof *s->received);
+    if (!s->conns || !s->batch || !s->gens || !s->expect || !s->sent || !s->received)
+        return -1;
+    dch_map_config_default(&cfg);
+    memcpy(cfg.hash_key, hash_key, sizeof cfg.hash_key);
+    cfg.replicas = s->replicas;
+    if (dch_map_new(m, &cfg) != DCH_OK)
+        return -1;
+    for (uint32_t i = 0; i < s->n; i++) {
+        uint32_t id;
+        long long size;
+
+        if (dch_map_add_node(*m, s->ms[i].name, 1, &id) != DCH_OK || id != i) {
+            fprintf(stderr, "redis-shard: cannot add %s (a name given twice?)\n", s->ms[i].name);
+            return -1;
+        }
+        if (store_connect(&s->conns[i], s->ms[i].host, s->ms[i].port) != 0)
+            return -1;
+        /* The scenarios count every key a shard holds. */
+        if ((size = store_dbsize(s->conns[i])) != 0) {
+            if (size > 0)
+                fprintf(stderr, "redis-shard: %s holds %lld keys; shards must start empty\n",
+                        s->ms[i].name, size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void scenario_free(scenario *s)
+{
+    free(s->batch);
+    close_all(s->conns, s->n);
+    free(s->gens);
+    free(s->expect);
+    free(s->sent);
+    free(s->received);
+    free(s->ms);
+}
+
 /* ---- The command ------------------------------------------------------------ */
 
 typedef struct options {
@@ -243,15 +317,8 @@ static int parse_options(options *o, scenario *s, int argc, char **argv)
         } else if (strcmp(argv[a], "--leave") == 0 && v) {
             o->leave = v;
             a++;
-        } else {
-            char *eq = strchr(argv[a], '=');
-
-            if (argv[a][0] == '-' || eq == NULL)
-                return usage("replicas takes NAME=HOST:PORT arguments");
-            *eq = '\0';
-            if (member_parse(&s->ms[s->n], argv[a], eq + 1) != 0)
-                return EXIT_USAGE;
-            s->n++;
+        } else if (scenario_add_member(s, argv[a], "replicas takes NAME=HOST:PORT arguments")) {
+            return EXIT_USAGE;
         }
     }
     if (s->n < o->replicas + 1)
@@ -355,59 +422,17 @@ int cmd_replicas(int argc, char **argv)
     scenario s;
     options o;
     dch_map *m = NULL;
-    dch_map_config cfg;
-    int status = 1;
+    int status;
 
-    memset(&s, 0, sizeof s);
-    s.ms = calloc((size_t)argc + 1, sizeof *s.ms);
-    if (s.ms == NULL)
+    if (scenario_start(&s, argc) != 0)
         return 1;
     status = parse_options(&o, &s, argc, argv);
-    if (status != 0)
-        goto out;
-    status = 1;
-    s.keys = (uint32_t)o.keys;
-    s.replicas = (uint32_t)o.replicas;
-    s.conns = calloc(s.n, sizeof *s.conns);
-    s.batch = key_batches_new(s.n);
-    s.gens = calloc(s.keys, sizeof *s.gens);
-    s.expect = calloc(s.n, sizeof *s.expect);
-    s.sent = calloc(s.n, sizeof *s.sent);
-    s.received = calloc(s.n, sizeof *s.received);
-    if (!s.conns || !s.batch || !s.gens || !s.expect || !s.sent || !s.received)
-        goto out;
-    dch_map_config_default(&cfg);
-    memcpy(cfg.hash_key, o.hash_key, sizeof cfg.hash_key);
-    cfg.replicas = s.replicas;
-    if (dch_map_new(&m, &cfg) != DCH_OK)
-        goto out;
-    for (uint32_t i = 0; i < s.n; i++) {
-        uint32_t id;
-        long long size;
-
-        if (dch_map_add_node(m, s.ms[i].name, 1, &id) != DCH_OK || id != i) {
-            fprintf(stderr, "redis-shard: cannot add %s (a name given twice?)\n", s.ms[i].name);
-            goto out;
-        }
-        if (store_connect(&s.conns[i], s.ms[i].host, s.ms[i].port) != 0)
-            goto out;
-        /* The scenario counts every key a shard holds. */
-        if ((size = store_dbsize(s.conns[i])) != 0) {
-            if (size > 0)
-                fprintf(stderr, "redis-shard: %s holds %lld keys; shards must start empty\n",
-                        s.ms[i].name, size);
-            goto out;
-        }
-    }
-    status = run(&s, &o, m);
-out:
-    free(s.batch);
-    close_all(s.conns, s.n);
-    free(s.gens);
-    free(s.expect);
-    free(s.sent);
-    free(s.received);
-    free(s.ms);
+    if (status == 0 &&
+        scenario_open(&s, (uint32_t)o.keys, (uint32_t)o.replicas, o.hash_key, &m) != 0)
+        status = 1;
+    if (status == 0)
+        status = run(&s, &o, m);
+    scenario_free(&s);
     dch_map_free(m);
     return status;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The replica scenario's parts (replicas.c runs it): the shards it holds,
- * its pipelined writes, and the fill of the copies a leave creates
+ * The replica scenario's parts (replicas.c runs it; the rolling restart,
+ * restart.c, uses them too): the shards it holds, how they are opened and
+ * freed, its pipelined writes, and the fill of the copies a leave creates
  * (replicas_fill.c).
  */
 #ifndef REDIS_SHARD_REPLICAS_H
@@ -21,6 +22,32 @@ typedef struct scenario {
     uint64_t *expect; /* per shard: keys it should hold under the map checked */
     uint64_t *sent, *received; /* per shard: key copies the fill read, wrote */
 } scenario;
+
+/** The start of a scenario's command (replicas.c, restart.c): s zeroed,
+ * with room in s->ms for the members among argc arguments, which the
+ * command's option parser fills (s->ms, s->n). 0, or -1 when memory runs
+ * out. */
+int scenario_start(scenario *s, int argc);
+
+/** Take arg, NAME=HOST:PORT, as the next member (s->ms[s->n++]; arg's '='
+ * becomes the end of NAME): 0, or EXIT_USAGE (reported; `why` when arg is
+ * an option or has no '='). */
+int scenario_add_member(scenario *s, char *arg, const char *why);
+
+/**
+ * The scenario of the s->n members in s->ms, for `keys` keys and R =
+ * `replicas` copies: its per-shard and per-key arrays, a connection to
+ * every shard, which must be empty (the scenarios count every key a shard
+ * holds), and *m, a map with hash_key and R copies where shard i is map
+ * id i. 0, or -1 (reported but when memory runs out); either way the
+ * caller frees s with scenario_free and *m with dch_map_free.
+ */
+int scenario_open(scenario *s, uint32_t keys, uint32_t replicas, const uint8_t hash_key[16],
+                  dch_map **m);
+
+/** Free what scenario_start and scenario_open allocated, and close the
+ * connections; s->ms too. */
+void scenario_free(scenario *s);
 
 /** What a read-back found. */
 typedef struct tally {

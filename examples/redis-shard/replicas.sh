@@ -28,14 +28,7 @@ replicas=2
 # shellcheck source=servers.sh
 . "$here/servers.sh"
 
-while [ $# -gt 0 ]; do
-    scenario_option "$@"
-    if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
-    case $1 in
-    --replicas) replicas=$2; shift 2 ;;
-    *) echo "replicas.sh: unknown argument $1" >&2; exit 2 ;;
-    esac
-done
+parse_options "replicas" "$@"
 case $keys$shards$replicas in
 *[!0-9]*) echo "replicas.sh: --keys, --shards and --replicas take numbers" >&2; exit 2 ;;
 esac
@@ -46,26 +39,15 @@ esac
 
 prepare_example redis-shard-replicas
 
-# The scenario stops its leaver (s2), so each run gets servers of its own,
-# started here in the script's own shell (not in a pipeline's subshell), so
-# that stop_servers knows their pids.
-members=()
-start_shards() {
-    local i
-    ports=()
-    members=()
-    for i in $(seq "$shards"); do
-        start_server
-        members+=("s$i=127.0.0.1:${ports[$((i - 1))]}")
-    done
-}
+# The scenario stops its leaver (s2), so each run gets servers of its own
+# (start_members).
 scenario() {
     "$program" replicas --replicas "$replicas" --keys "$keys" --hash-key "$hash_key" \
         --leave s2 "$@" "${members[@]}"
 }
 
 echo "######## $replicas copies of every key, $shards shards, $keys keys; s2 fails"
-start_shards
+start_members
 scenario | tee "$work/run.log"
 # Even recovery: every survivor receives within 15% of the mean of the
 # copies filled (a sample of keys per slot: at 20,000 keys and R = 2 over
@@ -86,7 +68,7 @@ awk '$1 == "@replicas" && $2 == "shard" {
      }' "$work/run.log"
 echo
 echo "######## the same without the fill: the check must fail"
-start_shards
+start_members
 if scenario --no-fill >"$work/no-fill.log" 2>&1; then
     cat "$work/no-fill.log"
     echo "FAIL: without the fill, the check passed"

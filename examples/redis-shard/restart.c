@@ -380,14 +380,9 @@ static int parse_options(options *o, scenario *s, int argc, char **argv)
             o->no_catch_up = 1;
             continue;
         } else {
-            char *eq = strchr(argv[a], '=');
-
-            if (argv[a][0] == '-' || eq == NULL)
-                return usage("restart takes --restart CMD and NAME=HOST:PORT arguments");
-            *eq = '\0';
-            if (member_parse(&s->ms[s->n], argv[a], eq + 1) != 0)
+            if (scenario_add_member(s, argv[a], "restart takes --restart CMD and NAME=HOST:PORT "
+                                                "arguments") != 0)
                 return EXIT_USAGE;
-            s->n++;
             continue;
         }
         if (bad)
@@ -447,36 +442,6 @@ static int run(rolling *r, dch_map *m)
     return failed ? 1 : 0;
 }
 
-/* Connect to every shard, which must be empty, and build the map. */
-static int setup(scenario *s, const options *o, dch_map **m)
-{
-    dch_map_config cfg;
-
-    dch_map_config_default(&cfg);
-    memcpy(cfg.hash_key, o->hash_key, sizeof cfg.hash_key);
-    cfg.replicas = s->replicas;
-    if (dch_map_new(m, &cfg) != DCH_OK)
-        return -1;
-    for (uint32_t i = 0; i < s->n; i++) {
-        uint32_t id;
-        long long size;
-
-        if (dch_map_add_node(*m, s->ms[i].name, 1, &id) != DCH_OK || id != i) {
-            fprintf(stderr, "redis-shard: cannot add %s (a name given twice?)\n", s->ms[i].name);
-            return -1;
-        }
-        if (store_connect(&s->conns[i], s->ms[i].host, s->ms[i].port) != 0)
-            return -1;
-        if ((size = store_dbsize(s->conns[i])) != 0) {
-            if (size > 0)
-                fprintf(stderr, "redis-shard: %s holds %lld keys; shards must start empty\n",
-                        s->ms[i].name, size);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 int cmd_restart(int argc, char **argv)
 {
     scenario s;
@@ -485,33 +450,21 @@ int cmd_restart(int argc, char **argv)
     dch_map *m = NULL;
     int status;
 
-    memset(&s, 0, sizeof s);
     memset(&r, 0, sizeof r);
-    s.ms = calloc((size_t)argc + 1, sizeof *s.ms);
-    if (s.ms == NULL)
+    if (scenario_start(&s, argc) != 0)
         return 1;
     status = parse_options(&o, &s, argc, argv);
     if (status != 0)
         goto out;
     status = 1;
-    s.keys = (uint32_t)o.keys;
-    s.replicas = (uint32_t)o.replicas;
-    s.conns = calloc(s.n, sizeof *s.conns);
-    s.batch = key_batches_new(s.n);
-    s.gens = calloc(s.keys, sizeof *s.gens);
-    s.expect = calloc(s.n, sizeof *s.expect);
+    if (scenario_open(&s, (uint32_t)o.keys, (uint32_t)o.replicas, o.hash_key, &m) != 0)
+        goto out;
     r = (rolling){&s, &o, NULL, calloc(s.n, 1), calloc(s.n * (size_t)s.keys, 1), o.seed,
                   {0, 0, 0, 0, 0, 0, 0}};
-    if (!s.conns || !s.batch || !s.gens || !s.expect || !r.down || !r.missed)
-        goto out;
-    if (setup(&s, &o, &m) == 0)
+    if (r.down != NULL && r.missed != NULL)
         status = run(&r, m);
 out:
-    free(s.batch);
-    close_all(s.conns, s.n);
-    free(s.gens);
-    free(s.expect);
-    free(s.ms);
+    scenario_free(&s);
     free(r.down);
     free(r.missed);
     dch_map_free(r.published);

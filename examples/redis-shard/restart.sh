@@ -28,15 +28,7 @@ ops=2000
 # shellcheck source=servers.sh
 . "$here/servers.sh"
 
-while [ $# -gt 0 ]; do
-    scenario_option "$@"
-    if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
-    case $1 in
-    --replicas) replicas=$2; shift 2 ;;
-    --ops) ops=$2; shift 2 ;;
-    *) echo "restart.sh: unknown argument $1" >&2; exit 2 ;;
-    esac
-done
+parse_options "replicas ops" "$@"
 case $keys$shards$replicas$ops in
 *[!0-9]*) echo "restart.sh: --keys, --shards, --replicas and --ops take numbers" >&2; exit 2 ;;
 esac
@@ -45,11 +37,7 @@ esac
 
 prepare_example redis-shard-restart
 
-members=()
-for i in $(seq "$shards"); do
-    start_server
-    members+=("s$i=127.0.0.1:${ports[$((i - 1))]}")
-done
+start_members
 
 echo "######## rolling restart: $replicas copies of every key, $shards shards, $keys keys"
 "$program" restart --replicas "$replicas" --keys "$keys" --ops "$ops" --hash-key "$hash_key" \
@@ -79,12 +67,7 @@ awk '$1 == "@restart" && $2 == "drain" {
 echo
 echo "######## the same without the catch-up: the check must fail"
 stop_servers
-ports=()
-members=()
-for i in $(seq "$shards"); do
-    start_server
-    members+=("s$i=127.0.0.1:${ports[$((i - 1))]}")
-done
+start_members
 if "$program" restart --replicas "$replicas" --keys "$keys" --ops "$ops" --hash-key "$hash_key" \
     --no-catch-up --restart "bash $here/servers.sh restart $work" "${members[@]}" \
     >"$work/no-catch-up.log" 2>&1; then

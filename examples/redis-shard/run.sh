@@ -48,15 +48,7 @@ machine=""
 # shellcheck source=servers.sh
 . "$here/servers.sh"
 
-while [ $# -gt 0 ]; do
-    scenario_option "$@"
-    if [ "$taken" -gt 0 ]; then shift "$taken"; continue; fi
-    case $1 in
-    --check) check=1; shift ;;
-    --machine) machine=$2; shift 2 ;;
-    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
-    esac
-done
+parse_options "check! machine" "$@"
 case $keys$shards in *[!0-9]*) echo "run.sh: --keys and --shards take numbers" >&2; exit 2 ;; esac
 [ "$shards" -ge 2 ] || { echo "run.sh: --shards must be at least 2" >&2; exit 2; }
 [ "$keys" -ge 8 ] || { echo "run.sh: --keys must be at least 8" >&2; exit 2; }

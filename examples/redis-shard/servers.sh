@@ -15,24 +15,35 @@ pids=()
 # The repository, where prepare_example builds the program if none is given.
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-# The options every scenario takes (the sourcing script sets the defaults of
-# keys and shards): --keys N, --shards K, --program PATH, --work DIR and
-# --hash-key HEX. scenario_option sets `taken` to the number of words it
-# used, 0 when $1 is not one of these.
+# parse_options OWN ARGS...: the options of a scenario, each setting the
+# variable of its name (a dash in it is an underscore). Every scenario takes
+# --keys N, --shards K, --program PATH, --work DIR and --hash-key HEX (the
+# sourcing script sets the defaults of keys and shards); OWN lists the
+# script's own: NAME for --NAME VALUE, NAME! for a flag --NAME (sets 1).
+# Anything else, or an option without its value: a message, exit status 2.
 program=""
 work=""
 # A fixed hash key makes runs repeatable; any key gives the same guarantees.
 hash_key=7265646973207368617264206b657921
-scenario_option() {
-    taken=2
-    case $1 in
-    --keys) keys=$2 ;;
-    --shards) shards=$2 ;;
-    --program) program=$2 ;;
-    --work) work=$2 ;;
-    --hash-key) hash_key=$2 ;;
-    *) taken=0 ;;
-    esac
+parse_options() {
+    local own=$1 word var
+    shift
+    while [ $# -gt 0 ]; do
+        for word in keys shards program work hash-key $own ""; do
+            [ "$1" != "--${word%!}" ] || break
+        done
+        [ -n "$word" ] || { echo "${0##*/}: unknown argument $1" >&2; exit 2; }
+        var=${word%!}
+        var=${var//-/_}
+        if [ "${word%!}" != "$word" ]; then
+            printf -v "$var" 1
+            shift
+        else
+            [ $# -ge 2 ] || { echo "${0##*/}: $1 takes a value" >&2; exit 2; }
+            printf -v "$var" '%s' "$2"
+            shift 2
+        fi
+    done
 }
 
 # Whether pid $1 is a redis-server.
@@ -143,6 +154,20 @@ start_server() {
     done
     echo "${0##*/}: no free port in 27000..27999" >&2
     return 1
+}
+
+# start_members: $shards servers on fresh ports (ports starts empty) and
+# members=(s1=127.0.0.1:PORT ...), one for each. Run it in the script's own
+# shell (not in a pipeline's subshell), so that stop_servers knows the pids.
+members=()
+start_members() {
+    local i
+    ports=()
+    members=()
+    for i in $(seq "$shards"); do
+        start_server
+        members+=("s$i=127.0.0.1:${ports[$((i - 1))]}")
+    done
 }
 
 # restart_server PORT: start the server of $work/server-PORT again, on its

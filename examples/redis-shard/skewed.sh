@@ -23,62 +23,14 @@ prog=$(readlink -f "$2")
 keys=${3:-20000}
 ops=${4:-20000}
 nshards=${5:-8}
-ETCD=${ETCD:-etcd}
-ETCDCTL=${ETCDCTL:-etcdctl}
 for p in redis-server redis-cli; do
     command -v "$p" >/dev/null || { echo "SKIP: $p is not installed"; exit 77; }
 done
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-. "$here/../../tests/etcd/etcd_ctl.sh"
-redis_pids=()
-stop_all() {
-    local p
-    for p in "${redis_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    for p in "${redis_pids[@]}"; do wait "$p" 2>/dev/null || true; done
-    etcd_cleanup
-}
-trap stop_all EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-work=$ETCD_WORK/redis
-mkdir -p "$work"
-cd "$work"
-etcd_start 1
-url=$ETCD_URLS
+# shellcheck source=etcd_servers.sh
+. "$here/etcd_servers.sh"
 key=/redis-shard/skewed
-
-# One server on a free port, as cluster.sh starts them: a port taken between
-# the check and the bind makes the server exit, and another port is tried.
-start_redis() {
-    local i=$1 port pid
-    mkdir -p "r$i"
-    for _ in 1 2 3 4 5; do
-        port=$(free_port)
-        redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-            --dir "$work/r$i" --logfile "$work/r$i/log" &
-        pid=$!
-        for _ in $(seq 100); do
-            kill -0 "$pid" 2>/dev/null || break
-            if [ "$(redis-cli -p "$port" info server 2>/dev/null | tr -d '\r' |
-                sed -n 's/^process_id://p')" = "$pid" ]; then
-                redis_pids+=("$pid")
-                shards+="${shards:+,}s$i=127.0.0.1:$port"
-                return 0
-            fi
-            sleep 0.05
-        done
-        kill "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-    done
-    fail "redis server s$i did not start: $(tail -n 3 "$work/r$i/log")"
-}
-shards=
-for i in $(seq "$nshards"); do
-    start_redis "$i"
-done
+start_etcd_redis "$nshards"
 
 "$dchctl" init map0 >/dev/null
 for i in $(seq "$nshards"); do "$dchctl" add map0 "s$i" --force >/dev/null; done
