@@ -5,6 +5,7 @@
  */
 #include "load_model.h"
 
+#include "free_all.h"
 #include "rng.h"
 
 #include <math.h>
@@ -96,11 +97,7 @@ int an_load_model_new(an_load_model *m, an_load_source src, double s, uint32_t s
 
 void an_load_model_free(an_load_model *m)
 {
-    free(m->pop);
-    free(m->item_at);
-    free(m->slot_of);
-    free(m->cold);
-    free(m->mult);
+    AN_FREE_ALL(m->pop, m->item_at, m->slot_of, m->cold, m->mult);
     memset(m, 0, sizeof *m);
 }
 

@@ -35,29 +35,25 @@ typedef struct option {
 
 #define AT(f) offsetof(an_options, f)
 
+/* A number option named after its field ("--nodes" sets nodes), so that
+ * the two cannot differ; the other rows name theirs. */
+#define NUM(kind, f, lo, hi, help) {"--" #f, kind, AT(f), lo, hi, help, NULL}
+
 static const option OPTIONS[] = {
-    {"--nodes", K_U32, AT(nodes), 2, MAX_NODES,
-     "grow from 1 to N nodes; views choose among them", NULL},
-    {"--points", K_U32, AT(points), 1, DCH_RING_MAX_POINTS,
-     "points per node of the ketama-style ring", NULL},
-    {"--units", K_U32, AT(units), 1, DCH_MAP_MAX_SLOTS,
-     "DCH minimum arc units, a power of two", NULL},
-    {"--slots", K_U32, AT(slots), 1, DCH_MAP_MAX_SLOTS,
-     "DCH slots per unit, a power of two", NULL},
-    {"--keys", K_SIZE, AT(keys), 1, MAX_KEYS,
-     "sampled keys that confirm the exact figures", NULL},
-    {"--views", K_U32, AT(views), 1, MAX_VIEWS,
-     "client views for spread and load", NULL},
-    {"--seed", K_U64, AT(seed), 0, ULLONG_MAX,
-     "seed of the hash key, removal order and views", NULL},
-    {"--shrink-to", K_U32, AT(shrink_to), 1, MAX_NODES,
-     "removals stop at N nodes", "4, or nodes-1 if fewer"},
-    {"--balance-max", K_U32, AT(balance_max), 2, MAX_NODES,
-     "measure balance for N = 2 .. this", NULL},
-    {"--out", K_DIR, AT(out), 0, 0, "report directory, created if missing",
+    NUM(K_U32, nodes, 2, MAX_NODES, "grow from 1 to N nodes; views choose among them"),
+    NUM(K_U32, points, 1, DCH_RING_MAX_POINTS, "points per node of the ketama-style ring"),
+    NUM(K_U32, units, 1, DCH_MAP_MAX_SLOTS, "DCH minimum arc units, a power of two"),
+    NUM(K_U32, slots, 1, DCH_MAP_MAX_SLOTS, "DCH slots per unit, a power of two"),
+    NUM(K_SIZE, keys, 1, MAX_KEYS, "sampled keys that confirm the exact figures"),
+    NUM(K_U32, views, 1, MAX_VIEWS, "client views for spread and load"),
+    NUM(K_U64, seed, 0, ULLONG_MAX, "seed of the hash key, removal order and views"),
+    {"--shrink-to", K_U32, AT(shrink_to), 1, MAX_NODES, "removals stop at N nodes",
+     "4, or nodes-1 if fewer"},
+    {"--balance-max", K_U32, AT(balance_max), 2, MAX_NODES, "measure balance for N = 2 .. this",
      NULL},
-    {"--no-charts", K_FLAG, AT(charts), 0, 0,
-     "do not run gnuplot (CSV, diagrams, HTML only)", NULL},
+    {"--out", K_DIR, AT(out), 0, 0, "report directory, created if missing", NULL},
+    {"--no-charts", K_FLAG, AT(charts), 0, 0, "do not run gnuplot (CSV, diagrams, HTML only)",
+     NULL},
 };
 #define NOPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
 

@@ -17,6 +17,7 @@
 
 #include "sections.h"
 
+#include "free_all.h"
 #include "load_model.h"
 #include "progress.h"
 
@@ -175,11 +176,8 @@ static int group_ring(const load_sec *S, group *g)
 
 static void group_free(group *g)
 {
-    free(g->w);
     dch_map_free(g->map);
-    free(g->owner);
-    free(g->key_member);
-    free(g->slot_member);
+    AN_FREE_ALL(g->w, g->owner, g->key_member, g->slot_member);
 }
 
 static int group_new(const load_sec *S, group *g, uint32_t n, bool skew)
@@ -221,16 +219,9 @@ typedef struct case_work {
 static void work_free(case_work *w)
 {
     an_load_model_free(&w->model);
-    free(w->load);
-    for (int k = 0; k < KINDS; k++) {
-        free(w->own[k]);
-        free(w->last[k]);
-    }
-    free(w->before);
-    free(w->within);
-    free(w->c);
-    free(w->h);
-    free(w->ring_load);
+    for (int k = 0; k < KINDS; k++)
+        AN_FREE_ALL(w->own[k], w->last[k]);
+    AN_FREE_ALL(w->load, w->before, w->within, w->c, w->h, w->ring_load);
     dch_map_free(w->bal);
 }
 

@@ -100,6 +100,10 @@ void an_run_free(an_run *r);
 
 #define AN_MAX_NEEDS 4
 
+/** What a section runs: DCH_OK, or an error after a message. Every
+ *  section's run has this one signature (the list below the runner). */
+typedef int an_section_run(an_run *r);
+
 /**
  * One section of the report: `name` is its anchor and the name others need
  * it by; `run` measures and adds its blocks to the report; `needs` names the
@@ -108,7 +112,7 @@ void an_run_free(an_run *r);
 typedef struct an_section {
     const char *name;
     const char *title;
-    int (*run)(an_run *r);
+    an_section_run *run;
     const char *needs[AN_MAX_NEEDS];
 } an_section;
 
@@ -135,18 +139,10 @@ int an_section_begin(an_run *r, const char *name, const char *html);
 int an_section_two_tables(an_run *r, const char *name, an_buf *html, an_table *first,
                           an_table *second);
 
-int an_section_schemes(an_run *r);
-int an_section_growth(an_run *r);
-int an_section_shrink(an_run *r);
-int an_section_weights(an_run *r);
-int an_section_maintenance(an_run *r);
-int an_section_units(an_run *r);
-int an_section_balance(an_run *r);
-int an_section_karger(an_run *r);
-int an_section_sampled(an_run *r);
-int an_section_replicas(an_run *r);
-int an_section_glance(an_run *r);
-int an_section_load(an_run *r);
+/* The sections' runs, one per file section_<name>.c. */
+an_section_run an_section_schemes, an_section_growth, an_section_shrink, an_section_weights,
+    an_section_maintenance, an_section_units, an_section_balance, an_section_karger,
+    an_section_sampled, an_section_replicas, an_section_glance, an_section_load;
 
 /* ---- One measured change ------------------------------------------------- */
 

@@ -121,6 +121,50 @@ static void call(bench *b, worst_run *w, char op, const char *name, uint32_t wei
     step(b, w, &c);
 }
 
+/* The calls h[0 .. n-1], in order. */
+static void calls(bench *b, worst_run *w, const worst_call *h, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        step(b, w, &h[i]);
+}
+
+#define CALLS(h) calls(b, w, h, sizeof h / sizeof h[0])
+
+/* The weight of the i-th member of a crowd; s is the crowd's seeded stream. */
+typedef uint32_t crowd_weight(uint32_t i, uint64_t *s);
+
+static uint32_t weight_1(uint32_t i, uint64_t *s)
+{
+    (void)i;
+    (void)s;
+    return 1;
+}
+
+static uint32_t weight_1_to_3(uint32_t i, uint64_t *s)
+{
+    (void)s;
+    return 1 + i % 3;
+}
+
+static uint32_t weight_1_to_1000(uint32_t i, uint64_t *s)
+{
+    (void)i;
+    return 1 + (uint32_t)(bench_splitmix64(s) % 1000);
+}
+
+/* n members join one by one, <prefix>0 .. <prefix>n-1, the i-th of weight
+ * weight(i, &s) with s starting at `seed`. */
+static void crowd(bench *b, worst_run *w, const char *prefix, uint32_t n, crowd_weight *weight,
+                  uint64_t seed)
+{
+    char name[16];
+    uint64_t s = seed;
+    for (uint32_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "%s%u", prefix, i);
+        call(b, w, 'a', name, weight(i, &s));
+    }
+}
+
 static void history_slow(bench *b, worst_run *w)
 {
     static const worst_call h[] = {
@@ -128,39 +172,26 @@ static void history_slow(bench *b, worst_run *w)
         {'s', "n0", 722},    {'r', "n0", 0},    {'a', "n3", 1830}, {'a', "n4", 84},
         {'a', "n5", 31},     {'a', "n6", 30},   {'a', "n8", 347},  {'a', "n10", 7255},
         {'a', "n11", 3},     {'s', "n6", 11},   {'s', "n6", 718866}};
-    for (size_t i = 0; i < sizeof h / sizeof h[0]; i++)
-        step(b, w, &h[i]);
+    CALLS(h);
 }
 
 static void history_one_unit(bench *b, worst_run *w)
 {
-    char name[16];
-    uint64_t s = 24;
-    for (uint32_t i = 0; i < 300; i++) {
-        snprintf(name, sizeof name, "m%u", i);
-        call(b, w, 'a', name, 1 + (uint32_t)(bench_splitmix64(&s) % 1000));
-    }
-    call(b, w, 'a', "heavy", 150000);
-    call(b, w, 's', "heavy", 75000);
-    call(b, w, 'r', "m7", 0);
-    call(b, w, 'r', "heavy", 0);
-    call(b, w, 'a', "heavy", 1000000);
-    call(b, w, 's', "m3", 200000);
-    call(b, w, 'r', "heavy", 0);
+    static const worst_call heavy[] = {
+        {'a', "heavy", 150000},  {'s', "heavy", 75000}, {'r', "m7", 0},   {'r', "heavy", 0},
+        {'a', "heavy", 1000000}, {'s', "m3", 200000},   {'r', "heavy", 0}};
+    crowd(b, w, "m", 300, weight_1_to_1000, 24);
+    CALLS(heavy);
 }
 
 static void history_tiny(bench *b, worst_run *w)
 {
-    char name[16];
-    call(b, w, 'a', "big", 1000000);
-    for (uint32_t i = 0; i < 2000; i++) {
-        snprintf(name, sizeof name, "t%u", i);
-        call(b, w, 'a', name, 1);
-    }
-    call(b, w, 'r', "big", 0);
-    call(b, w, 'a', "big", 1000000);
-    call(b, w, 's', "big", 1);
-    call(b, w, 's', "t5", 500000);
+    static const worst_call big[] = {{'a', "big", 1000000}};
+    static const worst_call after[] = {
+        {'r', "big", 0}, {'a', "big", 1000000}, {'s', "big", 1}, {'s', "t5", 500000}};
+    CALLS(big);
+    crowd(b, w, "t", 2000, weight_1, 0);
+    CALLS(after);
 }
 
 /* A weight log-uniform in 1 .. 10^6. */
@@ -196,32 +227,21 @@ static void history_random(bench *b, worst_run *w)
 
 static void history_seesaw(bench *b, worst_run *w)
 {
-    char name[16];
-    for (uint32_t i = 0; i < 200; i++) {
-        snprintf(name, sizeof name, "s%u", i);
-        call(b, w, 'a', name, 1 + i % 3);
-    }
-    for (int round = 0; round < 4; round++) {
-        call(b, w, 'a', "heavy", 1000000);
-        call(b, w, 's', "heavy", 3);
-        call(b, w, 's', "heavy", 1000000);
-        call(b, w, 'r', "heavy", 0);
-    }
+    static const worst_call swing[] = {
+        {'a', "heavy", 1000000}, {'s', "heavy", 3}, {'s', "heavy", 1000000}, {'r', "heavy", 0}};
+    crowd(b, w, "s", 200, weight_1_to_3, 0);
+    for (int r = 0; r < 4; r++)
+        CALLS(swing);
 }
 
 static void history_two_heavy(bench *b, worst_run *w)
 {
-    char name[16];
-    call(b, w, 'a', "A", 500000);
-    call(b, w, 'a', "B", 500000);
-    for (uint32_t i = 0; i < 3000; i++) {
-        snprintf(name, sizeof name, "t%u", i);
-        call(b, w, 'a', name, 1);
-    }
-    call(b, w, 'r', "A", 0);
-    call(b, w, 'a', "A", 500000);
-    call(b, w, 's', "B", 1);
-    call(b, w, 's', "B", 700000);
+    static const worst_call heavy[] = {{'a', "A", 500000}, {'a', "B", 500000}};
+    static const worst_call after[] = {
+        {'r', "A", 0}, {'a', "A", 500000}, {'s', "B", 1}, {'s', "B", 700000}};
+    CALLS(heavy);
+    crowd(b, w, "t", 3000, weight_1, 0);
+    CALLS(after);
 }
 
 typedef struct worst_history {

@@ -39,6 +39,14 @@ typedef struct summary {
     load_summary loads;
 } summary;
 
+/* What show_map allocated into s. */
+static void summary_free(summary *s)
+{
+    free(s->ml);
+    free(s->drain_ids);
+    free(s->drain_modes);
+}
+
 /* b[id] for every id below the id limit; -1 when out of memory. */
 static int measure_balance(const dch_map *m, const dch_map_config *cfg, balance *b)
 {
@@ -370,9 +378,7 @@ int cmd_show(const command *cmd, const args *a)
     summary s;
     memset(&s, 0, sizeof s);
     status = b == NULL ? out_of_memory() : show_map(a, m, &s, b);
-    free(s.ml);
-    free(s.drain_ids);
-    free(s.drain_modes);
+    summary_free(&s);
     free(b);
     dch_map_free(m);
     return status;
