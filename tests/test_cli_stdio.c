@@ -18,6 +18,7 @@
 
 #include <criterion/criterion.h>
 
+#include "cli_maps.h"
 #include "dch/dch.h"
 #include "support.h"
 
@@ -149,18 +150,8 @@ static files files_here(void)
  * .. 3 (in zones z0 .. z2 when zoned), saved at path by the library. */
 static dch_map *make_map(const char *path, uint32_t replicas, unsigned n, bool zoned)
 {
-    dch_map_config cfg = map_config(16, 8);
-    cfg.replicas = replicas;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    for (unsigned i = 0; i < n; i++) {
-        char name[16], zone[16];
-        snprintf(name, sizeof name, "m%u", i);
-        snprintf(zone, sizeof zone, "z%u", i % 3);
-        const int rc = zoned ? dch_map_add_node_in_zone(m, name, zone, 1 + i % 3, NULL)
-                             : dch_map_add_node(m, name, 1 + i % 3, NULL);
-        cr_assert_eq(rc, DCH_OK, "add %s", name);
-    }
+    dch_map *m = map_with_copies(16, 8, replicas);
+    map_add_cycled_members(m, "m", n, zoned ? 3 : 0);
     cr_assert_eq(dch_map_save_file(m, path), DCH_OK);
     return m;
 }
