@@ -186,6 +186,37 @@ static void make_map(char *map, uint32_t R, int zones, uint32_t drain)
         TOOL_EXPECT(0, "drain", map, "c", "--primary", "--force");
 }
 
+/* A map and its loads, each in a file of the_tool.dir. */
+typedef struct loaded {
+    char map[256], loads[256];
+    dch_map *m;  /* the map in the file, as loaded */
+    uint32_t P;  /* its slot count */
+    uint64_t *L; /* the load of each slot, as the LOADS file gives it */
+} loaded;
+
+/* make_map's map (R, zones, drain) in the file `map`, and loads of `kind`
+ * (make_loads) for its slots written to the file `loads` (write_loads). */
+static loaded make_loaded(const char *map, const char *loads, uint32_t R, int zones,
+                          uint32_t drain, uint32_t kind, uint64_t *rng)
+{
+    loaded t;
+    tool_path(t.map, sizeof t.map, map);
+    tool_path(t.loads, sizeof t.loads, loads);
+    make_map(t.map, R, zones, drain);
+    t.m = map_load_path(t.map);
+    t.P = dch_map_slot_count(t.m);
+    t.L = xcalloc(t.P, sizeof *t.L);
+    make_loads(t.L, t.P, kind, rng);
+    write_loads(t.loads, t.L, t.P, rng);
+    return t;
+}
+
+static void loaded_free(loaded *t)
+{
+    dch_map_free(t->m);
+    free(t->L);
+}
+
 /*
  * Seeded maps (R = 1, 2, 3, with and without zones, with a drain) and every
  * kind of load vector, balanced by the tool with and without budgets and
@@ -201,18 +232,10 @@ Test(cli_balance, every_call_matches_the_library)
     const uint64_t seed = test_seed(0x62616c616e6365);
     uint64_t rng = seed;
     const unsigned rounds = test_scaled(12, 6);
-    char map[256], loads[256];
-    tool_path(map, sizeof map, "b.dchmap");
-    tool_path(loads, sizeof loads, "loads.txt");
     for (unsigned k = 0; k < rounds; k++) {
-        const uint32_t R = 1 + k % 3, kind = rng_below(&rng, 6);
-        make_map(map, R, k % 2, rng_below(&rng, 3));
-        dch_map *m = map_load_path(map), *before = map_clone_of(m);
-        const uint32_t P = dch_map_slot_count(m);
-        uint64_t *L = malloc(P * sizeof *L);
-        cr_assert_not_null(L);
-        make_loads(L, P, kind, &rng);
-        write_loads(loads, L, P, &rng);
+        const uint32_t R = 1 + k % 3, kind = rng_below(&rng, 6), drain = rng_below(&rng, 3);
+        loaded t = make_loaded("b.dchmap", "loads.txt", R, k % 2, drain, kind, &rng);
+        dch_map *before = map_clone_of(t.m);
         dch_balance_config cfg;
         cr_assert_eq(dch_balance_config_init(&cfg, DCH_BALANCE_CONFIG_VERSION), DCH_OK);
         char moves[16] = "0", slack[16] = "4294967295";
@@ -225,40 +248,39 @@ Test(cli_balance, every_call_matches_the_library)
         memset(&rep, 0, sizeof rep);
         rep.left = left;
         rep.left_cap = 16;
-        cr_assert_eq(dch_map_balance_load(m, L, P, &cfg, &rep), DCH_OK);
+        cr_assert_eq(dch_map_balance_load(t.m, t.L, t.P, &cfg, &rep), DCH_OK);
         char what[128];
         snprintf(what, sizeof what, "seed %" PRIu64 " round %u (R %u, kind %u, moves %s, slack %s)",
                  seed, k, R, kind, moves, slack);
-        result r = TOOL_RUN("balance", map, loads, "--max-moves", moves, "--count-slack", slack,
-                            "--json");
+        result r = TOOL_RUN("balance", t.map, t.loads, "--max-moves", moves, "--count-slack",
+                            slack, "--json");
         cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
-        assert_report(r.out, &rep, m, what);
-        cr_assert_eq(json_number(r.out, "moved_slots"), moved_primaries(before, m), "%s", what);
-        dch_map *f = map_load_path(map);
-        cr_assert_eq(dch_map_fingerprint(f), dch_map_fingerprint(m), "%s: fingerprint", what);
-        cr_assert_eq(dch_map_epoch(f), dch_map_epoch(m), "%s: epoch", what);
-        cr_assert_eq(dch_map_balance_moves(f), dch_map_balance_moves(m), "%s", what);
-        cr_assert_eq(json_number(r.out, "epoch"), dch_map_epoch(m), "%s", what);
+        assert_report(r.out, &rep, t.m, what);
+        cr_assert_eq(json_number(r.out, "moved_slots"), moved_primaries(before, t.m), "%s", what);
+        dch_map *f = map_load_path(t.map);
+        cr_assert_eq(dch_map_fingerprint(f), dch_map_fingerprint(t.m), "%s: fingerprint", what);
+        cr_assert_eq(dch_map_epoch(f), dch_map_epoch(t.m), "%s: epoch", what);
+        cr_assert_eq(dch_map_balance_moves(f), dch_map_balance_moves(t.m), "%s", what);
+        cr_assert_eq(json_number(r.out, "epoch"), dch_map_epoch(t.m), "%s", what);
         tool_result_free(&r);
         int budget = 0;
         for (uint32_t i = 0; i < rep.left_count && i < rep.left_cap; i++)
             budget |= left[i].why == DCH_BALANCE_LEFT_BUDGET;
         if (!budget) {
             size_t len;
-            char *bytes = file_bytes(map, &len);
-            r = TOOL_RUN("balance", map, loads, "--max-moves", moves, "--count-slack", slack,
+            char *bytes = file_bytes(t.map, &len);
+            r = TOOL_RUN("balance", t.map, t.loads, "--max-moves", moves, "--count-slack", slack,
                          "--json");
             cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
             cr_assert_eq(json_number(r.out, "moves"), 0, "%s: fixed point", what);
             cr_assert_eq(json_number(r.out, "promotions"), 0, "%s: fixed point", what);
-            cr_assert(file_holds(map, bytes, len), "%s: a second call changed the map", what);
+            cr_assert(file_holds(t.map, bytes, len), "%s: a second call changed the map", what);
             tool_result_free(&r);
             free(bytes);
         }
         dch_map_free(f);
-        dch_map_free(m);
         dch_map_free(before);
-        free(L);
+        loaded_free(&t);
     }
 }
 
@@ -266,16 +288,9 @@ Test(cli_balance, every_call_matches_the_library)
  * with its reason. */
 Test(cli_balance, the_text_report_names_every_field)
 {
-    char map[256], loads[256];
-    tool_path(map, sizeof map, "t.dchmap");
-    tool_path(loads, sizeof loads, "t.txt");
-    make_map(map, 1, 0, 0);
-    dch_map *m = map_load_path(map);
-    const uint32_t P = dch_map_slot_count(m);
-    uint64_t *L = calloc(P, sizeof *L), rng = 7;
-    make_loads(L, P, 0, &rng);
-    write_loads(loads, L, P, &rng);
-    result r = TOOL_RUN("balance", map, loads, "--max-moves", "1");
+    uint64_t rng = 7;
+    loaded t = make_loaded("t.dchmap", "t.txt", 1, 0, 0, 0, &rng);
+    result r = TOOL_RUN("balance", t.map, t.loads, "--max-moves", "1");
     cr_assert_eq(r.status, 0, "%s", r.err);
     static const char *const heads[] = {"balanced ", "load:", "members:", "above bound:",
                                         "moved:", "max/mean:", "load moves:", "left above:",
@@ -289,16 +304,15 @@ Test(cli_balance, the_text_report_names_every_field)
     dch_balance_config cfg;
     dch_balance_config_init(&cfg, DCH_BALANCE_CONFIG_VERSION);
     cfg.max_moves = 1;
-    cr_assert_eq(dch_map_balance_load(m, L, P, &cfg, &rep), DCH_OK);
+    cr_assert_eq(dch_map_balance_load(t.m, t.L, t.P, &cfg, &rep), DCH_OK);
     for (uint32_t i = 0; i < rep.left_count && i < 16; i++) {
         char want[256];
         snprintf(want, sizeof want, "  %s: load %" PRIu64 ", bound %" PRIu64 "; ",
-                 dch_map_node_name(m, left[i].id), left[i].load, left[i].bound);
+                 dch_map_node_name(t.m, left[i].id), left[i].load, left[i].bound);
         cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
     }
     tool_result_free(&r);
-    dch_map_free(m);
-    free(L);
+    loaded_free(&t);
 }
 
 /* A LOADS file that the tool refuses, with the words and line it names. */
@@ -454,66 +468,58 @@ Test(cli_balance, standard_input_and_output)
  */
 Test(cli_balance, show_gives_each_members_load)
 {
-    char map[256], loads[256];
-    tool_path(map, sizeof map, "w.dchmap");
-    tool_path(loads, sizeof loads, "w.txt");
-    make_map(map, 2, 0, DCH_DRAIN_FULL);
-    dch_map *m = map_load_path(map);
-    const uint32_t P = dch_map_slot_count(m);
-    uint64_t *L = calloc(P, sizeof *L), rng = test_seed(0x73686f77);
-    make_loads(L, P, 4, &rng);
-    write_loads(loads, L, P, &rng);
+    uint64_t rng = test_seed(0x73686f77);
+    loaded t = make_loaded("w.dchmap", "w.txt", 2, 0, DCH_DRAIN_FULL, 4, &rng);
     uint64_t total = 0, lmax = 0, l2 = 0;
-    for (uint32_t s = 0; s < P; s++) {
-        total += L[s];
-        if (L[s] > lmax) {
+    for (uint32_t s = 0; s < t.P; s++) {
+        total += t.L[s];
+        if (t.L[s] > lmax) {
             l2 = lmax;
-            lmax = L[s];
-        } else if (L[s] > l2) {
-            l2 = L[s];
+            lmax = t.L[s];
+        } else if (t.L[s] > l2) {
+            l2 = t.L[s];
         }
     }
     double W = 0;
-    for (uint32_t id = 0; id < dch_map_id_limit(m); id++)
-        if (dch_map_node_drained(m, id) == 0)
-            W += dch_map_node_weight(m, id);
-    result r = TOOL_RUN("show", map, loads, "--json");
+    for (uint32_t id = 0; id < dch_map_id_limit(t.m); id++)
+        if (dch_map_node_drained(t.m, id) == 0)
+            W += dch_map_node_weight(t.m, id);
+    result r = TOOL_RUN("show", t.map, t.loads, "--json");
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert_eq(json_number(r.out, "total"), total, "%s", r.out);
     cr_assert_eq(json_number(r.out, "heaviest_load"), lmax);
     cr_assert_eq(json_number(r.out, "second_load"), l2);
-    for (uint32_t id = 0; id < dch_map_id_limit(m); id++) {
+    for (uint32_t id = 0; id < dch_map_id_limit(t.m); id++) {
         uint64_t c = 0, h = 0;
-        for (uint32_t s = 0; s < P; s++)
-            if (dch_map_slot_owner(m, s) == id) {
-                c += L[s];
-                h = L[s] > h ? L[s] : h;
+        for (uint32_t s = 0; s < t.P; s++)
+            if (dch_map_slot_owner(t.m, s) == id) {
+                c += t.L[s];
+                h = t.L[s] > h ? t.L[s] : h;
             }
         char head[64];
         snprintf(head, sizeof head, "{\"id\": %" PRIu32 ", \"name\": \"%s\"", id,
-                 dch_map_node_name(m, id));
+                 dch_map_node_name(t.m, id));
         const char *row = strstr(r.out, head);
         cr_assert_not_null(row, "%s", r.out);
-        cr_assert_eq(json_number(row, "load"), c, "%s's load", dch_map_node_name(m, id));
-        if (dch_map_node_drained(m, id) != 0) {
+        cr_assert_eq(json_number(row, "load"), c, "%s's load", dch_map_node_name(t.m, id));
+        if (dch_map_node_drained(t.m, id) != 0) {
             cr_assert(strstr(row, "\"target\": null, \"bound\": null") != NULL, "%s", row);
             continue;
         }
-        const double T = (double)total * dch_map_node_weight(m, id) / W;
+        const double T = (double)total * dch_map_node_weight(t.m, id) / W;
         const double a = T + (double)lmax, b = (T > (double)h ? T : (double)h) + (double)l2;
         cr_assert_float_eq(json_double(row, "target"), T, 1e-6 * (T + 1), "%s", row);
         cr_assert_float_eq(json_double(row, "bound"), a < b ? a : b, 1e-6 * (a + 1), "%s", row);
     }
     tool_result_free(&r);
-    r = TOOL_RUN("show", map, loads);
+    r = TOOL_RUN("show", t.map, t.loads);
     cr_assert_eq(r.status, 0, "%s", r.err);
     cr_assert(strstr(r.out, " load               target                bound load/target\n"),
               "%s", r.out);
     cr_assert(strstr(r.out, "load:          total ") != NULL, "%s", r.out);
     tool_result_free(&r);
-    r = TOOL_RUN("show", map);
+    r = TOOL_RUN("show", t.map);
     cr_assert(strstr(r.out, "load/target") == NULL, "no LOADS, no load columns: %s", r.out);
     tool_result_free(&r);
-    dch_map_free(m);
-    free(L);
+    loaded_free(&t);
 }

@@ -14,6 +14,7 @@
 
 #include <criterion/criterion.h>
 
+#include "cli_maps.h"
 #include "dch/dch.h"
 #include "support.h"
 
@@ -118,10 +119,7 @@ Test(cli_drain, every_call_matches_the_library)
         tool_path(map, sizeof map, "h.dchmap");
         snprintf(rs, sizeof rs, "%u", R);
         TOOL_EXPECT(0, "init", map, "--force", "--units", "32", "--slots", "16", "--replicas", rs);
-        dch_map_config cfg = map_config(32, 16);
-        cfg.replicas = R;
-        dch_map *m;
-        cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+        dch_map *m = map_with_copies(32, 16, R);
         for (unsigned i = 0; i < NNAMES; i++) {
             char w[4], z[4];
             snprintf(w, sizeof w, "%u", 1 + i % 3);

@@ -18,19 +18,19 @@
 
 #include <criterion/criterion.h>
 
+#include "cli_maps.h"
 #include "dch/dch.h"
 #include "support.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-TestSuite(cli_stdio, .init = tool_fixture_init, .fini = tool_fixture_fini);
 
 /* ---- Running the tool with standard input and output ------------------ */
 
@@ -119,50 +119,83 @@ static int run_to_closed_pipe(const char *in, size_t keep, char *const *args, ch
 
 /* ---- Maps, keys and the library's answers ----------------------------- */
 
-/* The files of the tests, in the fixture's directory: one name for each
- * role, so that every test calls the same file by the same name. */
-typedef struct files {
-    char bad[256], copy[256], dash[256], dry[256], fleet[256], keyfile[256], map[256];
-    char missing[256], next[256], old[256], out[256], steps[256], target[256];
-} files;
+/* The roles of the tests' files, in the order of the fields of `files`,
+ * and the name of each in the fixture's directory. */
+static const char *const file_names[] = {
+    "bad.bin", "copy.dchmap", "-", "dry.dchmap", "fleet.txt", "keys.txt", "m.dchmap",
+    "no-such-dir/out.dchmap", "next.dchmap", "old.dchmap", "out.dchmap", "steps", "new.dchmap"};
+#define FILE_ROLES (sizeof file_names / sizeof file_names[0])
 
-static files files_here(void)
+/* The files of the tests, in the fixture's directory: one name for each
+ * role, so that every test calls the same file by the same name. A role is
+ * a field, and at[k] is the k-th field: char arrays have no padding between
+ * them, and the assertions below keep the fields and the names in step. */
+typedef union files {
+    struct {
+        char bad[256], copy[256], dash[256], dry[256], fleet[256], keyfile[256], map[256];
+        char missing[256], next[256], old[256], out[256], steps[256], target[256];
+    };
+    char at[FILE_ROLES][256];
+} files;
+_Static_assert(sizeof(files) == FILE_ROLES * 256, "a name for every role, a role for every name");
+_Static_assert(offsetof(files, target) == (FILE_ROLES - 1) * 256, "the roles are packed in order");
+
+/* The files of the running test, named by the suite's init. */
+static files fx;
+
+static void files_init(void)
 {
-    files f;
-    tool_path(f.bad, sizeof f.bad, "bad.bin");
-    tool_path(f.copy, sizeof f.copy, "copy.dchmap");
-    tool_path(f.dash, sizeof f.dash, "-");
-    tool_path(f.dry, sizeof f.dry, "dry.dchmap");
-    tool_path(f.fleet, sizeof f.fleet, "fleet.txt");
-    tool_path(f.keyfile, sizeof f.keyfile, "keys.txt");
-    tool_path(f.map, sizeof f.map, "m.dchmap");
-    tool_path(f.missing, sizeof f.missing, "no-such-dir/out.dchmap");
-    tool_path(f.next, sizeof f.next, "next.dchmap");
-    tool_path(f.old, sizeof f.old, "old.dchmap");
-    tool_path(f.out, sizeof f.out, "out.dchmap");
-    tool_path(f.steps, sizeof f.steps, "steps");
-    tool_path(f.target, sizeof f.target, "new.dchmap");
-    return f;
+    tool_fixture_init();
+    for (size_t k = 0; k < FILE_ROLES; k++)
+        tool_path(fx.at[k], sizeof fx.at[k], file_names[k]);
 }
+
+TestSuite(cli_stdio, .init = files_init, .fini = tool_fixture_fini);
 
 /* A 16 x 8 map of `replicas` copies with members m0 .. m<n-1> of weight 1
  * .. 3 (in zones z0 .. z2 when zoned), saved at path by the library. */
 static dch_map *make_map(const char *path, uint32_t replicas, unsigned n, bool zoned)
 {
-    dch_map_config cfg = map_config(16, 8);
-    cfg.replicas = replicas;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    for (unsigned i = 0; i < n; i++) {
-        char name[16], zone[16];
-        snprintf(name, sizeof name, "m%u", i);
-        snprintf(zone, sizeof zone, "z%u", i % 3);
-        const int rc = zoned ? dch_map_add_node_in_zone(m, name, zone, 1 + i % 3, NULL)
-                             : dch_map_add_node(m, name, 1 + i % 3, NULL);
-        cr_assert_eq(rc, DCH_OK, "add %s", name);
-    }
+    dch_map *m = map_with_copies(16, 8, replicas);
+    map_add_cycled_members(m, "m", n, zoned ? 3 : 0);
     cr_assert_eq(dch_map_save_file(m, path), DCH_OK);
     return m;
+}
+
+/* The map a test changes: make_map's, at fx.map, and the bytes saved
+ * there, to show what the file held before. */
+typedef struct saved {
+    dch_map *m;
+    uint8_t *bytes;
+    size_t len;
+} saved;
+
+static saved saved_map(uint32_t replicas, unsigned n, bool zoned)
+{
+    saved s = {make_map(fx.map, replicas, n, zoned), NULL, 0};
+    s.bytes = map_bytes(s.m, &s.len);
+    return s;
+}
+
+/* Whether fx.map still holds the bytes it was saved with. */
+static bool saved_unchanged(const saved *s)
+{
+    return file_holds(fx.map, s->bytes, s->len);
+}
+
+static void saved_free(saved *s)
+{
+    free(s->bytes);
+    dch_map_free(s->m);
+}
+
+/* A clone of m with one more member, `name` of weight 2, saved at path. */
+static dch_map *one_more(const dch_map *m, const char *name, const char *path)
+{
+    dch_map *n = map_clone_of(m);
+    cr_assert_eq(dch_map_add_node(n, name, 2, NULL), DCH_OK);
+    cr_assert_eq(dch_map_save_file(n, path), DCH_OK);
+    return n;
 }
 
 static dch_map *load_bytes(const char *bytes, size_t len, const char *what)
@@ -287,12 +320,7 @@ static const char *after_first_line(const char *s)
 
 Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
 {
-    files fx = files_here();
-    dch_map *m = make_map(fx.map, 1, 5, false);
-    dch_map *n;
-    cr_assert_eq(dch_map_clone(&n, m), DCH_OK);
-    cr_assert_eq(dch_map_add_node(n, "late", 2, NULL), DCH_OK);
-    cr_assert_eq(dch_map_save_file(n, fx.next), DCH_OK);
+    dch_map *m = make_map(fx.map, 1, 5, false), *n = one_more(m, "late", fx.next);
     const char *servers = "10.0.0.1:11211 1\n10.0.0.2 2\n10.0.0.3:11212\n";
     write_file(fx.fleet, servers, strlen(servers));
     /* Each command on a file, then on standard input: the same answer, but
@@ -343,11 +371,9 @@ Test(cli_stdio, every_reading_command_takes_the_map_from_standard_input)
  * and a message naming standard input, and nothing on standard output. */
 Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
 {
-    files fx = files_here();
-    dch_map *m = make_map(fx.map, 1, 3, false);
-    cr_assert_eq(dch_map_save_file(m, fx.next), DCH_OK);
-    size_t len;
-    uint8_t *good = map_bytes(m, &len);
+    saved good = saved_map(1, 3, false);
+    cr_assert_eq(dch_map_save_file(good.m, fx.next), DCH_OK);
+    const size_t len = good.len;
     char *const cases[][7] = {
         {"show", "-", NULL},           {"lookup", "-", "k", NULL},
         {"verify", "-", NULL},         {"fingerprint", "-", NULL},
@@ -361,7 +387,7 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
     const size_t stride = test_scale() < 1 ? 4 : 1;
     for (int damage = 0; damage < 5; damage++) {
         uint8_t *b = xmalloc(len + 1);
-        memcpy(b, good, len);
+        memcpy(b, good.bytes, len);
         b[len] = 0;
         size_t n = damage == 0 ? 0 : damage == 2 ? len - 1 : damage == 4 ? len + 1 : len;
         if (damage == 1) {
@@ -386,8 +412,7 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
     cr_assert_eq(r.status, 1);
     cr_assert(strstr(r.out, "\"file\": \"-\", \"ok\": false") != NULL, "%s", r.out);
     tool_result_free(&r);
-    free(good);
-    dch_map_free(m);
+    saved_free(&good);
 }
 
 /* ---- Writing a map to standard output ----------------------------------- */
@@ -396,10 +421,7 @@ Test(cli_stdio, bad_map_bytes_on_standard_input_are_runtime_errors)
  * the very bytes it writes to a file, and its report to standard error. */
 Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
 {
-    files fx = files_here();
-    dch_map *m = make_map(fx.map, 3, 6, true);
-    size_t len;
-    uint8_t *orig = map_bytes(m, &len);
+    saved start = saved_map(3, 6, true);
     char *const changes[][6] = {
         {"add", "NEW", "x", "--zone", "z1", NULL},
         {"remove", "NEW", "m2", NULL},
@@ -412,7 +434,7 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
             file[i] = at ? fx.copy : changes[k][i];
             dash[i] = to_out[i] = at ? "-" : changes[k][i];
         }
-        write_file(fx.copy, orig, len);
+        write_file(fx.copy, start.bytes, start.len);
         tool_result f = tool_run_in(NULL, file);
         cr_assert_eq(f.status, 0, "%s on a file: %s", file[0], f.err);
         size_t want_len;
@@ -436,7 +458,7 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
         cr_assert(file_holds(fx.out, want, want_len), "%s - --out OUT: OUT is not the map",
                   file[0]);
         cr_assert(strstr(o.out, "plan: ") && strstr(o.out, fx.out), "%s", o.out);
-        cr_assert(file_holds(fx.map, (const char *)orig, len), "the input map changed");
+        cr_assert(saved_unchanged(&start), "the input map changed");
         free(want);
         tool_result_free(&f);
         tool_result_free(&s);
@@ -449,19 +471,15 @@ Test(cli_stdio, changes_read_and_write_standard_streams_as_they_do_files)
     cr_assert(has_member(got, "y"), "no member %s", "y");
     dch_map_free(got);
     tool_result_free(&j);
-    free(orig);
-    dch_map_free(m);
+    saved_free(&start);
 }
 
 /* --out writes the new map to another file, atomically, or with '-' to
  * standard output, and leaves FILE as it was. */
 Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
 {
-    files fx = files_here();
-    dch_map *m = make_map(fx.map, 1, 4, false);
-    size_t len;
-    uint8_t *orig = map_bytes(m, &len);
-    write_file(fx.copy, orig, len);
+    saved start = saved_map(1, 4, false);
+    write_file(fx.copy, start.bytes, start.len);
     tool_result r = TOOL_RUN_IN(NULL, "add", fx.copy, "x", "--weight", "2");
     tool_result_free(&r);
     size_t want_len;
@@ -493,16 +511,14 @@ Test(cli_stdio, out_writes_elsewhere_and_leaves_the_file_alone)
     tool_result_free(&r);
     TOOL_EXPECT_IN(2, NULL, "add", fx.map, "x", "--out", "");
 
-    cr_assert(file_holds(fx.map, (const char *)orig, len), "FILE changed");
+    cr_assert(saved_unchanged(&start), "FILE changed");
     cr_assert_eq(tool_count_files(), 3, "m, copy and out: no temporary or dry-run file is left");
     free(want);
-    free(orig);
-    dch_map_free(m);
+    saved_free(&start);
 }
 
 Test(cli_stdio, init_dash_writes_the_new_map_to_standard_output)
 {
-    files fx = files_here();
     tool_result f = TOOL_RUN_IN(NULL, "init", fx.map, "--units", "32", "--slots", "4", "--replicas", "2");
     cr_assert_eq(f.status, 0, "%s", f.err);
     tool_result s = TOOL_RUN_IN(NULL, "init", "-", "--units", "32", "--slots", "4", "--replicas", "2");
@@ -550,7 +566,6 @@ Test(cli_stdio, changes_chain_through_pipes)
     r = pipeline(7, chain, st);
     for (int k = 0; k < 7; k++)
         cr_assert_eq(st[k], 0, "stage %d: %s", k, r.err);
-    files fx = files_here();
     for (int k = 0; k < 6; k++) {
         char *args[12] = {0};
         for (int i = 0; chain[k][i] != NULL; i++)
@@ -584,7 +599,6 @@ Test(cli_stdio, changes_chain_through_pipes)
 
 Test(cli_stdio, standard_input_is_read_once_and_dash_after_dashdash_is_a_name)
 {
-    files fx = files_here();
     dch_map *m = make_map(fx.map, 1, 3, false);
     char *const twice[][7] = {
         {"diff", "-", "-", NULL},
@@ -647,7 +661,6 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
 {
     const uint64_t seed = test_seed(0x5eedc11);
     uint64_t rng = seed;
-    files fx = files_here();
     const size_t n = test_scaled(20000, 2000);
     for (uint32_t replicas = 1; replicas <= 3; replicas += 2) {
         dch_map *m = make_map(fx.map, replicas, 7, replicas > 1);
@@ -683,7 +696,6 @@ Test(cli_stdio, lookup_answers_each_line_of_standard_input_as_the_library)
  * arguments. */
 Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
 {
-    files fx = files_here();
     dch_map *m = make_map(fx.map, 1, 9, false);
     static const char lines[] = "\n\r\na\r\nb\n\nc\rd\ne\r";
     write_file(fx.keyfile, lines, sizeof lines - 1);
@@ -718,10 +730,7 @@ Test(cli_stdio, lookup_reads_empty_and_crlf_lines_as_documented)
 
 Test(cli_stdio, a_reader_that_goes_away_ends_the_tool_with_status_1)
 {
-    files fx = files_here();
-    dch_map *m = make_map(fx.map, 1, 4, false);
-    size_t len;
-    uint8_t *orig = map_bytes(m, &len);
+    saved start = saved_map(1, 4, false);
     uint64_t rng = 7;
     bytes keys = {NULL, 0, 0};
     random_keys(fx.keyfile, 20000, &rng, &keys);
@@ -755,11 +764,10 @@ Test(cli_stdio, a_reader_that_goes_away_ends_the_tool_with_status_1)
     cr_assert_eq(dch_map_load_file(&o, fx.out), DCH_OK, "--out FILE is not a whole map");
     cr_assert(has_member(o, "y"), "no member %s", "y");
     dch_map_free(o);
-    cr_assert(file_holds(fx.map, (const char *)orig, len), "FILE changed");
+    cr_assert(saved_unchanged(&start), "FILE changed");
     cr_assert_eq(tool_count_files(), 3, "map, keys and out: nothing else");
     free(keys.p);
-    free(orig);
-    dch_map_free(m);
+    saved_free(&start);
 }
 
 /* A map is binary: it is not written to a terminal. */
@@ -797,7 +805,6 @@ Test(cli_stdio, etcd_commands_read_standard_input)
     tool_result_free(&h);
     if (!etcd)
         cr_skip_test("dchctl has no etcd commands in this build");
-    files fx = files_here();
     write_file(fx.bad, "not a map", 9);
     char *const cases[][10] = {
         {"publish", "--etcd", "http://127.0.0.1:9", "--key", "k", "-", NULL},
@@ -822,12 +829,7 @@ Test(cli_stdio, etcd_commands_read_standard_input)
  */
 Test(cli_stdio, a_plan_whose_reader_goes_away_writes_all_its_steps)
 {
-    files fx = files_here();
-    dch_map *a = make_map(fx.old, 1, 4, false);
-    dch_map *b;
-    cr_assert_eq(dch_map_clone(&b, a), DCH_OK);
-    cr_assert_eq(dch_map_add_node(b, "m9", 2, NULL), DCH_OK);
-    cr_assert_eq(dch_map_save_file(b, fx.target), DCH_OK);
+    dch_map *a = make_map(fx.old, 1, 4, false), *b = one_more(a, "m9", fx.target);
     uint32_t n;
     cr_assert_eq(dch_map_stage_steps(a, b, 1, &n), DCH_OK);
     /* Steps of 1 slot: a report longer than stdio's buffer, so that a
