@@ -478,29 +478,15 @@ Test(map_file_replicas, fuzz_seeds_are_what_the_library_writes)
 {
     const char *names[] = {"v3-zoned-r2", "v3-zoned-r3", "v3-r4-three-members",
                            "v3-weightless", "v3-runs"};
-    const bool write = getenv("DCH_WRITE_SEEDS") != NULL &&
-                       strcmp(getenv("DCH_WRITE_SEEDS"), "1") == 0;
     for (int k = 0; k < 5; k++) {
         dch_map *m = seed_map(k);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        cr_assert_eq(le_read(bytes + 8, 4), 3, "%s is a version 3 map", names[k]);
-        char path[512];
-        snprintf(path, sizeof path, "%s/tests/fuzz/corpus_map_load/%s.dchmap", DCH_SOURCE_DIR,
-                 names[k]);
-        if (write)
-            write_file(path, bytes, len);
         size_t flen;
-        char *file = slurp(path, &flen);
-        cr_assert_not_null(file, "%s missing (DCH_WRITE_SEEDS=1 writes it)", path);
-        cr_assert(flen == len && memcmp(file, bytes, len) == 0,
-                  "%s differs from what the library writes", path);
+        char *file = expect_map_load_seed(m, names[k], 3, &flen);
         dch_map *back = NULL;
-        cr_assert_eq(dch_map_load(&back, file, flen), DCH_OK, "%s", path);
+        cr_assert_eq(dch_map_load(&back, file, flen), DCH_OK, "%s", names[k]);
         assert_same_map(m, back, names[k], (unsigned long long)k);
         dch_map_free(back);
         free(file);
-        free(bytes);
         dch_map_free(m);
     }
 }

@@ -618,3 +618,23 @@ unsigned expect_random_damage_clean(const damage_plan *plan)
     fprintf(stderr, "%s: %u cases, %u still valid maps\n", plan->name, plan->cases, accepted);
     return accepted;
 }
+
+char *expect_map_load_seed(const dch_map *m, const char *name, uint32_t version, size_t *len)
+{
+    const char *w = getenv("DCH_WRITE_SEEDS");
+    size_t blen, flen;
+    uint8_t *bytes = map_bytes(m, &blen);
+    cr_assert_eq(le_read(bytes + 8, 4), version, "%s is a version %u map", name, version);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fuzz/corpus_map_load/%s.dchmap", DCH_SOURCE_DIR, name);
+    if (w != NULL && strcmp(w, "1") == 0)
+        write_file(path, bytes, blen);
+    char *file = slurp(path, &flen);
+    cr_assert_not_null(file, "%s missing (DCH_WRITE_SEEDS=1 writes it)", path);
+    cr_assert(flen == blen && memcmp(file, bytes, blen) == 0,
+              "%s differs from what the library writes", path);
+    free(bytes);
+    if (len != NULL)
+        *len = flen;
+    return file;
+}

@@ -156,4 +156,13 @@ typedef struct damage_plan {
 /* Run the plan. @return the cases whose damaged bytes still loaded. */
 unsigned expect_random_damage_clean(const damage_plan *plan);
 
+/* ---- The map-load fuzzer's seeds ----------------------------------------- */
+
+/* tests/fuzz/corpus_map_load/<name>.dchmap holds exactly the bytes the
+ * library writes for m, a map of format `version`. With DCH_WRITE_SEEDS=1
+ * in the environment the file is (re)written first; otherwise a format
+ * change that forgets the corpus fails here. @return the file's bytes (the
+ * caller frees them), their length in *len when len is not NULL. */
+char *expect_map_load_seed(const dch_map *m, const char *name, uint32_t version, size_t *len);
+
 #endif /* DCH_TEST_MAPFILE_ORACLE_H */
