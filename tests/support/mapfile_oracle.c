@@ -294,6 +294,16 @@ void doc_recount(doc *d)
 
 /* ---- Checks built on the oracle ----------------------------------------- */
 
+dch_map *map_with_replicas(uint32_t units, uint32_t slots_per_unit, uint32_t R)
+{
+    dch_map_config cfg = map_config(units, slots_per_unit);
+    cfg.replicas = R;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK, "a map of %u x %u slots, R = %u", units,
+                 slots_per_unit, R);
+    return m;
+}
+
 void assert_same_map(const dch_map *a, const dch_map *b, const char *what,
                      unsigned long long seed)
 {

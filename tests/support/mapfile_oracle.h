@@ -64,6 +64,12 @@ rec *doc_rec(doc *d, uint32_t id);
 /* Recount every member's primaries and copies from the table. */
 void doc_recount(doc *d);
 
+/* ---- Maps to save ------------------------------------------------------- */
+
+/* A new empty map of units x slots_per_unit slots with R copies a slot (the
+ * default key and libc's allocator); the test fails when it cannot be made. */
+dch_map *map_with_replicas(uint32_t units, uint32_t slots_per_unit, uint32_t R);
+
 /* ---- Checks built on the oracle ----------------------------------------- */
 
 /* Every getter of a and b agrees: config, epoch, members (name, zone,
