@@ -460,25 +460,45 @@ dch_map *expect_round_trip(const dch_map *m, const uint8_t *bytes, size_t len,
     return back;
 }
 
-void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
-                                  unsigned n, uint32_t version)
+void each_random_map(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base, unsigned n,
+                     void (*check)(const dch_map *m, unsigned long long seed, void *ctx),
+                     void *ctx)
 {
-    unsigned raw = 0, runs = 0;
     for (unsigned i = 0; i < n; i++) {
         const unsigned long long seed = base + i;
         uint64_t rng = seed;
         dch_map *m = make(&rng, i);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        cr_assert_eq(le_read(bytes + 8, 4), version, "seed %llu: version", seed);
-        if (doc_check_bytes(m, bytes, len, seed))
-            runs++;
-        else
-            raw++;
-        free(bytes);
+        check(m, seed, ctx);
         dch_map_free(m);
     }
-    cr_assert(raw > 0 && runs > 0, "both encodings exercised (raw %u, runs %u)", raw, runs);
+}
+
+/* expect_layout_of_random_maps' check of one map. */
+typedef struct layout_tally {
+    uint32_t version;
+    unsigned raw, runs;
+} layout_tally;
+
+static void check_layout(const dch_map *m, unsigned long long seed, void *ctx)
+{
+    layout_tally *t = ctx;
+    size_t len;
+    uint8_t *bytes = map_bytes(m, &len);
+    cr_assert_eq(le_read(bytes + 8, 4), t->version, "seed %llu: version", seed);
+    if (doc_check_bytes(m, bytes, len, seed))
+        t->runs++;
+    else
+        t->raw++;
+    free(bytes);
+}
+
+void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
+                                  unsigned n, uint32_t version)
+{
+    layout_tally t = {version, 0, 0};
+    each_random_map(make, base, n, check_layout, &t);
+    cr_assert(t.raw > 0 && t.runs > 0, "both encodings exercised (raw %u, runs %u)", t.raw,
+              t.runs);
 }
 
 void expect_load_failures_clean(const dch_map *m, unsigned mode, long min_failures)

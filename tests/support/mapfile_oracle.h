@@ -106,9 +106,14 @@ void expect_run_table_rejected(const uint8_t *bytes, size_t len, size_t table, s
 dch_map *expect_round_trip(const dch_map *m, const uint8_t *bytes, size_t len,
                            unsigned long long seed);
 
-/* doc_check_bytes over n random maps, map i from make(rng, i) with the
- * stream seeded base + i, each written as format `version`; both table
- * encodings must turn up. */
+/* n random maps, map i from make(rng, i) with the stream seeded base + i,
+ * each given to check with its seed and ctx, then freed. */
+void each_random_map(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base, unsigned n,
+                     void (*check)(const dch_map *m, unsigned long long seed, void *ctx),
+                     void *ctx);
+
+/* doc_check_bytes over each_random_map's maps, each written as format
+ * `version`; both table encodings must turn up. */
 void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
                                   unsigned n, uint32_t version);
 
