@@ -362,14 +362,10 @@ Test(map_file_replicas, hostile_copy_tables_and_zones_are_rejected)
 
 Test(map_file_replicas, malformed_tuple_runs_are_rejected)
 {
-    /* Two members, R = 2 in 8 x 8 slots: every slot holds both, so the
-     * table is two runs at most (a, b) and (b, a), or one. */
-    dch_map_config cfg = map_config(8, 8);
-    cfg.replicas = 2;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    cr_assert_eq(dch_map_add_node(m, "a", 1, NULL), DCH_OK);
-    cr_assert_eq(dch_map_add_node(m, "b", 1, NULL), DCH_OK);
+    /* Two members, "0" and "1", R = 2 in 8 x 8 slots: every slot holds
+     * both, so the table is two runs at most (0, 1) and (1, 0), or one. */
+    dch_map *m = map_with_replicas(8, 8, 2);
+    map_add_members(m, "", 2, NULL, 0);
     size_t len;
     uint8_t *bytes = map_bytes(m, &len);
     doc d;
@@ -456,10 +452,7 @@ static dch_map *seed_map(int k)
         return zoned_map(2);
     if (k == 1)
         return zoned_map(3);
-    dch_map_config cfg = map_config(k == 2 ? 4 : 32, k == 2 ? 4 : 8);
-    cfg.replicas = k == 2 ? 4 : 2;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = k == 2 ? map_with_replicas(4, 4, 4) : map_with_replicas(32, 8, 2);
     if (k == 2) { /* R = 4 with three members: n = 3, then one removed */
         cr_assert_eq(dch_map_add_node(m, "x", 1, NULL), DCH_OK);
         cr_assert_eq(dch_map_add_node(m, "y", 3, NULL), DCH_OK);
@@ -478,29 +471,15 @@ Test(map_file_replicas, fuzz_seeds_are_what_the_library_writes)
 {
     const char *names[] = {"v3-zoned-r2", "v3-zoned-r3", "v3-r4-three-members",
                            "v3-weightless", "v3-runs"};
-    const bool write = getenv("DCH_WRITE_SEEDS") != NULL &&
-                       strcmp(getenv("DCH_WRITE_SEEDS"), "1") == 0;
     for (int k = 0; k < 5; k++) {
         dch_map *m = seed_map(k);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        cr_assert_eq(le_read(bytes + 8, 4), 3, "%s is a version 3 map", names[k]);
-        char path[512];
-        snprintf(path, sizeof path, "%s/tests/fuzz/corpus_map_load/%s.dchmap", DCH_SOURCE_DIR,
-                 names[k]);
-        if (write)
-            write_file(path, bytes, len);
         size_t flen;
-        char *file = slurp(path, &flen);
-        cr_assert_not_null(file, "%s missing (DCH_WRITE_SEEDS=1 writes it)", path);
-        cr_assert(flen == len && memcmp(file, bytes, len) == 0,
-                  "%s differs from what the library writes", path);
+        char *file = expect_map_load_seed(m, names[k], 3, &flen);
         dch_map *back = NULL;
-        cr_assert_eq(dch_map_load(&back, file, flen), DCH_OK, "%s", path);
+        cr_assert_eq(dch_map_load(&back, file, flen), DCH_OK, "%s", names[k]);
         assert_same_map(m, back, names[k], (unsigned long long)k);
         dch_map_free(back);
         free(file);
-        free(bytes);
         dch_map_free(m);
     }
 }
@@ -515,10 +494,7 @@ Test(map_file_replicas, fuzz_seeds_are_what_the_library_writes)
  */
 Test(map_file_replicas, a_zoned_map_outside_the_primary_bound_still_loads)
 {
-    dch_map_config cfg = map_config(16, 8);
-    cfg.replicas = 4;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    dch_map *m = map_with_replicas(16, 8, 4);
     static const struct {
         char op; /* 'a' add, 'r' remove, 'w' set_weight */
         const char *name, *zone;

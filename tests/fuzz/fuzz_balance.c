@@ -42,9 +42,12 @@
  * A violation prints the step and what broke, and aborts. DCH_FUZZ_TRACE
  * set in the environment prints every operation.
  */
+#define FUZZ_TARGET "fuzz_balance"
+
 #include "balancing.h"
 #include "dch/dch.h"
 #include "drains.h"
+#include "fuzz_input.h"
 #include "support.h"
 
 #include <stdio.h>
@@ -52,21 +55,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static const uint32_t big_weights[16] = {9,      10,     16,     25,     50,     99,
-                                         100,    255,    1000,   4096,   10000,  65535,
-                                         100000, 250000, 999999, 1000000};
-
-static uint32_t weight_of(uint8_t b)
-{
-    return b < 0xF0 ? b % 8u : big_weights[b - 0xF0];
-}
-
-static void fail(int step, const char *op, const char *what)
-{
-    fprintf(stderr, "fuzz_balance: step %d (%s): %s\n", step, op, what);
-    abort();
-}
 
 /* The loads a balancing call's bytes ask for; how many bytes they took. */
 static size_t loads_of(uint64_t *L, uint32_t P, const uint8_t *p, size_t left)
@@ -180,9 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     const bool trace = getenv("DCH_FUZZ_TRACE") != NULL;
-    dch_map_config cfg =
-        map_config(UINT32_C(1) << (data[0] & 7), UINT32_C(1) << (data[0] >> 3 & 3));
-    cfg.replicas = 1u + (data[0] >> 5 & 3u);
+    const dch_map_config cfg = fuzz_map_config(data[0]);
     const uint32_t zones = data[1] & 3;
     dch_map *m, *b;
     if (dch_map_new(&m, &cfg) != DCH_OK || dch_map_new(&b, &cfg) != DCH_OK)
@@ -201,16 +187,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         uint32_t *eff0 = drain_table(m, false);
         bool keep_drop = true;
         if (op <= 1 && i + 3 <= size) {
-            char name[8], zone[8];
-            snprintf(name, sizeof name, "n%u", data[i] % 32u);
-            snprintf(zone, sizeof zone, "z%u", zones ? data[i + 1] % zones : 0);
-            const uint32_t w = weight_of(data[i + 2]);
+            fuzz_add a;
+            fuzz_add_args(&a, data + i, 32, zones);
             i += 3;
             name_op = "add";
-            bad = both(m, b, 0, name, zones ? zone : NULL, 0, w);
+            bad = both(m, b, 0, a.name, a.zone, 0, a.weight);
             if (trace)
-                fprintf(stderr, "%d: add %s zone %s weight %u\n", step, name, zones ? zone : "-",
-                        w);
+                fprintf(stderr, "%d: add %s zone %s weight %u\n", step, a.name,
+                        a.zone ? a.zone : "-", a.weight);
         } else if ((op == 2 || op == 5) && i + 1 <= size) {
             const uint32_t x = data[i++] % (dch_map_id_limit(m) + 2);
             name_op = op == 2 ? "remove" : "undrain";
@@ -219,7 +203,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fprintf(stderr, "%d: %s %u\n", step, name_op, x);
         } else if ((op == 3 || op == 4) && i + 2 <= size) {
             const uint32_t x = data[i] % (dch_map_id_limit(m) + 2);
-            const uint32_t v = op == 3 ? weight_of(data[i + 1]) : 1u + (data[i + 1] & 1u);
+            const uint32_t v = op == 3 ? fuzz_weight(data[i + 1]) : 1u + (data[i + 1] & 1u);
             i += 2;
             name_op = op == 3 ? "set_weight" : "drain";
             bad = both(m, b, op, NULL, NULL, x, v);
@@ -259,11 +243,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (trace)
                 fprintf(stderr, "%d: balance_clear\n", step);
         } else if (op == 9) {
-            dch_map *c;
-            if (dch_map_clone(&c, m) != DCH_OK)
-                abort();
-            dch_map_free(m);
-            m = c;
+            fuzz_clone(&m);
             name_op = "clone";
             bad = bal_check_kept(m, b);
             if (trace)

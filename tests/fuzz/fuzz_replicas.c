@@ -37,8 +37,11 @@
  * broke, and aborts. DCH_FUZZ_TRACE set in the environment prints every
  * operation.
  */
+#define FUZZ_TARGET "fuzz_replicas"
+
 #include "dch/dch.h"
 #include "drains.h"
+#include "fuzz_input.h"
 #include "replicas.h"
 #include "support.h"
 
@@ -47,21 +50,6 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static const uint32_t big_weights[16] = {9,      10,     16,     25,     50,     99,
-                                         100,    255,    1000,   4096,   10000,  65535,
-                                         100000, 250000, 999999, 1000000};
-
-static uint32_t weight_of(uint8_t b)
-{
-    return b < 0xF0 ? b % 8u : big_weights[b - 0xF0];
-}
-
-static void fail(int step, const char *op, const char *what)
-{
-    fprintf(stderr, "fuzz_replicas: step %d (%s): %s\n", step, op, what);
-    abort();
-}
 
 static bool same_table(const rep_table *a, const rep_table *b)
 {
@@ -127,9 +115,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 2)
         return 0;
     const bool trace = getenv("DCH_FUZZ_TRACE") != NULL;
-    dch_map_config cfg =
-        map_config(UINT32_C(1) << (data[0] & 7), UINT32_C(1) << (data[0] >> 3 & 3));
-    cfg.replicas = 1u + (data[0] >> 5 & 3u) + (data[1] & 8u ? 4u : 0u);
+    dch_map_config cfg = fuzz_map_config(data[0]);
+    cfg.replicas += data[1] & 8u ? 4u : 0u;
     const uint32_t zones = data[1] & 7;
     const bool diversity = (data[1] & 0x80) != 0;
     drains d;
@@ -151,22 +138,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         int rc = DCH_OK;
         const char *name_op = "?", *bad = NULL;
         if (op <= 1 && i + 3 <= size) {
-            char name[8], zone[8];
-            snprintf(name, sizeof name, "n%u", data[i]);
-            snprintf(zone, sizeof zone, "z%u", zones ? data[i + 1] % zones : 0);
-            to = weight_of(data[i + 2]);
+            fuzz_add a;
+            fuzz_add_args(&a, data + i, 256, zones);
+            to = a.weight;
             i += 3;
             name_op = "add";
-            rc = dch_map_add_node_in_zone(m, name, zones ? zone : NULL, to, &x);
-            if (d.b && dch_map_add_node_in_zone(d.b, name, zones ? zone : NULL, to, NULL) != rc)
+            rc = dch_map_add_node_in_zone(m, a.name, a.zone, to, &x);
+            if (d.b && dch_map_add_node_in_zone(d.b, a.name, a.zone, to, NULL) != rc)
                 bad = "add answers otherwise with drains";
             if (rc == DCH_OK)
                 rep_history_note(&h, to, zones > 0);
             else
                 x = DCH_NODE_NONE;
             if (trace)
-                fprintf(stderr, "%d: add %s zone %s weight %u -> %d id %u\n", step, name,
-                        zones ? zone : "-", to, rc, x);
+                fprintf(stderr, "%d: add %s zone %s weight %u -> %d id %u\n", step, a.name,
+                        a.zone ? a.zone : "-", to, rc, x);
         } else if (op == 2 && i + 1 <= size) {
             x = data[i++] % (dch_map_id_limit(m) + 2);
             from = dch_map_node_weight(m, x);
@@ -180,7 +166,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fprintf(stderr, "%d: remove %u -> %d\n", step, x, rc);
         } else if ((op == 3 || op == 4) && i + 2 <= size) {
             x = data[i] % (dch_map_id_limit(m) + 2);
-            to = weight_of(data[i + 1]);
+            to = fuzz_weight(data[i + 1]);
             i += 2;
             from = dch_map_node_weight(m, x);
             name_op = "set_weight";
@@ -195,11 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 fprintf(stderr, "%d: set_weight %u %u -> %d (copies %u, slots %u)\n", step, x, to,
                         rc, dch_map_node_copies(m, x), dch_map_node_slots(m, x));
         } else if (op == 5) {
-            dch_map *c;
-            if (dch_map_clone(&c, m) != DCH_OK)
-                abort();
-            dch_map_free(m);
-            m = c;
+            fuzz_clone(&m);
             name_op = "clone";
             if (trace)
                 fprintf(stderr, "%d: clone\n", step);

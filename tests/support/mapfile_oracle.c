@@ -294,6 +294,16 @@ void doc_recount(doc *d)
 
 /* ---- Checks built on the oracle ----------------------------------------- */
 
+dch_map *map_with_replicas(uint32_t units, uint32_t slots_per_unit, uint32_t R)
+{
+    dch_map_config cfg = map_config(units, slots_per_unit);
+    cfg.replicas = R;
+    dch_map *m;
+    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK, "a map of %u x %u slots, R = %u", units,
+                 slots_per_unit, R);
+    return m;
+}
+
 void assert_same_map(const dch_map *a, const dch_map *b, const char *what,
                      unsigned long long seed)
 {
@@ -450,25 +460,45 @@ dch_map *expect_round_trip(const dch_map *m, const uint8_t *bytes, size_t len,
     return back;
 }
 
-void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
-                                  unsigned n, uint32_t version)
+void each_random_map(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base, unsigned n,
+                     void (*check)(const dch_map *m, unsigned long long seed, void *ctx),
+                     void *ctx)
 {
-    unsigned raw = 0, runs = 0;
     for (unsigned i = 0; i < n; i++) {
         const unsigned long long seed = base + i;
         uint64_t rng = seed;
         dch_map *m = make(&rng, i);
-        size_t len;
-        uint8_t *bytes = map_bytes(m, &len);
-        cr_assert_eq(le_read(bytes + 8, 4), version, "seed %llu: version", seed);
-        if (doc_check_bytes(m, bytes, len, seed))
-            runs++;
-        else
-            raw++;
-        free(bytes);
+        check(m, seed, ctx);
         dch_map_free(m);
     }
-    cr_assert(raw > 0 && runs > 0, "both encodings exercised (raw %u, runs %u)", raw, runs);
+}
+
+/* expect_layout_of_random_maps' check of one map. */
+typedef struct layout_tally {
+    uint32_t version;
+    unsigned raw, runs;
+} layout_tally;
+
+static void check_layout(const dch_map *m, unsigned long long seed, void *ctx)
+{
+    layout_tally *t = ctx;
+    size_t len;
+    uint8_t *bytes = map_bytes(m, &len);
+    cr_assert_eq(le_read(bytes + 8, 4), t->version, "seed %llu: version", seed);
+    if (doc_check_bytes(m, bytes, len, seed))
+        t->runs++;
+    else
+        t->raw++;
+    free(bytes);
+}
+
+void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
+                                  unsigned n, uint32_t version)
+{
+    layout_tally t = {version, 0, 0};
+    each_random_map(make, base, n, check_layout, &t);
+    cr_assert(t.raw > 0 && t.runs > 0, "both encodings exercised (raw %u, runs %u)", t.raw,
+              t.runs);
 }
 
 void expect_load_failures_clean(const dch_map *m, unsigned mode, long min_failures)
@@ -617,4 +647,24 @@ unsigned expect_random_damage_clean(const damage_plan *plan)
     }
     fprintf(stderr, "%s: %u cases, %u still valid maps\n", plan->name, plan->cases, accepted);
     return accepted;
+}
+
+char *expect_map_load_seed(const dch_map *m, const char *name, uint32_t version, size_t *len)
+{
+    const char *w = getenv("DCH_WRITE_SEEDS");
+    size_t blen, flen;
+    uint8_t *bytes = map_bytes(m, &blen);
+    cr_assert_eq(le_read(bytes + 8, 4), version, "%s is a version %u map", name, version);
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/fuzz/corpus_map_load/%s.dchmap", DCH_SOURCE_DIR, name);
+    if (w != NULL && strcmp(w, "1") == 0)
+        write_file(path, bytes, blen);
+    char *file = slurp(path, &flen);
+    cr_assert_not_null(file, "%s missing (DCH_WRITE_SEEDS=1 writes it)", path);
+    cr_assert(flen == blen && memcmp(file, bytes, blen) == 0,
+              "%s differs from what the library writes", path);
+    free(bytes);
+    if (len != NULL)
+        *len = flen;
+    return file;
 }

@@ -64,6 +64,12 @@ rec *doc_rec(doc *d, uint32_t id);
 /* Recount every member's primaries and copies from the table. */
 void doc_recount(doc *d);
 
+/* ---- Maps to save ------------------------------------------------------- */
+
+/* A new empty map of units x slots_per_unit slots with R copies a slot (the
+ * default key and libc's allocator); the test fails when it cannot be made. */
+dch_map *map_with_replicas(uint32_t units, uint32_t slots_per_unit, uint32_t R);
+
 /* ---- Checks built on the oracle ----------------------------------------- */
 
 /* Every getter of a and b agrees: config, epoch, members (name, zone,
@@ -100,9 +106,14 @@ void expect_run_table_rejected(const uint8_t *bytes, size_t len, size_t table, s
 dch_map *expect_round_trip(const dch_map *m, const uint8_t *bytes, size_t len,
                            unsigned long long seed);
 
-/* doc_check_bytes over n random maps, map i from make(rng, i) with the
- * stream seeded base + i, each written as format `version`; both table
- * encodings must turn up. */
+/* n random maps, map i from make(rng, i) with the stream seeded base + i,
+ * each given to check with its seed and ctx, then freed. */
+void each_random_map(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base, unsigned n,
+                     void (*check)(const dch_map *m, unsigned long long seed, void *ctx),
+                     void *ctx);
+
+/* doc_check_bytes over each_random_map's maps, each written as format
+ * `version`; both table encodings must turn up. */
 void expect_layout_of_random_maps(dch_map *(*make)(uint64_t *rng, unsigned i), uint64_t base,
                                   unsigned n, uint32_t version);
 
@@ -155,5 +166,14 @@ typedef struct damage_plan {
 
 /* Run the plan. @return the cases whose damaged bytes still loaded. */
 unsigned expect_random_damage_clean(const damage_plan *plan);
+
+/* ---- The map-load fuzzer's seeds ----------------------------------------- */
+
+/* tests/fuzz/corpus_map_load/<name>.dchmap holds exactly the bytes the
+ * library writes for m, a map of format `version`. With DCH_WRITE_SEEDS=1
+ * in the environment the file is (re)written first; otherwise a format
+ * change that forgets the corpus fails here. @return the file's bytes (the
+ * caller frees them), their length in *len when len is not NULL. */
+char *expect_map_load_seed(const dch_map *m, const char *name, uint32_t version, size_t *len);
 
 #endif /* DCH_TEST_MAPFILE_ORACLE_H */
