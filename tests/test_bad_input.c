@@ -57,11 +57,19 @@ static const struct {
 #define WEIGHTLESS_ID 2u
 #define RING_PPW 4u
 
+/* dch_map_diff's `to`: the fixture map itself, or one of another config. */
+typedef enum pair_arg { PAIR_SAME, PAIR_UNITS, PAIR_SPU, PAIR_KEY, PAIR_COUNT } pair_arg;
+
+/* The shape of the PAIR_UNITS .. PAIR_KEY maps: units, slots per unit and
+ * the first hash key byte (the fixture map's: 16, 8, 1). */
+static const uint32_t other_shape[PAIR_COUNT][3] = {
+    [PAIR_UNITS] = {32, 8, 1}, [PAIR_SPU] = {16, 16, 1}, [PAIR_KEY] = {16, 8, 2}};
+
 typedef struct fixture {
     faulty fa;
     dch_allocator alloc;
     dch_map *map;
-    dch_map *other_units, *other_spu, *other_key; /* for dch_map_diff */
+    dch_map *other[PAIR_COUNT]; /* by pair_arg, for dch_map_diff; other[PAIR_SAME] is map */
     dch_ring *ring;
     uint8_t *bytes; /* the map saved */
     size_t len;
@@ -94,9 +102,10 @@ static void fixture_init(fixture *fx, bool files)
     memset(fx, 0, sizeof *fx);
     fx->alloc = faulty_allocator(&fx->fa);
     fx->map = fixture_map(fx, 16, 8, 1);
-    fx->other_units = fixture_map(fx, 32, 8, 1);
-    fx->other_spu = fixture_map(fx, 16, 16, 1);
-    fx->other_key = fixture_map(fx, 16, 8, 2);
+    fx->other[PAIR_SAME] = fx->map;
+    for (int p = PAIR_UNITS; p < PAIR_COUNT; p++)
+        fx->other[p] = fixture_map(fx, other_shape[p][0], other_shape[p][1],
+                                   (uint8_t)other_shape[p][2]);
     dch_ring_config rc;
     dch_ring_config_default(&rc);
     rc.points_per_weight = RING_PPW;
@@ -138,10 +147,9 @@ static void fixture_init(fixture *fx, bool files)
 
 static void fixture_free(fixture *fx)
 {
+    for (int p = PAIR_UNITS; p < PAIR_COUNT; p++)
+        dch_map_free(fx->other[p]);
     dch_map_free(fx->map);
-    dch_map_free(fx->other_units);
-    dch_map_free(fx->other_spu);
-    dch_map_free(fx->other_key);
     dch_ring_free(fx->ring);
     free(fx->bytes);
     cr_assert_eq(fx->fa.live, 0, "the fixtures leaked %ld blocks", fx->fa.live);
@@ -218,7 +226,6 @@ typedef enum buf_arg {
     BUF_ZERO,     /* a buffer with capacity 0 */
 } buf_arg;
 typedef enum cb_arg { CB_VALID, CB_NULL } cb_arg;
-typedef enum pair_arg { PAIR_SAME, PAIR_UNITS, PAIR_SPU, PAIR_KEY } pair_arg;
 typedef enum list_arg {
     LIST_GOOD, LIST_NULL, LIST_EMPTY, LIST_NOT_FROM_0, LIST_NOT_TO_MAX, LIST_GAP, LIST_OVERLAP,
     LIST_BACKWARDS,
@@ -816,13 +823,7 @@ static int call_case(const bad_case *c, call_env *e, bool *out_kept)
     }
     case F_MAP_DIFF:
     case F_MAP_DIFF_COPIES: {
-        dch_map *to = fx->map;
-        if (c->pair == PAIR_UNITS)
-            to = fx->other_units;
-        else if (c->pair == PAIR_SPU)
-            to = fx->other_spu;
-        else if (c->pair == PAIR_KEY)
-            to = fx->other_key;
+        dch_map *to = fx->other[c->pair];
         if (c->fn == F_MAP_DIFF)
             rc = dch_map_diff(map, c->obj2 == OBJ_NULL ? NULL : to,
                               c->cb == CB_NULL ? NULL : count_move, e);

@@ -19,6 +19,7 @@
 #include "balancing.h"
 #include "dch/dch.h"
 #include "drains.h"
+#include "replica_maps.h"
 #include "support.h"
 
 #include <stdio.h>
@@ -29,6 +30,24 @@
 
 /* ---- A map, its twin and their history --------------------------------- */
 
+/* What the calls did, for the log. */
+typedef struct tally {
+    unsigned calls, changed, moves, promotions, placement, budget, slack, kept, dropped;
+} tally;
+
+static void tally_add(tally *s, const tally *t)
+{
+    s->calls += t->calls;
+    s->changed += t->changed;
+    s->moves += t->moves;
+    s->promotions += t->promotions;
+    s->placement += t->placement;
+    s->budget += t->budget;
+    s->slack += t->slack;
+    s->kept += t->kept;
+    s->dropped += t->dropped;
+}
+
 typedef struct world {
     dch_map *m, *b; /* b: every call but dch_map_balance_load and _clear */
     uint64_t rng, seed;
@@ -37,23 +56,13 @@ typedef struct world {
     uint64_t *loads;
     uint32_t *below; /* the table below m's layer after the last call */
     uint64_t digest; /* of every epoch and fingerprint, for determinism */
-    /* What the calls did, for the log. */
-    unsigned calls, changed, moves, promotions, placement, budget, slack, kept, dropped;
+    tally t;
 } world;
 
 static void ok(const world *w, const char *bad, const char *what)
 {
     cr_assert_null(bad, "seed %llu (R %u, zones %u, P %u), %s: %s",
                    (unsigned long long)w->seed, w->R, w->zones, w->P, what, bad);
-}
-
-static dch_map *new_map(uint32_t units, uint32_t spu, uint32_t R)
-{
-    dch_map_config cfg = map_config(units, spu);
-    cfg.replicas = R;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
-    return m;
 }
 
 static uint32_t draw_weight(world *w, bool adding)
@@ -95,8 +104,8 @@ static void world_init(world *w, uint64_t seed, uint32_t R, uint32_t zones, bool
     /* 16 .. 4,096 slots, mostly small. */
     const uint32_t lg = 4 + rng_below(&w->rng, rng_below(&w->rng, 4) == 0 ? 9 : 5);
     const uint32_t lu = rng_below(&w->rng, lg + 1);
-    w->m = new_map(UINT32_C(1) << lu, UINT32_C(1) << (lg - lu), R);
-    w->b = new_map(UINT32_C(1) << lu, UINT32_C(1) << (lg - lu), R);
+    w->m = replica_map(UINT32_C(1) << lu, UINT32_C(1) << (lg - lu), R);
+    w->b = replica_map(UINT32_C(1) << lu, UINT32_C(1) << (lg - lu), R);
     w->P = dch_map_slot_count(w->m);
     w->loads = xcalloc(w->P, sizeof *w->loads);
     after_call(w, "a new map");
@@ -125,7 +134,7 @@ static void balance(world *w, const dch_balance_config *cfg)
     const int rc = dch_map_balance_load(w->m, w->loads, w->P, cfg, &rep);
     cr_assert_eq(rc, DCH_OK, "seed %llu: dch_map_balance_load returned %d",
                  (unsigned long long)w->seed, rc);
-    w->calls++;
+    w->t.calls++;
     if (getenv("DCH_TEST_TRACE") != NULL)
         fprintf(stderr, "seed %llu: balance (max_moves %u, count_slack %u): %u moves, %u "
                         "promotions, %u in force\n",
@@ -138,15 +147,15 @@ static void balance(world *w, const dch_balance_config *cfg)
         ok(w, bal_check_fixed_point(w->m, w->loads, cfg, &rep), "a balancing call (promise 4)");
         bal_free(&b);
         bal_free(&a);
-        w->changed += dch_map_epoch(w->m) != dch_map_epoch(before);
+        w->t.changed += dch_map_epoch(w->m) != dch_map_epoch(before);
         for (uint32_t k = 0; k < rep.left_count; k++) {
-            w->placement += left[k].why == DCH_BALANCE_LEFT_PLACEMENT;
-            w->budget += left[k].why == DCH_BALANCE_LEFT_BUDGET;
-            w->slack += left[k].why == DCH_BALANCE_LEFT_SLACK;
+            w->t.placement += left[k].why == DCH_BALANCE_LEFT_PLACEMENT;
+            w->t.budget += left[k].why == DCH_BALANCE_LEFT_BUDGET;
+            w->t.slack += left[k].why == DCH_BALANCE_LEFT_SLACK;
         }
     }
-    w->moves += rep.moves;
-    w->promotions += rep.promotions;
+    w->t.moves += rep.moves;
+    w->t.promotions += rep.promotions;
     dch_map_free(before);
     free(left);
     after_call(w, "a balancing call");
@@ -222,8 +231,8 @@ static void other(world *w, uint32_t kind)
         after_call(w, "a call other than balancing");
         ok(w, bal_check_keep_drop(eff0, below0, w->below, w->m), "the keep/drop rule");
         const uint32_t now = dch_map_balance_moves(w->m);
-        w->kept += now;
-        w->dropped += before_moves > now ? before_moves - now : 0;
+        w->t.kept += now;
+        w->t.dropped += before_moves > now ? before_moves - now : 0;
         free(below0);
         free(eff0);
     } else {
@@ -242,65 +251,70 @@ static void grow(world *w, unsigned members)
         other(w, 0);
 }
 
-/* ---- Promises 1-4 and 6 over fresh maps and every kind of load ---------- */
-
-Test(balance, bound_and_least_movement_over_every_kind_of_load)
+/* For each of the n replica_cases from the seed test_seed(fallback), `run`
+ * on a fresh world that checks every call; what the calls did, summed. */
+static tally over_cases(uint64_t fallback, unsigned n, void (*run)(world *w))
 {
-    replica_case c = {test_seed(26), test_scaled(40, 1), 0, 0, 0, 0, false};
-    unsigned calls = 0, moves = 0, promotions = 0, placement = 0;
+    replica_case c = {test_seed(fallback), n, 0, 0, 0, 0, false};
+    tally sum = {0};
     while (replica_case_next(&c)) {
         world w;
         world_init(&w, c.seed, c.R, c.zones, true);
-        grow(&w, 2 + rng_below(&w.rng, 20));
-        if (rng_below(&w.rng, 3) == 0)
-            other(&w, 3); /* a drain, of either mode */
-        for (unsigned kind = 0; kind < BAL_LOADS_KINDS; kind++) {
-            bal_loads(w.loads, w.P, kind, &w.rng);
-            balance(&w, NULL);
-            /* Balancing again with other loads, over the moves in force. */
-            fresh_loads(&w);
-            balance(&w, NULL);
-        }
-        calls += w.calls;
-        moves += w.moves;
-        promotions += w.promotions;
-        placement += w.placement;
+        run(&w);
+        tally_add(&sum, &w.t);
         world_free(&w);
     }
+    return sum;
+}
+
+/* ---- Promises 1-4 and 6 over fresh maps and every kind of load ---------- */
+
+static void every_kind_of_load(world *w)
+{
+    grow(w, 2 + rng_below(&w->rng, 20));
+    if (rng_below(&w->rng, 3) == 0)
+        other(w, 3); /* a drain, of either mode */
+    for (unsigned kind = 0; kind < BAL_LOADS_KINDS; kind++) {
+        bal_loads(w->loads, w->P, kind, &w->rng);
+        balance(w, NULL);
+        /* Balancing again with other loads, over the moves in force. */
+        fresh_loads(w);
+        balance(w, NULL);
+    }
+}
+
+Test(balance, bound_and_least_movement_over_every_kind_of_load)
+{
+    const tally t = over_cases(26, test_scaled(40, 1), every_kind_of_load);
     cr_log_info("%u calls, %u copy moves, %u promotions, %u members left above for placement",
-                calls, moves, promotions, placement);
+                t.calls, t.moves, t.promotions, t.placement);
 }
 
 /* ---- Promise 5: budgets ---------------------------------------------------- */
 
+static void budget_rounds(world *w)
+{
+    grow(w, 3 + rng_below(&w->rng, 16));
+    for (unsigned round = 0; round < 6; round++) {
+        fresh_loads(w);
+        dch_balance_config cfg;
+        cr_assert_eq(dch_balance_config_init(&cfg, DCH_BALANCE_CONFIG_VERSION), DCH_OK);
+        const uint32_t pick = rng_below(&w->rng, 4);
+        if (pick != 1)
+            cfg.max_moves = 1 + rng_below(&w->rng, pick == 0 ? 1 : 5);
+        if (pick != 0)
+            cfg.count_slack = rng_below(&w->rng, 4);
+        /* The same loads again and again: budgets spent call by call. */
+        for (unsigned k = 0; k < 12; k++)
+            balance(w, &cfg);
+    }
+}
+
 Test(balance, budgets_bound_the_moves_and_the_counts)
 {
-    replica_case c = {test_seed(2605), test_scaled(24, 1), 0, 0, 0, 0, false};
-    unsigned calls = 0, budget = 0, slack = 0;
-    while (replica_case_next(&c)) {
-        world w;
-        world_init(&w, c.seed, c.R, c.zones, true);
-        grow(&w, 3 + rng_below(&w.rng, 16));
-        for (unsigned round = 0; round < 6; round++) {
-            fresh_loads(&w);
-            dch_balance_config cfg;
-            cr_assert_eq(dch_balance_config_init(&cfg, DCH_BALANCE_CONFIG_VERSION), DCH_OK);
-            const uint32_t pick = rng_below(&w.rng, 4);
-            if (pick != 1)
-                cfg.max_moves = 1 + rng_below(&w.rng, pick == 0 ? 1 : 5);
-            if (pick != 0)
-                cfg.count_slack = rng_below(&w.rng, 4);
-            /* The same loads again and again: budgets spent call by call. */
-            for (unsigned k = 0; k < 12; k++)
-                balance(&w, &cfg);
-        }
-        calls += w.calls;
-        budget += w.budget;
-        slack += w.slack;
-        world_free(&w);
-    }
-    cr_log_info("%u calls; members left above: %u for max_moves, %u for count_slack", calls,
-                budget, slack);
+    const tally t = over_cases(2605, test_scaled(24, 1), budget_rounds);
+    cr_log_info("%u calls; members left above: %u for max_moves, %u for count_slack", t.calls,
+                t.budget, t.slack);
 }
 
 /* ---- Promises 6 and 7 over histories that mix every call ----------------- */
@@ -339,24 +353,18 @@ static void run_history(world *w, unsigned steps)
     }
 }
 
+static void mixed_history(world *w)
+{
+    run_history(w, test_scaled(100, 12));
+}
+
 Test(balance, histories_mixing_every_call_keep_or_drop_moves_by_the_rule)
 {
-    replica_case c = {test_seed(2607), test_scaled(40, 1), 0, 0, 0, 0, false};
-    unsigned calls = 0, changed = 0, kept = 0, dropped = 0;
-    while (replica_case_next(&c)) {
-        world w;
-        world_init(&w, c.seed, c.R, c.zones, true);
-        run_history(&w, test_scaled(100, 12));
-        calls += w.calls;
-        changed += w.changed;
-        kept += w.kept;
-        dropped += w.dropped;
-        world_free(&w);
-    }
+    const tally t = over_cases(2607, test_scaled(40, 1), mixed_history);
     cr_log_info("%u balancing calls (%u changed the table); load moves seen kept after other "
                 "calls: %u, dropped: %u",
-                calls, changed, kept, dropped);
-    cr_assert_gt(changed, 0, "no balancing call changed a table: the histories test nothing");
+                t.calls, t.changed, t.kept, t.dropped);
+    cr_assert_gt(t.changed, 0, "no balancing call changed a table: the histories test nothing");
 }
 
 /* The rule by example: a call elsewhere keeps the moves, draining or
@@ -369,8 +377,8 @@ Test(balance, keep_and_drop_by_example)
     w.unequal = false;
     dch_map_free(w.m);
     dch_map_free(w.b);
-    w.m = new_map(16, 8, 1);
-    w.b = new_map(16, 8, 1);
+    w.m = replica_map(16, 8, 1);
+    w.b = replica_map(16, 8, 1);
     w.P = 128;
     free(w.loads);
     w.loads = xcalloc(w.P, sizeof *w.loads);
@@ -431,7 +439,7 @@ Test(balance, two_maps_built_alike_are_byte_equal)
                      (unsigned long long)seed);
         cr_assert(same_map_bytes(x.m, y.m), "seed %llu: the maps save differently",
                   (unsigned long long)seed);
-        cr_assert_gt(x.calls, 0);
+        cr_assert_gt(x.t.calls, 0);
         world_free(&x);
         world_free(&y);
     }
@@ -458,7 +466,7 @@ Test(balance, config_init)
 /* Every refused call leaves the map byte for byte and the report unwritten. */
 Test(balance, errors_change_nothing)
 {
-    dch_map *m = new_map(8, 8, 2);
+    dch_map *m = replica_map(8, 8, 2);
     map_add_members(m, "n", 5, (const uint32_t[]){1, 3, 2}, 3);
     const uint32_t P = dch_map_slot_count(m);
     uint64_t *loads = xcalloc(P + 1, sizeof *loads);
@@ -522,7 +530,7 @@ Test(balance, errors_change_nothing)
  * with every member drained, balances to nothing. */
 Test(balance, clear_and_empty_maps)
 {
-    dch_map *m = new_map(16, 4, 1);
+    dch_map *m = replica_map(16, 4, 1);
     const uint32_t P = dch_map_slot_count(m);
     uint64_t *loads = xcalloc(P, sizeof *loads);
     loads[5] = 7;
@@ -567,14 +575,9 @@ static void snap_bytes(const dch_map *m, uint8_t **bytes, size_t *len)
 
 Test(balance, failed_allocations_change_nothing)
 {
-    faulty fa = {0};
     for (uint32_t R = 1; R <= 3; R += 2) {
-        dch_map_config cfg = map_config(16, 16);
-        cfg.replicas = R;
-        const dch_allocator al = faulty_allocator(&fa);
-        cfg.allocator = &al;
-        dch_map *m;
-        cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+        faulty_map f;
+        dch_map *m = faulty_map_new(&f, 16, 16, R);
         map_add_members(m, "n", 9, (const uint32_t[]){1, 2, 3}, 3);
         cr_assert_eq(dch_map_drain(m, 2, DCH_DRAIN_PRIMARY), DCH_OK);
         const uint32_t P = dch_map_slot_count(m);
@@ -589,7 +592,7 @@ Test(balance, failed_allocations_change_nothing)
             const uint32_t moves0 = dch_map_balance_moves(m);
             fault_sweep sw;
             dch_map *c = NULL;
-            for (fault_sweep_start(&sw, &fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+            for (fault_sweep_start(&sw, &f.fa, SWEEP_BOTH, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
                 int rc;
                 switch (call) {
                 case 0: case 6: rc = dch_map_balance_load(m, loads, P, NULL, NULL); break;
@@ -610,10 +613,7 @@ Test(balance, failed_allocations_change_nothing)
                 }
                 if (rc == DCH_OK)
                     break;
-                cr_assert_eq(rc, DCH_ENOMEM, "R %u, call %d: %d", R, call, rc);
-                cr_assert_eq(sw.leaked, 0, "R %u, call %d leaked at allocation %ld", R, call,
-                             sw.at);
-                const char *d = map_snap_differs(&s, m, true);
+                const char *d = faulty_call_changed(&sw, rc, &s, m);
                 cr_assert_null(d, "R %u, call %d, allocation %ld: %s", R, call, sw.at, d);
                 uint8_t *bytes;
                 size_t len;
@@ -633,20 +633,15 @@ Test(balance, failed_allocations_change_nothing)
         }
         free(loads);
         dch_map_free(m);
-        cr_assert_eq(fa.live, 0);
+        cr_assert_eq(f.fa.live, 0);
     }
 }
 
 /* A failed-allocation run ends where a run without failures does. */
 Test(balance, a_call_that_succeeds_after_failures_gives_the_same_map)
 {
-    faulty fa = {0};
-    dch_map_config cfg = map_config(32, 8);
-    cfg.replicas = 2;
-    const dch_allocator al = faulty_allocator(&fa);
-    cfg.allocator = &al;
-    dch_map *m;
-    cr_assert_eq(dch_map_new(&m, &cfg), DCH_OK);
+    faulty_map f;
+    dch_map *m = faulty_map_new(&f, 32, 8, 2);
     map_add_members(m, "n", 7, (const uint32_t[]){1, 5}, 2);
     const uint32_t P = dch_map_slot_count(m);
     uint64_t *loads = xcalloc(P, sizeof *loads), rng = 99;
@@ -654,7 +649,7 @@ Test(balance, a_call_that_succeeds_after_failures_gives_the_same_map)
     dch_map *want = map_clone_of(m);
     cr_assert_eq(dch_map_balance_load(want, loads, P, NULL, NULL), DCH_OK);
     fault_sweep sw;
-    for (fault_sweep_start(&sw, &fa, SWEEP_ALONE, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
+    for (fault_sweep_start(&sw, &f.fa, SWEEP_ALONE, SWEEP_UNTIL_OK); fault_sweep_next(&sw);) {
         const int rc = dch_map_balance_load(m, loads, P, NULL, NULL);
         fault_sweep_done(&sw, rc);
         if (rc == DCH_OK)

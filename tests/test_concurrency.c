@@ -192,34 +192,6 @@ typedef struct writer {
     unsigned serial;
 } writer;
 
-/*
- * Publish `versions` versions after `first`, each made by next(cur), which
- * clones and changes the current one, while the readers run `read`. Only the
- * writer changes `current`, so it may read its own published object without
- * announcing it.
- */
-static void run_publication(const char *what, void *first, reader_check *check,
-                            void *(*next)(const void *cur, writer *w), void (*free_fn)(void *),
-                            writer *w, unsigned versions)
-{
-    publisher p;
-    reader rd[READERS];
-    pthread_t th[READERS];
-    start_readers(&p, first, rd, th, check);
-    void *cur = first;
-    for (unsigned v = 0; v < versions; v++) {
-        void *nv = next(cur, w);
-        void *old = publish(&p, nv);
-        REQUIRE(old == cur, "publish returned another object");
-        free_fn(old);
-        cur = nv;
-    }
-    stop_readers(&p, rd, th, what);
-    free_fn(cur);
-    fprintf(stderr, "%s: %u versions published, seed %llu\n", what, versions,
-            (unsigned long long)w->seed);
-}
-
 typedef enum change_kind { CHANGE_ADD, CHANGE_REMOVE, CHANGE_WEIGHT } change_kind;
 
 /*
@@ -235,6 +207,130 @@ static change_kind pick_change(writer *w, uint32_t n, char name[32])
         return CHANGE_ADD;
     }
     return r < 70 ? CHANGE_REMOVE : CHANGE_WEIGHT;
+}
+
+/* What a writer calls on a map or a ring, through `void *`. */
+typedef struct member_calls {
+    uint32_t (*count)(const void *o);
+    uint32_t (*random_member)(const void *o, uint64_t *rng);
+    uint32_t (*weight)(const void *o, uint32_t id);
+    int (*add)(void *o, const char *name, uint32_t weight);
+    int (*remove)(void *o, uint32_t id);
+    int (*set_weight)(void *o, uint32_t id, uint32_t weight);
+    int (*clone)(void **out, const void *o);
+    void (*free)(void *o);
+} member_calls;
+
+/* kind_calls, the member_calls of dch_map (kind map) or dch_ring (ring),
+ * whose calls are named alike but for the kind. */
+#define MEMBER_CALLS(kind)                                                           \
+    static uint32_t kind##_count(const void *o)                                      \
+    {                                                                                \
+        return dch_##kind##_node_count(o);                                           \
+    }                                                                                \
+    static uint32_t kind##_random(const void *o, uint64_t *rng)                      \
+    {                                                                                \
+        return kind##_random_member(o, rng);                                         \
+    }                                                                                \
+    static uint32_t kind##_weight(const void *o, uint32_t id)                        \
+    {                                                                                \
+        return dch_##kind##_node_weight(o, id);                                      \
+    }                                                                                \
+    static int kind##_add(void *o, const char *name, uint32_t weight)                \
+    {                                                                                \
+        return dch_##kind##_add_node(o, name, weight, NULL);                         \
+    }                                                                                \
+    static int kind##_remove(void *o, uint32_t id)                                   \
+    {                                                                                \
+        return dch_##kind##_remove_node(o, id);                                      \
+    }                                                                                \
+    static int kind##_set_weight(void *o, uint32_t id, uint32_t weight)              \
+    {                                                                                \
+        return dch_##kind##_set_weight(o, id, weight);                               \
+    }                                                                                \
+    static int kind##_clone(void **out, const void *o)                               \
+    {                                                                                \
+        dch_##kind *c = NULL;                                                        \
+        const int rc = dch_##kind##_clone(&c, o);                                    \
+        *out = c;                                                                    \
+        return rc;                                                                   \
+    }                                                                                \
+    static void kind##_free(void *o)                                                 \
+    {                                                                                \
+        dch_##kind##_free(o);                                                        \
+    }                                                                                \
+    static const member_calls kind##_calls = {kind##_count,  kind##_random,          \
+                                              kind##_weight, kind##_add,             \
+                                              kind##_remove, kind##_set_weight,      \
+                                              kind##_clone,  kind##_free}
+
+MEMBER_CALLS(map);
+MEMBER_CALLS(ring);
+
+/* One change to a map or a ring that always changes it (and so a map's
+ * epoch): an add (pick_change), or a random member's removal or a new
+ * weight, never its old one. */
+static void change(const member_calls *mc, void *o, writer *w)
+{
+    char name[32];
+    const change_kind kind = pick_change(w, mc->count(o), name);
+    if (kind == CHANGE_ADD) {
+        REQUIRE(mc->add(o, name, 1 + rng_below(&w->rng, 4)) == DCH_OK, "add");
+        return;
+    }
+    const uint32_t id = mc->random_member(o, &w->rng);
+    if (kind == CHANGE_REMOVE) {
+        REQUIRE(mc->remove(o, id) == DCH_OK, "remove");
+    } else {
+        const uint32_t wt = (mc->weight(o, id) + 1 + rng_below(&w->rng, 3)) % 5;
+        REQUIRE(mc->set_weight(o, id, wt) == DCH_OK, "set_weight");
+    }
+}
+
+/* What a publication test publishes: a map or a ring (its calls), what
+ * the readers check, and for a map its epoch, which must grow by one a
+ * version (NULL: no epoch). */
+typedef struct publication {
+    const char *what;
+    const member_calls *calls;
+    reader_check *check;
+    uint64_t (*epoch)(const void *o);
+} publication;
+
+/*
+ * The writer (seeded test_seed(seed)) changes `first` 8 times, then
+ * publishes `versions` versions after it, each a clone of the current one
+ * with one change, while the readers run pub->check. Only the writer
+ * changes `current`, so it may read its own published object without
+ * announcing it.
+ */
+static void run_publication(const publication *pub, void *first, uint64_t seed,
+                            unsigned versions)
+{
+    writer w = {test_seed(seed), 0, 0};
+    w.rng = w.seed;
+    for (int i = 0; i < 8; i++)
+        change(pub->calls, first, &w);
+    publisher p;
+    reader rd[READERS];
+    pthread_t th[READERS];
+    start_readers(&p, first, rd, th, pub->check);
+    void *cur = first;
+    for (unsigned v = 0; v < versions; v++) {
+        void *nv;
+        REQUIRE(pub->calls->clone(&nv, cur) == DCH_OK, "clone");
+        change(pub->calls, nv, &w);
+        REQUIRE(pub->epoch == NULL || pub->epoch(nv) == pub->epoch(cur) + 1, "seed %llu: epoch",
+                (unsigned long long)w.seed);
+        void *old = publish(&p, nv);
+        REQUIRE(old == cur, "publish returned another object");
+        pub->calls->free(old);
+        cur = nv;
+    }
+    stop_readers(&p, rd, th, pub->what);
+    pub->calls->free(cur);
+    fprintf(stderr, "%s: %u versions published, seed %llu\n", pub->what, versions,
+            (unsigned long long)w.seed);
 }
 
 /* ---- The map ---------------------------------------------------------- */
@@ -287,47 +383,15 @@ static void check_map(reader *rd, const void *obj)
                     (unsigned long long)epoch);
 }
 
-/* One change to a map that always changes it (and so its epoch). */
-static void change_map(dch_map *m, writer *w)
+static uint64_t map_epoch(const void *m)
 {
-    char name[32];
-    const change_kind kind = pick_change(w, dch_map_node_count(m), name);
-    if (kind == CHANGE_ADD) {
-        REQUIRE(dch_map_add_node(m, name, 1 + rng_below(&w->rng, 4), NULL) == DCH_OK, "add");
-        return;
-    }
-    const uint32_t id = map_random_member(m, &w->rng);
-    if (kind == CHANGE_REMOVE) {
-        REQUIRE(dch_map_remove_node(m, id) == DCH_OK, "remove");
-    } else {
-        const uint32_t wt = (dch_map_node_weight(m, id) + 1 + rng_below(&w->rng, 3)) % 5;
-        REQUIRE(dch_map_set_weight(m, id, wt) == DCH_OK, "set_weight");
-    }
-}
-
-static void *next_map(const void *cur, writer *w)
-{
-    dch_map *next;
-    REQUIRE(dch_map_clone(&next, cur) == DCH_OK, "clone");
-    change_map(next, w);
-    REQUIRE(dch_map_epoch(next) == dch_map_epoch(cur) + 1, "seed %llu: epoch",
-            (unsigned long long)w->seed);
-    return next;
-}
-
-static void free_map(void *m)
-{
-    dch_map_free(m);
+    return dch_map_epoch(m);
 }
 
 TEST(map_readers_always_see_a_whole_published_map)
 {
-    writer w = {test_seed(2024), 0, 0};
-    w.rng = w.seed;
-    dch_map *first = map_shaped(256, 16);
-    for (int i = 0; i < 8; i++)
-        change_map(first, &w);
-    run_publication("map", first, check_map, next_map, free_map, &w, test_scaled(3000, 20));
+    const publication pub = {"map", &map_calls, check_map, map_epoch};
+    run_publication(&pub, map_shaped(256, 16), 2024, test_scaled(3000, 20));
 }
 
 /* ---- The ring --------------------------------------------------------- */
@@ -358,46 +422,15 @@ static void check_ring(reader *rd, const void *obj)
         READER_FAIL(rd, "a range is owned by a non-member");
 }
 
-static void change_ring(dch_ring *r, writer *w)
-{
-    char name[32];
-    const change_kind kind = pick_change(w, dch_ring_node_count(r), name);
-    if (kind == CHANGE_ADD) {
-        REQUIRE(dch_ring_add_node(r, name, 1 + rng_below(&w->rng, 4), NULL) == DCH_OK, "add");
-        return;
-    }
-    const uint32_t id = ring_random_member(r, &w->rng);
-    if (kind == CHANGE_REMOVE)
-        REQUIRE(dch_ring_remove_node(r, id) == DCH_OK, "remove");
-    else
-        REQUIRE(dch_ring_set_weight(r, id, rng_below(&w->rng, 5)) == DCH_OK, "set_weight");
-}
-
-static void *next_ring(const void *cur, writer *w)
-{
-    dch_ring *next;
-    REQUIRE(dch_ring_clone(&next, cur) == DCH_OK, "clone");
-    change_ring(next, w);
-    return next;
-}
-
-static void free_ring(void *r)
-{
-    dch_ring_free(r);
-}
-
 TEST(ring_readers_always_see_a_whole_published_ring)
 {
-    writer w = {test_seed(2025), 0, 0};
-    w.rng = w.seed;
     dch_ring_config cfg;
     dch_ring_config_default(&cfg);
     cfg.points_per_weight = 40;
     dch_ring *first;
     REQUIRE(dch_ring_new(&first, &cfg) == DCH_OK, "ring_new");
-    for (int i = 0; i < 8; i++)
-        change_ring(first, &w);
-    run_publication("ring", first, check_ring, next_ring, free_ring, &w, test_scaled(2000, 20));
+    const publication pub = {"ring", &ring_calls, check_ring, NULL};
+    run_publication(&pub, first, 2025, test_scaled(2000, 20));
 }
 
 /* ---- Shared reading without a writer ---------------------------------- */

@@ -266,32 +266,50 @@ Test(load, snapshots_and_decays_match_an_exact_oracle_over_random_histories)
 
 /* ---- Wrap and saturation ----------------------------------------------- */
 
+static void hit(dch_load_counter *c, uint32_t thread, uint64_t h, uint64_t amount)
+{
+    cr_assert_eq(dch_load_hit(c, thread, h, amount), DCH_OK, "thread %u: hit %016llx by %llu",
+                 thread, (unsigned long long)h, (unsigned long long)amount);
+}
+
+/* The loads of a snapshot: slot s's, and whether every other slot's is 0. */
+static uint64_t load_of(dch_load_counter *c, uint32_t s, bool *others_zero)
+{
+    const uint32_t p = dch_load_slot_count(c);
+    uint64_t *out = xcalloc(p, sizeof *out);
+    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
+    const uint64_t load = out[s];
+    bool zero = true;
+    for (uint32_t k = 0; k < p; k++)
+        zero = zero && (k == s || out[k] == 0);
+    if (others_zero != NULL)
+        *others_zero = zero;
+    free(out);
+    return load;
+}
+
 Test(load, running_totals_wrap_and_every_fold_counts_what_was_added)
 {
     const uint64_t half = UINT64_C(1) << 63;
     dch_load_counter *c = counter(4, 2);
-    uint64_t out[4];
     /* Thread 1's total of slot 3 passes 2^64 after the first fold. */
     const uint64_t h = UINT64_MAX; /* slot 3 */
-    cr_assert_eq(dch_load_hit(c, 1, h, half), DCH_OK);
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[3], half);
+    hit(c, 1, h, half);
+    cr_assert_eq(load_of(c, 3, NULL), half);
     cr_assert_eq(dch_load_decay(c, 0, 1), DCH_OK); /* loads back to 0 */
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[3], 0);
-    cr_assert_eq(dch_load_hit(c, 1, h, half), DCH_OK); /* the total wraps to 0 */
-    cr_assert_eq(dch_load_hit(c, 1, h, 5), DCH_OK);    /* and is now 5 */
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[3], half + 5, "a wrapped total counts %llu", (unsigned long long)out[3]);
-    for (uint32_t s = 0; s < 3; s++)
-        cr_assert_eq(out[s], 0);
+    cr_assert_eq(load_of(c, 3, NULL), 0);
+    hit(c, 1, h, half); /* the total wraps to 0 */
+    hit(c, 1, h, 5);    /* and is now 5 */
+    bool others_zero;
+    const uint64_t wrapped = load_of(c, 3, &others_zero);
+    cr_assert_eq(wrapped, half + 5, "a wrapped total counts %llu", (unsigned long long)wrapped);
+    cr_assert(others_zero, "the other slots hold nothing");
     /* Many wraps, each fold adding less than 2^64: all of it counted. */
     cr_assert_eq(dch_load_decay(c, 0, 1), DCH_OK);
     for (int i = 0; i < 9; i++) {
         const uint64_t a = UINT64_MAX - (uint64_t)i;
-        cr_assert_eq(dch_load_hit(c, 0, 0, a), DCH_OK);
-        cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-        cr_assert_eq(out[0], a, "fold %d", i);
+        hit(c, 0, 0, a);
+        cr_assert_eq(load_of(c, 0, NULL), a, "fold %d", i);
         cr_assert_eq(dch_load_decay(c, 0, 7), DCH_OK);
     }
     dch_load_counter_free(c);
@@ -304,14 +322,12 @@ Test(load, a_thread_adding_two_to_the_64_between_folds_is_counted_modulo_two_to_
      * all, counted and saturated. */
     const uint64_t half = UINT64_C(1) << 63;
     dch_load_counter *c = counter(2, 2);
-    uint64_t out[2];
-    cr_assert_eq(dch_load_hit(c, 0, 0, half), DCH_OK);
-    cr_assert_eq(dch_load_hit(c, 0, 0, half), DCH_OK);
-    cr_assert_eq(dch_load_hit(c, 0, UINT64_MAX, half), DCH_OK);
-    cr_assert_eq(dch_load_hit(c, 1, UINT64_MAX, half), DCH_OK);
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[0], 0);
-    cr_assert_eq(out[1], UINT64_MAX);
+    hit(c, 0, 0, half);
+    hit(c, 0, 0, half);
+    hit(c, 0, UINT64_MAX, half);
+    hit(c, 1, UINT64_MAX, half);
+    cr_assert_eq(load_of(c, 0, NULL), 0);
+    cr_assert_eq(load_of(c, 1, NULL), UINT64_MAX);
     dch_load_counter_free(c);
 }
 
@@ -319,23 +335,17 @@ Test(load, loads_saturate_at_the_top_and_decay_from_there)
 {
     const uint64_t half = UINT64_C(1) << 63;
     dch_load_counter *c = counter(1, 3);
-    uint64_t out[1];
-    cr_assert_eq(dch_load_hit(c, 0, 42, half), DCH_OK);
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[0], half);
-    cr_assert_eq(dch_load_hit(c, 0, 42, half), DCH_OK); /* 2^64: saturates */
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[0], UINT64_MAX);
+    hit(c, 0, 42, half);
+    cr_assert_eq(load_of(c, 0, NULL), half);
+    hit(c, 0, 42, half); /* 2^64: saturates */
+    cr_assert_eq(load_of(c, 0, NULL), UINT64_MAX);
     for (uint32_t t = 0; t < 3; t++)
-        cr_assert_eq(dch_load_hit(c, t, 7, UINT64_MAX), DCH_OK);
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[0], UINT64_MAX, "a saturated load never wraps");
+        hit(c, t, 7, UINT64_MAX);
+    cr_assert_eq(load_of(c, 0, NULL), UINT64_MAX, "a saturated load never wraps");
     cr_assert_eq(dch_load_decay(c, 1, 2), DCH_OK);
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[0], half - 1, "floor((2^64 - 1) / 2)");
-    cr_assert_eq(dch_load_hit(c, 2, 0, 3), DCH_OK);
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[0], half + 2);
+    cr_assert_eq(load_of(c, 0, NULL), half - 1, "floor((2^64 - 1) / 2)");
+    hit(c, 2, 0, 3);
+    cr_assert_eq(load_of(c, 0, NULL), half + 2);
     dch_load_counter_free(c);
 }
 
@@ -395,14 +405,13 @@ Test(load, decay_rounds_toward_zero_exactly_at_adversarial_loads)
 Test(load, decay_scales_only_what_was_folded_before_it)
 {
     dch_load_counter *c = counter(2, 2);
-    uint64_t out[2];
-    cr_assert_eq(dch_load_hit(c, 0, 0, 100), DCH_OK); /* not folded yet */
-    cr_assert_eq(dch_load_hit(c, 1, 0, 1), DCH_OK);
+    hit(c, 0, 0, 100); /* not folded yet */
+    hit(c, 1, 0, 1);
     cr_assert_eq(dch_load_decay(c, 1, 2), DCH_OK); /* folds 101, halves it */
-    cr_assert_eq(dch_load_hit(c, 1, 0, 10), DCH_OK);
-    cr_assert_eq(dch_load_snapshot(c, out), DCH_OK);
-    cr_assert_eq(out[0], 50 + 10);
-    cr_assert_eq(out[1], 0);
+    hit(c, 1, 0, 10);
+    bool others_zero;
+    cr_assert_eq(load_of(c, 0, &others_zero), 50 + 10);
+    cr_assert(others_zero);
     dch_load_counter_free(c);
 }
 

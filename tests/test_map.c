@@ -217,6 +217,18 @@ static void check_invariants(const dch_map *m, const map_snap *before,
     free(count);
 }
 
+/* check_invariants after a call, then *before moves on to the map as it is
+ * now, ready for the next call. */
+static void check_and_advance(const dch_map *m, map_snap *before, op_kind kind, uint32_t x,
+                              int equal, uint64_t seed, int step, worst *w)
+{
+    map_snap after;
+    map_snap_take(&after, m);
+    check_invariants(m, before, &after, kind, x, equal, seed, step, w);
+    map_snap_free(before);
+    *before = after;
+}
+
 /* ---- Random sequences ------------------------------------------------- */
 
 /*
@@ -296,11 +308,7 @@ static worst run_sequence(uint64_t seed, int ops, int equal)
                 m = c;
             }
         }
-        map_snap after;
-        map_snap_take(&after, m);
-        check_invariants(m, &before, &after, kind, x, equal, seed, step, &w);
-        map_snap_free(&before);
-        before = after;
+        check_and_advance(m, &before, kind, x, equal, seed, step, &w);
     }
     map_snap_free(&before);
     dch_map_free(m);
@@ -390,11 +398,7 @@ Test(map, equal_weights_at_the_default_shape_with_many_members, .timeout = 1800)
             cr_assert_eq(dch_map_remove_node(m, x), DCH_OK);
             kind = OP_REMOVE;
         }
-        map_snap after;
-        map_snap_take(&after, m);
-        check_invariants(m, &before, &after, kind, x, 1, 77, step, &w);
-        map_snap_free(&before);
-        before = after;
+        check_and_advance(m, &before, kind, x, 1, 77, step, &w);
     }
     map_snap_free(&before);
     fprintf(stderr, "default shape, %d calls: worst |count-q| %.4f, per-unit %.3f, spread %.3f\n",
@@ -427,21 +431,13 @@ Test(map, members_owning_nothing_leave_and_repair_keeps_the_bound)
         char name[16];
         snprintf(name, sizeof name, "m%u", i);
         cr_assert_eq(dch_map_add_node(m, name, i == 0 ? 128 : 1, &x), DCH_OK);
-        map_snap after;
-        map_snap_take(&after, m);
-        check_invariants(m, &before, &after, OP_ADD, x, 0, 0, step++, &w);
-        map_snap_free(&before);
-        before = after;
+        check_and_advance(m, &before, OP_ADD, x, 0, 0, step++, &w);
     }
     for (uint32_t id = 1; id <= 128; id++) {
         if (dch_map_node_slots(m, id) != 0)
             continue;
         cr_assert_eq(dch_map_remove_node(m, id), DCH_OK);
-        map_snap after;
-        map_snap_take(&after, m);
-        check_invariants(m, &before, &after, OP_REMOVE, id, 0, 0, step++, &w);
-        map_snap_free(&before);
-        before = after;
+        check_and_advance(m, &before, OP_REMOVE, id, 0, 0, step++, &w);
     }
     map_snap_free(&before);
     cr_assert_gt(w.repairs, 0, "the history should have needed repair moves");
@@ -494,11 +490,7 @@ static void replay_slow_history(uint32_t units, int64_t *worst_work)
                       units, step, (long long)dch__search_work, (long long)limit);
         if (dch__search_work > *worst_work)
             *worst_work = dch__search_work;
-        map_snap after;
-        map_snap_take(&after, m);
-        check_invariants(m, &before, &after, kind, x, 0, 0, step, &w);
-        map_snap_free(&before);
-        before = after;
+        check_and_advance(m, &before, kind, x, 0, 0, step, &w);
     }
     map_snap_free(&before);
     dch_map_free(m);
@@ -619,11 +611,7 @@ Test(map, regression_4096x4_history_keeps_the_bounds)
             cr_assert_eq(dch_map_remove_node(m, x), DCH_OK);
             kind = OP_REMOVE;
         }
-        map_snap after;
-        map_snap_take(&after, m);
-        check_invariants(m, &before, &after, kind, x, 1, 0, (int)i, &w);
-        map_snap_free(&before);
-        before = after;
+        check_and_advance(m, &before, kind, x, 1, 0, (int)i, &w);
     }
     map_snap_free(&before);
     dch_map_free(m);

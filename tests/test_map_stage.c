@@ -47,6 +47,24 @@ static uint32_t id_of(const dch_map *m, const char *name)
     return id;
 }
 
+/* A clone of m that `name` joined with `weight`. */
+static dch_map *with_joiner(const dch_map *m, const char *name, uint32_t weight)
+{
+    dch_map *c = map_clone_of(m);
+    add(c, name, weight);
+    return c;
+}
+
+/* The first step from old to target, K = k: it must be made, and be in
+ * transition. */
+static dch_map *first_step(const dch_map *old, const dch_map *target, uint32_t k)
+{
+    dch_map *step;
+    cr_assert_eq(dch_map_stage_next(&step, old, target, k), DCH_OK);
+    cr_assert(dch_map_in_transition(step, NULL));
+    return step;
+}
+
 static const char *owner_name(const dch_map *m, uint32_t s)
 {
     const uint32_t id = dch_map_slot_owner(m, s);
@@ -287,8 +305,7 @@ static dch_map *members_map(uint32_t units, uint32_t spu, uint32_t count)
 Test(map_stage, a_join_of_a_ninth_member_in_steps_of_512_at_defaults)
 {
     dch_map *old = members_map(1024, 64, 8);
-    dch_map *target = map_clone_of(old);
-    add(target, "node8", 1);
+    dch_map *target = with_joiner(old, "node8", 1);
     const uint32_t gained = dch_map_node_slots(target, id_of(target, "node8"));
     const uint32_t n = check_staging(old, target, 512, "join 8 -> 9, K=512");
     cr_assert_eq(n, ceil_div(gained, 512), "join: %u steps for %u slots", n, gained);
@@ -324,9 +341,7 @@ Test(map_stage, a_leaver_whose_id_was_reused_moves_aside_and_keeps_its_weight)
     cr_assert_eq(dch_map_remove_node(target, 1), DCH_OK);
     add(target, "late", 1); /* takes id 1 */
     cr_assert_eq(id_of(target, "late"), 1);
-    dch_map *step;
-    cr_assert_eq(dch_map_stage_next(&step, old, target, 8), DCH_OK);
-    cr_assert(dch_map_in_transition(step, NULL));
+    dch_map *step = first_step(old, target, 8);
     cr_assert_eq(id_of(step, "late"), 1);
     cr_assert_eq(id_of(step, "node1"), 3, "the lowest id nobody holds");
     cr_assert_eq(dch_map_node_weight(step, 3), 2);
@@ -339,12 +354,10 @@ Test(map_stage, a_leaver_whose_id_was_reused_moves_aside_and_keeps_its_weight)
 Test(map_stage, plans_without_moves_or_without_owners_take_one_step)
 {
     dch_map *old = members_map(16, 4, 3);
-    dch_map *weightless = map_clone_of(old);
-    add(weightless, "idle", 0);
+    dch_map *weightless = with_joiner(old, "idle", 0);
     cr_assert_eq(check_staging(old, weightless, 1, "a member of weight 0"), 1);
     dch_map *empty = new_map(16, 4, NULL);
-    dch_map *first = map_clone_of(empty);
-    add(first, "a", 1);
+    dch_map *first = with_joiner(empty, "a", 1);
     add(first, "b", 2);
     cr_assert_eq(check_staging(empty, first, 1, "from nobody"), 1);
     dch_map *none = map_clone_of(old);
@@ -438,9 +451,7 @@ static dch_map *full_map(void)
 static dch_map *step_with_epoch(const dch_map *old, const dch_map *target, uint32_t k,
                                 uint64_t epoch)
 {
-    dch_map *step;
-    cr_assert_eq(dch_map_stage_next(&step, old, target, k), DCH_OK);
-    cr_assert(dch_map_in_transition(step, NULL));
+    dch_map *step = first_step(old, target, k);
     size_t len;
     uint8_t *p = map_bytes(step, &len);
     le_write(p + 48, epoch, 8);
@@ -482,8 +493,7 @@ static void expect_refused(const dch_map *cur, const dch_map *target, uint32_t k
 Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
 {
     dch_map *old = members_map(64, 16, 4);
-    dch_map *target = map_clone_of(old);
-    add(target, "node4", 1);
+    dch_map *target = with_joiner(old, "node4", 1);
 
     expect_refused(NULL, target, 8, DCH_EINVAL, "NULL current map");
     expect_refused(old, NULL, 8, DCH_EINVAL, "NULL target");
@@ -517,12 +527,9 @@ Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
     dch_map_free(same);
 
     /* A target in transition; a step heading for another target. */
-    dch_map *step;
-    cr_assert_eq(dch_map_stage_next(&step, old, target, 8), DCH_OK);
-    cr_assert(dch_map_in_transition(step, NULL));
+    dch_map *step = first_step(old, target, 8);
     expect_refused(old, step, 8, DCH_EINVAL, "target in transition");
-    dch_map *elsewhere = map_clone_of(target);
-    add(elsewhere, "node5", 1);
+    dch_map *elsewhere = with_joiner(target, "node5", 1);
     expect_refused(step, elsewhere, 8, DCH_EINVAL, "step towards another target");
     dch_map_free(elsewhere);
     dch_map_free(step);
@@ -561,8 +568,7 @@ Test(map_stage, bad_input_gets_the_documented_code_and_changes_nothing)
 Test(map_stage, a_changed_step_map_is_settled_and_a_clone_keeps_the_record)
 {
     dch_map *old = members_map(64, 16, 4);
-    dch_map *target = map_clone_of(old);
-    add(target, "node4", 1);
+    dch_map *target = with_joiner(old, "node4", 1);
     dch_map *step;
     cr_assert_eq(dch_map_stage_next(&step, old, target, 8), DCH_OK);
     dch_map_transition tr, tc;
@@ -667,13 +673,11 @@ static long sweep(const dch_map *cur_libc, const dch_map *target, uint32_t k, co
 Test(map_stage, every_failed_allocation_changes_nothing)
 {
     dch_map *old = members_map(64, 16, 5);
-    dch_map *join = map_clone_of(old);
-    add(join, "node5", 2);
+    dch_map *join = with_joiner(old, "node5", 2);
     dch_map *swap = map_clone_of(old);
     cr_assert_eq(dch_map_remove_node(swap, 1), DCH_OK);
     add(swap, "other", 1);
-    dch_map *idle = map_clone_of(old);
-    add(idle, "idle", 0);
+    dch_map *idle = with_joiner(old, "idle", 0);
     dch_map *empty = new_map(64, 16, NULL);
     dch_map *step;
     cr_assert_eq(dch_map_stage_next(&step, old, join, 4), DCH_OK);

@@ -46,11 +46,14 @@ typedef struct opoint {
     uint32_t id;
 } opoint;
 
-static void oracle_init(oracle *o, const dch_ring_config *cfg)
+/* An empty oracle placing points as the ring r does. */
+static void oracle_init(oracle *o, const dch_ring *r)
 {
+    dch_ring_config cfg;
+    dch_ring_get_config(r, &cfg);
     memset(o, 0, sizeof *o);
-    o->ppw = cfg->points_per_weight;
-    memcpy(o->key, cfg->hash_key, 16);
+    o->ppw = cfg.points_per_weight;
+    memcpy(o->key, cfg.hash_key, 16);
 }
 
 static void oracle_free(oracle *o)
@@ -234,6 +237,34 @@ static change_list changes_since(dch_ring *before, const dch_ring *after)
     return cs;
 }
 
+/* A ring of ppw points per weight hashed with key (the default when NULL),
+ * holding a of weight wa and b of weight wb: ids 0 and 1. */
+static dch_ring *ring_of_two(uint32_t ppw, const uint8_t key[16], const char *a, uint32_t wa,
+                             const char *b, uint32_t wb)
+{
+    dch_ring *r = new_ring(ppw, key, NULL);
+    uint32_t id[2];
+    cr_assert_eq(dch_ring_add_node(r, a, wa, &id[0]), DCH_OK, "add %s", a);
+    cr_assert_eq(dch_ring_add_node(r, b, wb, &id[1]), DCH_OK, "add %s", b);
+    cr_assert(id[0] == 0 && id[1] == 1, "a fresh ring gives ids 0 and 1");
+    return r;
+}
+
+/* A ring of ppw points per weight that members n0 .. n<count-1> of weight
+ * i % 3 joined in order, getting the ids 0 .. count-1. */
+static dch_ring *numbered_ring(uint32_t ppw, uint32_t count)
+{
+    dch_ring *r = new_ring(ppw, NULL, NULL);
+    for (uint32_t i = 0; i < count; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "n%u", i);
+        uint32_t id;
+        cr_assert_eq(dch_ring_add_node(r, name, i % 3, &id), DCH_OK, "add");
+        cr_assert_eq(id, i, "ids are given in order");
+    }
+    return r;
+}
+
 /* Members, weights, counts and ranges of the ring against the oracle. */
 static void check_state(const dch_ring *r, const oracle *o, uint64_t seed)
 {
@@ -360,7 +391,63 @@ static void random_op(dch_ring *r, oracle *o, uint64_t *g, unsigned *serial,
     }
 }
 
+/* A hash key of 16 bytes drawn from *g. */
+static void random_key(uint64_t *g, uint8_t key[16])
+{
+    for (size_t i = 0; i < 16; i++)
+        key[i] = (uint8_t)rng_next(g);
+}
+
+/* A seeded random history: `steps` random_op calls (at most `max_members`
+ * members, weights up to `max_weight`) on a fresh ring of `ppw` points per
+ * weight hashed with `key` (the default when NULL), its oracle alongside,
+ * the two compared after every `every`-th call. */
+typedef struct history {
+    uint32_t ppw;
+    const uint8_t *key;
+    int steps;
+    int every;
+    size_t max_members;
+    uint32_t max_weight;
+} history;
+
+/* Compares the ring with its oracle after operation `step`; *g is the
+ * history's generator, free to draw from. */
+typedef void history_check(const dch_ring *r, const oracle *o, uint64_t *g, uint64_t seed,
+                           int step, void *ctx);
+
+/* Runs the history h drawing from *g, calling check after every h->every-th
+ * operation. */
+static void run_history(const history *h, uint64_t seed, uint64_t *g, history_check *check,
+                        void *ctx)
+{
+    dch_ring *r = new_ring(h->ppw, h->key, NULL);
+    oracle o;
+    oracle_init(&o, r);
+    unsigned serial = 0;
+    for (int step = 0; step < h->steps; step++) {
+        random_op(r, &o, g, &serial, h->max_members, h->max_weight, seed);
+        if (step % h->every == h->every - 1)
+            check(r, &o, g, seed, step, ctx);
+    }
+    oracle_free(&o);
+    dch_ring_free(r);
+}
+
 /* ---- lookups and ranges against the oracle ---------------------------------- */
+
+/* history_check: the state and lookups; ctx counts the random hashes. */
+static void state_and_lookups_agree(const dch_ring *r, const oracle *o, uint64_t *g,
+                                    uint64_t seed, int step, void *ctx)
+{
+    (void)step;
+    size_t *checked = ctx;
+    check_state(r, o, seed);
+    size_t n;
+    opoint *pts = oracle_points(o, &n);
+    *checked += check_lookups(r, pts, n, g, test_scaled(4000, 1), 4000, seed);
+    free(pts);
+}
 
 Test(ring, lookup_matches_brute_force_oracle)
 {
@@ -370,26 +457,9 @@ Test(ring, lookup_matches_brute_force_oracle)
         uint64_t seed = test_seed(0x5eed0000u) + c;
         uint64_t g = seed;
         uint8_t key[16];
-        for (size_t i = 0; i < 16; i++)
-            key[i] = (uint8_t)rng_next(&g);
-        dch_ring *r = new_ring(ppws[c], key, NULL);
-        dch_ring_config cfg;
-        dch_ring_get_config(r, &cfg);
-        oracle o;
-        oracle_init(&o, &cfg);
-        unsigned serial = 0;
-        for (int step = 0; step < 48; step++) {
-            random_op(r, &o, &g, &serial, 24, 8, seed);
-            if (step % 6 != 5)
-                continue;
-            check_state(r, &o, seed);
-            size_t n;
-            opoint *pts = oracle_points(&o, &n);
-            checked += check_lookups(r, pts, n, &g, test_scaled(4000, 1), 4000, seed);
-            free(pts);
-        }
-        oracle_free(&o);
-        dch_ring_free(r);
+        random_key(&g, key);
+        const history h = {ppws[c], key, 48, 6, 24, 8};
+        run_history(&h, seed, &g, state_and_lookups_agree, &checked);
     }
     cr_assert(checked >= test_scaled(100000, 1), "only %zu random hashes checked", checked);
 }
@@ -402,10 +472,8 @@ Test(ring, lookup_matches_oracle_when_buckets_hold_many_points)
     size_t want = test_scaled(64, 1);
     uint32_t members = want < 8 ? 8 : want > 64 ? 64 : (uint32_t)want;
     dch_ring *r = new_ring(4096, NULL, NULL);
-    dch_ring_config cfg;
-    dch_ring_get_config(r, &cfg);
     oracle o;
-    oracle_init(&o, &cfg);
+    oracle_init(&o, r);
     for (uint32_t i = 0; i < members; i++) {
         char name[32];
         snprintf(name, sizeof name, "shard-%u", i);
@@ -474,41 +542,38 @@ static void check_successors(const dch_ring *r, const opoint *pts, size_t n,
                  (unsigned long long)seed);
 }
 
+/* history_check: the successor walks. */
+static void successors_agree(const dch_ring *r, const oracle *o, uint64_t *g, uint64_t seed,
+                             int step, void *ctx)
+{
+    (void)step;
+    (void)ctx;
+    size_t n;
+    opoint *pts = oracle_points(o, &n);
+    const size_t hashes = test_scaled(600, 1);
+    for (size_t q = 0; q < hashes; q++) {
+        /* Random hashes, and hashes at, just past and just before
+         * points, where the walk starts on a tie or a wrap. */
+        uint64_t h = rng_next(g);
+        if (n > 0 && q % 3 != 0)
+            h = pts[rng_below(g, (uint32_t)n)].pos + (q % 3 == 1 ? 0 : 1);
+        if (q == 0)
+            h = 0;
+        if (q == 1)
+            h = UINT64_MAX;
+        check_successors(r, pts, n, h, rng_below(g, (uint32_t)o->n + 3), seed);
+    }
+    free(pts);
+}
+
 Test(ring, successors_match_a_walk_over_the_oracle_points)
 {
     const uint32_t ppws[] = {1, 3, 40, 160};
     for (size_t c = 0; c < 4; c++) {
         uint64_t seed = test_seed(0x5ccc0000u) + c;
         uint64_t g = seed;
-        dch_ring *r = new_ring(ppws[c], NULL, NULL);
-        dch_ring_config cfg;
-        dch_ring_get_config(r, &cfg);
-        oracle o;
-        oracle_init(&o, &cfg);
-        unsigned serial = 0;
-        for (int step = 0; step < 40; step++) {
-            random_op(r, &o, &g, &serial, 30, 4, seed);
-            if (step % 5 != 4)
-                continue;
-            size_t n;
-            opoint *pts = oracle_points(&o, &n);
-            const size_t hashes = test_scaled(600, 1);
-            for (size_t q = 0; q < hashes; q++) {
-                /* Random hashes, and hashes at, just past and just before
-                 * points, where the walk starts on a tie or a wrap. */
-                uint64_t h = rng_next(&g);
-                if (n > 0 && q % 3 != 0)
-                    h = pts[rng_below(&g, (uint32_t)n)].pos + (q % 3 == 1 ? 0 : 1);
-                if (q == 0)
-                    h = 0;
-                if (q == 1)
-                    h = UINT64_MAX;
-                check_successors(r, pts, n, h, rng_below(&g, (uint32_t)o.n + 3), seed);
-            }
-            free(pts);
-        }
-        oracle_free(&o);
-        dch_ring_free(r);
+        const history h = {ppws[c], NULL, 40, 5, 30, 4};
+        run_history(&h, seed, &g, successors_agree, NULL);
     }
 }
 
@@ -594,53 +659,52 @@ Test(ring, placement_matches_published_positions)
     dch_ring_free(r);
 }
 
+/* history_check: the ranges, and lookups at both ends of each. */
+static void ranges_agree(const dch_ring *r, const oracle *o, uint64_t *g, uint64_t seed,
+                         int step, void *ctx)
+{
+    (void)g;
+    (void)ctx;
+    size_t n, nr, no;
+    opoint *pts = oracle_points(o, &n);
+    dch_range *got = ring_ranges_of(r, &nr);
+    dch_range *want = oracle_ranges(pts, n, &no);
+    cr_assert_eq(nr, no, "seed %llu step %d: range count", (unsigned long long)seed, step);
+    double covered = 0.0;
+    for (size_t i = 0; i < nr; i++) {
+        cr_assert(got[i].lo == want[i].lo && got[i].hi == want[i].hi &&
+                      got[i].owner == want[i].owner,
+                  "seed %llu step %d: range %zu", (unsigned long long)seed, step, i);
+        /* Exactly once: starts at 0, each starts after the last ends,
+         * ends at 2^64-1; adjacent owners differ (merged). */
+        cr_assert(got[i].lo <= got[i].hi, "seed %llu: empty range", (unsigned long long)seed);
+        if (i == 0)
+            cr_assert_eq(got[i].lo, 0, "seed %llu: first range starts at 0",
+                         (unsigned long long)seed);
+        else
+            cr_assert(got[i].lo == got[i - 1].hi + 1 && got[i].owner != got[i - 1].owner,
+                      "seed %llu: ranges %zu and %zu", (unsigned long long)seed, i - 1, i);
+        cr_assert_eq(dch_ring_lookup_hash(r, got[i].lo), got[i].owner,
+                     "seed %llu: lookup at lo of range %zu", (unsigned long long)seed, i);
+        cr_assert_eq(dch_ring_lookup_hash(r, got[i].hi), got[i].owner,
+                     "seed %llu: lookup at hi of range %zu", (unsigned long long)seed, i);
+        covered += dch_range_fraction(got[i].lo, got[i].hi);
+    }
+    cr_assert_eq(got[nr - 1].hi, UINT64_MAX, "seed %llu: last range ends at 2^64-1",
+                 (unsigned long long)seed);
+    cr_assert(covered > 1.0 - 1e-9 && covered < 1.0 + 1e-9, "seed %llu: covered %.12f",
+              (unsigned long long)seed, covered);
+    free(pts);
+    free(got);
+    free(want);
+}
+
 Test(ring, ranges_match_oracle_and_lookups_at_every_boundary)
 {
     uint64_t seed = test_seed(0x7a9e5u);
     uint64_t g = seed;
-    dch_ring *r = new_ring(20, NULL, NULL);
-    dch_ring_config cfg;
-    dch_ring_get_config(r, &cfg);
-    oracle o;
-    oracle_init(&o, &cfg);
-    unsigned serial = 0;
-    for (int step = 0; step < 60; step++) {
-        random_op(r, &o, &g, &serial, 16, 6, seed);
-        size_t n, nr, no;
-        opoint *pts = oracle_points(&o, &n);
-        dch_range *got = ring_ranges_of(r, &nr);
-        dch_range *want = oracle_ranges(pts, n, &no);
-        cr_assert_eq(nr, no, "seed %llu step %d: range count", (unsigned long long)seed, step);
-        double covered = 0.0;
-        for (size_t i = 0; i < nr; i++) {
-            cr_assert(got[i].lo == want[i].lo && got[i].hi == want[i].hi &&
-                          got[i].owner == want[i].owner,
-                      "seed %llu step %d: range %zu", (unsigned long long)seed, step, i);
-            /* Exactly once: starts at 0, each starts after the last ends,
-             * ends at 2^64-1; adjacent owners differ (merged). */
-            cr_assert(got[i].lo <= got[i].hi, "seed %llu: empty range", (unsigned long long)seed);
-            if (i == 0)
-                cr_assert_eq(got[i].lo, 0, "seed %llu: first range starts at 0",
-                             (unsigned long long)seed);
-            else
-                cr_assert(got[i].lo == got[i - 1].hi + 1 && got[i].owner != got[i - 1].owner,
-                          "seed %llu: ranges %zu and %zu", (unsigned long long)seed, i - 1, i);
-            cr_assert_eq(dch_ring_lookup_hash(r, got[i].lo), got[i].owner,
-                         "seed %llu: lookup at lo of range %zu", (unsigned long long)seed, i);
-            cr_assert_eq(dch_ring_lookup_hash(r, got[i].hi), got[i].owner,
-                         "seed %llu: lookup at hi of range %zu", (unsigned long long)seed, i);
-            covered += dch_range_fraction(got[i].lo, got[i].hi);
-        }
-        cr_assert_eq(got[nr - 1].hi, UINT64_MAX, "seed %llu: last range ends at 2^64-1",
-                     (unsigned long long)seed);
-        cr_assert(covered > 1.0 - 1e-9 && covered < 1.0 + 1e-9, "seed %llu: covered %.12f",
-                  (unsigned long long)seed, covered);
-        free(pts);
-        free(got);
-        free(want);
-    }
-    oracle_free(&o);
-    dch_ring_free(r);
+    const history h = {20, NULL, 60, 1, 16, 6};
+    run_history(&h, seed, &g, ranges_agree, NULL);
 }
 
 Test(ring, empty_and_weightless_rings_have_one_unowned_range)
@@ -740,10 +804,8 @@ Test(ring, tied_points_go_to_the_bytewise_smaller_name)
     }
     for (int order = 0; order < 2; order++) {
         dch_ring *r = new_ring(3, NULL, NULL);
-        dch_ring_config cfg;
-        dch_ring_get_config(r, &cfg);
         oracle o;
-        oracle_init(&o, &cfg);
+        oracle_init(&o, r);
         const char *join[3] = {order ? TIE_SMALL : TIE_LARGE, order ? TIE_LARGE : TIE_SMALL,
                                "third"};
         uint32_t id[3];
@@ -805,22 +867,48 @@ static dch_ring *grown_ring(uint32_t points, unsigned count, uint32_t max_weight
     return r;
 }
 
+/* How a member changes in moves_of. */
+typedef enum move { MOVE_JOIN, MOVE_LEAVE, MOVE_WEIGH } move;
+
+/*
+ * The ownership changes of one step on r: "joiner" joins with weight w (its
+ * id written to *id), member *id leaves, or its weight becomes w. Checked:
+ * something moves exactly when the member's weight (0 outside the ring)
+ * changes, and every change goes to the member when it rose, comes from it
+ * when it fell. The caller frees the list.
+ */
+static change_list moves_of(dch_ring *r, move how, uint32_t *id, uint32_t w, uint64_t seed)
+{
+    static const char *const what[] = {"add", "remove", "set_weight"};
+    const uint32_t old = how == MOVE_JOIN ? 0 : dch_ring_node_weight(r, *id);
+    const uint32_t now = how == MOVE_LEAVE ? 0 : w;
+    dch_ring *before = copy_of(r);
+    const int rc = how == MOVE_JOIN    ? dch_ring_add_node(r, "joiner", w, id)
+                   : how == MOVE_LEAVE ? dch_ring_remove_node(r, *id)
+                                       : dch_ring_set_weight(r, *id, w);
+    cr_assert_eq(rc, DCH_OK, "%s", what[how]);
+    change_list cs = changes_since(before, r);
+    cr_assert(now == old ? cs.n == 0 : cs.n > 0,
+              "seed %llu: %s of %u, weight %u -> %u, moved %zu ranges",
+              (unsigned long long)seed, what[how], *id, old, now, cs.n);
+    for (size_t i = 0; i < cs.n; i++)
+        cr_assert(now > old ? cs.v[i].to == *id : cs.v[i].from == *id,
+                  "seed %llu: %s of %u, weight %u -> %u: change %zu is %u -> %u",
+                  (unsigned long long)seed, what[how], *id, old, now, i, cs.v[i].from,
+                  cs.v[i].to);
+    return cs;
+}
+
 Test(ring, add_moves_arcs_only_to_the_new_member)
 {
     uint64_t seed = test_seed(0xadd0u);
     uint64_t g = seed;
     uint32_t id;
     dch_ring *r = grown_ring(160, 20, 3, &g, NULL);
-    dch_ring *before = copy_of(r);
-    cr_assert_eq(dch_ring_add_node(r, "joiner", 2, &id), DCH_OK, "add joiner");
-    change_list cs = changes_since(before, r);
-    cr_assert(cs.n > 0, "the joiner takes something");
+    change_list cs = moves_of(r, MOVE_JOIN, &id, 2, seed);
     double moved = 0.0;
-    for (size_t i = 0; i < cs.n; i++) {
-        cr_assert_eq(cs.v[i].to, id, "seed %llu: change %zu goes to %u, not the joiner",
-                     (unsigned long long)seed, i, cs.v[i].to);
+    for (size_t i = 0; i < cs.n; i++)
         moved += dch_range_fraction(cs.v[i].lo, cs.v[i].hi);
-    }
     /* Everything that moved is what the joiner now owns. */
     size_t n;
     dch_range *rg = ring_ranges_of(r, &n);
@@ -835,57 +923,41 @@ Test(ring, add_moves_arcs_only_to_the_new_member)
     dch_ring_free(r);
 }
 
-Test(ring, remove_moves_arcs_only_from_the_leaver)
+/* `rounds` times a random member of a grown_ring (from the seed
+ * test_seed(fallback)) leaves or takes a random weight 0 .. 6, as `how` says,
+ * each step checked by moves_of; a member that has left is passed over. */
+static void random_moves(uint64_t fallback, uint32_t points, unsigned count,
+                         uint32_t max_weight, int rounds, move how)
 {
-    uint64_t seed = test_seed(0x4e30u);
+    uint64_t seed = test_seed(fallback);
     uint64_t g = seed;
     uint32_t ids[20];
-    dch_ring *r = grown_ring(160, 20, 3, &g, ids);
-    for (int round = 0; round < 5; round++) {
-        uint32_t leaver = ids[rng_below(&g, 20)];
-        if (dch_ring_node_name(r, leaver) == NULL)
+    cr_assert(count <= 20, "at most 20 members");
+    dch_ring *r = grown_ring(points, count, max_weight, &g, ids);
+    for (int round = 0; round < rounds; round++) {
+        uint32_t id = ids[rng_below(&g, count)];
+        if (dch_ring_node_name(r, id) == NULL)
             continue;
-        dch_ring *before = copy_of(r);
-        cr_assert_eq(dch_ring_remove_node(r, leaver), DCH_OK, "remove");
-        change_list cs = changes_since(before, r);
-        cr_assert(cs.n > 0, "the leaver gives something up");
-        for (size_t i = 0; i < cs.n; i++)
-            cr_assert_eq(cs.v[i].from, leaver, "seed %llu: change %zu comes from %u",
-                         (unsigned long long)seed, i, cs.v[i].from);
-        free(cs.v);
+        const uint32_t w = how == MOVE_WEIGH ? rng_below(&g, 7) : 0;
+        free(moves_of(r, how, &id, w, seed).v);
     }
     dch_ring_free(r);
+}
+
+Test(ring, remove_moves_arcs_only_from_the_leaver)
+{
+    random_moves(0x4e30u, 160, 20, 3, 5, MOVE_LEAVE);
 }
 
 Test(ring, set_weight_moves_arcs_only_to_or_from_the_member)
 {
-    uint64_t seed = test_seed(0x3e16u);
-    uint64_t g = seed;
-    uint32_t ids[10];
-    dch_ring *r = grown_ring(40, 10, 4, &g, ids);
-    for (int round = 0; round < 20; round++) {
-        uint32_t id = ids[rng_below(&g, 10)];
-        uint32_t old = dch_ring_node_weight(r, id), w = rng_below(&g, 7);
-        dch_ring *before = copy_of(r);
-        cr_assert_eq(dch_ring_set_weight(r, id, w), DCH_OK, "set_weight");
-        change_list cs = changes_since(before, r);
-        cr_assert(w == old ? cs.n == 0 : cs.n > 0, "seed %llu: %u -> %u moved %zu ranges",
-                  (unsigned long long)seed, old, w, cs.n);
-        for (size_t i = 0; i < cs.n; i++)
-            cr_assert(w > old ? cs.v[i].to == id : cs.v[i].from == id,
-                      "seed %llu: weight %u -> %u, change %u -> %u",
-                      (unsigned long long)seed, old, w, cs.v[i].from, cs.v[i].to);
-        free(cs.v);
-    }
-    dch_ring_free(r);
+    random_moves(0x3e16u, 40, 10, 4, 20, MOVE_WEIGH);
 }
 
 Test(ring, set_weight_there_and_back_restores_the_ring)
 {
-    dch_ring *r = new_ring(30, NULL, NULL);
-    uint32_t a, b;
-    cr_assert_eq(dch_ring_add_node(r, "a", 3, &a), DCH_OK, "add");
-    cr_assert_eq(dch_ring_add_node(r, "b", 2, &b), DCH_OK, "add");
+    dch_ring *r = ring_of_two(30, NULL, "a", 3, "b", 2);
+    const uint32_t a = 0;
     size_t n0;
     dch_range *r0 = ring_ranges_of(r, &n0);
     const uint32_t detours[] = {7, 1, 0, 3};
@@ -926,8 +998,7 @@ Test(ring, shares_are_balanced_with_160_points_per_weight)
     uint64_t seed = test_seed(0xba1a4ceu);
     uint64_t g = seed;
     uint8_t key[16];
-    for (size_t i = 0; i < 16; i++)
-        key[i] = (uint8_t)rng_next(&g);
+    random_key(&g, key);
     dch_ring *r = new_ring(160, key, NULL);
     for (int i = 0; i < 100; i++) {
         char name[16];
@@ -1019,10 +1090,7 @@ Test(ring, hash_and_lookup_use_the_configured_key)
     uint8_t key[16];
     for (int i = 0; i < 16; i++)
         key[i] = (uint8_t)(i * 7 + 1);
-    dch_ring *r = new_ring(10, key, NULL);
-    uint32_t id;
-    cr_assert_eq(dch_ring_add_node(r, "a", 1, &id), DCH_OK, "add");
-    cr_assert_eq(dch_ring_add_node(r, "b", 1, &id), DCH_OK, "add");
+    dch_ring *r = ring_of_two(10, key, "a", 1, "b", 1);
     for (int i = 0; i < 100; i++) {
         char k[16];
         int len = snprintf(k, sizeof k, "key%d", i);
@@ -1037,18 +1105,12 @@ Test(ring, hash_and_lookup_use_the_configured_key)
 
 Test(ring, ids_are_lowest_free_first_and_stable)
 {
-    dch_ring *r = new_ring(5, NULL, NULL);
-    uint32_t id;
-    for (uint32_t i = 0; i < 6; i++) {
-        char name[8];
-        snprintf(name, sizeof name, "n%u", i);
-        cr_assert_eq(dch_ring_add_node(r, name, i % 3, &id), DCH_OK, "add");
-        cr_assert_eq(id, i, "ids are given in order");
-    }
+    dch_ring *r = numbered_ring(5, 6);
     cr_assert_eq(dch_ring_remove_node(r, 1), DCH_OK, "remove 1");
     cr_assert_eq(dch_ring_remove_node(r, 4), DCH_OK, "remove 4");
     cr_assert_eq(dch_ring_node_name(r, 1), NULL, "1 is gone");
     cr_assert_eq(strcmp(dch_ring_node_name(r, 5), "n5"), 0, "5 keeps its id");
+    uint32_t id;
     cr_assert_eq(dch_ring_add_node(r, "x", 1, &id), DCH_OK, "add");
     cr_assert_eq(id, 1, "lowest free id");
     cr_assert_eq(dch_ring_add_node(r, "y", 1, NULL), DCH_OK, "add without id_out");
@@ -1063,10 +1125,7 @@ Test(ring, ids_are_lowest_free_first_and_stable)
 
 Test(ring, ranges_reports_count_and_efull_when_cap_is_short)
 {
-    dch_ring *r = new_ring(8, NULL, NULL);
-    uint32_t id;
-    cr_assert_eq(dch_ring_add_node(r, "a", 1, &id), DCH_OK, "add");
-    cr_assert_eq(dch_ring_add_node(r, "b", 1, &id), DCH_OK, "add");
+    dch_ring *r = ring_of_two(8, NULL, "a", 1, "b", 1);
     size_t n;
     dch_range *all = ring_ranges_of(r, &n);
     cr_assert(n > 2, "two members of 8 points interleave");
@@ -1091,10 +1150,7 @@ static int stop_at_third(const dch_range *rg, void *ctx)
 
 Test(ring, foreach_range_stops_at_callbacks_nonzero_return)
 {
-    dch_ring *r = new_ring(8, NULL, NULL);
-    uint32_t id;
-    cr_assert_eq(dch_ring_add_node(r, "a", 1, &id), DCH_OK, "add");
-    cr_assert_eq(dch_ring_add_node(r, "b", 1, &id), DCH_OK, "add");
+    dch_ring *r = ring_of_two(8, NULL, "a", 1, "b", 1);
     int calls = 0;
     cr_assert_eq(dch_ring_foreach_range(r, stop_at_third, &calls), 42, "fn's value returned");
     cr_assert_eq(calls, 3, "no call after the stop");
@@ -1105,13 +1161,7 @@ Test(ring, foreach_range_stops_at_callbacks_nonzero_return)
 
 Test(ring, clone_is_equal_and_independent)
 {
-    dch_ring *r = new_ring(16, NULL, NULL);
-    uint32_t id;
-    for (int i = 0; i < 10; i++) {
-        char name[8];
-        snprintf(name, sizeof name, "n%d", i);
-        cr_assert_eq(dch_ring_add_node(r, name, (uint32_t)i % 3, &id), DCH_OK, "add");
-    }
+    dch_ring *r = numbered_ring(16, 10);
     cr_assert_eq(dch_ring_remove_node(r, 4), DCH_OK, "leave a hole");
     dch_ring *c;
     cr_assert_eq(dch_ring_clone(&c, r), DCH_OK, "clone");
@@ -1124,6 +1174,7 @@ Test(ring, clone_is_equal_and_independent)
         cr_assert((a == NULL) == (b == NULL) && (a == NULL || strcmp(a, b) == 0), "id %u", i);
         cr_assert_eq(dch_ring_node_weight(r, i), dch_ring_node_weight(c, i), "id %u", i);
     }
+    uint32_t id;
     cr_assert_eq(dch_ring_add_node(c, "new", 2, &id), DCH_OK, "change the clone");
     cr_assert_eq(id, 4, "clone reuses the hole");
     cr_assert_eq(dch_ring_node_name(r, 4), NULL, "original untouched");
@@ -1244,10 +1295,8 @@ Test(ring, bad_names_are_rejected_and_change_nothing)
 
 Test(ring, duplicate_name_is_rejected_and_changes_nothing)
 {
-    dch_ring *r = new_ring(10, NULL, NULL);
+    dch_ring *r = ring_of_two(10, NULL, "a", 2, "ab", 0);
     uint32_t id;
-    cr_assert_eq(dch_ring_add_node(r, "a", 2, &id), DCH_OK, "add");
-    cr_assert_eq(dch_ring_add_node(r, "ab", 0, &id), DCH_OK, "add");
     ring_snap s;
     ring_snap_take(&s, r);
     cr_assert_eq(dch_ring_add_node(r, "a", 1, &id), DCH_EEXIST, "duplicate");
@@ -1259,10 +1308,8 @@ Test(ring, duplicate_name_is_rejected_and_changes_nothing)
 
 Test(ring, unknown_ids_are_rejected_and_change_nothing)
 {
-    dch_ring *r = new_ring(10, NULL, NULL);
+    dch_ring *r = ring_of_two(10, NULL, "a", 2, "b", 2);
     uint32_t id;
-    cr_assert_eq(dch_ring_add_node(r, "a", 2, &id), DCH_OK, "add");
-    cr_assert_eq(dch_ring_add_node(r, "b", 2, &id), DCH_OK, "add");
     cr_assert_eq(dch_ring_add_node(r, "c", 2, &id), DCH_OK, "add");
     cr_assert_eq(dch_ring_remove_node(r, 1), DCH_OK, "remove");
     ring_snap s;

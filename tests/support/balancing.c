@@ -221,24 +221,20 @@ bool bal_left_for_budget(const dch_balance_report *rep)
 
 /* ---- One call: what moved ------------------------------------------------ */
 
+/* What the slots that changed tell of one member. */
+typedef struct member_moved {
+    bool gave, took;
+    uint32_t copy_moves; /* as a giver */
+    uint64_t given, largest; /* as a giver: load given, largest slot given */
+} member_moved;
+
 /* What the slots that changed tell, per member and in all. */
 typedef struct moved {
-    uint8_t *gave, *took;
-    uint32_t *copy_moves; /* per giver */
-    uint64_t *given, *largest; /* per giver: load given, largest slot given */
+    member_moved *by; /* by member id; the caller frees it */
     uint32_t moves, promotions;
     u128 moved_load, promoted_load;
     uint32_t first_slot; /* the first slot that changed, or NONE */
 } moved;
-
-static void moved_free(moved *v)
-{
-    free(v->gave);
-    free(v->took);
-    free(v->copy_moves);
-    free(v->given);
-    free(v->largest);
-}
 
 /* One changed slot q: a promotion or one copy move, from a member above
  * its bound to one below its target (promise 2), no copy twice, zones
@@ -268,16 +264,16 @@ static const char *one_slot(const bal_state *b, const bal_state *a, uint32_t q, 
                        bal_zones(b, rb), bal_zones(a, ra));
         v->moves++;
         v->moved_load += l;
-        v->copy_moves[g]++;
+        v->by[g].copy_moves++;
     } else {
         v->promotions++;
         v->promoted_load += l;
     }
-    v->gave[g] = 1;
-    v->took[r] = 1;
-    v->given[g] += l;
-    if (l > v->largest[g])
-        v->largest[g] = l;
+    v->by[g].gave = true;
+    v->by[r].took = true;
+    v->by[g].given += l;
+    if (l > v->by[g].largest)
+        v->by[g].largest = l;
     if (v->first_slot == NONE)
         v->first_slot = q;
     return NULL;
@@ -287,11 +283,7 @@ static const char *collect(const bal_state *b, const bal_state *a, moved *v)
 {
     const uint32_t lim = b->limit + 1;
     memset(v, 0, sizeof *v);
-    v->gave = xcalloc(lim, 1);
-    v->took = xcalloc(lim, 1);
-    v->copy_moves = xcalloc(lim, sizeof *v->copy_moves);
-    v->given = xcalloc(lim, sizeof *v->given);
-    v->largest = xcalloc(lim, sizeof *v->largest);
+    v->by = xcalloc(lim, sizeof *v->by);
     v->first_slot = NONE;
     for (uint32_t q = 0; q < b->P; q++) {
         const uint32_t *ra = a->row + (size_t)q * ROW;
@@ -319,21 +311,21 @@ static const char *per_member(const bal_state *b, const bal_state *a, const move
         if (bal_above(b, i))
             excess += (u128)b->C[i] * b->wsum - bal_bound_x(b, i);
     for (uint32_t i = 0; i < b->limit; i++) {
-        if (v->gave[i] && v->took[i])
+        if (v->by[i].gave && v->by[i].took)
             return say("member %u both gave and received", i);
-        if (v->took[i] && load_x(a, i) >= bal_target_x(a, i) + (u128)b->l2 * b->wsum)
+        if (v->by[i].took && load_x(a, i) >= bal_target_x(a, i) + (u128)b->l2 * b->wsum)
             return say("receiver %u ends at or above T_i + L2", i);
-        if (!v->gave[i])
+        if (!v->by[i].gave)
             continue;
         if (a->row[(size_t)b->hs[i] * ROW] != i)
             return say("giver %u handed over its heaviest slot %u", i, b->hs[i]);
         if (load_x(a, i) <= bal_target_x(a, i))
             return say("giver %u ends at or below its target", i);
         const u128 over = (u128)b->C[i] * b->wsum - bal_bound_x(b, i);
-        if ((u128)v->given[i] * b->wsum > over + (u128)v->largest[i] * b->wsum)
+        if ((u128)v->by[i].given * b->wsum > over + (u128)v->by[i].largest * b->wsum)
             return say("giver %u gave %llu, more than its excess plus its largest slot given",
-                       i, (unsigned long long)v->given[i]);
-        slack += (u128)v->largest[i] * b->wsum;
+                       i, (unsigned long long)v->by[i].given);
+        slack += (u128)v->by[i].largest * b->wsum;
     }
     if ((v->moved_load + v->promoted_load) * b->wsum > excess + slack)
         return "the load moved passes the total excess plus one slot a giver";
@@ -348,7 +340,7 @@ static const char *promotions_first(const bal_state *b, const bal_state *a, cons
 {
     for (uint32_t q = 0; q < a->P; q++) {
         const uint32_t *ra = a->row + (size_t)q * ROW, g = ra[0];
-        if (g == NONE || g >= a->limit || !v->gave[g] || v->copy_moves[g] == 0 ||
+        if (g == NONE || g >= a->limit || !v->by[g].gave || v->by[g].copy_moves == 0 ||
             q == b->hs[g] || a->L[q] == 0)
             continue;
         for (uint32_t k = 1; k < ROW && ra[k] != NONE; k++)
@@ -693,7 +685,7 @@ const char *bal_check_call(const bal_state *b, const bal_state *a, const dch_map
     if (bad == NULL && cfg->max_moves == 1 && cfg->count_slack == UINT32_MAX &&
         b->copies_per_slot <= 1)
         bad = one_move(b, a, &v);
-    moved_free(&v);
+    free(v.by);
     return bad;
 }
 
