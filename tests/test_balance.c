@@ -360,7 +360,9 @@ static void mixed_history(world *w)
 
 Test(balance, histories_mixing_every_call_keep_or_drop_moves_by_the_rule)
 {
-    const tally t = over_cases(2607, test_scaled(40, 1), mixed_history);
+    /* At least two cases: at the smallest scales one history of 12 calls
+     * may hold no balancing call that changes its table. */
+    const tally t = over_cases(2607, test_scaled(40, 2), mixed_history);
     cr_log_info("%u balancing calls (%u changed the table); load moves seen kept after other "
                 "calls: %u, dropped: %u",
                 t.calls, t.changed, t.kept, t.dropped);
