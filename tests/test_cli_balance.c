@@ -420,6 +420,102 @@ Test(cli_balance, clear_drops_every_load_move)
     dch_map_free(m3);
 }
 
+/* The library's balance of a copy of m by the loads L (default config):
+ * the map the tool must write. */
+static dch_map *balanced_copy(const dch_map *m, const uint64_t *L)
+{
+    dch_map *c = map_clone_of(m);
+    cr_assert_eq(dch_map_balance_load(c, L, dch_map_slot_count(c), NULL, NULL), DCH_OK);
+    return c;
+}
+
+/*
+ * --dry-run writes nothing and reports the map the write would make (its
+ * epoch and fingerprint, "written": false); --out writes the balanced map
+ * to another file or to standard output and leaves FILE byte for byte;
+ * --clear takes both. Every map written or announced is the library's.
+ */
+Test(cli_balance, dry_run_and_out_write_only_where_asked)
+{
+    char map[256], loads[256], out[256], want[160];
+    tool_path(map, sizeof map, "d.dchmap");
+    tool_path(loads, sizeof loads, "d.txt");
+    tool_path(out, sizeof out, "d-out.dchmap");
+    make_map(map, 2, 0, 0);
+    dch_map *m0 = map_load_path(map);
+    uint64_t *L = xcalloc(dch_map_slot_count(m0), sizeof *L);
+    for (uint32_t s = 0; s < 16; s++)
+        L[s] = 1000 - 10 * s; /* one unit's slots carry nearly all the load */
+    text t = {0};
+    for (uint32_t s = 0; s < 16; s++)
+        put(&t, "%" PRIu32 " %" PRIu64 "\n", s, L[s]);
+    write_text(loads, t.s);
+    free(t.s);
+    dch_map *want_map = balanced_copy(m0, L);
+    cr_assert_gt(dch_map_balance_moves(want_map), 0, "the loads must call for load moves");
+    size_t len;
+    char *bytes = file_bytes(map, &len);
+
+    result r = TOOL_RUN("balance", map, loads, "--dry-run", "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"written\": false") != NULL, "%s", r.out);
+    snprintf(want, sizeof want, "\"fingerprint\": \"%016" PRIx64 "\"",
+             dch_map_fingerprint(want_map));
+    cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
+    cr_assert_eq(json_number(r.out, "epoch"), dch_map_epoch(want_map));
+    cr_assert_eq(json_number(r.out, "in_force"), dch_map_balance_moves(want_map));
+    cr_assert(file_holds(map, bytes, len), "--dry-run wrote the map");
+    tool_result_free(&r);
+    r = TOOL_RUN("balance", map, loads, "--dry-run");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    snprintf(want, sizeof want, "unchanged; the new map would be at epoch %" PRIu64
+             ", fingerprint %016" PRIx64 "\n", dch_map_epoch(want_map),
+             dch_map_fingerprint(want_map));
+    cr_assert(strncmp(r.out, "dry run: balance ", 17) == 0, "%s", r.out);
+    cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
+    cr_assert(file_holds(map, bytes, len), "--dry-run wrote the map");
+    tool_result_free(&r);
+
+    r = TOOL_RUN("balance", map, loads, "--out", out, "--json");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"written\": true") != NULL, "%s", r.out);
+    cr_assert(strstr(r.out, "\"out\": ") != NULL, "%s", r.out);
+    cr_assert(file_holds(map, bytes, len), "--out wrote FILE");
+    dch_map *o = map_load_path(out);
+    cr_assert_eq(dch_map_fingerprint(o), dch_map_fingerprint(want_map));
+    cr_assert_eq(dch_map_epoch(o), dch_map_epoch(want_map));
+    tool_result_free(&r);
+    r = TOOL_RUN("balance", map, loads, "--out", "-");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "balanced standard output: now at") != NULL, "%s", r.err);
+    cr_assert(r.outlen > 0 && file_holds(out, r.out, r.outlen), "--out - gave another map");
+    cr_assert(file_holds(map, bytes, len), "--out - wrote FILE");
+    tool_result_free(&r);
+
+    /* --clear: a dry run drops nothing, --out writes the base's routing. */
+    size_t olen;
+    char *obytes = file_bytes(out, &olen);
+    r = TOOL_RUN("balance", out, "--clear", "--dry-run");
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    snprintf(want, sizeof want, ": %" PRIu32 " load move%s would be dropped; unchanged;",
+             dch_map_balance_moves(want_map), dch_map_balance_moves(want_map) == 1 ? "" : "s");
+    cr_assert(strstr(r.out, want) != NULL, "want %s in %s", want, r.out);
+    cr_assert(file_holds(out, obytes, olen), "--clear --dry-run wrote the map");
+    tool_result_free(&r);
+    TOOL_EXPECT(0, "balance", out, "--clear", "--out", map);
+    cr_assert(file_holds(out, obytes, olen), "--clear --out wrote FILE");
+    dch_map *c = map_load_path(map);
+    cr_assert_eq(dch_map_balance_moves(c), 0);
+    cr_assert_eq(dch_map_fingerprint(c), dch_map_fingerprint(m0), "cleared: the base's routing");
+    dch_map_free(c);
+    dch_map_free(o);
+    dch_map_free(want_map);
+    dch_map_free(m0);
+    free(obytes);
+    free(bytes);
+    free(L);
+}
+
 /*
  * Standard input: LOADS '-' reads the loads from it; MAP '-' reads the map
  * from it and writes the balanced map to standard output, the report to

@@ -7,9 +7,10 @@
  *
  * balance loads MAP and LOADS, calls dch_map_balance_load on a clone, and
  * writes the clone back atomically (save: dch_map_save_file, a temporary
- * file renamed over MAP), so MAP holds the old map or the new one, never
- * a mix; every refusal (a bad LOADS line, a bad option) comes before the
- * write, so a failed call leaves MAP byte for byte. It prints every field
+ * file renamed over MAP, or over --out's file), so MAP holds the old map
+ * or the new one, never a mix; every refusal (a bad LOADS line, a bad
+ * option) comes before the write, so a failed call leaves MAP byte for
+ * byte. --dry-run writes nothing and prints what the write would make. It prints every field
  * of dch_balance_report, the members left above their bounds and why, and
  * the plan the load moves imply (dch_map_diff, as every change prints).
  * `balance MAP --clear` drops every load move (dch_map_balance_clear).
@@ -235,12 +236,24 @@ static const char *left_why_word(uint32_t why)
                                                : "unknown";
 }
 
-static void print_report_json(FILE *f, const args *a, const dch_map *m,
-                              const dch_balance_report *r, double floor)
+/* The JSON object's first members: the file, --out's, whether the map was
+ * written (not with --dry-run). */
+static void print_written_json(FILE *f, const args *a)
 {
     fprintf(f, "{\"file\": ");
     json_string(f, a->pos[0]);
-    fprintf(f, ", \"written\": true, \"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64 "\",\n",
+    if (a->given & OPT_OUT) {
+        fprintf(f, ", \"out\": ");
+        json_string(f, destination(a));
+    }
+    fprintf(f, ", \"written\": %s", (a->given & OPT_DRY_RUN) ? "false" : "true");
+}
+
+static void print_report_json(FILE *f, const args *a, const dch_map *m,
+                              const dch_balance_report *r, double floor)
+{
+    print_written_json(f, a);
+    fprintf(f, ", \"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64 "\",\n",
             dch_map_epoch(m), dch_map_fingerprint(m));
     fprintf(f,
             "  \"total_load\": %" PRIu64 ", \"heaviest_load\": %" PRIu64
@@ -272,8 +285,12 @@ static void print_report_json(FILE *f, const args *a, const dch_map *m,
 static void print_report_text(FILE *f, const args *a, const dch_map *m,
                               const dch_balance_report *r, double floor)
 {
-    fprintf(f, "balanced %s: now at epoch %" PRIu64 ", fingerprint %016" PRIx64 "\n",
-            output_name(a->pos[0]), dch_map_epoch(m), dch_map_fingerprint(m));
+    if (a->given & OPT_DRY_RUN)
+        fprintf(f, "dry run: balance %s: unchanged; the new map would be at", output_name(a->pos[0]));
+    else
+        fprintf(f, "balanced %s: now at", output_name(destination(a)));
+    fprintf(f, " epoch %" PRIu64 ", fingerprint %016" PRIx64 "\n", dch_map_epoch(m),
+            dch_map_fingerprint(m));
     fprintf(f,
             "load:          total %" PRIu64 "; heaviest slot %" PRIu32 " carries %" PRIu64
             ", the second heaviest %" PRIu64 "\n",
@@ -374,16 +391,20 @@ static int rebalance(const args *a, dch_map *m, const dch_balance_config *cfg,
 static void print_clear(FILE *f, const args *a, const dch_map *m, uint32_t dropped)
 {
     if (a->given & OPT_JSON) {
-        fprintf(f, "{\"file\": ");
-        json_string(f, a->pos[0]);
-        fprintf(f, ", \"written\": true, \"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64
+        print_written_json(f, a);
+        fprintf(f, ", \"epoch\": %" PRIu64 ", \"fingerprint\": \"%016" PRIx64
                    "\", \"dropped\": %" PRIu32 ", \"in_force\": %" PRIu32 ",\n  ",
                 dch_map_epoch(m), dch_map_fingerprint(m), dropped, dch_map_balance_moves(m));
         return;
     }
-    fprintf(f, "cleared %s: %" PRIu32 " load move%s dropped; now at epoch %" PRIu64
-               ", fingerprint %016" PRIx64 "\n",
-            output_name(a->pos[0]), dropped, dropped == 1 ? "" : "s", dch_map_epoch(m),
+    if (a->given & OPT_DRY_RUN)
+        fprintf(f, "dry run: clear %s: %" PRIu32 " load move%s would be dropped; unchanged; the "
+                   "new map would be at",
+                output_name(a->pos[0]), dropped, dropped == 1 ? "" : "s");
+    else
+        fprintf(f, "cleared %s: %" PRIu32 " load move%s dropped; now at",
+                output_name(destination(a)), dropped, dropped == 1 ? "" : "s");
+    fprintf(f, " epoch %" PRIu64 ", fingerprint %016" PRIx64 "\n", dch_map_epoch(m),
             dch_map_fingerprint(m));
 }
 
@@ -391,7 +412,10 @@ static void print_clear(FILE *f, const args *a, const dch_map *m, uint32_t dropp
 static int print_balance(const args *a, const dch_map *old, const dch_map *m,
                          const dch_balance_report *rep, double floor)
 {
-    FILE *f = is_stdio(a->pos[0]) ? stderr : stdout;
+    /* The report goes to standard error when the map goes to standard
+     * output, as every change's. */
+    const int dry = (a->given & OPT_DRY_RUN) != 0;
+    FILE *f = is_stdio(destination(a)) && !dry ? stderr : stdout;
     const int json = (a->given & OPT_JSON) != 0;
     plan p;
     memset(&p, 0, sizeof p);
@@ -441,8 +465,8 @@ int cmd_balance(const command *cmd, const args *a)
     }
     if (status == 0)
         status = rebalance(a, m, &cfg, &rep, &floor);
-    if (status == 0)
-        status = save(a->pos[0], m);
+    if (status == 0 && !(a->given & OPT_DRY_RUN))
+        status = save(destination(a), m);
     if (status == 0)
         status = print_balance(a, old, m, &rep, floor);
     free(rep.left);

@@ -193,6 +193,9 @@ int load(const char *path, dch_map **m);
 /* Save m to PATH atomically (dch_map_save_file), or for stdio_arg write its
  * bytes to standard output; 0, or EXIT_RUNTIME after reporting why not. */
 int save(const char *path, const dch_map *m);
+/* Where a change's map goes: --out's file ('-': standard output), else
+ * back to FILE (FILE '-': standard output). */
+const char *destination(const args *a);
 /* The rule of a member's weight: 0 .. 4294967295. */
 extern const number_rule weight_rule;
 /* `dchctl add node-x MAP`: when FILE (the first argument) does not exist and

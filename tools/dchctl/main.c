@@ -82,7 +82,9 @@ static const command commands[] = {
      "  slots may move too (the plan shows them). A member that is not drained\n"
      "  is left as it is (exit status 0).\n",
      2, 2, OPT_OUT | OPT_DRY_RUN | OPT_FORCE | OPT_RANGES | OPT_JSON, MAP(cmd_undrain)},
-    {"balance", "FILE LOADS [--max-moves K] [--count-slack C] [--ranges] [--json] | FILE --clear",
+    {"balance",
+     "FILE LOADS [--max-moves K] [--count-slack C] [--out OUT] [--dry-run] [--ranges] [--json] | "
+     "FILE --clear [--out OUT] [--dry-run]",
      "move slots so that no member carries much more than its share of the load",
      "  LOADS holds one \"slot load\" line a slot, both decimal: '#' starts a\n"
      "  comment, blank lines are skipped, a slot not listed carries 0; '-' is\n"
@@ -93,8 +95,8 @@ static const command commands[] = {
      "  weight, not drained, ends within its bound min(T + Lmax, max(T, h) +\n"
      "  L2) (T its target, the total load times its share of the weight; h\n"
      "  its heaviest slot; Lmax and L2 the two heaviest slots of the map), by\n"
-     "  load moves that the map keeps above its base table; writes FILE\n"
-     "  atomically and prints the report (every field, and the members left\n"
+     "  load moves that the map keeps above its base table; writes FILE (or\n"
+     "  OUT) atomically and prints the report (every field, and the members left\n"
      "  above their bounds and why), then the plan the moves imply.\n"
      "  --max-moves K   most copies moved (promotions are free), 0 .. 4294967295;\n"
      "                  0 (default): no limit\n"
@@ -103,10 +105,9 @@ static const command commands[] = {
      "  --clear         drop every load move: the map routes as its base table\n"
      "                  and drains give (no LOADS)\n"
      "  --ranges        also list every hash range that moves\n"
-     "  FILE '-' reads the map from standard input and writes the new one to\n"
-     "  standard output (the report to standard error); FILE and LOADS cannot\n"
-     "  both be '-'\n",
-     1, 2, OPT_MAX_MOVES | OPT_COUNT_SLACK | OPT_CLEAR | OPT_RANGES | OPT_JSON, MAP(cmd_balance)},
+     "  FILE and LOADS cannot both be '-'\n",
+     1, 2, OPT_MAX_MOVES | OPT_COUNT_SLACK | OPT_CLEAR | OPT_OUT | OPT_DRY_RUN | OPT_RANGES | OPT_JSON,
+     MAP(cmd_balance)},
     {"show", "FILE [LOADS] [--json]", "config, epoch, fingerprint, members and their balance",
      "  columns: share% of the slots, ideal% (weight / total weight), dev (slots\n"
      "  minus ideal slots), unit (fewest..most slots held in one unit), ideal/u\n"
@@ -242,7 +243,9 @@ static void general_help(FILE *f)
 static void command_help(const command *c)
 {
     printf("usage: dchctl %s %s\n\n%s.\n", c->name, c->usage, c->summary);
-    if (c->options & OPT_DRY_RUN)
+    if ((c->options & OPT_DRY_RUN) && !(c->options & OPT_FORCE))
+        printf("  --dry-run       print what the command would write, write nothing\n");
+    if ((c->options & OPT_DRY_RUN) && (c->options & OPT_FORCE))
         printf("Writes FILE atomically and prints the plan: totals per (from -> to) pair.\n"
                "  --dry-run       print the plan, write nothing (never needs --force)\n"
                "  --force         make a change that moves more than half of the map's\n"

@@ -326,9 +326,7 @@ static int apply_change(dch_map *m, change_kind kind, const char *name, const ch
     }
 }
 
-/* Where a change's map goes: --out's file ('-': standard output), else
- * back to FILE (FILE '-': standard output). */
-static const char *destination(const args *a)
+const char *destination(const args *a)
 {
     if (!(a->given & OPT_OUT))
         return a->pos[0];
